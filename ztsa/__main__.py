@@ -1,0 +1,3 @@
+from ztsa.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,158 @@
+"""Command line. Thin: parse, call the engine, format, choose the exit code.
+
+Exit codes: 0 gate passed; 3 gate failed; 2 usage or configuration error;
+125 internal error (one line on stderr; a traceback with --debug).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from ztsa import __version__
+
+EXIT_PASS = 0
+EXIT_USAGE = 2
+EXIT_GATE = 3
+EXIT_INTERNAL = 125
+
+EPILOG = """\b
+Exit codes:
+  0    the gate passed
+  3    the gate failed: a gating rule is fail or unknown
+  2    usage or configuration error
+  125  internal error (ztsa itself failed; never a pass)
+"""
+
+PROFILES = ("repo", "dependency", "untrusted")
+
+
+def _use_color(stream: Any, to_file: bool) -> bool:
+    if to_file or "NO_COLOR" in os.environ:
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ztsa")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """ztsa, the Zero-Trust Sandbox Auditor: a preflight gate for AI coding agents.
+
+    `ztsa check` audits the environment and the workspace under a trust profile
+    (repo, dependency, untrusted; default untrusted) and exits 3 if the gate fails.
+    """
+    ctx.obj = {"debug": debug}
+
+
+@cli.command()
+@click.option("--profile", type=click.Choice(PROFILES), default="untrusted", show_default=True,
+              help="Trust profile: what blocks and what only warns.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif")), default="text",
+              show_default=True, help="Report format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+              help="Write the report to FILE instead of standard output.")
+@click.option("--probe-network", is_flag=True,
+              help="Also run NET004 (short TCP connects to cloud metadata endpoints).")
+@click.argument("path", type=click.Path(exists=True, file_okay=False), default=".")
+def check(profile: str, fmt: str, output: str | None, probe_network: bool, path: str) -> None:
+    """Audit PATH (default: the current directory) and the environment; exit 3 on failure."""
+    from ztsa.context import Context
+    from ztsa.engine import run
+    from ztsa.host import Host
+    from ztsa.model import Profile
+    from ztsa.output import Format, render
+
+    ctx = Context(host=Host(), workspace=path, profile=Profile(profile),
+                  options={"probe_network": probe_network})
+    report = run(ctx)
+    out = sys.stdout
+    text = render(report, Format(fmt), color=_use_color(out, output is not None))
+    if output:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        out.write(text)
+        out.flush()
+    sys.exit(EXIT_PASS if report.passed else EXIT_GATE)
+
+
+@cli.command("rules")
+@click.option("--profile", type=click.Choice(PROFILES), default=None,
+              help="Show only what this profile does.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True)
+def rules_cmd(profile: str | None, fmt: str) -> None:
+    """List the rule catalogue: ID, slug, category, severity, action per profile."""
+    import json
+
+    from ztsa.model import Profile
+    from ztsa.registry import load_rules
+
+    rules = load_rules().values()
+    profiles = [Profile(profile)] if profile else list(Profile)
+    if fmt == "json":
+        doc = [{"id": r.id, "slug": r.slug, "category": r.category.value, "title": r.title,
+                "severity": r.severity.value,
+                "actions": {p.value: r.action(p).value for p in profiles}} for r in rules]
+        click.echo(json.dumps(doc, indent=2))
+        return
+    head = "ID      SLUG                              CATEGORY SEVERITY " + " ".join(
+        p.value.ljust(10) for p in profiles)
+    click.echo(head.rstrip())
+    for r in rules:
+        acts = " ".join(r.action(p).value.ljust(10) for p in profiles)
+        click.echo(f"{r.id:<7} {r.slug:<33} {r.category.value:<8} {r.severity.value:<8} "
+                   f"{acts}".rstrip())
+
+
+@cli.command()
+@click.argument("rule_id")
+def explain(rule_id: str) -> None:
+    """Show a rule's documentation: what it checks, why it matters, how to fix it."""
+    from ztsa.registry import load_rules
+
+    rules = load_rules()
+    rule = rules.get(rule_id.upper())
+    if rule is None:
+        by_slug = {r.slug: r for r in rules.values()}
+        rule = by_slug.get(rule_id)
+    if rule is None:
+        raise click.UsageError(f"no rule {rule_id!r}; `ztsa rules` lists them")
+    acts = ", ".join(f"{p.value}: {a.value}" for p, a in rule.actions.items())
+    click.echo(f"{rule.id} {rule.slug}: {rule.title}")
+    click.echo(f"category {rule.category.value}, severity {rule.severity.value}; {acts}")
+    click.echo()
+    click.echo(rule.doc.split("\n", 1)[-1].strip())
+
+
+def main(argv: list[str] | None = None) -> int:
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        cli.main(args=argv, prog_name="ztsa", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("ztsa: aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        return code if isinstance(code, int) else EXIT_INTERNAL
+    except BrokenPipeError:
+        return EXIT_INTERNAL
+    except Exception as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        click.echo(f"ztsa: internal error: {type(exc).__name__}: {exc}"
+                   " (run with --debug for a traceback)", err=True)
+        return EXIT_INTERNAL
+    return 0

@@ -1,0 +1,225 @@
+"""The host view: the only way rules read the machine.
+
+Every path a rule asks for is an absolute path on the audited machine; the host maps
+it under ``root`` (``/`` in real use, a temporary tree in tests). ``/proc`` lives
+under ``proc`` and the environment is ``environ``. Nothing here writes, mounts or
+starts a process.
+
+Errors: a path that does not exist reads as ``None``/absent. Anything else that stops
+a probe from deciding (permission denied, a symlink loop, undecodable bytes, a file
+too large) raises :class:`ProbeError`; the engine turns an uncaught one into
+``unknown`` for that rule.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+MAX_READ = 16 * 1024 * 1024
+_ABSENT = (errno.ENOENT, errno.ENOTDIR)
+
+
+class ProbeError(Exception):
+    """A probe could not decide; the message says what and why."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot read {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or exc.__class__.__name__
+
+
+@dataclass(frozen=True)
+class Mount:
+    mount_point: str
+    options: frozenset[str]
+    fstype: str
+    source: str
+    root: str
+
+
+class Host:
+    def __init__(
+        self,
+        root: str = "/",
+        proc: str = "/proc",
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.root = os.path.abspath(root)
+        self.proc = os.path.abspath(proc)
+        self.environ: Mapping[str, str] = dict(os.environ if environ is None else environ)
+
+    # -- paths -------------------------------------------------------------------------
+    def path(self, p: str) -> str:
+        """Map an absolute path of the audited machine to a real path."""
+        if p.startswith("/proc/") or p == "/proc":
+            return self.proc + p[5:]
+        if self.root == "/":
+            return p
+        return self.root + p if p.startswith("/") else os.path.join(self.root, p)
+
+    @cached_property
+    def home(self) -> str | None:
+        """The audited user's home (``$HOME``), as a path on the audited machine."""
+        home = self.environ.get("HOME")
+        return home if home and home.startswith("/") else None
+
+    # -- metadata ----------------------------------------------------------------------
+    def lstat(self, p: str) -> os.stat_result | None:
+        try:
+            return os.lstat(self.path(p))
+        except OSError as exc:
+            if exc.errno in _ABSENT:
+                return None
+            raise ProbeError(p, _reason(exc)) from exc
+
+    def stat(self, p: str) -> os.stat_result | None:
+        try:
+            return os.stat(self.path(p))
+        except OSError as exc:
+            if exc.errno in _ABSENT:
+                return None
+            if exc.errno == errno.ELOOP:
+                raise ProbeError(p, "symlink loop") from exc
+            raise ProbeError(p, _reason(exc)) from exc
+
+    def exists(self, p: str) -> bool:
+        return self.lstat(p) is not None
+
+    def is_socket(self, p: str) -> bool:
+        st = self.stat(p)
+        return st is not None and stat.S_ISSOCK(st.st_mode)
+
+    def is_dir(self, p: str) -> bool:
+        st = self.stat(p)
+        return st is not None and stat.S_ISDIR(st.st_mode)
+
+    def access(self, p: str, mode: int) -> bool | None:
+        """``os.access`` on an existing path; ``None`` when the path is absent."""
+        if self.stat(p) is None:
+            return None
+        return os.access(self.path(p), mode)
+
+    # -- contents ----------------------------------------------------------------------
+    def read_bytes(self, p: str, limit: int = MAX_READ) -> bytes | None:
+        real = self.path(p)
+        try:
+            with open(real, "rb") as f:
+                data = f.read(limit + 1)
+        except OSError as exc:
+            if exc.errno in _ABSENT:
+                return None
+            if exc.errno == errno.EISDIR:
+                raise ProbeError(p, "is a directory") from exc
+            raise ProbeError(p, _reason(exc)) from exc
+        if len(data) > limit:
+            raise ProbeError(p, f"larger than {limit} bytes")
+        return data
+
+    def read_text(self, p: str, limit: int = MAX_READ) -> str | None:
+        data = self.read_bytes(p, limit)
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProbeError(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+    def listdir(self, p: str) -> list[str] | None:
+        try:
+            return sorted(os.listdir(self.path(p)))
+        except OSError as exc:
+            if exc.errno in _ABSENT:
+                return None
+            raise ProbeError(p, _reason(exc)) from exc
+
+    # -- /proc -------------------------------------------------------------------------
+    def proc_status(self, pid: str = "self") -> dict[str, str] | None:
+        """``/proc/PID/status`` as a dict of field name to raw value."""
+        text = self.read_text(f"/proc/{pid}/status")
+        if text is None:
+            return None
+        out: dict[str, str] = {}
+        for line in text.splitlines():
+            key, sep, value = line.partition(":")
+            if sep:
+                out[key.strip()] = value.strip()
+        return out
+
+    def pids(self) -> Iterator[str]:
+        for name in self.listdir("/proc") or []:
+            if name.isdigit():
+                yield name
+
+    def mounts(self) -> list[Mount] | None:
+        """``/proc/self/mountinfo`` parsed; ``None`` if it is absent."""
+        text = self.read_text("/proc/self/mountinfo")
+        if text is None:
+            return None
+        out = []
+        for line in text.splitlines():
+            left, sep, right = line.partition(" - ")
+            fields = left.split()
+            rest = right.split()
+            if not sep or len(fields) < 6 or len(rest) < 2:
+                raise ProbeError("/proc/self/mountinfo", f"malformed line: {line[:80]!r}")
+            opts = set(fields[5].split(","))
+            if len(rest) >= 3:
+                opts |= set(rest[2].split(","))
+            out.append(
+                Mount(
+                    mount_point=_unescape(fields[4]),
+                    options=frozenset(opts),
+                    fstype=rest[0],
+                    source=_unescape(rest[1]),
+                    root=_unescape(fields[3]),
+                )
+            )
+        return out
+
+    def uid_map(self) -> list[tuple[int, int, int]] | None:
+        text = self.read_text("/proc/self/uid_map")
+        if text is None:
+            return None
+        rows = []
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) != 3 or not all(x.isdigit() for x in parts):
+                raise ProbeError("/proc/self/uid_map", f"malformed line: {line!r}")
+            rows.append((int(parts[0]), int(parts[1]), int(parts[2])))
+        return rows
+
+    def group_names(self) -> dict[int, str] | None:
+        """gid to name from ``/etc/group``; ``None`` if the file is absent."""
+        text = self.read_text("/etc/group")
+        if text is None:
+            return None
+        out: dict[int, str] = {}
+        for line in text.splitlines():
+            parts = line.split(":")
+            if len(parts) >= 3 and parts[2].isdigit():
+                out.setdefault(int(parts[2]), parts[0])
+        return out
+
+
+def _unescape(s: str) -> str:
+    """mountinfo escapes space, tab, newline and backslash as octal."""
+    if "\\" not in s:
+        return s
+    out, i = [], 0
+    while i < len(s):
+        if s[i] == "\\" and i + 3 < len(s) + 0 and s[i + 1 : i + 4].isdigit():
+            out.append(chr(int(s[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)

@@ -1,0 +1,146 @@
+"""The data that flows from rules to formatters: all frozen, no behaviour beyond helpers."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+class Status(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    UNKNOWN = "unknown"
+    WAIVED = "waived"
+
+
+class Action(str, enum.Enum):
+    """What a rule does in one profile."""
+
+    BLOCK = "block"
+    WARN = "warn"
+    OFF = "off"
+
+
+class Profile(str, enum.Enum):
+    REPO = "repo"
+    DEPENDENCY = "dependency"
+    UNTRUSTED = "untrusted"
+
+
+class Category(str, enum.Enum):
+    ENV = "ENV"
+    FS = "FS"
+    NET = "NET"
+    SUP = "SUP"
+    AGT = "AGT"
+
+
+CATEGORY_TITLES = {
+    Category.ENV: "environment integrity",
+    Category.FS: "filesystem and credential leakage",
+    Category.NET: "network exposure",
+    Category.SUP: "supply chain and build hooks",
+    Category.AGT: "AI-agent configuration",
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One thing a rule saw. Never holds a secret value."""
+
+    detail: str
+    path: str | None = None
+    line: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"detail": self.detail}
+        if self.path is not None:
+            out["path"] = self.path
+        if self.line is not None:
+            out["line"] = self.line
+        return out
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a rule's check returns.
+
+    ``advisory`` marks a finding that the catalogue says only warns (for example
+    dangerous capabilities present only in the bounding set): it is reported as a
+    failure but never gates, whatever the profile.
+    """
+
+    status: Status
+    message: str
+    evidence: tuple[Evidence, ...] = ()
+    advisory: bool = False
+
+    @classmethod
+    def passed(cls, message: str, evidence: Iterable[Evidence] = ()) -> Outcome:
+        return cls(Status.PASS, message, tuple(evidence))
+
+    @classmethod
+    def failed(
+        cls, message: str, evidence: Iterable[Evidence] = (), *, advisory: bool = False
+    ) -> Outcome:
+        return cls(Status.FAIL, message, tuple(evidence), advisory)
+
+    @classmethod
+    def unknown(cls, message: str, evidence: Iterable[Evidence] = ()) -> Outcome:
+        return cls(Status.UNKNOWN, message, tuple(evidence))
+
+
+@dataclass(frozen=True)
+class Result:
+    """One evaluated rule in one report."""
+
+    id: str
+    slug: str
+    category: Category
+    title: str
+    severity: Severity
+    action: Action
+    status: Status
+    gating: bool
+    message: str
+    evidence: tuple[Evidence, ...]
+    fix: str
+
+    @property
+    def blocks(self) -> bool:
+        return self.gating and self.status in (Status.FAIL, Status.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class NotRun:
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Report:
+    tool_version: str
+    profile: Profile
+    path: str
+    results: tuple[Result, ...]
+    not_run: tuple[NotRun, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return not any(r.blocks for r in self.results)
+
+    def summary(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Status}
+        for r in self.results:
+            counts[r.status.value] += 1
+        counts["blocking"] = sum(1 for r in self.results if r.blocks)
+        counts["not_run"] = len(self.not_run)
+        return counts

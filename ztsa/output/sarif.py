@@ -1,0 +1,58 @@
+"""SARIF 2.1.0, one run, rules with their help text from the rule docs."""
+
+from __future__ import annotations
+
+import json
+
+from ztsa.model import Report, Status
+
+_LEVEL = {Status.FAIL: "error", Status.UNKNOWN: "warning", Status.WAIVED: "note"}
+
+
+def render_sarif(report: Report) -> str:
+    from ztsa.registry import load_rules
+
+    rules = load_rules()
+    used = [r for r in report.results if r.status is not Status.PASS]
+    ids = sorted({r.id for r in used})
+    driver_rules = []
+    for rid in ids:
+        rule = rules[rid]
+        driver_rules.append({
+            "id": rid,
+            "name": rule.slug,
+            "shortDescription": {"text": rule.title},
+            "fullDescription": {"text": rule.section("What it checks")},
+            "help": {"text": rule.section("How to fix"),
+                     "markdown": rule.doc.split("\n", 1)[-1].strip()},
+            "properties": {"category": rule.category.value, "severity": rule.severity.value},
+        })
+    results = []
+    for r in used:
+        locations = [
+            {"physicalLocation": {
+                "artifactLocation": {"uri": e.path},
+                **({"region": {"startLine": e.line}} if e.line else {}),
+            }}
+            for e in r.evidence if e.path
+        ]
+        level = _LEVEL[r.status] if r.gating or r.status is Status.WAIVED else "warning"
+        results.append({
+            "ruleId": r.id,
+            "ruleIndex": ids.index(r.id),
+            "level": level,
+            "message": {"text": r.message + "".join(f"\n- {e.detail}" for e in r.evidence)},
+            "locations": locations,
+            "properties": {"status": r.status.value, "gating": r.gating},
+        })
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "ztsa", "version": report.tool_version,
+                                "rules": driver_rules}},
+            "results": results,
+            "properties": {"profile": report.profile.value, "passed": report.passed},
+        }],
+    }
+    return json.dumps(doc, indent=2) + "\n"

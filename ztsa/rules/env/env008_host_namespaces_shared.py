@@ -1,0 +1,74 @@
+"""Host namespaces shared.
+
+## What it checks
+Whether the process shares the host's PID namespace (kernel threads such as
+`kthreadd` are visible, and processes of other users can be seen) and the host's
+network namespace (host bridge or veth interfaces such as `docker0` and `veth*` in
+`/proc/net/dev`).
+
+## Why it matters
+In the host PID namespace, code can signal, inspect and sometimes trace the user's
+other processes and read their command lines and environments. In the host network
+namespace it can reach every service bound to loopback and the host's bridges.
+
+## How to fix
+Run the agent in its own PID and network namespaces: `bwrap --unshare-pid
+--unshare-net`, `unshare --pid --fork --net`, or a container without `--pid=host` and
+`--network=host`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ztsa.context import Context
+from ztsa.host import ProbeError
+from ztsa.model import Evidence, Outcome, Severity
+from ztsa.registry import rule
+
+HOST_IFACES = re.compile(r"^(docker\d+|veth\w*|br-[0-9a-f]+|virbr\d+|cni\d+|podman\d+|lxcbr\d+)$")
+
+
+def _real_uid(status: dict[str, str] | None) -> int | None:
+    if status is None or "Uid" not in status:
+        return None
+    try:
+        return int(status["Uid"].split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+@rule(id="ENV008", slug="host-namespaces-shared", title="Host namespaces shared",
+      severity=Severity.MEDIUM, actions="-/W/B")
+def check(ctx: Context) -> Outcome:
+    host = ctx.host
+    found: list[Evidence] = []
+    me = _real_uid(host.proc_status())
+    if me is None:
+        return Outcome.unknown("cannot read own uid from /proc/self/status")
+    kthread = (host.read_text("/proc/2/comm") or "").strip()
+    init = (host.read_text("/proc/1/comm") or "").strip()
+    if kthread == "kthreadd":
+        others: set[int] = set()
+        for pid in host.pids():
+            try:
+                uid = _real_uid(host.proc_status(pid))
+            except ProbeError:
+                continue  # processes come and go
+            if uid is not None and uid != me:
+                others.add(uid)
+        if others:
+            found.append(Evidence(
+                f"host PID namespace: pid 1 is {init or '?'}, kernel threads visible, "
+                f"processes of {len(others)} other uid(s) visible", path="/proc"))
+    dev = host.read_text("/proc/net/dev")
+    if dev is None:
+        return Outcome.unknown("/proc/net/dev is absent", found)
+    ifaces = [ln.split(":", 1)[0].strip() for ln in dev.splitlines()[2:] if ":" in ln]
+    shared = [i for i in ifaces if HOST_IFACES.match(i)]
+    if shared:
+        found.append(Evidence("host network interfaces present: " + ", ".join(shared),
+                              path="/proc/net/dev"))
+    if found:
+        return Outcome.failed("host namespaces are shared", found)
+    return Outcome.passed("no host PID or network namespace sign")
