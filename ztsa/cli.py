@@ -73,8 +73,11 @@ def check(profile: str, fmt: str, output: str | None, probe_network: bool, path:
     out = sys.stdout
     text = render(report, Format(fmt), color=_use_color(out, output is not None))
     if output:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise click.FileError(output, exc.strerror) from exc
     else:
         out.write(text)
         out.flush()

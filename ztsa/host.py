@@ -40,7 +40,8 @@ def _reason(exc: OSError) -> str:
 @dataclass(frozen=True)
 class Mount:
     mount_point: str
-    options: frozenset[str]
+    options: frozenset[str]  # per-mount options (ro/rw, nosuid, ...)
+    super_options: frozenset[str]  # superblock options
     fstype: str
     source: str
     root: str
@@ -171,13 +172,11 @@ class Host:
             rest = right.split()
             if not sep or len(fields) < 6 or len(rest) < 2:
                 raise ProbeError("/proc/self/mountinfo", f"malformed line: {line[:80]!r}")
-            opts = set(fields[5].split(","))
-            if len(rest) >= 3:
-                opts |= set(rest[2].split(","))
             out.append(
                 Mount(
                     mount_point=_unescape(fields[4]),
-                    options=frozenset(opts),
+                    options=frozenset(fields[5].split(",")),
+                    super_options=frozenset(rest[2].split(",") if len(rest) > 2 else ()),
                     fstype=rest[0],
                     source=_unescape(rest[1]),
                     root=_unescape(fields[3]),

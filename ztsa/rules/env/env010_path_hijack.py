@@ -48,16 +48,14 @@ def check(ctx: Context) -> Outcome:
         norm = os.path.normpath(entry)
         if norm in SYSTEM:
             seen_system = True
+        if not seen_system and ctx.in_workspace(norm):
+            found.append(Evidence(f"{where} {entry} is inside the workspace and comes "
+                                  "before the system directories", path=entry))
         st = ctx.host.stat(norm)
-        if st is None:
-            continue
-        if stat.S_ISDIR(st.st_mode) and st.st_mode & 0o022:
+        if st is not None and stat.S_ISDIR(st.st_mode) and st.st_mode & 0o022:
             who = "world" if st.st_mode & 0o002 else "group"
             found.append(Evidence(f"{where} {entry} is {who}-writable "
                                   f"(mode {stat.S_IMODE(st.st_mode):o})", path=entry))
-        if not seen_system and ctx.in_workspace(ctx.host.path(norm)):
-            found.append(Evidence(f"{where} {entry} is inside the workspace and comes "
-                                  "before the system directories", path=entry))
     if found:
         return Outcome.failed(f"{len(found)} hijackable PATH entr(ies)", found)
     return Outcome.passed("PATH entries are absolute, not writable by others, system first")

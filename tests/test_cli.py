@@ -1,0 +1,170 @@
+"""The command-line contract: formats, exit codes, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from ztsa import __version__, cli
+from ztsa.context import Context
+from ztsa.engine import evaluate
+from ztsa.host import Host
+from ztsa.model import Category, Severity, Status
+from ztsa.registry import Rule, parse_actions
+
+SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "report-schema.json").read_text())
+
+
+def ztsa(*args: str, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ztsa", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=60, **kw)
+
+
+def test_json_report_follows_schema_and_exit_code(tmp_path):
+    proc = ztsa("check", "--format", "json", str(tmp_path))
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["profile"] == "untrusted" and doc["path"] == str(tmp_path)
+    assert proc.returncode == (0 if doc["passed"] else 3)
+    assert doc["passed"] == (doc["summary"]["blocking"] == 0)
+    ids = [r["id"] for r in doc["results"]]
+    assert "ENV001" in ids and ids == sorted(ids)
+
+
+def test_failing_gate_exits_3_and_text_lists_blockers_first(tmp_path):
+    proc = ztsa("check", str(tmp_path), env={"LD_PRELOAD": "/nonexistent.so", "NO_COLOR": "1"})
+    assert proc.returncode == 3
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("BLOCK")
+    assert any(ln.startswith("BLOCK  ENV009") for ln in lines)
+    assert "fix:" in proc.stdout
+    assert lines[-1].startswith("gate FAILED (profile untrusted")
+    assert "\x1b[" not in proc.stdout
+
+
+def test_repo_profile_only_warns_for_env009(tmp_path):
+    proc = ztsa("check", "--profile", "repo", "--format", "json", str(tmp_path),
+                env={"LD_PRELOAD": "/nonexistent.so"})
+    doc = json.loads(proc.stdout)
+    env009 = next(r for r in doc["results"] if r["id"] == "ENV009")
+    assert env009["status"] == "fail" and env009["gating"] is False
+    assert env009["action"] == "warn"
+    # ENV002 is off in the repo profile
+    assert "ENV002" not in [r["id"] for r in doc["results"]]
+
+
+def test_output_file_and_sarif(tmp_path):
+    out = tmp_path / "report.sarif"
+    proc = ztsa("check", "--format", "sarif", "--output", str(out), str(tmp_path),
+                env={"LD_PRELOAD": "x"})
+    assert proc.stdout == ""
+    doc = json.loads(out.read_text())
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    assert any(r["ruleId"] == "ENV009" for r in run["results"])
+    rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "ENV009")
+    assert "env -u" in rule["help"]["text"]
+
+
+@pytest.mark.parametrize("args", [
+    ("check", "/nonexistent/dir"),
+    ("check", "--profile", "yolo", "."),
+    ("check", "--format", "xml", "."),
+    ("explain", "NOPE999"),
+    ("frobnicate",),
+])
+def test_usage_errors_exit_2(args):
+    proc = ztsa(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unwritable_output_is_a_usage_error(tmp_path):
+    proc = ztsa("check", "--output", str(tmp_path / "no" / "such" / "file"), str(tmp_path))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_version_and_help():
+    assert ztsa("--version").stdout.strip() == f"ztsa, version {__version__}"
+    help_text = ztsa("--help").stdout
+    for code in ("0 ", "3 ", "2 ", "125"):
+        assert code in help_text
+
+
+def test_rules_and_explain():
+    doc = json.loads(ztsa("rules", "--format", "json").stdout)
+    env006 = next(r for r in doc if r["id"] == "ENV006")
+    assert env006["slug"] == "dangerous-capabilities"
+    assert env006["actions"] == {"repo": "warn", "dependency": "block", "untrusted": "block"}
+    text = ztsa("rules", "--profile", "repo").stdout
+    assert "ENV002" in text and "off" in text
+    explained = ztsa("explain", "env006").stdout
+    for section in ("## What it checks", "## Why it matters", "## How to fix"):
+        assert section in explained
+    assert ztsa("explain", "running-as-root").stdout.startswith("ENV001 running-as-root")
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(tmp_path):
+    def on_tty(extra_env: dict[str, str]) -> str:
+        leader, follower = pty.openpty()
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        env.update(extra_env, LD_PRELOAD="x")
+        proc = subprocess.Popen([sys.executable, "-m", "ztsa", "check", str(tmp_path)],
+                                stdout=follower, stderr=subprocess.DEVNULL, env=env)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        proc.wait(timeout=60)
+        os.close(leader)
+        return b"".join(chunks).decode()
+
+    assert "\x1b[31m" in on_tty({})
+    assert "\x1b[" not in on_tty({"NO_COLOR": "1"})
+
+
+def test_internal_error_is_125_and_one_line(monkeypatch, capsys, tmp_path):
+    import ztsa.engine
+
+    def broken(ctx):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(ztsa.engine, "run", broken)
+    assert cli.main(["check", str(tmp_path)]) == 125
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "ztsa: internal error: RuntimeError: disk on fire (run with --debug for a traceback)"]
+    assert cli.main(["--debug", "check", str(tmp_path)]) == 125
+    assert "Traceback" in capsys.readouterr().err
+
+
+def _rule(check) -> Rule:
+    return Rule(id="ENV999", slug="broken", category=Category.ENV, title="t",
+                severity=Severity.LOW, actions=parse_actions("B/B/B"), doc="", check=check,
+                module=__name__)
+
+
+def test_a_rule_that_raises_is_unknown(tmp_path):
+    def boom(ctx):
+        return {}["missing"]
+
+    out = evaluate(_rule(boom), Context(Host(), str(tmp_path)))
+    assert out.status is Status.UNKNOWN and "KeyError" in out.message
+
+
+def test_a_rule_that_returns_garbage_is_unknown(tmp_path):
+    out = evaluate(_rule(lambda ctx: True), Context(Host(), str(tmp_path)))
+    assert out.status is Status.UNKNOWN

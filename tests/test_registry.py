@@ -1,0 +1,56 @@
+"""Every rule is declared, named, documented and tested the same way."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ztsa.model import Action, Profile
+from ztsa.registry import DOC_SECTIONS, RULE_ID, SLUG, load_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = load_rules()
+CATALOGUE = ROOT.parent / "shared" / "RULES.md"
+
+
+def catalogue_actions() -> dict[str, str]:
+    rows = re.findall(r"^\| ((?:ENV|FS|NET|SUP|AGT)\d{3}) \|.*\| ([BW-]/[BW-]/[BW-]) \|$",
+                      CATALOGUE.read_text(), re.M)
+    return dict(rows)
+
+
+def test_rules_are_registered():
+    assert len(RULES) >= 11
+    assert all(RULE_ID.match(i) for i in RULES)
+
+
+@pytest.mark.parametrize("rule_id", sorted(RULES))
+def test_rule_is_well_formed(rule_id):
+    rule = RULES[rule_id]
+    assert rule.id == rule_id and SLUG.match(rule.slug), rule.slug
+    module_file = Path(rule.check.__code__.co_filename)
+    expected = f"{rule.id.lower()}_{rule.slug.replace('-', '_')}.py"
+    assert module_file.name == expected
+    assert module_file.parent.name == rule.category.value.lower()
+    for section in DOC_SECTIONS:
+        assert len(rule.section(section)) > 40, f"{rule_id}: section {section!r} too short"
+    assert rule.doc.splitlines()[0].strip(), "first docstring line is the title"
+    test_file = (ROOT / "tests" / "rules" / rule.category.value.lower()
+                 / f"test_{module_file.name}")
+    assert test_file.exists(), f"missing {test_file}"
+    text = test_file.read_text()
+    for status in ("PASS", "FAIL", "UNKNOWN"):
+        assert f"Status.{status}" in text, f"{test_file.name} has no {status.lower()} case"
+
+
+@pytest.mark.skipif(not CATALOGUE.exists(), reason="../shared/RULES.md is not beside the checkout")
+def test_actions_match_the_catalogue():
+    spec = catalogue_actions()
+    assert len(spec) == 48
+    symbol = {Action.BLOCK: "B", Action.WARN: "W", Action.OFF: "-"}
+    for rule_id, rule in RULES.items():
+        got = "/".join(symbol[rule.action(p)] for p in
+                       (Profile.REPO, Profile.DEPENDENCY, Profile.UNTRUSTED))
+        assert got == spec[rule_id], rule_id
