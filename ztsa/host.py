@@ -17,8 +17,8 @@ import errno
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 MAX_READ = 16 * 1024 * 1024
 _ABSENT = (errno.ENOENT, errno.ENOTDIR)
@@ -37,8 +37,7 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or exc.__class__.__name__
 
 
-@dataclass(frozen=True)
-class Mount:
+class Mount(NamedTuple):
     mount_point: str
     options: frozenset[str]  # per-mount options (ro/rw, nosuid, ...)
     super_options: frozenset[str]  # superblock options

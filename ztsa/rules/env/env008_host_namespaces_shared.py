@@ -49,18 +49,20 @@ def check(ctx: Context) -> Outcome:
     kthread = (host.read_text("/proc/2/comm") or "").strip()
     init = (host.read_text("/proc/1/comm") or "").strip()
     if kthread == "kthreadd":
-        others: set[int] = set()
+        other = None
         for pid in host.pids():
             try:
                 uid = _real_uid(host.proc_status(pid))
             except ProbeError:
                 continue  # processes come and go
             if uid is not None and uid != me:
-                others.add(uid)
-        if others:
+                other = (pid, uid)
+                break
+        if other:
             found.append(Evidence(
                 f"host PID namespace: pid 1 is {init or '?'}, kernel threads visible, "
-                f"processes of {len(others)} other uid(s) visible", path="/proc"))
+                f"processes of other users visible (pid {other[0]}, uid {other[1]})",
+                path="/proc"))
     dev = host.read_text("/proc/net/dev")
     if dev is None:
         return Outcome.unknown("/proc/net/dev is absent", found)
