@@ -18,9 +18,9 @@ def test_root_on_the_machine_fails_env001(ztsa_bin, tmp_path):
 
 
 def test_bwrap_uid_1000_no_caps(ztsa_bin, tmp_path):
-    argv = bwrap_base() + ["--uid", "1000", "--gid", "1000", "--cap-drop", "ALL",
-                           "--new-session", "--", ztsa_bin, "check", "--format", "json", "/"]
-    rc, doc = run_json(argv)
+    argv = [*bwrap_base(), "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL",
+            "--new-session", "--", ztsa_bin, "check", "--format", "json", "/"]
+    _, doc = run_json(argv)
     results = by_id(doc)
     assert results["ENV001"]["status"] == "pass", results["ENV001"]
     assert results["ENV006"]["status"] == "pass", results["ENV006"]

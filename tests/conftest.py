@@ -85,7 +85,7 @@ def machine(tmp_path: Path) -> Machine:
 
 
 @pytest.fixture
-def unreadable(tmp_path: Path):  # noqa: ANN201
+def unreadable(tmp_path: Path):
     """Make a path unreadable in a way that stops even root: a symlink loop."""
 
     def make(m: Machine, path: str) -> None:

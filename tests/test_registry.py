@@ -54,3 +54,10 @@ def test_actions_match_the_catalogue():
         got = "/".join(symbol[rule.action(p)] for p in
                        (Profile.REPO, Profile.DEPENDENCY, Profile.UNTRUSTED))
         assert got == spec[rule_id], rule_id
+
+
+def test_docs_rules_md_is_current():
+    from ztsa.rulesdoc import render
+
+    assert (ROOT / "docs" / "rules.md").read_text() == render(), (
+        "docs/rules.md is stale: run `python -m ztsa.rulesdoc > docs/rules.md`")

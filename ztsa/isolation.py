@@ -66,9 +66,9 @@ def detect(ctx: Context) -> Isolation:
             iso.add(f"container ({name})", f"{path} exists")
     for p in ("/proc/1/cgroup", "/proc/self/cgroup"):
         text = read(p) or ""
-        m = CGROUP_SIGNS.search(text)
-        if m:
-            iso.add(f"container ({m.group(1)})", f"{p} mentions {m.group(1)}")
+        hit = CGROUP_SIGNS.search(text)
+        if hit:
+            iso.add(f"container ({hit.group(1)})", f"{p} mentions {hit.group(1)}")
             break
     try:
         mounts = host.mounts() or []

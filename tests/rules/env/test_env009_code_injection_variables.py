@@ -9,7 +9,8 @@ def test_pass(machine):
 def test_fail_names_variables_not_values(machine):
     machine.environ.update({
         "LD_PRELOAD": "/tmp/evil.so", "BASH_FUNC_ls%%": "() { evil; }",
-        "NODE_OPTIONS": "--require /tmp/hook.js", "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER": "x",
+        "NODE_OPTIONS": "--require /tmp/hook.js",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER": "x",
     })
     out = machine.run("ENV009")
     assert out.status is Status.FAIL

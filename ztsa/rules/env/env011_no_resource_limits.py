@@ -1,10 +1,10 @@
 """No resource limits.
 
 ## What it checks
-Whether the process's cgroup (v2, or the v1 memory and pids controllers) or any of its ancestors sets `memory.max` and
-`pids.max`, and whether `RLIMIT_NPROC` ("Max processes" in `/proc/self/limits`) is
-limited. It fails when memory and pids are both unlimited in the cgroup and
-`RLIMIT_NPROC` is unlimited too.
+Whether the process's cgroup (v2, or the v1 memory and pids controllers) or any of
+its ancestors sets `memory.max` and `pids.max`, and whether `RLIMIT_NPROC`
+("Max processes" in `/proc/self/limits`) is limited. It fails when memory and pids
+are both unlimited in the cgroup and `RLIMIT_NPROC` is unlimited too.
 
 ## Why it matters
 A fork bomb or a runaway build in untrusted code can take the whole machine down,
@@ -20,7 +20,6 @@ from __future__ import annotations
 from ztsa.context import Context
 from ztsa.model import Evidence, Outcome, Severity
 from ztsa.registry import rule
-
 
 UNLIMITED_V1 = 1 << 62  # memory.limit_in_bytes reads as a huge page-rounded number
 
