@@ -36,6 +36,22 @@ def _use_color(stream: Any, to_file: bool) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
+def _endpoint(spec: str) -> tuple[str, int]:
+    """IP:PORT or [IPv6]:PORT."""
+    import ipaddress
+
+    host, sep, port = spec.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        ipaddress.ip_address(host)
+        number = int(port)
+        if not sep or not 0 < number < 65536:
+            raise ValueError(spec)
+    except ValueError:
+        raise click.BadParameter(f"{spec!r} is not IP:PORT or [IPv6]:PORT") from None
+    return host, number
+
+
 @click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ztsa")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
@@ -57,9 +73,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write the report to FILE instead of standard output.")
 @click.option("--probe-network", is_flag=True,
-              help="Also run NET004 (short TCP connects to cloud metadata endpoints).")
+              help="Also run NET004: one 1 s TCP connect to each cloud metadata endpoint.")
+@click.option("--metadata-endpoint", "endpoints", multiple=True, metavar="IP:PORT",
+              callback=lambda c, p, v: [_endpoint(e) for e in v],
+              help="Replace NET004's endpoints (169.254.169.254:80, [fd00:ec2::254]:80). "
+                   "Repeatable.")
 @click.argument("path", type=click.Path(exists=True, file_okay=False), default=".")
-def check(profile: str, fmt: str, output: str | None, probe_network: bool, path: str) -> None:
+def check(profile: str, fmt: str, output: str | None, probe_network: bool,
+          endpoints: list[tuple[str, int]], path: str) -> None:
     """Audit PATH (default: the current directory) and the environment; exit 3 on failure."""
     from ztsa.context import Context
     from ztsa.engine import run
@@ -68,7 +89,7 @@ def check(profile: str, fmt: str, output: str | None, probe_network: bool, path:
     from ztsa.output import Format, render
 
     ctx = Context(host=Host(), workspace=path, profile=Profile(profile),
-                  options={"probe_network": probe_network})
+                  options={"probe_network": probe_network, "metadata_endpoints": endpoints})
     report = run(ctx)
     out = sys.stdout
     text = render(report, Format(fmt), color=_use_color(out, output is not None))

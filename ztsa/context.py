@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ztsa.host import Host
+from ztsa.host import Host, ProbeError
 from ztsa.model import Profile
 
 
@@ -22,7 +22,43 @@ class Context:
     def __post_init__(self) -> None:
         self.workspace = os.path.abspath(self.workspace)
 
-    def in_workspace(self, real_path: str) -> bool:
-        real = os.path.realpath(real_path)
+    def in_workspace(self, path: str) -> bool:
+        real = os.path.realpath(path)
         ws = os.path.realpath(self.workspace)
         return real == ws or real.startswith(ws + os.sep)
+
+    # -- the workspace: real files, never followed out of the tree -----------------------
+    def ws_path(self, rel: str) -> str:
+        return os.path.join(self.workspace, rel)
+
+    def ws_exists(self, rel: str) -> bool:
+        return os.path.lexists(self.ws_path(rel))
+
+    def ws_access(self, rel: str, mode: int) -> bool | None:
+        """``os.access`` on a workspace path; None if absent."""
+        real = self.ws_path(rel)
+        try:
+            os.lstat(real)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise ProbeError(rel, exc.strerror or type(exc).__name__) from exc
+        return os.access(real, mode)
+
+    def ws_bytes(self, rel: str, limit: int = 16 * 1024 * 1024) -> bytes | None:
+        """A workspace file's bytes; None if absent; ProbeError if it leaves the tree."""
+        real = self.ws_path(rel)
+        if not os.path.lexists(real):
+            return None
+        if not self.in_workspace(real):
+            raise ProbeError(rel, "symlink points outside the workspace (not followed)")
+        return self.host.read_real(real, limit, shown=rel)
+
+    def ws_text(self, rel: str, limit: int = 16 * 1024 * 1024) -> str | None:
+        data = self.ws_bytes(rel, limit)
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ProbeError(rel, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc

@@ -110,7 +110,11 @@ class Host:
 
     # -- contents ----------------------------------------------------------------------
     def read_bytes(self, p: str, limit: int = MAX_READ) -> bytes | None:
-        real = self.path(p)
+        return self.read_real(self.path(p), limit, shown=p)
+
+    def read_real(self, real: str, limit: int = MAX_READ, shown: str | None = None) -> bytes | None:
+        """Read a real path (already mapped, e.g. in the workspace)."""
+        p = shown or real
         try:
             with open(real, "rb") as f:
                 data = f.read(limit + 1)
@@ -159,6 +163,28 @@ class Host:
             if name.isdigit():
                 yield name
 
+    def ancestors(self, limit: int = 64) -> list[tuple[str, list[str]]]:
+        """(pid, argv) of this process's parent, grandparent, ... up to pid 1."""
+        out: list[tuple[str, list[str]]] = []
+        pid = "self"
+        for _ in range(limit):
+            stat_line = self.read_text(f"/proc/{pid}/stat")
+            if stat_line is None:
+                if pid == "self":
+                    raise ProbeError("/proc/self/stat", "absent")
+                break  # the ancestor exited meanwhile
+            fields = stat_line[stat_line.rfind(")") + 2 :].split()
+            if len(fields) < 2 or not fields[1].isdigit():
+                raise ProbeError(f"/proc/{pid}/stat", "malformed")
+            ppid = fields[1]
+            if ppid == "0":
+                break
+            raw = self.read_bytes(f"/proc/{ppid}/cmdline") or b""
+            argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+            out.append((ppid, argv))
+            pid = ppid
+        return out
+
     def mounts(self) -> list[Mount] | None:
         """``/proc/self/mountinfo`` parsed; ``None`` if it is absent."""
         text = self.read_text("/proc/self/mountinfo")
@@ -194,6 +220,22 @@ class Host:
                 raise ProbeError("/proc/self/uid_map", f"malformed line: {line!r}")
             rows.append((int(parts[0]), int(parts[1]), int(parts[2])))
         return rows
+
+    # -- network (only NET004, only with --probe-network) ----------------------------
+    def tcp_probe(self, address: str, port: int, timeout: float) -> str | None:
+        """One TCP connect to an IP literal: None if it completed, else why not."""
+        import socket
+
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                s.settimeout(timeout)
+                s.connect((address, port))
+        except TimeoutError:
+            return f"no answer within {timeout:g} s"
+        except OSError as exc:
+            return errno.errorcode.get(exc.errno or 0, str(exc))
+        return None
 
     def group_names(self) -> dict[int, str] | None:
         """gid to name from ``/etc/group``; ``None`` if the file is absent."""

@@ -1,0 +1,41 @@
+"""Reading agent and editor configuration files of the workspace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ztsa.context import Context
+from ztsa.parsing import ParseError, load_jsonc, load_toml
+
+CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def json_file(ctx: Context, rel: str) -> tuple[Any, str] | None:
+    """(document, text) of a JSON-with-comments file; None if absent."""
+    text = ctx.ws_text(rel, limit=4 << 20)
+    if text is None:
+        return None
+    return load_jsonc(text, rel), text
+
+
+def toml_file(ctx: Context, rel: str) -> tuple[dict[str, Any], str] | None:
+    text = ctx.ws_text(rel, limit=4 << 20)
+    if text is None:
+        return None
+    return load_toml(text, rel), text
+
+
+def obj(doc: Any, rel: str) -> dict[str, Any]:
+    """The top level must be an object; anything else is a parse failure."""
+    if not isinstance(doc, dict):
+        raise ParseError(rel, f"top level is {type(doc).__name__}, not an object")
+    return doc
+
+
+def get(doc: Any, *keys: str) -> Any:
+    """doc[k1][k2]... or None where any level is missing or not an object."""
+    for k in keys:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(k)
+    return doc

@@ -1,0 +1,141 @@
+"""Small, strict parsers shared by rules: JSON with comments, git config, line lookup.
+
+Every parser raises :class:`ParseError` with a message that names what is wrong;
+rules turn it into ``unknown``, never into a pass.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ztsa.host import ProbeError
+
+
+class ParseError(ProbeError):
+    pass
+
+
+def strip_jsonc(text: str) -> str:
+    """Remove // and /* */ comments and trailing commas outside strings."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_str = False
+    while i < n:
+        c = text[i]
+        if in_str:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if c == '"':
+                in_str = False
+            i += 1
+        elif c == '"':
+            in_str = True
+            out.append(c)
+            i += 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            if j < 0:
+                raise ValueError("unterminated /* comment")
+            out.append(re.sub(r"[^\n]", " ", text[i : j + 2]))  # keep line numbers
+            i = j + 2
+        elif c == ",":
+            out.append(" " if _closes_next(text, i + 1) else c)
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _closes_next(text: str, k: int) -> bool:
+    """Is the next token after position k (skipping blanks and comments) } or ]?"""
+    n = len(text)
+    while k < n:
+        if text[k] in " \t\r\n":
+            k += 1
+        elif text.startswith("//", k):
+            j = text.find("\n", k)
+            k = n if j < 0 else j
+        elif text.startswith("/*", k):
+            j = text.find("*/", k + 2)
+            k = n if j < 0 else j + 2
+        else:
+            return text[k] in "}]"
+    return False
+
+
+def load_jsonc(text: str, name: str) -> Any:
+    """Parse JSON that may hold comments and trailing commas (VS Code, bun.lock)."""
+    try:
+        return json.loads(strip_jsonc(text))
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(name, f"not valid JSON: {exc}") from exc
+
+
+def load_json(text: str, name: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(name, f"not valid JSON: {exc}") from exc
+
+
+def load_toml(text: str, name: str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise ParseError(name, f"not valid TOML: {exc}") from exc
+
+
+def line_of(text: str, needle: str, start: int = 1) -> int | None:
+    """1-based line of the first line at or after ``start`` containing ``needle``."""
+    for i, line in enumerate(text.splitlines()[start - 1 :], start=start):
+        if needle in line:
+            return i
+    return None
+
+
+def json_key_line(text: str, key: str) -> int | None:
+    return line_of(text, f'"{key}"')
+
+
+_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
+
+
+def parse_git_config(text: str, name: str) -> list[tuple[str, str, str, int]]:
+    """git-config(1) syntax: a list of (section[.subsection], key, value, line)."""
+    out: list[tuple[str, str, str, int]] = []
+    section: str | None = None
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        m = _SECTION.match(line)
+        if m:
+            sect, sub, rest = m.group(1).lower(), m.group(2), m.group(3).strip()
+            if "." in sect and sub is None:  # [section.subsection] legacy form
+                sect, _, sub = sect.partition(".")
+            section = f"{sect}.{sub}" if sub is not None else sect
+            if not rest or rest[0] in "#;":
+                continue
+            line = rest
+        if section is None:
+            raise ParseError(name, f"line {lineno}: key outside any section")
+        k = _KEY.match(line)
+        if not k:
+            raise ParseError(name, f"line {lineno}: cannot parse {raw.strip()[:60]!r}")
+        value = (k.group(2) or "true").split(" #")[0].split(" ;")[0].strip().strip('"')
+        out.append((section, k.group(1).lower(), value, lineno))
+    return out

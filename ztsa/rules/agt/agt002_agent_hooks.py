@@ -1,0 +1,68 @@
+"""Agent hooks run host commands.
+
+## What it checks
+In the project's `.claude/settings.json` and `.claude/settings.local.json`: every
+hook of type `command` (`hooks.<Event>[].hooks[].type == "command"`), a
+`statusLine.command`, and an `apiKeyHelper`. In `.codex/config.toml`: a `notify`
+program.
+
+## Why it matters
+Hooks run shell commands on the host each time the agent starts, edits or stops,
+with the developer's permissions and outside the agent's own sandbox. A repository
+that ships them runs its code as soon as an agent opens it.
+
+## How to fix
+Remove hooks from the repository's agent settings, or review every command they run
+like any other code; keep personal hooks in user-level settings.
+"""
+
+from __future__ import annotations
+
+from ztsa.agentfiles import CLAUDE_SETTINGS, get, json_file, obj, toml_file
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.model import Outcome, Severity
+from ztsa.parsing import line_of
+from ztsa.registry import rule
+
+
+def claude(ctx: Context, f: Findings, rel: str) -> None:
+    loaded = f.attempt(json_file, ctx, rel)
+    if loaded is None:
+        return
+    raw, text = loaded
+    doc = f.attempt(obj, raw, rel)
+    if doc is None:
+        return
+    hooks = doc.get("hooks")
+    if isinstance(hooks, dict):
+        for event, groups in hooks.items():
+            for group in groups if isinstance(groups, list) else []:
+                for hook in get(group, "hooks") or []:
+                    if isinstance(hook, dict) and hook.get("type") == "command":
+                        cmd = str(hook.get("command", ""))
+                        f.fail(f"{event} hook runs {cmd[:80]!r}", path=rel,
+                               line=line_of(text, cmd) if cmd else line_of(text, event))
+    status = doc.get("statusLine")
+    if isinstance(status, dict) and status.get("command"):
+        f.fail(f"statusLine runs {str(status['command'])[:80]!r}", path=rel,
+               line=line_of(text, '"statusLine"'))
+    if doc.get("apiKeyHelper"):
+        f.fail(f"apiKeyHelper runs {str(doc['apiKeyHelper'])[:80]!r}", path=rel,
+               line=line_of(text, '"apiKeyHelper"'))
+
+
+@rule(id="AGT002", slug="agent-hooks", title="Agent hooks run host commands",
+      severity=Severity.HIGH, actions="W/W/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    for rel in CLAUDE_SETTINGS:
+        claude(ctx, f, rel)
+    loaded = f.attempt(toml_file, ctx, ".codex/config.toml")
+    if loaded is not None:
+        doc, text = loaded
+        if doc.get("notify"):
+            f.fail(f"notify runs {doc['notify']!r}"[:100], path=".codex/config.toml",
+                   line=line_of(text, "notify"))
+    return f.outcome("no agent hook runs a host command",
+                     f"{len(f.found)} agent hook(s) run host commands")

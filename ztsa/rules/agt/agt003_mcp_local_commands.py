@@ -1,0 +1,84 @@
+"""MCP servers start local commands.
+
+## What it checks
+MCP server definitions that start a local program: `.mcp.json` and
+`.cursor/mcp.json` (`mcpServers.*.command`), `.vscode/mcp.json`
+(`servers.*.command`), `.gemini/settings.json` (`mcpServers.*.command`) and
+`.codex/config.toml` (`[mcp_servers.*] command`). The evidence flags the worst
+forms: `npx -y` of a package without a version, `uvx`, `sh -c`, and docker with the
+daemon socket.
+
+## Why it matters
+An MCP server named in a repository is a program the agent starts on the host when it
+opens the project. `npx -y some-package` fetches and runs whatever version the
+registry serves that day.
+
+## How to fix
+Remove project-level MCP servers, or pin them (`npx -y pkg@1.2.3`, a lockfile, a
+digest-pinned image) and start them only after review. Prefer user-level MCP
+configuration for tools you trust.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ztsa.agentfiles import get, json_file, toml_file
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.model import Outcome, Severity
+from ztsa.parsing import line_of
+from ztsa.registry import rule
+
+JSON_FILES = ((".mcp.json", "mcpServers"), (".cursor/mcp.json", "mcpServers"),
+              (".vscode/mcp.json", "servers"), (".gemini/settings.json", "mcpServers"))
+
+
+def worse(command: str, args: list[str]) -> str:
+    words = [command, *args]
+    base = command.rsplit("/", 1)[-1]
+    if base == "npx" and ("-y" in args or "--yes" in args):
+        pkgs = [a for a in args if not a.startswith("-")]
+        if pkgs and not re.search(r".@\d", pkgs[0]):
+            return f"; npx -y of {pkgs[0]} without a pinned version"
+    if base in ("uvx", "bunx", "pnpx"):
+        return f"; {base} fetches and runs a package"
+    if base in ("sh", "bash", "zsh") and "-c" in args:
+        return "; runs a shell command line"
+    if base in ("docker", "podman") and any("docker.sock" in w or "podman.sock" in w
+                                            for w in words):
+        return "; mounts the container daemon socket"
+    return ""
+
+
+def report(f: Findings, rel: str, text: str, name: str, server: Any) -> None:
+    if not isinstance(server, dict) or not server.get("command"):
+        return
+    command = str(server["command"])
+    args = [str(a) for a in server.get("args") or [] if isinstance(a, str | int)]
+    f.fail(f"MCP server {name!r} starts {' '.join([command, *args])[:100]!r}"
+           f"{worse(command, args)}", path=rel, line=line_of(text, f'"{name}"')
+           or line_of(text, name))
+
+
+@rule(id="AGT003", slug="mcp-local-commands", title="MCP servers start local commands",
+      severity=Severity.MEDIUM, actions="W/W/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    for rel, key in JSON_FILES:
+        loaded = f.attempt(json_file, ctx, rel)
+        if loaded is None:
+            continue
+        doc, text = loaded
+        servers = get(doc, key)
+        for name, server in (servers.items() if isinstance(servers, dict) else []):
+            report(f, rel, text, name, server)
+    loaded_toml = f.attempt(toml_file, ctx, ".codex/config.toml")
+    if loaded_toml is not None:
+        doc, text = loaded_toml
+        servers = doc.get("mcp_servers")
+        for name, server in (servers.items() if isinstance(servers, dict) else []):
+            report(f, ".codex/config.toml", text, name, server)
+    return f.outcome("no project MCP server starts a local command",
+                     f"{len(f.found)} MCP server(s) start local commands")

@@ -1,0 +1,80 @@
+"""Poisoned instruction files.
+
+## What it checks
+Agent instruction files: `CLAUDE.md`, `CLAUDE.local.md`, `AGENTS.md`, `GEMINI.md`,
+`.cursorrules`, `.cursor/rules/*.mdc`, `.windsurfrules`, `.clinerules`,
+`.github/copilot-instructions.md`, `.github/instructions/*` and everything under
+`.claude/commands`, `.claude/agents` and `.claude/skills`, anywhere in the workspace.
+It looks for invisible characters (bidi controls U+202A–U+202E and U+2066–U+2069,
+zero-width U+200B–U+200D, U+2060, U+FEFF other than a leading byte-order mark, tag
+characters U+E0000–U+E007F), reported by code point, line and column, never printed;
+and for injection phrases: `curl … | sh`, `--dangerously-skip-permissions`,
+`bypassPermissions`, "ignore previous instructions".
+
+## Why it matters
+Agents follow these files as instructions. Hidden characters let a reviewer see one
+text while the model reads another; the phrases are the usual payloads.
+
+## How to fix
+Remove the hidden characters (`ztsa explain AGT006` lists them; most editors can
+show them) and the injected lines, then review who changed the file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.model import Outcome, Severity
+from ztsa.registry import rule
+from ztsa.walk import all_files
+
+EXACT = {"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules",
+         ".windsurfrules", ".clinerules", ".github/copilot-instructions.md"}
+PREFIXES = (".github/instructions/", ".claude/commands/", ".claude/agents/",
+            ".claude/skills/", ".cursor/rules/")
+HIDDEN = re.compile("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff\U000e0000-\U000e007f]")
+PHRASES = (
+    (re.compile(r"\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b", re.I),
+     "pipes a download into a shell"),
+    (re.compile(r"--dangerously-skip-permissions"), "asks for --dangerously-skip-permissions"),
+    (re.compile(r"bypassPermissions"), "mentions bypassPermissions"),
+    (re.compile(r"ignore\s+(all\s+)?(the\s+)?(previous|prior|above)\s+instructions", re.I),
+     "says to ignore previous instructions"),
+)
+MAX_REPORTS = 20
+
+
+def is_instruction_file(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    if rel.startswith(".cursor/rules/") or "/.cursor/rules/" in rel:
+        return name.endswith(".mdc")
+    tail = rel.split("/")
+    return (name in EXACT or rel in EXACT or "/".join(tail[-2:]) in EXACT
+            or any(rel.startswith(p) or f"/{p}" in rel for p in PREFIXES))
+
+
+@rule(id="AGT006", slug="poisoned-instructions", title="Poisoned instruction files",
+      severity=Severity.HIGH, actions="W/W/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    files = [p for p in f.attempt(all_files, ctx) or [] if is_instruction_file(p)]
+    for rel in files:
+        text = f.attempt(ctx.ws_text, rel, 8 << 20)
+        if text is None:
+            continue
+        hidden = 0
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            for m in HIDDEN.finditer(line):
+                hidden += 1
+                if hidden <= MAX_REPORTS:
+                    f.fail(f"U+{ord(m.group()):04X} at line {lineno}, column {m.start() + 1}",
+                           path=rel, line=lineno)
+            for rx, what in PHRASES:
+                if rx.search(line):
+                    f.fail(f"line {lineno} {what}", path=rel, line=lineno)
+        if hidden > MAX_REPORTS:
+            f.fail(f"{hidden - MAX_REPORTS} more hidden character(s) not listed", path=rel)
+    return f.outcome(f"{len(files)} instruction file(s) clean",
+                     f"{len(f.found)} suspicious item(s) in instruction files")

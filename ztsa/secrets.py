@@ -1,0 +1,44 @@
+"""Secret shapes and names. Values are matched, never reported."""
+
+from __future__ import annotations
+
+import re
+
+# value shapes of well-known tokens: (label, pattern)
+TOKEN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (label, re.compile(rx))
+    for label, rx in (
+        ("GitHub token", r"\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
+        ("GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+        ("AWS access key id", r"\b(AKIA|ASIA)[A-Z0-9]{16}\b"),
+        ("Slack token", r"\bxox[bpea]-[A-Za-z0-9-]{10,}"),
+        ("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+        ("Anthropic key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+        ("OpenAI key", r"\bsk-(proj-)?[A-Za-z0-9_-]{20,}"),
+        ("Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}"),
+        ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
+        ("PyPI token", r"\bpypi-[A-Za-z0-9_-]{50,}"),
+    )
+)
+
+SECRET_NAME = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|CREDENTIAL|AUTH_KEY)",
+    re.I,
+)
+# names that match SECRET_NAME but never hold a secret
+NOT_SECRET_NAMES = frozenset({"GPG_TTY"})
+
+
+def token_kind(value: str) -> str | None:
+    """The label of the first known token shape found in ``value``."""
+    for label, rx in TOKEN_SHAPES:
+        if rx.search(value):
+            return label
+    return None
+
+
+def redact(text: str) -> str:
+    """Replace every known token shape in ``text`` with a marker."""
+    for label, rx in TOKEN_SHAPES:
+        text = rx.sub(f"<redacted {label}>", text)
+    return text
