@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import pickle
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -78,10 +81,39 @@ class Machine:
     def run(self, rule_id: str, **kw: object) -> Outcome:
         return evaluate(load_rules()[rule_id], self.context(**kw))  # type: ignore[arg-type]
 
+    def run_unprivileged(self, rule_id: str) -> Outcome:
+        """Evaluate as uid/gid 65534 in a forked child when we are root (real access checks)."""
+        if os.geteuid() != 0:
+            return self.run(rule_id)
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child
+            try:
+                os.close(rfd)
+                os.setgroups([])
+                os.setresgid(65534, 65534, 65534)
+                os.setresuid(65534, 65534, 65534)
+                data = pickle.dumps(self.run(rule_id))
+                with os.fdopen(wfd, "wb") as w:
+                    w.write(data)
+            finally:
+                os._exit(0)
+        os.close(wfd)
+        with os.fdopen(rfd, "rb") as r:
+            data = r.read()
+        os.waitpid(pid, 0)
+        return pickle.loads(data)  # type: ignore[no-any-return]
+
 
 @pytest.fixture
-def machine(tmp_path: Path) -> Machine:
-    return Machine(tmp_path)
+def machine() -> Iterator[Machine]:
+    # world-traversable, so that run_unprivileged can reach it
+    base = Path(tempfile.mkdtemp(prefix="ztsa-test-"))
+    os.chmod(base, 0o755)
+    try:
+        yield Machine(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 from typing import NamedTuple
@@ -33,7 +34,10 @@ class Listener(NamedTuple):
 
     def show(self) -> str:
         a = self.address
-        return f"[{a}]:{self.port}" if a.version == 6 else f"{a}:{self.port}"
+        if isinstance(a, ipaddress.IPv6Address):
+            mapped = a.ipv4_mapped
+            return f"[::ffff:{mapped}]:{self.port}" if mapped else f"[{a}]:{self.port}"
+        return f"{a}:{self.port}"
 
 
 def _addr(hexaddr: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
@@ -92,10 +96,8 @@ def owners(host: Host, inodes: set[str]) -> dict[str, str]:
             inode = wanted.get(target)
             if inode and inode not in found:
                 comm = ""
-                try:
+                with contextlib.suppress(ProbeError):
                     comm = (host.read_text(f"/proc/{pid}/comm") or "").strip()
-                except ProbeError:
-                    pass
                 found[inode] = f"pid {pid} ({comm})" if comm else f"pid {pid}"
         if len(found) == len(wanted):
             break

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from ztsa.host import ProbeError
@@ -88,9 +89,9 @@ def load_json(text: str, name: str) -> Any:
 
 
 def load_toml(text: str, name: str) -> dict[str, Any]:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python 3.10
+    else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
         return tomllib.loads(text)

@@ -45,9 +45,9 @@ def check(ctx: Context) -> Outcome:
             f.fail("initializeCommand runs on the host", dc, line_of(text, "initializeCommand"))
     if ctx.ws_exists(".envrc"):
         f.fail(".envrc runs when direnv enters the folder", ".envrc")
-    text = f.attempt(ctx.ws_text, ".git/config", 1 << 20)
-    if text is not None:
-        entries = f.attempt(parse_git_config, text, ".git/config") or []
+    config = f.attempt(ctx.ws_text, ".git/config", 1 << 20)
+    if config is not None:
+        entries = f.attempt(parse_git_config, config, ".git/config") or []
         for section, key, value, line in entries:
             sect = section.split(".", 1)[0]
             if (sect, key) in GIT_KEYS or (sect == "includeif" and key == "path"):

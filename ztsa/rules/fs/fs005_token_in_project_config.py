@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 
 from ztsa.context import Context
-from ztsa.host import ProbeError
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.findings import Findings
+from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 from ztsa.secrets import token_kind
 from ztsa.walk import find_files
@@ -43,18 +43,13 @@ def _placeholder(value: str) -> bool:
 @rule(id="FS005", slug="token-in-project-config", severity=Severity.HIGH,
       title="Auth token in project package-manager config", actions="B/B/B")
 def check(ctx: Context) -> Outcome:
-    found: list[Evidence] = []
-    errors: list[str] = []
+    f = Findings()
     for rel in find_files(ctx, lambda name: name in NAMES):
         base = rel.rsplit("/", 1)[-1]
         if base.startswith("credentials") and not rel.endswith(
                 (".cargo/credentials", ".cargo/credentials.toml")):
             continue
-        try:
-            text = ctx.ws_text(rel, limit=1 << 20) or ""
-        except ProbeError as exc:
-            errors.append(str(exc))
-            continue
+        text = f.attempt(ctx.ws_text, rel, 1 << 20) or ""
         for lineno, line in enumerate(text.splitlines(), start=1):
             what = None
             m = KEY.search(line)
@@ -68,11 +63,6 @@ def check(ctx: Context) -> Outcome:
             elif kind := token_kind(line):
                 what = kind
             if what:
-                found.append(Evidence(f"{what} value in {rel} (redacted)", path=rel,
-                                      line=lineno))
-    if found:
-        return Outcome.failed(f"{len(found)} credential(s) in project config", found)
-    if errors:
-        return Outcome.unknown("could not read every config file",
-                               [Evidence(e) for e in errors])
-    return Outcome.passed("no token in project package-manager config")
+                f.fail(f"{what} value in {rel} (redacted)", path=rel, line=lineno)
+    return f.outcome("no token in project package-manager config",
+                     f"{len(f.found)} credential(s) in project config")

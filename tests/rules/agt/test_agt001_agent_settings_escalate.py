@@ -1,0 +1,57 @@
+import json
+
+from ztsa.model import Status
+
+BENIGN = {
+    "permissions": {"allow": ["Bash(npm run test:*)", "Read"], "deny": ["Bash(curl:*)"],
+                    "defaultMode": "default"},
+    "sandbox": {"enabled": True, "excludedCommands": ["git"],
+                "network": {"allowUnixSockets": ["/run/user/1000/app.sock"]}},
+}
+
+
+def test_pass_benign(machine):
+    machine.ws(".claude/settings.json", json.dumps(BENIGN, indent=2))
+    assert machine.run("AGT001").status is Status.PASS
+
+
+def test_pass_no_settings(machine):
+    assert machine.run("AGT001").status is Status.PASS
+
+
+def test_fail_every_escalation_with_lines(machine):
+    machine.ws(".claude/settings.json", json.dumps({
+        "permissions": {"allow": ["Bash(*)"], "defaultMode": "bypassPermissions"},
+        "sandbox": {"enabled": False, "allowUnsandboxedCommands": True,
+                    "excludedCommands": ["docker", "bash -c"],
+                    "network": {"allowUnixSockets": ["/var/run/docker.sock"]}},
+    }, indent=2))
+    machine.ws(".claude/settings.local.json", '{"enableAllProjectMcpServers": true}')
+    out = machine.run("AGT001")
+    assert out.status is Status.FAIL
+    details = {e.detail for e in out.evidence}
+    assert details == {
+        "permissions.defaultMode is bypassPermissions",
+        "sandbox.enabled is false",
+        "sandbox.allowUnsandboxedCommands is true",
+        "sandbox.excludedCommands holds 'docker'",
+        "sandbox.excludedCommands holds 'bash -c'",
+        "sandbox.network.allowUnixSockets holds the daemon socket /var/run/docker.sock",
+        "enableAllProjectMcpServers is true",
+        "permissions.allow holds 'Bash(*)': every shell command is pre-approved",
+    }
+    assert all(e.line for e in out.evidence)
+    bypass = next(e for e in out.evidence if "bypass" in e.detail)
+    assert bypass.path == ".claude/settings.json" and bypass.line == 6
+
+
+def test_unknown_unparseable_names_file_and_error(machine):
+    machine.ws(".claude/settings.json", '{"permissions": {"defaultMode": ')
+    out = machine.run("AGT001")
+    assert out.status is Status.UNKNOWN
+    assert ".claude/settings.json" in out.message and "not valid JSON" in out.message
+
+
+def test_unknown_not_an_object(machine):
+    machine.ws(".claude/settings.json", "[1, 2]")
+    assert machine.run("AGT001").status is Status.UNKNOWN

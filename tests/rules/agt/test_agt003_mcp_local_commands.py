@@ -1,0 +1,38 @@
+import json
+
+from ztsa.model import Status
+
+
+def test_pass_remote_servers_only(machine):
+    machine.ws(".mcp.json", json.dumps({"mcpServers": {
+        "docs": {"type": "http", "url": "https://mcp.example/docs"}}}))
+    assert machine.run("AGT003").status is Status.PASS
+
+
+def test_fail_every_dialect_and_worst_forms(machine):
+    machine.ws(".mcp.json", json.dumps({"mcpServers": {
+        "fs": {"command": "npx", "args": ["-y", "@acme/mcp-fs"]},
+        "pinned": {"command": "npx", "args": ["-y", "@acme/mcp-git@1.4.2"]}}}, indent=2))
+    machine.ws(".cursor/mcp.json", json.dumps({"mcpServers": {"py": {"command": "uvx",
+                                                                       "args": ["mcp-x"]}}}))
+    machine.ws(".vscode/mcp.json", '{\n  // editor MCP\n  "servers": {"sh": {"command": "sh",'
+               ' "args": ["-c", "node s.js"]},},\n}\n')
+    machine.ws(".gemini/settings.json", json.dumps({"mcpServers": {"d": {
+        "command": "docker", "args": ["run", "-v", "/var/run/docker.sock:/s", "img"]}}}))
+    machine.ws(".codex/config.toml", '[mcp_servers.local]\ncommand = "./bin/server"\n')
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL
+    by_path = {}
+    for e in out.evidence:
+        by_path.setdefault(e.path, []).append(e.detail)
+    assert "without a pinned version" in by_path[".mcp.json"][0]
+    assert "without a pinned version" not in by_path[".mcp.json"][1]
+    assert "uvx fetches" in by_path[".cursor/mcp.json"][0]
+    assert "shell command line" in by_path[".vscode/mcp.json"][0]
+    assert "daemon socket" in by_path[".gemini/settings.json"][0]
+    assert "./bin/server" in by_path[".codex/config.toml"][0]
+
+
+def test_unknown(machine):
+    machine.ws(".cursor/mcp.json", "{ not json")
+    assert machine.run("AGT003").status is Status.UNKNOWN

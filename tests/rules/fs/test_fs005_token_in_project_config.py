@@ -1,0 +1,29 @@
+from ztsa.model import Status
+
+NPM_TOKEN = "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def test_pass_placeholders(machine):
+    machine.ws(".npmrc", "//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n")
+    machine.ws("packages/web/.yarnrc.yml", 'npmAuthToken: "${NPM_TOKEN}"\n')
+    machine.ws(".cargo/credentials.toml", '[registry]\ntoken = "${CARGO_TOKEN}"\n')
+    assert machine.run("FS005").status is Status.PASS
+
+
+def test_fail_names_file_and_line_never_value(machine):
+    machine.ws(".npmrc", f"registry=https://registry.npmjs.org/\n//r/:_authToken={NPM_TOKEN}\n")
+    machine.ws("packages/api/.pypirc", "[pypi]\nusername = __token__\npassword = pypi-AgEIcHlw\n")
+    machine.ws(".cargo/credentials.toml", '[registry]\ntoken = "cio1234567890"\n')
+    machine.ws("node_modules/x/.npmrc", f"_authToken={NPM_TOKEN}\n")  # skipped
+    out = machine.run("FS005")
+    assert out.status is Status.FAIL
+    assert {(e.path, e.line) for e in out.evidence} == {
+        (".npmrc", 2), ("packages/api/.pypirc", 3), (".cargo/credentials.toml", 2)}
+    assert NPM_TOKEN not in str(out) and "pypi-AgEIcHlw" not in str(out)
+
+
+def test_unknown_symlink_outside(machine):
+    import os
+    os.symlink("/etc/hostname", machine.workspace / ".npmrc")
+    out = machine.run("FS005")
+    assert out.status is Status.UNKNOWN and "outside the workspace" in out.message
