@@ -22,6 +22,7 @@ the agent's user does not own.
 from __future__ import annotations
 
 import os
+import stat
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
@@ -49,9 +50,14 @@ def check(ctx: Context) -> Outcome:
         errors.append("/proc/self/mountinfo is absent")
     candidates += [m.mount_point for m in mounts or [] if m.mount_point.endswith(".sock")]
     found: list[Evidence] = []
+    seen: set[tuple[int, int]] = set()
     for p in dict.fromkeys(candidates):
         try:
-            if host.is_socket(p) and host.access(p, os.W_OK):
+            st = host.stat(p)
+            if st is None or not stat.S_ISSOCK(st.st_mode) or (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            if host.access(p, os.W_OK):
                 found.append(Evidence(f"daemon socket {p} can be opened", path=p))
         except ProbeError as exc:
             errors.append(str(exc))
