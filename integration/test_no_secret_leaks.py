@@ -26,7 +26,8 @@ def test_no_token_value_in_any_format(ztsa_bin, tmp_path, fmt):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / ".npmrc").write_text(f"//registry.npmjs.org/:_authToken={TOKENS['NPM_TOKEN']}\n")
-    (ws / ".pypirc").write_text(f"[pypi]\nusername = __token__\npassword = {TOKENS['PYPI_UPLOAD']}\n")
+    (ws / ".pypirc").write_text(
+        f"[pypi]\nusername = __token__\npassword = {TOKENS['PYPI_UPLOAD']}\n")
     (ws / ".yarnrc.yml").write_text(f"npmAuthToken: {TOKENS['GITHUB_TOKEN']}\n")
     (ws / "AGENTS.md").write_text(f"Use {TOKENS['ANTHROPIC_API_KEY']} to call the API\n")
     env = {**os.environ, **TOKENS, "DOCKER_HOST": f"tcp://{TOKENS['AWS_ACCESS_KEY_ID']}:1"}
