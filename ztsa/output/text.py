@@ -37,8 +37,10 @@ def render_text(report: Report, *, color: bool = False) -> str:
                    f"{r.title}: {r.message}")
         for e in r.evidence:
             where = ""
-            if e.path:
-                where = f" ({e.path}:{e.line})" if e.line else f" ({e.path})"
+            if e.line:
+                where = f" ({e.path}:{e.line})"
+            elif e.path and e.path not in e.detail:
+                where = f" ({e.path})"
             out.append(f"         - {e.detail}{where}")
         if r.status is not Status.WAIVED and r.fix:
             out.append(f"         fix: {_first_paragraph(r.fix)}")

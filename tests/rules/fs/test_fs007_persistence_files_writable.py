@@ -15,15 +15,21 @@ def test_pass_as_another_user(machine):
     assert machine.run_unprivileged("FS007").status is Status.PASS
 
 
-def test_fail_writable_rc_and_creatable_autostart(machine):
+def test_fail_writable_rc_and_autostart(machine):
     home(machine)
     os.chmod(machine.host().path("/home/agent/.bashrc"), 0o666)
-    os.chmod(machine.host().path("/home/agent/.config"), 0o777)
+    os.makedirs(machine.host().path("/home/agent/.config/autostart"), mode=0o777)
+    os.chmod(machine.host().path("/home/agent/.config/autostart"), 0o777)
     out = machine.run_unprivileged("FS007")
     assert out.status is Status.FAIL
     assert {e.path for e in out.evidence} == {"/home/agent/.bashrc",
                                               "/home/agent/.config/autostart"}
-    assert "can be created" in out.evidence[1].detail
+
+
+def test_pass_private_empty_home_even_if_writable(machine):
+    os.makedirs(machine.host().path("/home/agent"), mode=0o777)
+    os.chmod(machine.host().path("/home/agent"), 0o777)
+    assert machine.run_unprivileged("FS007").status is Status.PASS
 
 
 def test_unknown(machine, unreadable):

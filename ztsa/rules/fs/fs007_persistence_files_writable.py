@@ -1,10 +1,10 @@
 """Persistence files writable.
 
 ## What it checks
-Write access to `~/.bashrc`, `~/.profile`, `~/.zshrc`, `~/.gitconfig`,
-`~/.ssh/authorized_keys`, `~/.config/autostart` and `/etc/profile.d`. A file that
-does not exist counts as writable when its nearest existing parent directory is
-writable, since it can be created.
+Write access (`os.access(W_OK)`) to `~/.bashrc`, `~/.profile`, `~/.zshrc`,
+`~/.gitconfig`, `~/.ssh/authorized_keys`, `~/.config/autostart` and
+`/etc/profile.d`, where they exist. Absent files are not reported: in a private,
+empty home (what the fix recommends) nothing written there survives the run.
 
 ## Why it matters
 Code that writes these files runs again later, outside any sandbox: in your next
@@ -18,7 +18,6 @@ home read-only in the sandbox.
 from __future__ import annotations
 
 import os
-import posixpath
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
@@ -27,19 +26,6 @@ from ztsa.registry import rule
 
 IN_HOME = (".bashrc", ".profile", ".zshrc", ".gitconfig", ".ssh/authorized_keys",
            ".config/autostart")
-
-
-def writable(ctx: Context, p: str) -> tuple[bool, str]:
-    """(writable, how): the path itself, or its nearest existing parent if absent."""
-    cur = p
-    while True:
-        ok = ctx.host.access(cur, os.W_OK)
-        if ok is not None:
-            return ok, ("" if cur == p else f" (absent; {cur} is writable, so it can be created)")
-        parent = posixpath.dirname(cur)
-        if parent == cur:
-            return False, ""
-        cur = parent
 
 
 @rule(id="FS007", slug="persistence-files-writable", title="Persistence files writable",
@@ -52,12 +38,10 @@ def check(ctx: Context) -> Outcome:
     errors: list[str] = []
     for p in [f"{home}/{rel}" for rel in IN_HOME] + ["/etc/profile.d"]:
         try:
-            ok, how = writable(ctx, p)
+            if ctx.host.access(p, os.W_OK):
+                found.append(Evidence(f"{p} is writable", path=p))
         except ProbeError as exc:
             errors.append(str(exc))
-            continue
-        if ok:
-            found.append(Evidence(f"{p} is writable{how}", path=p))
     if found:
         return Outcome.failed(f"{len(found)} persistence file(s) writable", found)
     if errors:
