@@ -18,7 +18,7 @@ import os
 import stat
 from collections.abc import Iterator, Mapping
 from functools import cached_property
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 MAX_READ = 16 * 1024 * 1024
 _ABSENT = (errno.ENOENT, errno.ENOTDIR)
@@ -56,6 +56,8 @@ class Host:
         self.root = os.path.abspath(root)
         self.proc = os.path.abspath(proc)
         self.environ: Mapping[str, str] = dict(os.environ if environ is None else environ)
+        # memo of parsed files that several rules read (status, mountinfo, listeners)
+        self.cache: dict[str, Any] = {}
 
     # -- paths -------------------------------------------------------------------------
     def path(self, p: str) -> str:
@@ -147,16 +149,21 @@ class Host:
 
     # -- /proc -------------------------------------------------------------------------
     def proc_status(self, pid: str = "self") -> dict[str, str] | None:
-        """``/proc/PID/status`` as a dict of field name to raw value."""
+        """``/proc/PID/status`` as a dict of field name to raw value (memoised for self)."""
+        key = f"status:{pid}"
+        if pid == "self" and key in self.cache:
+            return dict(self.cache[key]) if self.cache[key] is not None else None
         text = self.read_text(f"/proc/{pid}/status")
-        if text is None:
-            return None
-        out: dict[str, str] = {}
-        for line in text.splitlines():
-            key, sep, value = line.partition(":")
-            if sep:
-                out[key.strip()] = value.strip()
-        return out
+        out: dict[str, str] | None = None
+        if text is not None:
+            out = {}
+            for line in text.splitlines():
+                name, sep, value = line.partition(":")
+                if sep:
+                    out[name.strip()] = value.strip()
+        if pid == "self":
+            self.cache[key] = out
+        return dict(out) if out is not None else None
 
     def pids(self) -> Iterator[str]:
         for name in self.listdir("/proc") or []:
@@ -187,6 +194,14 @@ class Host:
 
     def mounts(self) -> list[Mount] | None:
         """``/proc/self/mountinfo`` parsed; ``None`` if it is absent."""
+        if "mounts" in self.cache:
+            cached = self.cache["mounts"]
+            return list(cached) if cached is not None else None
+        found = self._mounts()
+        self.cache["mounts"] = tuple(found) if found is not None else None
+        return found
+
+    def _mounts(self) -> list[Mount] | None:
         text = self.read_text("/proc/self/mountinfo")
         if text is None:
             return None

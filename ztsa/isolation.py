@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
+from ztsa.lazy import LazyRe
 
 CONTAINER_FILES = {
     "/.dockerenv": "docker",
@@ -14,8 +15,8 @@ CONTAINER_FILES = {
     "/run/systemd/container": None,  # the file names the manager
     "/run/host/container-manager": None,
 }
-CGROUP_SIGNS = re.compile(r"(docker|kubepods|containerd|libpod|lxc|crio|machine\.slice/machine-)")
-DMI_VENDORS = re.compile(
+CGROUP_SIGNS = LazyRe(r"(docker|kubepods|containerd|libpod|lxc|crio|machine\.slice/machine-)")
+DMI_VENDORS = LazyRe(
     r"(qemu|kvm|vmware|virtualbox|innotek|xen|bochs|parallels|bhyve|"
     r"amazon ec2|google compute engine|microsoft corporation|openstack|firecracker|"
     r"cloud hypervisor)",

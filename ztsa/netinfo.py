@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
 from typing import NamedTuple
 
@@ -13,46 +12,56 @@ LISTEN = "0A"
 
 
 class Listener(NamedTuple):
-    address: ipaddress.IPv4Address | ipaddress.IPv6Address
+    address: bytes  # 4 or 16 bytes, network order
     port: int
     inode: str
     table: str
 
+    def _v4(self) -> bytes | None:
+        """The IPv4 address, also for an IPv4-mapped IPv6 one."""
+        a = self.address
+        if len(a) == 4:
+            return a
+        return a[12:] if a[:12] == _MAPPED else None
+
     @property
     def wildcard(self) -> bool:
-        a = self.address
-        if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped is not None:
-            return a.ipv4_mapped.is_unspecified
-        return a.is_unspecified
+        v4 = self._v4()
+        return v4 == bytes(4) if v4 is not None else self.address == bytes(16)
 
     @property
     def loopback(self) -> bool:
-        a = self.address
-        if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped is not None:
-            return a.ipv4_mapped.is_loopback
-        return a.is_loopback
+        v4 = self._v4()
+        return v4[0] == 127 if v4 is not None else self.address == _V6_LOOPBACK
 
     def show(self) -> str:
-        a = self.address
-        if isinstance(a, ipaddress.IPv6Address):
-            mapped = a.ipv4_mapped
-            return f"[::ffff:{mapped}]:{self.port}" if mapped else f"[{a}]:{self.port}"
-        return f"{a}:{self.port}"
+        import ipaddress  # only when reporting
+
+        if len(self.address) == 4:
+            return f"{ipaddress.IPv4Address(self.address)}:{self.port}"
+        v4 = self._v4()
+        if v4 is not None:
+            return f"[::ffff:{ipaddress.IPv4Address(v4)}]:{self.port}"
+        return f"[{ipaddress.IPv6Address(self.address)}]:{self.port}"
 
 
-def _addr(hexaddr: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+_MAPPED = bytes(10) + b"\xff\xff"
+_V6_LOOPBACK = bytes(15) + b"\x01"
+
+
+def _addr(hexaddr: str) -> bytes:
     raw = bytes.fromhex(hexaddr)
+    if len(raw) not in (4, 16):
+        raise ValueError(f"bad address length {len(raw)}")
     # the kernel prints each 32-bit word in host (little-endian) order
-    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-    if len(words) == 4:
-        return ipaddress.IPv4Address(words)
-    if len(words) == 16:
-        return ipaddress.IPv6Address(words)
-    raise ValueError(f"bad address length {len(raw)}")
+    return b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
 
 
 def listeners(host: Host) -> list[Listener]:
     """Every TCP socket in LISTEN state. Raises ProbeError if neither table is there."""
+    cached = host.cache.get("listeners")
+    if cached is not None:
+        return list(cached)
     out: list[Listener] = []
     seen = 0
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -73,6 +82,7 @@ def listeners(host: Host) -> list[Listener]:
                 raise ProbeError(table, f"line {lineno}: {exc}") from exc
     if not seen:
         raise ProbeError("/proc/net/tcp", "neither /proc/net/tcp nor /proc/net/tcp6 exists")
+    host.cache["listeners"] = tuple(out)
     return out
 
 

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ztsa.host import ProbeError
+from ztsa.lazy import LazyRe
 
 
 class ParseError(ProbeError):
@@ -111,8 +112,8 @@ def json_key_line(text: str, key: str) -> int | None:
     return line_of(text, f'"{key}"')
 
 
-_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
-_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
+_SECTION = LazyRe(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+_KEY = LazyRe(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
 
 
 def parse_git_config(text: str, name: str) -> list[tuple[str, str, str, int]]:

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ztsa.lazy import LazyRe
 from ztsa.model import Action, Category, Outcome, Profile, Severity
 
 if TYPE_CHECKING:
     from ztsa.context import Context
 
-RULE_ID = re.compile(r"^(ENV|FS|NET|SUP|AGT)\d{3}$")
-SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+RULE_ID = LazyRe(r"^(ENV|FS|NET|SUP|AGT)\d{3}$")
+SLUG = LazyRe(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 DOC_SECTIONS = ("What it checks", "Why it matters", "How to fix")
 _ACTIONS = {"B": Action.BLOCK, "W": Action.WARN, "-": Action.OFF}
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
+from ztsa.lazy import LazyRe
+
 # value shapes of well-known tokens: (label, pattern)
-TOKEN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (label, re.compile(rx))
+TOKEN_SHAPES: tuple[tuple[str, LazyRe], ...] = tuple(
+    (label, LazyRe(rx))
     for label, rx in (
         ("GitHub token", r"\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
         ("GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
@@ -21,7 +23,7 @@ TOKEN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 
-SECRET_NAME = re.compile(
+SECRET_NAME = LazyRe(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|CREDENTIAL|AUTH_KEY)",
     re.I,
 )

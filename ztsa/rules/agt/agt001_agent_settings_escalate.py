@@ -21,19 +21,18 @@ in `~/.claude/settings.json`), and review changes to `.claude/` like code.
 
 from __future__ import annotations
 
-import re
-
 from ztsa.agentfiles import CLAUDE_SETTINGS, get, json_file, obj
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of
 from ztsa.registry import rule
 
-RISKY_COMMANDS = re.compile(
+RISKY_COMMANDS = LazyRe(
     r"^(bash|sh|zsh|dash|fish|ksh|python\d*(\.\d+)?|node|deno|bun|ruby|perl|php|"
     r"docker|podman|kubectl|sudo|env|xargs|eval)\b")
-DAEMON_SOCKET = re.compile(r"(docker|podman|containerd|crio|buildkitd)\.sock$")
+DAEMON_SOCKET = LazyRe(r"(docker|podman|containerd|crio|buildkitd)\.sock$")
 
 
 def audit(ctx: Context, f: Findings, rel: str) -> None:

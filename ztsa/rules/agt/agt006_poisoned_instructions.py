@@ -26,6 +26,7 @@ import re
 
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 from ztsa.walk import all_files
@@ -34,13 +35,13 @@ EXACT = {"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules
          ".windsurfrules", ".clinerules", ".github/copilot-instructions.md"}
 PREFIXES = (".github/instructions/", ".claude/commands/", ".claude/agents/",
             ".claude/skills/", ".cursor/rules/")
-HIDDEN = re.compile("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff\U000e0000-\U000e007f]")
+HIDDEN = LazyRe("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff\U000e0000-\U000e007f]")
 PHRASES = (
-    (re.compile(r"\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b", re.I),
+    (LazyRe(r"\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b", re.I),
      "pipes a download into a shell"),
-    (re.compile(r"--dangerously-skip-permissions"), "asks for --dangerously-skip-permissions"),
-    (re.compile(r"bypassPermissions"), "mentions bypassPermissions"),
-    (re.compile(r"ignore\s+(all\s+)?(the\s+)?(previous|prior|above)\s+instructions", re.I),
+    (LazyRe(r"--dangerously-skip-permissions"), "asks for --dangerously-skip-permissions"),
+    (LazyRe(r"bypassPermissions"), "mentions bypassPermissions"),
+    (LazyRe(r"ignore\s+(all\s+)?(the\s+)?(previous|prior|above)\s+instructions", re.I),
      "says to ignore previous instructions"),
 )
 MAX_REPORTS = 20

@@ -19,14 +19,13 @@ Run the agent in its own PID and network namespaces: `bwrap --unshare-pid
 
 from __future__ import annotations
 
-import re
-
 from ztsa.context import Context
 from ztsa.host import ProbeError
+from ztsa.lazy import LazyRe
 from ztsa.model import Evidence, Outcome, Severity
 from ztsa.registry import rule
 
-HOST_IFACES = re.compile(r"^(docker\d+|veth\w*|br-[0-9a-f]+|virbr\d+|cni\d+|podman\d+|lxcbr\d+)$")
+HOST_IFACES = LazyRe(r"^(docker\d+|veth\w*|br-[0-9a-f]+|virbr\d+|cni\d+|podman\d+|lxcbr\d+)$")
 
 
 def _real_uid(status: dict[str, str] | None) -> int | None:
@@ -52,11 +51,11 @@ def check(ctx: Context) -> Outcome:
         other = None
         for pid in host.pids():
             try:
-                uid = _real_uid(host.proc_status(pid))
+                st = host.stat(f"/proc/{pid}")  # owned by the process's effective uid
             except ProbeError:
                 continue  # processes come and go
-            if uid is not None and uid != me:
-                other = (pid, uid)
+            if st is not None and st.st_uid != me:
+                other = (pid, st.st_uid)
                 break
         if other:
             found.append(Evidence(

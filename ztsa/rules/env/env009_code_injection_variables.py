@@ -23,10 +23,8 @@ a clean environment (`env -i PATH=/usr/bin:/bin HOME=$HOME ...`). Empty
 
 from __future__ import annotations
 
-import re
-import shlex
-
 from ztsa.context import Context
+from ztsa.lazy import LazyRe
 from ztsa.model import Evidence, Outcome, Severity
 from ztsa.registry import rule
 
@@ -36,12 +34,14 @@ EXACT = frozenset({
     "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_EXEC_PATH",
     "npm_config_script_shell", "npm_config_node_options", "RUSTC_WRAPPER",
 })
-PATTERN = re.compile(
+PATTERN = LazyRe(
     r"^(LD_\w*|BASH_FUNC_.*|GIT_CONFIG_\w*|CARGO_TARGET_\w+_(RUNNER|LINKER))$")
 NODE_FLAGS = ("--require", "-r", "--import", "--loader", "--experimental-loader")
 
 
 def node_options_injects(value: str) -> bool:
+    import shlex
+
     try:
         words = shlex.split(value)
     except ValueError:

@@ -28,6 +28,7 @@ import re
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
+from ztsa.lazy import LazyRe
 from ztsa.model import Evidence, Outcome, Severity
 from ztsa.registry import rule
 
@@ -40,7 +41,7 @@ PLAIN = (
     ".cargo/credentials.toml", ".config/gh/hosts.yml", ".vault-token",
     ".claude/.credentials.json", ".codex/auth.json",
 )
-NPM_TOKEN = re.compile(r"(_authToken|_auth|_password)\s*=\s*(?!\$\{)\S")
+NPM_TOKEN = LazyRe(r"(_authToken|_auth|_password)\s*=\s*(?!\$\{)\S")
 PRIVATE_KEY = b"PRIVATE KEY"
 
 

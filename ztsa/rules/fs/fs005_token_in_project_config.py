@@ -24,16 +24,17 @@ import re
 
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 from ztsa.secrets import token_kind
 from ztsa.walk import find_files
 
 NAMES = {".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", "credentials", "credentials.toml"}
-KEY = re.compile(
+KEY = LazyRe(
     r"""(?:^|[\s:])(_authToken|_auth|_password|npmAuthToken|npmAuthIdent)\s*[=:]\s*["']?([^\s"']*)""")
-PYPI = re.compile(r"^\s*password\s*[=:]\s*(\S*)")
-CARGO = re.compile(r"""^\s*token\s*=\s*["']?([^"'\s]*)""")
+PYPI = LazyRe(r"^\s*password\s*[=:]\s*(\S*)")
+CARGO = LazyRe(r"""^\s*token\s*=\s*["']?([^"'\s]*)""")
 
 
 def _placeholder(value: str) -> bool:

@@ -17,7 +17,6 @@ docker configuration (`docker context use default`).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from urllib.parse import urlsplit
 
@@ -30,6 +29,8 @@ from ztsa.registry import rule
 def _loopback(host: str) -> bool:
     if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
         return True
+    import ipaddress
+
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:

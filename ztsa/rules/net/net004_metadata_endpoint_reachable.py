@@ -19,8 +19,6 @@ hop limit of 1 so that containers cannot reach it.
 
 from __future__ import annotations
 
-import ipaddress
-
 from ztsa.context import Context
 from ztsa.model import Evidence, Outcome, Severity
 from ztsa.registry import rule
@@ -32,6 +30,10 @@ TIMEOUT = 1.0
 @rule(id="NET004", slug="metadata-endpoint-reachable", opt_in="probe_network",
       title="Cloud metadata endpoint reachable", severity=Severity.HIGH, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
+    if not ctx.options.get("probe_network"):  # the engine skips it too; never send by accident
+        return Outcome.unknown("NET004 sends packets and runs only with --probe-network")
+    import ipaddress
+
     endpoints = ctx.options.get("metadata_endpoints") or DEFAULT_ENDPOINTS
     reached, tried = [], []
     for host, port in endpoints:
