@@ -17,6 +17,8 @@ from ztsa.host import Host
 from ztsa.model import Outcome, Profile
 from ztsa.registry import load_rules
 
+FIXTURES = Path(__file__).parent / "fixtures" / "supply"
+
 SANDBOXED_STATUS = {
     "Name": "python3",
     "Uid": "1000\t1000\t1000\t1000",
@@ -64,6 +66,12 @@ class Machine:
         else:
             p.write_text(text)
         return p
+
+    def fixture(self, name: str) -> None:
+        """Copy tests/fixtures/supply/NAME into the workspace."""
+        src = FIXTURES / name
+        assert src.is_dir(), f"no fixture {name}"
+        shutil.copytree(src, self.workspace, symlinks=True, dirs_exist_ok=True)
 
     def status(self, pid: str = "self", **fields: str) -> None:
         merged = {**SANDBOXED_STATUS, **fields}

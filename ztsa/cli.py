@@ -78,9 +78,15 @@ def cli(ctx: click.Context, debug: bool) -> None:
               callback=lambda c, p, v: [_endpoint(e) for e in v],
               help="Replace NET004's endpoints (169.254.169.254:80, [fd00:ec2::254]:80). "
                    "Repeatable.")
+@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
+              help="Leave workspace paths matching GLOB (relative, e.g. 'tests/fixtures') "
+                   "out of the file-based rules. Repeatable.")
+@click.option("--allow-registry", "registries", multiple=True, metavar="HOST",
+              help="Also trust packages resolved from HOST (SUP002). Repeatable.")
 @click.argument("path", type=click.Path(exists=True, file_okay=False), default=".")
 def check(profile: str, fmt: str, output: str | None, probe_network: bool,
-          endpoints: list[tuple[str, int]], path: str) -> None:
+          endpoints: list[tuple[str, int]], excludes: tuple[str, ...],
+          registries: tuple[str, ...], path: str) -> None:
     """Audit PATH (default: the current directory) and the environment; exit 3 on failure."""
     from ztsa.context import Context
     from ztsa.engine import run
@@ -89,7 +95,8 @@ def check(profile: str, fmt: str, output: str | None, probe_network: bool,
     from ztsa.output import Format, render
 
     ctx = Context(host=Host(), workspace=path, profile=Profile(profile),
-                  options={"probe_network": probe_network, "metadata_endpoints": endpoints})
+                  options={"probe_network": probe_network, "metadata_endpoints": endpoints,
+                           "exclude": list(excludes), "allow_registry": list(registries)})
     report = run(ctx)
     out = sys.stdout
     text = render(report, Format(fmt), color=_use_color(out, output is not None))

@@ -34,6 +34,14 @@ class Context:
     def ws_exists(self, rel: str) -> bool:
         return os.path.lexists(self.ws_path(rel))
 
+    def ws_lstat(self, rel: str) -> os.stat_result | None:
+        try:
+            return os.lstat(self.ws_path(rel))
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise ProbeError(rel, exc.strerror or type(exc).__name__) from exc
+
     def ws_access(self, rel: str, mode: int) -> bool | None:
         """``os.access`` on a workspace path; None if absent."""
         real = self.ws_path(rel)
@@ -53,6 +61,10 @@ class Context:
         if not self.in_workspace(real):
             raise ProbeError(rel, "symlink points outside the workspace (not followed)")
         return self.host.read_real(real, limit, shown=rel)
+
+    def ws_head(self, rel: str, n: int) -> bytes | None:
+        """The first n bytes of a workspace file (symlinks are not followed)."""
+        return self.host.read_head(self.ws_path(rel), n, shown=rel)
 
     def ws_text(self, rel: str, limit: int = 16 * 1024 * 1024) -> str | None:
         data = self.ws_bytes(rel, limit)

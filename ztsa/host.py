@@ -118,17 +118,53 @@ class Host:
         """Read a real path (already mapped, e.g. in the workspace)."""
         p = shown or real
         try:
-            with open(real, "rb") as f:
-                data = f.read(limit + 1)
+            # O_NONBLOCK: a FIFO planted where a file is expected must not hang the audit
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as exc:
             if exc.errno in _ABSENT:
                 return None
             if exc.errno == errno.EISDIR:
                 raise ProbeError(p, "is a directory") from exc
+            if exc.errno == errno.ELOOP:
+                raise ProbeError(p, "symlink loop") from exc
             raise ProbeError(p, _reason(exc)) from exc
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise ProbeError(p, "is a directory")
+            if not stat.S_ISREG(st.st_mode):
+                raise ProbeError(p, "not a regular file")
+            if st.st_size > limit:
+                raise ProbeError(p, f"larger than {limit} bytes ({st.st_size})")
+            with os.fdopen(fd, "rb", closefd=True) as f:
+                fd = -1
+                data = f.read(limit + 1)
+        except OSError as exc:
+            raise ProbeError(p, _reason(exc)) from exc
+        finally:
+            if fd >= 0:
+                os.close(fd)
         if len(data) > limit:
             raise ProbeError(p, f"larger than {limit} bytes")
         return data
+
+    def read_head(self, real: str, n: int, shown: str | None = None) -> bytes | None:
+        """The first ``n`` bytes of a regular file (real path); None if absent."""
+        p = shown or real
+        try:
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno in _ABSENT:
+                return None
+            raise ProbeError(p, _reason(exc)) from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ProbeError(p, "not a regular file")
+            return os.read(fd, n)
+        except OSError as exc:
+            raise ProbeError(p, _reason(exc)) from exc
+        finally:
+            os.close(fd)
 
     def read_text(self, p: str, limit: int = MAX_READ) -> str | None:
         data = self.read_bytes(p, limit)

@@ -141,3 +141,35 @@ def parse_git_config(text: str, name: str) -> list[tuple[str, str, str, int]]:
         value = (k.group(2) or "true").split(" #")[0].split(" ;")[0].strip().strip('"')
         out.append((section, k.group(1).lower(), value, lineno))
     return out
+
+
+def continued_lines(text: str) -> list[tuple[int, str]]:
+    """Lines with backslash-newline continuations joined, with their first line number."""
+    out: list[tuple[int, str]] = []
+    buf: list[str] = []
+    start = 1
+    for i, raw in enumerate(text.splitlines(), start=1):
+        if not buf:
+            start = i
+        if raw.endswith("\\"):
+            buf.append(raw[:-1])
+            continue
+        buf.append(raw)
+        out.append((start, " ".join(buf)))
+        buf = []
+    if buf:
+        out.append((start, " ".join(buf)))
+    return out
+
+
+def parse_ini_pairs(text: str) -> list[tuple[str, str, int]]:
+    """`key = value` lines of an .npmrc-style file (no sections), with line numbers."""
+    out: list[tuple[str, str, int]] = []
+    for i, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#;[":
+            continue
+        key, sep, value = line.partition("=")
+        if sep:
+            out.append((key.strip(), value.strip().strip('"'), i))
+    return out

@@ -1,0 +1,7 @@
+"""Manifest and lockfile readers. Each raises ParseError (a ProbeError) on bad input,
+never another exception, and is bounded in input size and structure."""
+
+from __future__ import annotations
+
+MAX_LOCK_BYTES = 64 * 1024 * 1024
+MAX_MANIFEST_BYTES = 8 * 1024 * 1024

@@ -1,0 +1,41 @@
+"""Bun: bun.lock (text: JSON with trailing commas); bun.lockb is binary and unreadable."""
+
+from __future__ import annotations
+
+from ztsa.manifests.common import check_size
+from ztsa.manifests.lock import LockEntry
+from ztsa.parsing import ParseError, load_jsonc
+
+
+def parse_bun_lock(text: str, path: str) -> list[LockEntry]:
+    doc = load_jsonc(text, path)
+    if not isinstance(doc, dict) or "lockfileVersion" not in doc:
+        raise ParseError(path, "not a bun.lock (no lockfileVersion)")
+    check_size(doc, path)
+    packages = doc.get("packages") or {}
+    if not isinstance(packages, dict):
+        raise ParseError(path, "packages is not an object")
+    lines: dict[str, int] = {}
+    for i, raw in enumerate(text.splitlines(), start=1):
+        s = raw.strip()
+        if s.startswith('"') and '": [' in s:
+            lines.setdefault(s[1 : s.index('": [')], i)
+    entries = []
+    for key, value in packages.items():
+        if not isinstance(value, list) or not value or not isinstance(value[0], str):
+            raise ParseError(path, f"package {key!r} is not [\"name@version\", ...]")
+        ident = value[0]
+        at = ident.rfind("@")
+        name, ver = (ident[:at], ident[at + 1 :]) if at > 0 else (ident, "")
+        integrity = next((v for v in value[1:] if isinstance(v, str) and
+                          v.startswith(("sha512-", "sha256-", "sha1-"))), None)
+        kind = "registry"
+        if ver.startswith(("github:", "git+", "git@")) or "#" in ver:
+            kind = "git"
+        elif ver.startswith(("file:", "link:", "workspace:")):
+            kind = "path"
+        resolved = value[1] if len(value) > 1 and isinstance(value[1], str) else None
+        entries.append(LockEntry(ecosystem="npm", name=name, version=ver, source=path,
+                                 line=lines.get(key), resolved=resolved or None,
+                                 integrity=integrity, install_script=None, kind=kind))
+    return entries

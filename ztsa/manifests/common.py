@@ -1,0 +1,79 @@
+"""Shared helpers: bounded structure walks, YAML without alias bombs, line indexes."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+
+from ztsa.context import Context
+from ztsa.manifests import MAX_LOCK_BYTES
+from ztsa.parsing import ParseError
+
+MAX_NODES = 5_000_000
+
+
+def check_size(doc: Any, name: str, budget: int = MAX_NODES) -> Any:
+    """Walk a parsed document; refuse one that expands (YAML aliases) past the budget."""
+    stack = [doc]
+    seen = 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > budget:
+            raise ParseError(name, f"more than {budget} nodes (alias expansion?)")
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return doc
+
+
+def load_yaml_documents(text: str, name: str) -> list[Any]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        docs = list(yaml.load_all(text, Loader=loader))
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ParseError(name, f"not valid YAML: {reason}") from exc
+    return [check_size(d, name) for d in docs]
+
+
+def load_yaml(text: str, name: str) -> Any:
+    docs = load_yaml_documents(text, name)
+    return docs[-1] if docs else None
+
+
+def read(ctx: Context, rel: str, limit: int = MAX_LOCK_BYTES) -> str | None:
+    return ctx.ws_text(rel, limit)
+
+
+def key_lines(text: str, pattern: str) -> dict[str, int]:
+    """Map the first capture group of a per-line regex to its 1-based line."""
+    rx = re.compile(pattern)
+    out: dict[str, int] = {}
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = rx.match(line)
+        if m and m.group(1) not in out:
+            out[m.group(1)] = i
+    return out
+
+
+def dirname(rel: str) -> str:
+    d = posixpath.dirname(rel)
+    return d
+
+
+def join(d: str, name: str) -> str:
+    return posixpath.join(d, name) if d else name
+
+
+def ancestors(d: str) -> list[str]:
+    """d, its parent, ... up to the workspace root ("")."""
+    out = [d]
+    while d:
+        d = posixpath.dirname(d)
+        out.append(d)
+    return out

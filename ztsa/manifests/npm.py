@@ -1,0 +1,131 @@
+"""npm: package.json, package-lock.json and npm-shrinkwrap.json (lockfileVersion 1-3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ztsa.manifests.common import check_size, key_lines
+from ztsa.manifests.lock import LockEntry
+from ztsa.parsing import ParseError, load_json
+
+DEP_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
+LIFECYCLE = ("preinstall", "install", "postinstall")
+
+
+@dataclass
+class PackageJson:
+    path: str
+    text: str
+    data: dict[str, Any]
+
+    @property
+    def scripts(self) -> dict[str, str]:
+        s = self.data.get("scripts")
+        return {k: v for k, v in s.items() if isinstance(v, str)} if isinstance(s, dict) else {}
+
+    def deps(self) -> list[tuple[str, str, str]]:
+        """(field, name, spec) for every declared dependency."""
+        out = []
+        for f in DEP_FIELDS:
+            d = self.data.get(f)
+            if isinstance(d, dict):
+                out += [(f, k, v) for k, v in d.items() if isinstance(v, str)]
+        return out
+
+    def line(self, needle: str) -> int | None:
+        for i, ln in enumerate(self.text.splitlines(), start=1):
+            if needle in ln:
+                return i
+        return None
+
+    @property
+    def workspaces(self) -> list[str]:
+        w = self.data.get("workspaces")
+        if isinstance(w, dict):
+            w = w.get("packages")
+        return [x for x in w if isinstance(x, str)] if isinstance(w, list) else []
+
+
+def parse_package_json(text: str, path: str) -> PackageJson:
+    data = load_json(text, path)
+    if not isinstance(data, dict):
+        raise ParseError(path, "top level is not an object")
+    return PackageJson(path, text, data)
+
+
+@dataclass
+class NpmLock:
+    path: str
+    version: int
+    entries: list[LockEntry] = field(default_factory=list)
+
+
+def _kind(resolved: str | None, entry: dict[str, Any]) -> str:
+    if entry.get("link"):
+        return "link"
+    if entry.get("inBundle") or entry.get("bundled"):
+        return "bundled"
+    if not resolved:
+        return "registry"
+    if resolved.startswith(("git+", "git:", "github:")) or ("#" in resolved and \
+            ".git" in resolved):
+        return "git"
+    if resolved.startswith("file:") or not resolved.startswith(("http:", "https:")):
+        return "path"
+    return "registry" if resolved.endswith(".tgz") else "url"
+
+
+def parse_package_lock(text: str, path: str) -> NpmLock:
+    data = load_json(text, path)
+    if not isinstance(data, dict):
+        raise ParseError(path, "top level is not an object")
+    check_size(data, path)
+    version = data.get("lockfileVersion")
+    if version not in (1, 2, 3):
+        raise ParseError(path, f"unknown lockfileVersion {version!r} (known: 1, 2, 3)")
+    lock = NpmLock(path, version)
+    packages = data.get("packages")
+    if isinstance(packages, dict) and version >= 2:
+        lines = key_lines(text, r'^\s*"((?:[^"\\]|\\.)*node_modules/(?:[^"\\]|\\.)*)": \{')
+        for key, entry in packages.items():
+            if "node_modules/" not in key or not isinstance(entry, dict):
+                continue
+            name = entry.get("name") or key.rsplit("node_modules/", 1)[-1]
+            resolved = entry.get("resolved")
+            resolved = resolved if isinstance(resolved, str) else None
+            integrity = entry.get("integrity")
+            lock.entries.append(LockEntry(
+                ecosystem="npm", name=str(name), version=str(entry.get("version", "")),
+                source=path, line=lines.get(key), resolved=resolved,
+                integrity=integrity if isinstance(integrity, str) else None,
+                install_script=bool(entry.get("hasInstallScript")),
+                kind=_kind(resolved, entry),
+            ))
+        return lock
+    if version >= 2 and "packages" not in data:
+        raise ParseError(path, f"lockfileVersion {version} without a packages section")
+    # lockfileVersion 1: nested "dependencies"; install scripts are not recorded
+    lines = key_lines(text, r'^\s*"((?:[^"\\]|\\.)+)": \{')
+    stack = [data.get("dependencies") or {}]
+    while stack:
+        deps = stack.pop()
+        if not isinstance(deps, dict):
+            raise ParseError(path, "dependencies is not an object")
+        for name, entry in deps.items():
+            if not isinstance(entry, dict):
+                raise ParseError(path, f"dependency {name!r} is not an object")
+            resolved = entry.get("resolved") if isinstance(entry.get("resolved"), str) else None
+            version_field = str(entry.get("version", ""))
+            if resolved is None and version_field.startswith(("git", "github:", "http")):
+                resolved = version_field
+            integrity = entry.get("integrity")
+            lock.entries.append(LockEntry(
+                ecosystem="npm", name=name, version=version_field, source=path,
+                line=lines.get(name), resolved=resolved,
+                integrity=integrity if isinstance(integrity, str) else None,
+                install_script=None, kind=_kind(resolved, entry),
+            ))
+            if "dependencies" in entry:
+                stack.append(entry["dependencies"])
+    return lock

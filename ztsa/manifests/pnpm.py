@@ -1,0 +1,90 @@
+"""pnpm: pnpm-lock.yaml (lockfile versions 6 to 9) and pnpm-workspace.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ztsa.manifests.common import load_yaml
+from ztsa.manifests.lock import LockEntry
+from ztsa.parsing import ParseError
+
+KNOWN = ("6", "7", "8", "9")
+
+
+@dataclass
+class PnpmLock:
+    path: str
+    version: str
+    entries: list[LockEntry] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def records_build(self) -> bool:
+        """Lockfiles before 9.0 record requiresBuild; 9.0 removed it."""
+        return self.version.split(".")[0] in ("6", "7", "8")
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    """'/@scope/name@1.2.3(peer@1)' or '/name/1.2.3' -> (name, version)."""
+    k = key.lstrip("/").split("(", 1)[0]
+    at = k.rfind("@")
+    if at > 0:
+        return k[:at], k[at + 1 :]
+    parts = k.rsplit("/", 1)  # lockfile v5 style name/version
+    return (parts[0], parts[1]) if len(parts) == 2 else (k, "")
+
+
+def parse_pnpm_lock(text: str, path: str) -> PnpmLock:
+    doc = load_yaml(text, path)
+    if not isinstance(doc, dict):
+        raise ParseError(path, "top level is not a mapping")
+    version = str(doc.get("lockfileVersion", ""))
+    if version.split(".")[0] not in KNOWN:
+        raise ParseError(path, f"unknown lockfileVersion {version!r} (known: 6 to 9)")
+    lock = PnpmLock(path, version, settings=doc.get("settings") or {})
+    lines: dict[str, int] = {}
+    in_packages = False
+    for i, raw in enumerate(text.splitlines(), start=1):
+        if raw and not raw[0].isspace():
+            in_packages = raw.startswith("packages:")
+        elif in_packages and raw.startswith("  ") and not raw.startswith("   "):
+            key = raw.strip().rstrip(":").strip("'\"")
+            lines.setdefault(key, i)
+    packages = doc.get("packages") or {}
+    if not isinstance(packages, dict):
+        raise ParseError(path, "packages is not a mapping")
+    for key, entry in packages.items():
+        if not isinstance(entry, dict):
+            raise ParseError(path, f"package {key!r} is not a mapping")
+        name, ver = _split_key(str(key))
+        resolution = entry.get("resolution") or {}
+        if not isinstance(resolution, dict):
+            raise ParseError(path, f"package {key!r}: resolution is not a mapping")
+        tarball = resolution.get("tarball")
+        kind = "registry"
+        if resolution.get("type") == "git" or "repo" in resolution:
+            kind = "git"
+        elif (resolution.get("type") == "directory" or resolution.get("directory")
+              or (tarball and not str(tarball).startswith(("http:", "https:")))):
+            kind = "path"
+        elif tarball:
+            kind = "url"
+        requires = entry.get("requiresBuild")
+        lock.entries.append(LockEntry(
+            ecosystem="npm", name=str(entry.get("name") or name),
+            version=str(entry.get("version") or ver), source=path, line=lines.get(str(key)),
+            resolved=str(tarball or resolution.get("repo") or "") or None,
+            integrity=resolution.get("integrity"),
+            install_script=(bool(requires) if lock.records_build else None), kind=kind))
+    return lock
+
+
+def only_built(doc: Any) -> list[str] | None:
+    """onlyBuiltDependencies from a pnpm-workspace.yaml or package.json "pnpm" object."""
+    if not isinstance(doc, dict):
+        return None
+    value = doc.get("onlyBuiltDependencies")
+    if isinstance(value, list):
+        return [str(x) for x in value]
+    return None

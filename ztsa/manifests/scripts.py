@@ -1,0 +1,235 @@
+"""Which dependencies run install scripts, and who allowed them (SUP003, SUP016)."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.host import ProbeError
+from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests.bun import parse_bun_lock
+from ztsa.manifests.common import load_yaml
+from ztsa.manifests.npm import LIFECYCLE, PackageJson, parse_package_json, parse_package_lock
+from ztsa.manifests.pnpm import only_built, parse_pnpm_lock
+from ztsa.manifests.project import load, named
+from ztsa.manifests.yarn import parse_yarn_lock
+
+MAX_INSTALLED = 20_000
+
+
+@dataclass(frozen=True)
+class Scripted:
+    name: str
+    project: str  # directory of the lockfile ("" = root)
+    where: str  # e.g. node_modules/esbuild
+    source: str  # the file that says so
+    line: int | None
+    manager: str  # npm, yarn, pnpm, bun
+    allowed_by: str | None  # "lavamoat.allowScripts (package.json:12)" or None
+
+
+@dataclass
+class Allowlist:
+    names: dict[str, str]  # package -> source description
+    denied: set[str]
+
+
+def _root_package(ctx: Context, f: Findings, d: str) -> PackageJson | None:
+    rel = posixpath.join(d, "package.json") if d else "package.json"
+    if not ctx.ws_exists(rel):
+        return None
+    return f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
+
+
+def allowlist(ctx: Context, f: Findings, d: str, pj: PackageJson | None) -> Allowlist:
+    al = Allowlist({}, set())
+    for name, value in (ctx.options.get("allow_scripts") or {}).items():
+        al.names[name] = f"ztsa policy ({value})"
+    if pj is None:
+        return al
+    data = pj.data
+    lava = (data.get("lavamoat") or {}).get("allowScripts") if isinstance(
+        data.get("lavamoat"), dict) else None
+    if isinstance(lava, dict):
+        for key, value in lava.items():
+            name = str(key).split(">")[-1]
+            quoted = '"' + str(key) + '"'
+            where = f"lavamoat.allowScripts ({pj.path}:{pj.line(quoted) or '?'})"
+            if value is True:
+                al.names.setdefault(name, where)
+            else:
+                al.denied.add(name)
+    pnpm_cfg = data.get("pnpm")
+    for name in only_built(pnpm_cfg) or []:
+        al.names.setdefault(name, f"pnpm.onlyBuiltDependencies ({pj.path})")
+    ws_rel = posixpath.join(d, "pnpm-workspace.yaml") if d else "pnpm-workspace.yaml"
+    if ctx.ws_exists(ws_rel):
+        ws = f.attempt(load, ctx, ws_rel, load_yaml, MAX_MANIFEST_BYTES)
+        for name in only_built(ws) or []:
+            al.names.setdefault(name, f"onlyBuiltDependencies ({ws_rel})")
+    meta = data.get("dependenciesMeta")
+    if isinstance(meta, dict):
+        for key, value in meta.items():
+            name = re.sub(r"(?<=.)@.*$", "", str(key))
+            if isinstance(value, dict) and value.get("built") is True:
+                al.names.setdefault(name, f"dependenciesMeta.built ({pj.path})")
+            elif isinstance(value, dict) and value.get("built") is False:
+                al.denied.add(name)
+    trusted = data.get("trustedDependencies")
+    if isinstance(trusted, list):
+        for name in trusted:
+            al.names.setdefault(str(name), f"trustedDependencies ({pj.path})")
+    return al
+
+
+def _installed(ctx: Context, d: str) -> list[tuple[str, str]] | None:
+    """(name, node_modules path) of installed packages with install scripts, or None
+    when there is no node_modules directory."""
+    nm = posixpath.join(d, "node_modules") if d else "node_modules"
+    root = ctx.ws_path(nm)
+    if not os.path.isdir(root) or os.path.islink(root):
+        return None
+    out: list[tuple[str, str]] = []
+    stack = [nm]
+    seen = 0
+    while stack:
+        cur = stack.pop()
+        try:
+            names = sorted(os.listdir(ctx.ws_path(cur)))
+        except OSError as exc:
+            raise ProbeError(cur, exc.strerror or "cannot list") from exc
+        for n in names:
+            if n.startswith("."):
+                continue
+            rel = f"{cur}/{n}"
+            real = ctx.ws_path(rel)
+            if os.path.islink(real) or not os.path.isdir(real):
+                continue
+            if n.startswith("@") and cur.endswith("node_modules"):
+                stack.append(rel)
+                continue
+            seen += 1
+            if seen > MAX_INSTALLED:
+                raise ProbeError(nm, f"more than {MAX_INSTALLED} installed packages")
+            pj_rel = f"{rel}/package.json"
+            text = ctx.ws_text(pj_rel, MAX_MANIFEST_BYTES)
+            if text is not None:
+                pj = parse_package_json(text, pj_rel)
+                name = str(pj.data.get("name") or rel.rsplit("node_modules/", 1)[-1])
+                gyp = ctx.ws_exists(f"{rel}/binding.gyp") and pj.data.get("gypfile") is not False
+                if any(s in pj.scripts for s in LIFECYCLE) or gyp:
+                    out.append((name, rel))
+            if os.path.isdir(real + "/node_modules"):
+                stack.append(rel + "/node_modules")
+    return out
+
+
+def _npmrc_ignores_scripts(ctx: Context, d: str) -> bool:
+    rel = posixpath.join(d, ".npmrc") if d else ".npmrc"
+    text = ctx.ws_text(rel, MAX_MANIFEST_BYTES) or ""
+    return bool(re.search(r"^\s*ignore-scripts\s*=\s*true\s*$", text, re.M))
+
+
+def _yarn_scripts_disabled(ctx: Context, d: str) -> bool:
+    rel = posixpath.join(d, ".yarnrc.yml") if d else ".yarnrc.yml"
+    text = ctx.ws_text(rel, MAX_MANIFEST_BYTES)
+    doc: Any = load_yaml(text, rel) if text else None
+    return isinstance(doc, dict) and doc.get("enableScripts") is False
+
+
+def _pnpm_major(pj: PackageJson | None) -> int | None:
+    pm = pj.data.get("packageManager") if pj else None
+    m = re.match(r"^pnpm@(\d+)", pm) if isinstance(pm, str) else None
+    return int(m.group(1)) if m else None
+
+
+def scripted(ctx: Context, f: Findings) -> list[Scripted]:
+    """Dependencies that run install scripts, per lockfile. Undecidable projects are
+    recorded in ``f`` as errors (unknown)."""
+    cached = ctx.cache.get("scripted")
+    if cached is not None:
+        out_cached, errors = cached
+        for e in errors:
+            f.error(e)
+        return list(out_cached)
+    local = Findings()
+    out: list[Scripted] = []
+    locks = named(ctx, "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
+                  "pnpm-lock.yaml", "bun.lock", "bun.lockb")
+    for lock_rel in locks:
+        d = posixpath.dirname(lock_rel)
+        base = posixpath.basename(lock_rel)
+        pj = _root_package(ctx, local, d)
+        al = allowlist(ctx, local, d, pj)
+        manager = {"yarn.lock": "yarn", "pnpm-lock.yaml": "pnpm", "bun.lock": "bun",
+                   "bun.lockb": "bun"}.get(base, "npm")
+        if manager == "npm" and local.attempt(_npmrc_ignores_scripts, ctx, d):
+            continue
+        found: list[tuple[str, str, str, int | None]] = []  # name, where, source, line
+        decided = False
+        if manager == "npm":
+            lock = local.attempt(load, ctx, lock_rel, parse_package_lock)
+            if lock is None:
+                continue
+            if lock.version >= 2:
+                decided = True
+                found = [(e.name, f"node_modules/{e.name}", lock_rel, e.line)
+                         for e in lock.entries if e.install_script]
+        elif manager == "pnpm":
+            plock = local.attempt(load, ctx, lock_rel, parse_pnpm_lock)
+            if plock is None:
+                continue
+            if plock.records_build:
+                decided = True
+                found = [(e.name, f"node_modules/.pnpm/{e.name}@{e.version}", lock_rel, e.line)
+                         for e in plock.entries if e.install_script]
+            elif any(src.startswith(("pnpm.onlyBuiltDependencies", "onlyBuiltDependencies"))
+                     for src in al.names.values()) or (_pnpm_major(pj) or 0) >= 10:
+                decided = True  # only the listed packages are built (pnpm 10 default)
+        elif manager == "yarn":
+            if local.attempt(_yarn_scripts_disabled, ctx, d):
+                continue
+            if local.attempt(load, ctx, lock_rel, parse_yarn_lock) is None:
+                continue
+        elif manager == "bun":
+            if base == "bun.lock" and local.attempt(load, ctx, lock_rel, parse_bun_lock) is None:
+                continue
+            if pj is not None and isinstance(pj.data.get("trustedDependencies"), list):
+                decided = True  # bun builds only trustedDependencies then
+        if not decided:
+            try:
+                installed = _installed(ctx, d)
+            except ProbeError as exc:
+                local.error(exc)
+                continue
+            if installed is None:
+                if base == "bun.lockb":
+                    local.error(f"{lock_rel}: binary bun.lockb cannot be read, and no "
+                                "node_modules to inspect")
+                else:
+                    local.error(f"{lock_rel}: the {manager} lockfile does not record install "
+                                "scripts and there is no node_modules to inspect")
+                continue
+            found = [(n, w, f"{w}/package.json", None) for n, w in installed]
+        for name, where, source, line in found:
+            if name in al.denied:
+                continue
+            out.append(Scripted(name, d, where, source, line, manager, al.names.get(name)))
+    ctx.cache["scripted"] = (tuple(out), tuple(local.errors))
+    for e in local.errors:
+        f.error(e)
+    return out
+
+
+def how_to_allow(s: Scripted) -> str:
+    return {
+        "npm": f'"lavamoat": {{"allowScripts": {{"{s.name}": true}}}} in package.json',
+        "pnpm": f'onlyBuiltDependencies: ["{s.name}"] in pnpm-workspace.yaml',
+        "yarn": f'"dependenciesMeta": {{"{s.name}": {{"built": true}}}} in package.json',
+        "bun": f'"trustedDependencies": ["{s.name}"] in package.json',
+    }[s.manager]

@@ -1,0 +1,101 @@
+"""No integrity lockfile.
+
+## What it checks
+Every project in the workspace has a lockfile in its directory or an ancestor up to
+the workspace root: `package.json` needs `package-lock.json`, `npm-shrinkwrap.json`,
+`yarn.lock`, `pnpm-lock.yaml`, `bun.lock` or `bun.lockb`; a binary or workspace
+`Cargo.toml` (a `[workspace]`, `[[bin]]` or `src/main.rs`) needs `Cargo.lock`; a
+Python project with dependencies (`pyproject.toml` with dependencies, `setup.py`,
+`requirements*.txt`) needs `uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock`,
+`pylock.toml` or a requirements file in which every requirement has `--hash`.
+
+## Why it matters
+Without a lockfile every install resolves afresh: a newly published malicious
+version, a typosquat or a hijacked maintainer account reaches you on the next
+`npm install`, `cargo build` or `pip install`.
+
+## How to fix
+Commit the lockfile your tool writes (`npm install --package-lock-only`,
+`cargo generate-lockfile`, `uv lock`, `poetry lock`,
+`pip-compile --generate-hashes`) and install from it (`npm ci`, `cargo build
+--locked`, `uv sync --locked`, `pip install --require-hashes -r requirements.txt`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests.cargo import parse_cargo_toml
+from ztsa.manifests.common import ancestors
+from ztsa.manifests.project import (
+    NPM_LOCKS,
+    PY_LOCKS,
+    by_dir,
+    file_set,
+    load,
+    named,
+    nearest,
+)
+from ztsa.manifests.python import is_pylock, parse_pyproject, parse_requirements
+from ztsa.model import Outcome, Severity
+from ztsa.registry import rule
+
+
+def _requirements(name: str) -> bool:
+    return name.startswith("requirements") and name.endswith((".txt", ".in"))
+
+
+def python_lock(ctx: Context, f: Findings, d: str) -> bool:
+    if nearest(ctx, d, PY_LOCKS):
+        return True
+    dirs = by_dir(ctx)
+    for cur in ancestors(d):
+        for base in dirs.get(cur, []):
+            if is_pylock(base):
+                return True
+            if base.startswith("requirements") and base.endswith(".txt"):
+                rel = f"{cur}/{base}" if cur else base
+                rf = f.attempt(load, ctx, rel, parse_requirements, MAX_MANIFEST_BYTES)
+                if rf is not None and rf.fully_hashed:
+                    return True
+    return False
+
+
+@rule(id="SUP001", slug="no-lockfile", title="No integrity lockfile",
+      severity=Severity.HIGH, actions="W/B/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    files = file_set(ctx)
+    for pj in named(ctx, "package.json"):
+        d = posixpath.dirname(pj)
+        if not nearest(ctx, d, NPM_LOCKS):
+            f.fail(f"{pj} has no lockfile (package-lock.json, yarn.lock, pnpm-lock.yaml, "
+                   "bun.lock)", path=pj)
+    for ct in named(ctx, "Cargo.toml"):
+        d = posixpath.dirname(ct)
+        manifest = f.attempt(load, ctx, ct, parse_cargo_toml, MAX_MANIFEST_BYTES)
+        if manifest is None:
+            continue
+        main_rs = posixpath.join(d, "src/main.rs") if d else "src/main.rs"
+        binary = manifest.is_workspace or bool(manifest.data.get("bin")) or main_rs in files
+        if binary and not nearest(ctx, d, ["Cargo.lock"]):
+            f.fail(f"{ct} builds a binary or workspace and has no Cargo.lock", path=ct)
+    py_dirs: dict[str, str] = {}
+    for p in sorted(files):
+        base = posixpath.basename(p)
+        d = posixpath.dirname(p)
+        if base == "setup.py" or _requirements(base):
+            py_dirs.setdefault(d, p)
+        elif base == "pyproject.toml":
+            pp = f.attempt(load, ctx, p, parse_pyproject, MAX_MANIFEST_BYTES)
+            if pp is not None and pp.has_dependencies:
+                py_dirs.setdefault(d, p)
+    for d, evidence_file in sorted(py_dirs.items()):
+        if not python_lock(ctx, f, d):
+            f.fail(f"Python project {d or '.'} ({posixpath.basename(evidence_file)}) has no "
+                   "lockfile or fully hashed requirements file", path=evidence_file)
+    return f.outcome("every project has a lockfile",
+                     f"{len(f.found)} project(s) without a lockfile")

@@ -1,0 +1,60 @@
+"""Lock entries without integrity or from an untrusted source.
+
+## What it checks
+Every registry or URL entry of every lockfile carries an integrity hash:
+`integrity` in `package-lock.json`/`npm-shrinkwrap.json` and classic `yarn.lock`,
+`checksum` in Yarn Berry, `resolution.integrity` in `pnpm-lock.yaml`, the hash in
+`bun.lock`, `checksum` for registry sources in `Cargo.lock`, hashes for every file in
+`uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock` and `pylock.toml`. It also fails
+an entry resolved over plain `http://`, or from a host that is not on the allowlist
+(`registry.npmjs.org`, `registry.yarnpkg.com`, crates.io, `pypi.org`,
+`files.pythonhosted.org`, plus `--allow-registry HOST`). Git and path entries are
+SUP006's concern. A lockfile that does not parse makes the rule unknown.
+
+## Why it matters
+Without a hash, the lockfile pins a name and a version but not the bytes: a
+compromised registry, mirror or proxy can serve different code. Plain HTTP lets
+anyone on the path do the same; an unknown host is a dependency-confusion source.
+
+## How to fix
+Regenerate the lockfile against the official registry with a current tool (npm 7+,
+`cargo generate-lockfile`, `uv lock`, `poetry lock`), or pass `--allow-registry HOST`
+for a registry you run and trust.
+"""
+
+from __future__ import annotations
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.manifests.locks import allowed_hosts, host_of, lock_entries
+from ztsa.model import Outcome, Severity
+from ztsa.registry import rule
+
+MAX_REPORTS = 50
+
+
+@rule(id="SUP002", slug="lock-integrity", severity=Severity.HIGH,
+      title="Lock entries without integrity or from an untrusted source", actions="W/B/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    hosts = allowed_hosts(ctx)
+    problems = 0
+    for e in lock_entries(ctx, f):
+        if e.kind not in ("registry", "url"):
+            continue
+        why = None
+        url = e.resolved or ""
+        if url.startswith("http://"):
+            why = f"is resolved over plain http ({url[:80]})"
+        elif (host := host_of(url)) is not None and host not in hosts:
+            why = f"comes from {host}, which is not an allowed registry"
+        elif not e.integrity:
+            why = "has no integrity hash"
+        if why:
+            problems += 1
+            if problems <= MAX_REPORTS:
+                f.fail(f"{e.name}@{e.version} ({e.source}) {why}", path=e.source, line=e.line)
+    if problems > MAX_REPORTS:
+        f.fail(f"{problems - MAX_REPORTS} more lock entries with the same problems")
+    return f.outcome("every registry lock entry has an integrity hash from an allowed host",
+                     f"{problems} lock entr(ies) without integrity or from an untrusted source")

@@ -1,0 +1,51 @@
+"""Dependency lifecycle scripts not allowlisted.
+
+## What it checks
+Dependencies that run code at install time: `hasInstallScript` in
+`package-lock.json` (lockfile v2/v3), `requiresBuild` in `pnpm-lock.yaml` (v6 to v8),
+and, where the lockfile does not record it (npm lockfile v1, Yarn, pnpm 9 without an
+allowlist, Bun without `trustedDependencies`), `preinstall`/`install`/`postinstall`
+scripts or a `binding.gyp` (without `"gypfile": false`) in the installed
+`node_modules`. Each must be allowlisted by the ecosystem's own setting
+(`lavamoat.allowScripts`, pnpm `onlyBuiltDependencies`, Yarn
+`dependenciesMeta.*.built`, Bun `trustedDependencies`) or the ztsa policy; the report
+says which source allowed what. `ignore-scripts=true` in `.npmrc` and
+`enableScripts: false` in `.yarnrc.yml` turn scripts off. When neither the lockfile nor
+an installed tree can tell, the rule is unknown.
+
+## Why it matters
+Install scripts are the most common way malicious npm packages run code: they execute
+on `npm install`, with your permissions, before any of your code or tests.
+
+## How to fix
+Review each package's script, then allowlist the ones you need (the message gives the
+exact setting), or install with `--ignore-scripts` and build only what you trust.
+"""
+
+from __future__ import annotations
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.manifests.scripts import how_to_allow, scripted
+from ztsa.model import Evidence, Outcome, Severity
+from ztsa.registry import rule
+
+
+@rule(id="SUP003", slug="install-scripts-not-allowlisted", severity=Severity.HIGH,
+      title="Dependency lifecycle scripts not allowlisted", actions="W/B/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    allowed: list[Evidence] = []
+    for s in scripted(ctx, f):
+        where = f"{s.source}:{s.line}" if s.line else s.source
+        if s.allowed_by:
+            allowed.append(Evidence(f"{s.where} allowed by {s.allowed_by}", path=s.source,
+                                    line=s.line))
+        else:
+            f.fail(f"{s.where} ({where}) has an install script and is not allowlisted; "
+                   f"allow it with {how_to_allow(s)}", path=s.source, line=s.line)
+    out = f.outcome("no dependency runs an unallowlisted install script",
+                    f"{len(f.found)} dependenc(ies) with unallowlisted install scripts")
+    if allowed:
+        return Outcome(out.status, out.message, out.evidence + tuple(allowed), out.advisory)
+    return out

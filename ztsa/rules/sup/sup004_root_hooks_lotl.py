@@ -1,0 +1,51 @@
+"""Root project hooks run living-off-the-land tools.
+
+## What it checks
+The `preinstall`, `install`, `postinstall` and `prepare` scripts of every
+`package.json` in the workspace (outside `node_modules`) for `bash -c`, `sh -c`,
+`node -e`/`--eval`, `python -c`, `curl`, `wget` and `nc`.
+
+## Why it matters
+These hooks run on every `npm install` of the repository itself. Inline code and
+download tools there are how a pull request turns "install the dependencies" into
+"run my payload", with nothing to review but a one-liner.
+
+## How to fix
+Move the logic into a script file in the repository that reviewers can read, drop
+network downloads from install hooks, and run them only from explicit commands.
+"""
+
+from __future__ import annotations
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
+from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests.npm import parse_package_json
+from ztsa.manifests.project import load, named
+from ztsa.model import Outcome, Severity
+from ztsa.registry import rule
+
+HOOKS = ("preinstall", "install", "postinstall", "prepare")
+TOOLS = LazyRe(
+    r"(?:^|[\s;&|(`$])(?P<tool>(?:ba|z|da)?sh\s+-c|node\s+(?:-e|--eval|-p|--print)|"
+    r"python[0-9.]*\s+-c|curl|wget|nc|ncat|netcat)(?=\s|$|['\"])")
+
+
+@rule(id="SUP004", slug="root-hooks-lotl", severity=Severity.MEDIUM,
+      title="Root project hooks run living-off-the-land tools", actions="W/W/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    for rel in named(ctx, "package.json"):
+        pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
+        if pj is None:
+            continue
+        for hook in HOOKS:
+            cmd = pj.scripts.get(hook)
+            m = TOOLS.search(cmd) if cmd else None
+            if cmd and m:
+                tool = " ".join(m.group("tool").split())
+                f.fail(f"{hook} runs {tool}: {cmd[:100]!r}", path=rel,
+                       line=pj.line(f'"{hook}"'))
+    return f.outcome("no root install hook runs an inline interpreter or download tool",
+                     f"{len(f.found)} install hook(s) run living-off-the-land tools")

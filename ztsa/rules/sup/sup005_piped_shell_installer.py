@@ -1,0 +1,64 @@
+"""Piped shell installer.
+
+## What it checks
+`package.json` scripts, `Makefile`s, `justfile`s, `*.sh` files, `Dockerfile`s,
+`.devcontainer/` files and `.github/workflows/*.yml` for a download piped into an
+interpreter: `curl … | sh` (or bash, zsh, python, node, sudo sh), `wget -O- … | bash`,
+`bash <(curl …)`, `sh -c "$(curl …)"`. Each finding names file and line.
+
+## Why it matters
+The script is fetched at run time and executed unseen: it can change between review
+and run, and it runs with whatever privileges the build has.
+
+## How to fix
+Download to a file, verify a pinned checksum or signature, then run it; or install the
+tool from a package manager with a lockfile.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
+from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests.project import matching
+from ztsa.model import Outcome, Severity
+from ztsa.parsing import continued_lines
+from ztsa.registry import rule
+
+INTERP = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby"
+PATTERNS = (
+    LazyRe(rf"\b(?:curl|wget)\b[^|\n]*\|\s*(?:{INTERP})\b"),
+    LazyRe(rf"(?:{INTERP})\s+<\(\s*(?:curl|wget)\b"),
+    LazyRe(rf"(?:{INTERP})\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b"),
+)
+
+
+def in_scope(rel: str) -> bool:
+    base = posixpath.basename(rel)
+    if base in ("package.json", "Makefile", "makefile", "GNUmakefile", "justfile",
+                "Justfile", ".justfile") or base.endswith((".sh", ".mk")):
+        return True
+    if base == "Dockerfile" or base.startswith("Dockerfile.") or base.endswith(".Dockerfile"):
+        return True
+    if rel.startswith(".devcontainer/") or "/.devcontainer/" in rel:
+        return True
+    return (rel.startswith(".github/workflows/") and base.endswith((".yml", ".yaml")))
+
+
+@rule(id="SUP005", slug="piped-shell-installer", title="Piped shell installer",
+      severity=Severity.HIGH, actions="W/B/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    for rel in matching(ctx, in_scope):
+        text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
+        if not text:
+            continue
+        for lineno, line in continued_lines(text):
+            if any(p.search(line) for p in PATTERNS):
+                f.fail(f"pipes a download into an interpreter: {line.strip()[:100]!r}",
+                       path=rel, line=lineno)
+    return f.outcome("no download is piped into an interpreter",
+                     f"{len(f.found)} piped shell installer(s)")

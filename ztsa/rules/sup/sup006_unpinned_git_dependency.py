@@ -1,0 +1,107 @@
+"""Git or URL dependency not pinned to a commit.
+
+## What it checks
+Declared dependencies that come from git or a URL without a full 40-hex commit:
+npm `git+…`, `git://…`, `github:`/`gitlab:`/`bitbucket:` and `owner/repo` shorthands,
+and tarball URLs, in every `package.json`; Cargo dependencies with `git =` but no
+`rev` (a `branch` or `tag` can move); pip `git+…` requirements without `@<40 hex>`
+in requirements files and `pyproject.toml`; `[tool.uv.sources]` and Poetry git
+dependencies without `rev`.
+
+## Why it matters
+A branch, tag or URL can be pointed at different code after review. Whoever controls
+the remote repository decides what your next install runs.
+
+## How to fix
+Pin the full commit: `github:owner/repo#<40-hex sha>`, `git = "…", rev = "<sha>"`,
+`pkg @ git+https://…@<sha>`; or depend on a published, hashed release instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
+from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests.cargo import parse_cargo_toml
+from ztsa.manifests.npm import parse_package_json
+from ztsa.manifests.project import load, matching, named
+from ztsa.manifests.python import parse_pyproject, parse_requirements
+from ztsa.model import Outcome, Severity
+from ztsa.registry import rule
+
+SHA = LazyRe(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
+NPM_GIT = LazyRe(r"^(git\+|git://|github:|gitlab:|bitbucket:|gist:)")
+NPM_SHORTHAND = LazyRe(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(#.*)?$")
+PIP_VCS = LazyRe(r"(?:^|\s|@\s*)((?:git|hg|svn|bzr)\+\S+)")
+
+
+def npm_unpinned(spec: str) -> str | None:
+    spec = spec.strip()
+    if NPM_GIT.match(spec) or (NPM_SHORTHAND.match(spec) and not spec.startswith(".")):
+        return None if SHA.search(spec.split("#", 1)[1] if "#" in spec else "") else "git"
+    if spec.startswith(("http://", "https://")):
+        return None if SHA.search(spec) else "URL"
+    return None
+
+
+def pip_unpinned(text: str) -> bool:
+    m = PIP_VCS.search(text)
+    if not m:
+        return False
+    url = m.group(1).split("#", 1)[0]
+    at = url.rfind("@")
+    return at < url.find("://") or not SHA.fullmatch(url[at + 1 :])
+
+
+def _git_without_rev(spec: Any) -> bool:
+    return isinstance(spec, dict) and "git" in spec and "rev" not in spec
+
+
+@rule(id="SUP006", slug="unpinned-git-dependency", severity=Severity.HIGH,
+      title="Git or URL dependency not pinned to a commit", actions="W/B/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    for rel in named(ctx, "package.json"):
+        pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
+        for _field, name, spec in pj.deps() if pj else []:
+            what = npm_unpinned(spec)
+            if what:
+                f.fail(f"{name} comes from {what} {spec[:80]!r} without a 40-hex commit",
+                       path=rel, line=pj.line(f'"{name}"') if pj else None)
+    for rel in named(ctx, "Cargo.toml"):
+        ct = f.attempt(load, ctx, rel, parse_cargo_toml, MAX_MANIFEST_BYTES)
+        for table, name, spec in ct.deps() if ct else []:
+            if _git_without_rev(spec):
+                moving = "branch " + str(spec["branch"]) if "branch" in spec else (
+                    "tag " + str(spec["tag"]) if "tag" in spec else "the default branch")
+                f.fail(f"[{table}] {name} follows git {moving}, not a rev", path=rel,
+                       line=ct.line(str(spec["git"])) if ct else None)
+    for rel in matching(ctx, lambda p: p.rsplit("/", 1)[-1].startswith(
+            ("requirements", "constraints")) and p.endswith((".txt", ".in"))):
+        rf = f.attempt(load, ctx, rel, parse_requirements, MAX_MANIFEST_BYTES)
+        for req in rf.requirements if rf else []:
+            if req.kind == "vcs" and not req.vcs_pinned:
+                f.fail(f"{req.text[:80]!r} is not pinned to a 40-hex commit", path=rel,
+                       line=req.line)
+    for rel in named(ctx, "pyproject.toml"):
+        pp = f.attempt(load, ctx, rel, parse_pyproject, MAX_MANIFEST_BYTES)
+        if pp is None:
+            continue
+        for dep in pp.dependency_strings():
+            if pip_unpinned(dep):
+                f.fail(f"{dep[:80]!r} is not pinned to a 40-hex commit", path=rel,
+                       line=pp.line(dep[:40]))
+        sources = pp.table("tool", "uv", "sources")
+        for name, spec in sources.items() if isinstance(sources, dict) else []:
+            if _git_without_rev(spec):
+                f.fail(f"[tool.uv.sources] {name} follows git without rev", path=rel,
+                       line=pp.line(str(spec["git"])))
+        for name, spec in pp.poetry_dependencies().items():
+            if _git_without_rev(spec):
+                f.fail(f"Poetry dependency {name} follows git without rev", path=rel,
+                       line=pp.line(str(spec["git"])))
+    return f.outcome("every git or URL dependency is pinned to a commit",
+                     f"{len(f.found)} unpinned git or URL dependenc(ies)")

@@ -1,0 +1,130 @@
+"""Registry or index override.
+
+## What it checks
+Settings that send installs to another package source: `.npmrc` `registry=` and
+`@scope:registry=` (other than the npm registry itself), `.yarnrc` `registry`,
+`.yarnrc.yml` `npmRegistryServer` (also per scope), requirements options `-i`,
+`--index-url`, `--extra-index-url`, `--trusted-host`, `-f`/`--find-links`,
+`[[tool.uv.index]]` and `index-url`/`extra-index-url` under `[tool.uv]`,
+`[[tool.poetry.source]]`, `.cargo/config.toml` source replacement (`replace-with`)
+and `[registries]`, and the environment variables `PIP_*INDEX*`, `UV_*INDEX*`,
+`PIP_TRUSTED_HOST`, `PIP_FIND_LINKS` and `npm_config_registry`.
+
+## Why it matters
+Whoever controls the index chooses the code behind every package name: an extra
+index enables dependency confusion, `--trusted-host` turns off TLS checks, and a
+repository can redirect your installs to a host it controls.
+
+## How to fix
+Remove the override from the repository, or, for a registry you operate, pin it in
+your own user configuration and keep integrity hashes in the lockfile.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
+from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests.common import load_yaml
+from ztsa.manifests.project import load, matching, named
+from ztsa.manifests.python import parse_pyproject, parse_requirements
+from ztsa.model import Outcome, Severity
+from ztsa.parsing import line_of, load_toml, parse_ini_pairs
+from ztsa.registry import rule
+
+DEFAULT_NPM = ("https://registry.npmjs.org", "https://registry.yarnpkg.com")
+ENV = LazyRe(r"^(PIP_\w*INDEX\w*|UV_\w*INDEX\w*|PIP_TRUSTED_HOST|PIP_FIND_LINKS|"
+             r"npm_config_registry|NPM_CONFIG_REGISTRY)$")
+
+
+def _non_default(url: str) -> bool:
+    return url.rstrip("/") not in DEFAULT_NPM
+
+
+def _npmrc(ctx: Context, f: Findings, rel: str) -> None:
+    text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
+    for key, value, line in parse_ini_pairs(text or ""):
+        if (key == "registry" or key.endswith(":registry")) and _non_default(value):
+            f.fail(f"{key} = {value[:80]}", path=rel, line=line)
+
+
+def _yarnrc_yml(ctx: Context, f: Findings, rel: str) -> None:
+    doc: Any = f.attempt(load, ctx, rel, load_yaml, MAX_MANIFEST_BYTES)
+    if not isinstance(doc, dict):
+        return
+    text = ctx.ws_text(rel, MAX_MANIFEST_BYTES) or ""
+    server = doc.get("npmRegistryServer")
+    if isinstance(server, str) and _non_default(server):
+        f.fail(f"npmRegistryServer = {server[:80]}", path=rel,
+               line=line_of(text, "npmRegistryServer"))
+    scopes = doc.get("npmScopes")
+    for scope, cfg in scopes.items() if isinstance(scopes, dict) else []:
+        if isinstance(cfg, dict) and isinstance(cfg.get("npmRegistryServer"), str):
+            f.fail(f"npmScopes.{scope}.npmRegistryServer = {cfg['npmRegistryServer'][:80]}",
+                   path=rel, line=line_of(text, str(scope)))
+
+
+def _cargo_config(ctx: Context, f: Findings, rel: str) -> None:
+    doc = f.attempt(load, ctx, rel, load_toml, MAX_MANIFEST_BYTES)
+    if doc is None:
+        return
+    text = ctx.ws_text(rel, MAX_MANIFEST_BYTES) or ""
+    for name, src in (doc.get("source") or {}).items():
+        if isinstance(src, dict) and "replace-with" in src:
+            f.fail(f"[source.{name}] replace-with = {src['replace-with']}", path=rel,
+                   line=line_of(text, "replace-with"))
+    if doc.get("registries"):
+        f.fail("[registries] defines alternative registries: "
+               + ", ".join(map(str, doc["registries"])), path=rel,
+               line=line_of(text, "[registries"))
+
+
+@rule(id="SUP007", slug="registry-override", title="Registry or index override",
+      severity=Severity.HIGH, actions="W/B/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    for rel in named(ctx, ".npmrc"):
+        _npmrc(ctx, f, rel)
+    for rel in named(ctx, ".yarnrc"):
+        text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES) or ""
+        for i, line in enumerate(text.splitlines(), start=1):
+            parts = line.split(None, 1)
+            if parts and parts[0] == "registry" and len(parts) == 2 and \
+                    _non_default(parts[1].strip('"')):
+                f.fail(f"registry {parts[1][:80]}", path=rel, line=i)
+    for rel in named(ctx, ".yarnrc.yml"):
+        _yarnrc_yml(ctx, f, rel)
+    for rel in matching(ctx, lambda p: p.endswith(".cargo/config.toml")
+                        or p.endswith(".cargo/config")):
+        _cargo_config(ctx, f, rel)
+    for rel in matching(ctx, lambda p: posixpath.basename(p).startswith(
+            ("requirements", "constraints")) and p.endswith((".txt", ".in"))):
+        rf = f.attempt(load, ctx, rel, parse_requirements, MAX_MANIFEST_BYTES)
+        for option, value, line in rf.options if rf else []:
+            if option in ("--index-url", "--extra-index-url", "--trusted-host",
+                          "--find-links"):
+                f.fail(f"{option} {value[:80]}", path=rel, line=line)
+    for rel in named(ctx, "pyproject.toml"):
+        pp = f.attempt(load, ctx, rel, parse_pyproject, MAX_MANIFEST_BYTES)
+        if pp is None:
+            continue
+        for index in pp.table("tool", "uv", "index") or []:
+            if isinstance(index, dict):
+                f.fail(f"[[tool.uv.index]] {index.get('url', '?')}", path=rel,
+                       line=pp.line("[[tool.uv.index]]"))
+        for key in ("index-url", "extra-index-url"):
+            if pp.table("tool", "uv", key):
+                f.fail(f"[tool.uv] {key}", path=rel, line=pp.line(key))
+        for source in pp.table("tool", "poetry", "source") or []:
+            if isinstance(source, dict):
+                f.fail(f"[[tool.poetry.source]] {source.get('url', source.get('name', '?'))}",
+                       path=rel, line=pp.line("[[tool.poetry.source]]"))
+    for name in sorted(ctx.host.environ):
+        if ENV.match(name) and ctx.host.environ[name]:
+            f.fail(f"environment variable {name} is set")
+    return f.outcome("no registry or index override",
+                     f"{len(f.found)} registry or index override(s)")

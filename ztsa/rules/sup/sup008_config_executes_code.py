@@ -1,0 +1,79 @@
+"""Package-manager config executes repo code.
+
+## What it checks
+Project configuration that makes the package manager run a program of the
+repository's choosing: `.npmrc` `script-shell`, `node-options`, `shell` and `git`;
+`.yarnrc.yml` `yarnPath` and `plugins`; a `.pnpmfile.cjs` or `.pnpmfile.mjs`;
+`.cargo/config.toml` `rustc-wrapper`, `rustc-workspace-wrapper`, `[target.*]`
+`runner` and `linker`, and `[env]`.
+
+## Why it matters
+These run with every install or build, before and around any dependency code:
+`yarnPath` replaces Yarn itself with a file from the repository, a pnpmfile hooks
+every resolution, a rustc wrapper sees and can rewrite every compilation.
+
+## How to fix
+Remove these keys from the repository's configuration, or review the programs they
+name like any other code (a vendored `yarnPath` release should match the published
+checksum).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests.common import load_yaml
+from ztsa.manifests.project import load, matching, named
+from ztsa.model import Outcome, Severity
+from ztsa.parsing import line_of, load_toml, parse_ini_pairs
+from ztsa.registry import rule
+
+NPMRC_KEYS = {"script-shell", "node-options", "shell", "git"}
+
+
+def _cargo(ctx: Context, f: Findings, rel: str) -> None:
+    doc: Any = f.attempt(load, ctx, rel, load_toml, MAX_MANIFEST_BYTES)
+    if doc is None:
+        return
+    text = ctx.ws_text(rel, MAX_MANIFEST_BYTES) or ""
+    build = doc.get("build") or {}
+    for key in ("rustc-wrapper", "rustc-workspace-wrapper", "rustc"):
+        if isinstance(build, dict) and build.get(key):
+            f.fail(f"[build] {key} = {str(build[key])[:80]}", path=rel, line=line_of(text, key))
+    targets = doc.get("target") or {}
+    for triple, cfg in targets.items() if isinstance(targets, dict) else []:
+        for key in ("runner", "linker"):
+            if isinstance(cfg, dict) and cfg.get(key):
+                f.fail(f"[target.{triple}] {key} = {str(cfg[key])[:80]}", path=rel,
+                       line=line_of(text, key))
+    if doc.get("env"):
+        f.fail("[env] sets " + ", ".join(map(str, doc["env"]))[:100], path=rel,
+               line=line_of(text, "[env]"))
+
+
+@rule(id="SUP008", slug="config-executes-code", severity=Severity.HIGH,
+      title="Package-manager config executes repo code", actions="W/B/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    for rel in named(ctx, ".npmrc"):
+        text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES) or ""
+        for key, value, line in parse_ini_pairs(text):
+            if key in NPMRC_KEYS:
+                f.fail(f"{key} = {value[:80]}", path=rel, line=line)
+    for rel in named(ctx, ".yarnrc.yml"):
+        doc: Any = f.attempt(load, ctx, rel, load_yaml, MAX_MANIFEST_BYTES)
+        text = (ctx.ws_text(rel, MAX_MANIFEST_BYTES) or "") if doc is not None else ""
+        if isinstance(doc, dict) and doc.get("yarnPath"):
+            f.fail(f"yarnPath runs {doc['yarnPath']}", path=rel, line=line_of(text, "yarnPath"))
+        if isinstance(doc, dict) and doc.get("plugins"):
+            f.fail("plugins load code into Yarn", path=rel, line=line_of(text, "plugins"))
+    for rel in named(ctx, ".pnpmfile.cjs", ".pnpmfile.mjs"):
+        f.fail(f"{posixpath.basename(rel)} hooks every pnpm install", path=rel)
+    for rel in matching(ctx, lambda p: p.endswith((".cargo/config.toml", ".cargo/config"))):
+        _cargo(ctx, f, rel)
+    return f.outcome("no package-manager config runs repository code",
+                     f"{len(f.found)} config setting(s) run repository code")

@@ -1,0 +1,116 @@
+"""setup.py install hooks.
+
+## What it checks
+Every `setup.py`, parsed with Python's `ast` and never executed: a `cmdclass` that
+overrides `install`, `develop`, `egg_info`, `build_py`, `bdist_wheel` or `sdist`;
+classes that subclass `setuptools.command.*` (or `distutils.command.*`) commands; and,
+at module level, calls to `subprocess`, `os.system`/`os.popen`/`os.exec*`, `exec`,
+`eval`, `compile`, `__import__`, `urllib`, `requests`, `socket` and base64 decoding.
+A file that does not parse is unknown.
+
+## Why it matters
+`pip install` of a source distribution runs `setup.py`. Custom commands and
+module-level code there execute on the installing machine, before anything can be
+reviewed; base64 and exec are how payloads hide.
+
+## How to fix
+Move to a declarative build (`pyproject.toml` with a standard backend), drop custom
+install commands, and never run network or shell code from `setup.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests.project import named
+from ztsa.model import Outcome, Severity
+from ztsa.parsing import ParseError
+from ztsa.registry import rule
+
+HOOKED = {"install", "develop", "egg_info", "build_py", "bdist_wheel", "sdist"}
+BAD_CALLS = {
+    "exec", "eval", "compile", "__import__",
+    "os.system", "os.popen", "os.execv", "os.execve", "os.execl", "os.execlp", "os.execvp",
+    "os.spawnl", "os.spawnv", "os.startfile",
+    "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+    "urllib.request.urlopen", "urllib.request.urlretrieve", "urlopen", "urlretrieve",
+    "requests.get", "requests.post", "requests.request",
+    "socket.socket", "socket.create_connection",
+    "base64.b64decode", "base64.b32decode", "base64.b16decode", "base64.a85decode",
+    "base64.decodebytes", "b64decode", "codecs.decode",
+}
+
+
+def dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr}" if base else node.attr
+    return ""
+
+
+def _module_level(tree: ast.Module) -> list[ast.AST]:
+    """Every node not inside a function or class body."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def audit(f: Findings, rel: str, text: str) -> None:
+    try:
+        tree = ast.parse(text, filename=rel)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        f.error(ParseError(rel, f"not valid Python: {exc}"))
+        return
+    command_names: dict[str, str] = {}  # local name -> command module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and \
+                node.module.startswith(("setuptools.command", "distutils.command")):
+            for alias in node.names:
+                command_names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                name = dotted(base)
+                if name in command_names or name.startswith(
+                        ("setuptools.command.", "distutils.command.")):
+                    f.fail(f"class {node.name} subclasses the {name} command", path=rel,
+                           line=node.lineno)
+        if isinstance(node, ast.keyword) and node.arg == "cmdclass" and \
+                isinstance(node.value, ast.Dict):
+            for key in node.value.keys:
+                if isinstance(key, ast.Constant) and key.value in HOOKED:
+                    f.fail(f"cmdclass overrides {key.value!r}", path=rel, line=key.lineno)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                dotted(t).endswith("cmdclass") for t in node.targets):
+            for key in node.value.keys:
+                if isinstance(key, ast.Constant) and key.value in HOOKED:
+                    f.fail(f"cmdclass overrides {key.value!r}", path=rel, line=key.lineno)
+    for node in _module_level(tree):
+        if isinstance(node, ast.Call):
+            name = dotted(node.func)
+            if name in BAD_CALLS:
+                f.fail(f"module-level call to {name}()", path=rel, line=node.lineno)
+
+
+@rule(id="SUP013", slug="setup-py-hooks", title="setup.py install hooks",
+      severity=Severity.HIGH, actions="W/B/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    for rel in named(ctx, "setup.py"):
+        text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
+        if text is not None:
+            audit(f, rel, text)
+    return f.outcome("no setup.py install hook or module-level execution",
+                     f"{len(f.found)} setup.py hook(s)")

@@ -1,0 +1,77 @@
+"""Prebuilt executables in hooked dependencies.
+
+## What it checks
+ELF (`\\x7fELF`) and PE (`MZ`) executables inside the dependencies that run build or
+install code: the installed `node_modules` packages that SUP003 reports, and the crates
+with build scripts that SUP011 reports. Only the first bytes of each file are read.
+
+## Why it matters
+A package that both runs an install hook and ships a binary can execute code that no
+one can review from source; it is how several npm and crates.io attacks delivered
+their payloads.
+
+## How to fix
+Prefer packages that build from source or download platform binaries through
+pinned, checksummed optional dependencies; review why the binary is there.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.manifests.rust import crates
+from ztsa.manifests.scripts import scripted
+from ztsa.model import Outcome, Severity
+from ztsa.registry import rule
+from ztsa.walk import all_files
+
+MAX_FILES = 20_000
+
+
+def _magic(head: bytes | None) -> str | None:
+    if not head:
+        return None
+    if head.startswith(b"\x7fELF"):
+        return "ELF"
+    if head.startswith(b"MZ"):
+        return "PE"
+    return None
+
+
+def _tree(ctx: Context, top: str) -> list[str]:
+    """Regular files below a workspace directory (walk does not enter node_modules)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(ctx.ws_path(top)):
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))
+                       and d != "node_modules"]
+        rel_dir = os.path.relpath(dirpath, ctx.workspace).replace(os.sep, "/")
+        out += [f"{rel_dir}/{n}" for n in filenames]
+        if len(out) > MAX_FILES:
+            break
+    return out[:MAX_FILES]
+
+
+@rule(id="SUP016", slug="prebuilt-executables", severity=Severity.MEDIUM,
+      title="Prebuilt executables in hooked dependencies", actions="-/-/W")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    hooked: list[tuple[str, list[str]]] = []  # (package, files to inspect)
+    for s in scripted(ctx, f):
+        rel = posixpath.join(s.project, s.where) if s.project else s.where
+        if "node_modules" in rel and os.path.isdir(ctx.ws_path(rel)):
+            hooked.append((s.name, _tree(ctx, rel)))
+    files = all_files(ctx)
+    for crate in crates(ctx, f):
+        if crate.build_script:
+            prefix = crate.dir + "/" if crate.dir else ""
+            hooked.append((crate.name, [p for p in files if p.startswith(prefix)]))
+    for name, candidates in hooked:
+        for rel in candidates:
+            kind = _magic(f.attempt(ctx.ws_head, rel, 4))
+            if kind:
+                f.fail(f"{name} ships the {kind} executable {rel}", path=rel)
+    return f.outcome("no prebuilt executable in dependencies that run hooks",
+                     f"{len(f.found)} prebuilt executable(s) in hooked dependencies")
