@@ -6,10 +6,12 @@ rules turn it into ``unknown``, never into a pass.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from ztsa.host import ProbeError
 from ztsa.lazy import LazyRe
@@ -173,3 +175,26 @@ def parse_ini_pairs(text: str) -> list[tuple[str, str, int]]:
         if sep:
             out.append((key.strip(), value.strip().strip('"'), i))
     return out
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def structural(fn: Callable[P, R]) -> Callable[P, R]:
+    """A parser whose input has the wrong shape (a list where an object belongs, a number
+    where a string does) raises ParseError naming the file, not a Python error."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except ParseError:
+            raise
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError,
+                RecursionError) as exc:
+            name = str(args[1]) if len(args) > 1 else "input"
+            raise ParseError(name, f"unexpected structure ({type(exc).__name__}: {exc})") \
+                from exc
+
+    return wrapper

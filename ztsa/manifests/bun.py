@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ztsa.manifests.common import check_size
 from ztsa.manifests.lock import LockEntry
-from ztsa.parsing import ParseError, load_jsonc
+from ztsa.parsing import ParseError, load_jsonc, structural
 
 
+@structural
 def parse_bun_lock(text: str, path: str) -> list[LockEntry]:
     doc = load_jsonc(text, path)
     if not isinstance(doc, dict) or "lockfileVersion" not in doc:

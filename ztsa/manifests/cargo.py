@@ -7,7 +7,7 @@ from typing import Any
 
 from ztsa.manifests.common import check_size
 from ztsa.manifests.lock import LockEntry
-from ztsa.parsing import ParseError, load_toml
+from ztsa.parsing import ParseError, load_toml, structural
 
 DEP_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
 CRATES_IO = ("registry+https://github.com/rust-lang/crates.io-index",
@@ -62,10 +62,12 @@ class CargoToml:
         return None
 
 
+@structural
 def parse_cargo_toml(text: str, path: str) -> CargoToml:
     return CargoToml(path, text, load_toml(text, path))
 
 
+@structural
 def parse_cargo_lock(text: str, path: str) -> tuple[int, list[LockEntry]]:
     """(lock version, entries). v1 keeps checksums in [metadata]."""
     data = load_toml(text, path)

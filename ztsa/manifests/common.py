@@ -8,27 +8,31 @@ from typing import Any
 
 from ztsa.context import Context
 from ztsa.manifests import MAX_LOCK_BYTES
-from ztsa.parsing import ParseError
+from ztsa.parsing import ParseError, structural
 
 MAX_NODES = 5_000_000
 
 
 def check_size(doc: Any, name: str, budget: int = MAX_NODES) -> Any:
-    """Walk a parsed document; refuse one that expands (YAML aliases) past the budget."""
+    """Walk a parsed document once per distinct container (YAML aliases share them, so an
+    alias bomb costs no more than its text) and refuse one with too many nodes."""
     stack = [doc]
-    seen = 0
+    seen: set[int] = set()
+    count = 0
     while stack:
         node = stack.pop()
-        seen += 1
-        if seen > budget:
-            raise ParseError(name, f"more than {budget} nodes (alias expansion?)")
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+        count += 1
+        if count > budget:
+            raise ParseError(name, f"more than {budget} nodes")
+        if isinstance(node, dict | list):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.extend(node.values() if isinstance(node, dict) else node)
     return doc
 
 
+@structural
 def load_yaml_documents(text: str, name: str) -> list[Any]:
     import yaml
 
@@ -41,6 +45,7 @@ def load_yaml_documents(text: str, name: str) -> list[Any]:
     return [check_size(d, name) for d in docs]
 
 
+@structural
 def load_yaml(text: str, name: str) -> Any:
     docs = load_yaml_documents(text, name)
     return docs[-1] if docs else None

@@ -7,7 +7,7 @@ from typing import Any
 
 from ztsa.manifests.common import check_size, key_lines
 from ztsa.manifests.lock import LockEntry
-from ztsa.parsing import ParseError, load_json
+from ztsa.parsing import ParseError, load_json, structural
 
 DEP_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
 LIFECYCLE = ("preinstall", "install", "postinstall")
@@ -47,6 +47,7 @@ class PackageJson:
         return [x for x in w if isinstance(x, str)] if isinstance(w, list) else []
 
 
+@structural
 def parse_package_json(text: str, path: str) -> PackageJson:
     data = load_json(text, path)
     if not isinstance(data, dict):
@@ -76,6 +77,7 @@ def _kind(resolved: str | None, entry: dict[str, Any]) -> str:
     return "registry" if resolved.endswith(".tgz") else "url"
 
 
+@structural
 def parse_package_lock(text: str, path: str) -> NpmLock:
     data = load_json(text, path)
     if not isinstance(data, dict):

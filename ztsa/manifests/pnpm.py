@@ -7,7 +7,7 @@ from typing import Any
 
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.lock import LockEntry
-from ztsa.parsing import ParseError
+from ztsa.parsing import ParseError, structural
 
 KNOWN = ("6", "7", "8", "9")
 
@@ -35,6 +35,7 @@ def _split_key(key: str) -> tuple[str, str]:
     return (parts[0], parts[1]) if len(parts) == 2 else (k, "")
 
 
+@structural
 def parse_pnpm_lock(text: str, path: str) -> PnpmLock:
     doc = load_yaml(text, path)
     if not isinstance(doc, dict):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ztsa.manifests.common import check_size
 from ztsa.manifests.lock import LockEntry
-from ztsa.parsing import ParseError, load_json, load_toml
+from ztsa.parsing import ParseError, load_json, load_toml, structural
 
 INDEX_OPTIONS = {"-i": "--index-url", "--index-url": "--index-url",
                  "--extra-index-url": "--extra-index-url", "--trusted-host": "--trusted-host",
@@ -84,47 +84,48 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
+@structural
 def parse_requirements(text: str, path: str) -> RequirementsFile:
     from packaging.requirements import InvalidRequirement
     from packaging.requirements import Requirement as PReq
 
     rf = RequirementsFile(path)
     for lineno, line in _logical_lines(text):
-        try:
-            words = shlex.split(line, posix=True)
-        except ValueError as exc:
-            raise ParseError(path, f"line {lineno}: {exc}") from exc
-        if not words:
-            continue
-        first = words[0]
-        opt, _, inline = first.partition("=") if first.startswith("--") else (first, "", "")
-        if opt in INCLUDE_OPTIONS or opt in INDEX_OPTIONS:
+        if line.startswith("-") and not line.startswith(("-e ", "-e\t", "--editable")):
+            try:
+                words = shlex.split(line, posix=True)
+            except ValueError as exc:
+                raise ParseError(path, f"line {lineno}: {exc}") from exc
+            first = words[0]
+            opt, _, inline = first.partition("=") if first.startswith("--") else (first, "", "")
+            if len(opt) > 2 and opt[1] != "-":  # -rfile, -ihttps://...
+                opt, inline = opt[:2], opt[2:]
             value = inline or (words[1] if len(words) > 1 else "")
-            if not value:
-                raise ParseError(path, f"line {lineno}: {opt} needs a value")
-            if opt in INCLUDE_OPTIONS:
-                rf.includes.append((INCLUDE_OPTIONS[opt], value, lineno))
+            if opt in INCLUDE_OPTIONS or opt in INDEX_OPTIONS:
+                if not value:
+                    raise ParseError(path, f"line {lineno}: {opt} needs a value")
+                if opt in INCLUDE_OPTIONS:
+                    rf.includes.append((INCLUDE_OPTIONS[opt], value, lineno))
+                else:
+                    rf.options.append((INDEX_OPTIONS[opt], value, lineno))
+            elif opt in FLAG_OPTIONS:
+                rf.options.append((opt, value, lineno))
             else:
-                rf.options.append((INDEX_OPTIONS[opt], value, lineno))
+                raise ParseError(path, f"line {lineno}: unknown option {opt}")
             continue
-        if opt in FLAG_OPTIONS:
-            rf.options.append((opt, inline, lineno))
-            continue
-        editable = opt in ("-e", "--editable")
+        editable = line.startswith(("-e", "--editable"))
         if editable:
-            words = words[1:] if not inline else [inline, *words[1:]]
-            if not words:
+            line = re.sub(r"^(-e|--editable)(=|\s+)?", "", line).strip()
+            if not line:
                 raise ParseError(path, f"line {lineno}: -e needs a value")
+        # per-requirement options (--hash, --config-settings, ...) follow the requirement
+        req_text, *opts = re.split(r"\s+(?=--[a-z])", line)
         hashes = []
-        req_words = []
-        for w in words:
-            if w.startswith("--hash="):
-                hashes.append(w[len("--hash="):])
-            elif w.startswith("-"):
-                continue  # per-requirement options (--config-settings, --global-option)
-            else:
-                req_words.append(w)
-        req_text = " ".join(req_words)
+        for opt in opts:
+            m = re.match(r"^--hash(?:=|\s+)(\S+)$", opt.strip())
+            if m:
+                hashes.append(m.group(1))
+        req_text = req_text.strip()
         if not req_text:
             raise ParseError(path, f"line {lineno}: no requirement")
         looks_like_url = re.match(r"^[a-z][a-z0-9+.-]*://|^(\.{1,2}/|/|file:)", req_text)
@@ -205,6 +206,7 @@ class Pyproject:
         return None
 
 
+@structural
 def parse_pyproject(text: str, path: str) -> Pyproject:
     return Pyproject(path, text, load_toml(text, path))
 
@@ -227,6 +229,7 @@ def _python_kind(source: Any) -> str:
     return "registry"
 
 
+@structural
 def parse_uv_lock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
     check_size(data, path)
@@ -256,6 +259,7 @@ def parse_uv_lock(text: str, path: str) -> list[LockEntry]:
     return out
 
 
+@structural
 def parse_poetry_lock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
     check_size(data, path)
@@ -282,6 +286,7 @@ def parse_poetry_lock(text: str, path: str) -> list[LockEntry]:
     return out
 
 
+@structural
 def parse_pipfile_lock(text: str, path: str) -> list[LockEntry]:
     data = load_json(text, path)
     if not isinstance(data, dict) or "_meta" not in data:
@@ -305,6 +310,7 @@ def parse_pipfile_lock(text: str, path: str) -> list[LockEntry]:
     return out
 
 
+@structural
 def parse_pdm_lock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
     check_size(data, path)
@@ -327,6 +333,7 @@ def parse_pdm_lock(text: str, path: str) -> list[LockEntry]:
     return out
 
 
+@structural
 def parse_pylock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
     check_size(data, path)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.lock import LockEntry
-from ztsa.parsing import ParseError
+from ztsa.parsing import ParseError, structural
 
 _V1_VALUE = re.compile(r'^("(?:[^"\\]|\\.)*"|[^\s"]+)\s+(.*)$')
 
@@ -25,6 +25,7 @@ def _name_of(spec: str) -> str:
     return spec[:at] if at > 0 else spec
 
 
+@structural
 def parse_v1(text: str, path: str) -> list[LockEntry]:
     """Classic format: unindented `specs:` headers, 2-space `key value` fields,
     4-space nested maps (dependencies). Comments start with #."""
@@ -76,6 +77,7 @@ def parse_v1(text: str, path: str) -> list[LockEntry]:
     return entries
 
 
+@structural
 def parse_berry(text: str, path: str) -> list[LockEntry]:
     doc: Any = load_yaml(text, path)
     if not isinstance(doc, dict) or "__metadata" not in doc:
@@ -110,6 +112,7 @@ def parse_berry(text: str, path: str) -> list[LockEntry]:
     return entries
 
 
+@structural
 def parse_yarn_lock(text: str, path: str) -> tuple[str, list[LockEntry]]:
     """("v1" | "berry", entries)."""
     if "__metadata:" in text:

@@ -63,8 +63,9 @@ def check(ctx: Context) -> Outcome:
         allowed = set(policy)
         if deny_rel:
             deny = f.attempt(load, ctx, deny_rel, load_toml, MAX_MANIFEST_BYTES)
-            if deny is not None:
-                allowed |= deny_allowed_build_scripts(deny)
+            if deny is None:
+                continue  # cannot tell whether it is allowlisted: unknown, recorded
+            allowed |= deny_allowed_build_scripts(deny)
         if crate.name in allowed:
             continue
         what = "build script" if crate.build_script else "proc macro"

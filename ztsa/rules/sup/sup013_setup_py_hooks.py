@@ -97,11 +97,11 @@ def audit(f: Findings, rel: str, text: str) -> None:
             for key in node.value.keys:
                 if isinstance(key, ast.Constant) and key.value in HOOKED:
                     f.fail(f"cmdclass overrides {key.value!r}", path=rel, line=key.lineno)
-    for node in _module_level(tree):
-        if isinstance(node, ast.Call):
-            name = dotted(node.func)
-            if name in BAD_CALLS:
-                f.fail(f"module-level call to {name}()", path=rel, line=node.lineno)
+    calls = [n for n in _module_level(tree) if isinstance(n, ast.Call)]
+    for node in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
+        name = dotted(node.func)
+        if name in BAD_CALLS:
+            f.fail(f"module-level call to {name}()", path=rel, line=node.lineno)
 
 
 @rule(id="SUP013", slug="setup-py-hooks", title="setup.py install hooks",

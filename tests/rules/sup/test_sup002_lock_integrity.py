@@ -1,0 +1,51 @@
+import json
+
+from ztsa.model import Status
+
+
+def test_pass(machine):
+    machine.fixture("npm-lock-https")
+    machine.fixture("cargo-build-rs-cc")
+    machine.fixture("py-uv-locked")
+    assert machine.run("SUP002").status is Status.PASS
+
+
+def test_fail_npm_http_host_and_missing_integrity(machine):
+    machine.fixture("npm-lock-http")
+    out = machine.run("SUP002")
+    assert out.status is Status.FAIL
+    details = [e.detail for e in out.evidence]
+    assert any("chalk@5.3.0" in d and "plain http" in d for d in details)
+    assert any("ms@2.1.3" in d and "npm.evil.invalid" in d for d in details)
+    assert all(e.line for e in out.evidence)
+
+
+def test_allow_registry_option(machine):
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {
+        "node_modules/ms": {"version": "2.1.3", "integrity": "sha512-x",
+                            "resolved": "https://npm.corp.invalid/ms/-/ms-2.1.3.tgz"}}}))
+    assert machine.run("SUP002").status is Status.FAIL
+    assert machine.run("SUP002", options={"allow_registry": ["npm.corp.invalid"]}).status \
+        is Status.PASS
+
+
+def test_fail_cargo_and_yarn_and_pnpm_without_checksums(machine):
+    machine.ws("Cargo.lock", 'version = 3\n[[package]]\nname = "serde"\nversion = "1.0.0"\n'
+               'source = "registry+https://github.com/rust-lang/crates.io-index"\n')
+    machine.ws("y/yarn.lock", '# yarn lockfile v1\n\nms@2.1.3:\n  version "2.1.3"\n'
+               '  resolved "https://registry.yarnpkg.com/ms/-/ms-2.1.3.tgz"\n')
+    machine.ws("p/pnpm-lock.yaml", "lockfileVersion: '9.0'\npackages:\n  ms@2.1.3:\n"
+               "    resolution: {tarball: 'http://registry.npmjs.org/ms/-/ms-2.1.3.tgz'}\n")
+    out = machine.run("SUP002")
+    assert {e.path for e in out.evidence} == {"Cargo.lock", "y/yarn.lock", "p/pnpm-lock.yaml"}
+
+
+def test_unknown_lockfile_version(machine):
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 7, "packages": {}}))
+    out = machine.run("SUP002")
+    assert out.status is Status.UNKNOWN and "lockfileVersion 7" in out.message
+
+
+def test_unknown_truncated_lock(machine):
+    machine.ws("pnpm-lock.yaml", "lockfileVersion: '6.0'\npackages:\n  /ms@2.1.3:\n    resolution: {in")
+    assert machine.run("SUP002").status is Status.UNKNOWN

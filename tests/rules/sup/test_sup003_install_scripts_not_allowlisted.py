@@ -1,0 +1,64 @@
+import json
+
+from ztsa.model import Status
+
+INTEG = "sha512-" + "A" * 86 + "=="
+
+
+def lock(**pkgs):
+    return json.dumps({"lockfileVersion": 3, "packages": {
+        "": {"name": "app"}, **{f"node_modules/{k}": v for k, v in pkgs.items()}}}, indent=2)
+
+
+def test_pass_allowlisted_reports_source(machine):
+    machine.fixture("npm-postinstall-benign")
+    out = machine.run("SUP003")
+    assert out.status is Status.PASS
+    assert out.evidence[0].detail.startswith("node_modules/esbuild allowed by "
+                                             "lavamoat.allowScripts (package.json:")
+
+
+def test_fail_message_is_actionable(machine):
+    machine.ws("package.json", json.dumps({"name": "app"}))
+    machine.ws("package-lock.json", lock(esbuild={"version": "0.21.5", "integrity": INTEG,
+                                                  "hasInstallScript": True}))
+    out = machine.run("SUP003")
+    assert out.status is Status.FAIL
+    assert out.evidence[0].detail == (
+        "node_modules/esbuild (package-lock.json:7) has an install script and is not "
+        'allowlisted; allow it with "lavamoat": {"allowScripts": {"esbuild": true}} '
+        "in package.json")
+
+
+def test_ignore_scripts_and_yarn_enable_scripts_false(machine):
+    machine.ws("package-lock.json", lock(x={"version": "1", "hasInstallScript": True}))
+    machine.ws(".npmrc", "ignore-scripts=true\n")
+    machine.ws("y/yarn.lock", "# yarn lockfile v1\n")
+    machine.ws("y/.yarnrc.yml", "enableScripts: false\n")
+    assert machine.run("SUP003").status is Status.PASS
+
+
+def test_pnpm_v9_decided_by_pnpm_10_default(machine):
+    machine.ws("package.json", json.dumps({"name": "p", "packageManager": "pnpm@10.2.0"}))
+    machine.ws("pnpm-lock.yaml", "lockfileVersion: '9.0'\npackages: {}\n")
+    assert machine.run("SUP003").status is Status.PASS
+
+
+def test_fail_installed_binding_gyp(machine):
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 1, "dependencies": {}}))
+    machine.ws("node_modules/@acme/native/package.json", json.dumps({"name": "@acme/native"}))
+    machine.ws("node_modules/@acme/native/binding.gyp", "{}")
+    out = machine.run("SUP003")
+    assert out.status is Status.FAIL and "node_modules/@acme/native" in out.evidence[0].detail
+
+
+def test_unknown_lockfile_v1_without_node_modules(machine):
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 1, "dependencies": {}}))
+    out = machine.run("SUP003")
+    assert out.status is Status.UNKNOWN and "does not record install scripts" in out.message
+
+
+def test_unknown_binary_bun_lockb(machine):
+    machine.ws("bun.lockb", b"\x00\x01bun-lockfile-format-v0\x00")
+    out = machine.run("SUP003")
+    assert out.status is Status.UNKNOWN and "bun.lockb" in out.message

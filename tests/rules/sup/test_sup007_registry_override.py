@@ -1,0 +1,29 @@
+from ztsa.model import Status
+
+
+def test_pass(machine):
+    machine.fixture("npm-lock-https")  # .npmrc pointing at the npm registry itself
+    machine.fixture("py-uv-locked")
+    assert machine.run("SUP007").status is Status.PASS
+
+
+def test_fail_every_source(machine):
+    machine.fixture("npm-lock-http")
+    machine.fixture("cargo-config-wrapper")
+    machine.fixture("py-uv-git-branch")
+    machine.ws("r/requirements.txt", "--extra-index-url https://x.invalid/simple\n"
+               "--trusted-host x.invalid\nflask==3.0.0\n")
+    machine.ws("poetry/pyproject.toml", '[[tool.poetry.source]]\nname = "corp"\n'
+               'url = "https://x.invalid"\n')
+    machine.environ["PIP_EXTRA_INDEX_URL"] = "https://x.invalid/simple"
+    out = machine.run("SUP007")
+    assert {(e.path, e.line) for e in out.evidence} == {
+        (".npmrc", 1), (".cargo/config.toml", 5), ("pyproject.toml", 9),
+        ("r/requirements.txt", 1), ("r/requirements.txt", 2), ("poetry/pyproject.toml", 1),
+        (None, None)}
+    assert "environment variable PIP_EXTRA_INDEX_URL is set" in [e.detail for e in out.evidence]
+
+
+def test_unknown(machine):
+    machine.ws(".yarnrc.yml", "npmRegistryServer: [unclosed\n")
+    assert machine.run("SUP007").status is Status.UNKNOWN

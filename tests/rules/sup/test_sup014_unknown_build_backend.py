@@ -1,0 +1,24 @@
+from ztsa.model import Status
+
+
+def test_pass(machine):
+    machine.fixture("py-hatchling")
+    machine.ws("legacy/pyproject.toml", "[tool.black]\nline-length = 100\n")
+    machine.ws("s/pyproject.toml", '[build-system]\nrequires = ["setuptools>=68"]\n'
+               'build-backend = "setuptools.build_meta"\n')
+    assert machine.run("SUP014").status is Status.PASS
+
+
+def test_fail(machine):
+    machine.fixture("py-backend-path")
+    machine.ws("u/pyproject.toml", '[build-system]\nrequires = ["mybuild @ '
+               'https://x.invalid/mybuild.whl"]\nbuild-backend = "mybuild.api"\n')
+    out = machine.run("SUP014")
+    assert {(e.path, e.line) for e in out.evidence} == {
+        ("pyproject.toml", 4), ("pyproject.toml", 3), ("u/pyproject.toml", 2),
+        ("u/pyproject.toml", 3)}
+
+
+def test_unknown(machine):
+    machine.ws("pyproject.toml", "[build-system\n")
+    assert machine.run("SUP014").status is Status.UNKNOWN
