@@ -7,13 +7,12 @@ from __future__ import annotations
 import os
 
 import pytest
+from conftest import FIXTURES
 
 from ztsa.context import Context
 from ztsa.engine import run
 from ztsa.host import Host
 from ztsa.model import Profile, Status
-
-from conftest import FIXTURES  # noqa: I001
 
 SUP = {f"SUP{i:03d}" for i in range(1, 17)}
 

@@ -47,5 +47,6 @@ def test_unknown_lockfile_version(machine):
 
 
 def test_unknown_truncated_lock(machine):
-    machine.ws("pnpm-lock.yaml", "lockfileVersion: '6.0'\npackages:\n  /ms@2.1.3:\n    resolution: {in")
+    machine.ws("pnpm-lock.yaml",
+               "lockfileVersion: '6.0'\npackages:\n  /ms@2.1.3:\n    resolution: {in")
     assert machine.run("SUP002").status is Status.UNKNOWN

@@ -17,6 +17,7 @@ def test_fail_every_source(machine):
                'url = "https://x.invalid"\n')
     machine.environ["PIP_EXTRA_INDEX_URL"] = "https://x.invalid/simple"
     out = machine.run("SUP007")
+    assert out.status is Status.FAIL
     assert {(e.path, e.line) for e in out.evidence} == {
         (".npmrc", 1), (".cargo/config.toml", 5), ("pyproject.toml", 9),
         ("r/requirements.txt", 1), ("r/requirements.txt", 2), ("poetry/pyproject.toml", 1),

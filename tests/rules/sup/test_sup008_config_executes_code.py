@@ -15,6 +15,7 @@ def test_fail(machine):
                '[env]\nRUSTFLAGS = "-C x"\n', )
     machine.ws(".npmrc", "node-options=--require ./hook.js\n")
     out = machine.run("SUP008")
+    assert out.status is Status.FAIL
     details = sorted(e.detail.split(" ")[0] for e in out.evidence)
     assert details == [".pnpmfile.cjs", "[env]", "[target.x86_64-unknown-linux-gnu]",
                        "node-options", "plugins", "yarnPath"]

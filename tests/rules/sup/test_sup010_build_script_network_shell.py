@@ -12,6 +12,7 @@ def test_fail(machine):
                '[build-dependencies]\nreqwest = "0.12"\ncc = "1"\n')
     machine.ws("net/build.rs", "fn main() { let s = std::net::TcpStream::connect(\"x:1\"); }\n")
     out = machine.run("SUP010")
+    assert out.status is Status.FAIL
     assert {(e.path, e.line) for e in out.evidence} == {
         ("build.rs", 6), ("net/build.rs", 1), ("net/Cargo.toml", 5)}
 

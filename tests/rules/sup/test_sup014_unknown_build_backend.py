@@ -14,6 +14,7 @@ def test_fail(machine):
     machine.ws("u/pyproject.toml", '[build-system]\nrequires = ["mybuild @ '
                'https://x.invalid/mybuild.whl"]\nbuild-backend = "mybuild.api"\n')
     out = machine.run("SUP014")
+    assert out.status is Status.FAIL
     assert {(e.path, e.line) for e in out.evidence} == {
         ("pyproject.toml", 4), ("pyproject.toml", 3), ("u/pyproject.toml", 2),
         ("u/pyproject.toml", 3)}
