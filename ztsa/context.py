@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from ztsa.host import Host, ProbeError
 from ztsa.model import Profile
 
 
-@dataclass
 class Context:
-    host: Host
-    workspace: str
-    profile: Profile = Profile.UNTRUSTED
-    options: dict[str, Any] = field(default_factory=dict)
-    # results shared between rules (e.g. isolation detection, found manifests)
-    cache: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("cache", "host", "options", "profile", "workspace")
 
-    def __post_init__(self) -> None:
-        self.workspace = os.path.abspath(self.workspace)
+    def __init__(self, host: Host, workspace: str, profile: Profile = Profile.UNTRUSTED,
+                 options: dict[str, Any] | None = None) -> None:
+        self.host = host
+        self.workspace = os.path.abspath(workspace)
+        self.profile = profile
+        self.options: dict[str, Any] = options if options is not None else {}
+        # results shared between rules (e.g. isolation detection, found manifests)
+        self.cache: dict[str, Any] = {}
 
     def in_workspace(self, path: str) -> bool:
         real = os.path.realpath(path)

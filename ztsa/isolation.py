@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
@@ -25,11 +24,13 @@ DMI_VENDORS = LazyRe(
 GVISOR_VERSION = "#1 SMP Sun Jan 10 15:06:54 PST 2016"
 
 
-@dataclass
 class Isolation:
-    kinds: dict[str, list[str]] = field(default_factory=dict)  # kind -> signs
-    wsl: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    __slots__ = ("errors", "kinds", "wsl")
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, list[str]] = {}  # kind -> signs
+        self.wsl: list[str] = []
+        self.errors: list[str] = []
 
     def add(self, kind: str, sign: str) -> None:
         self.kinds.setdefault(kind, []).append(sign)

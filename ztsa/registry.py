@@ -11,8 +11,7 @@ import importlib
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ztsa.lazy import LazyRe
 from ztsa.model import Action, Category, Outcome, Profile, Severity
@@ -28,8 +27,7 @@ _ACTIONS = {"B": Action.BLOCK, "W": Action.WARN, "-": Action.OFF}
 Check = Callable[["Context"], Outcome]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     slug: str
     category: Category

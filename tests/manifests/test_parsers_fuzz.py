@@ -104,3 +104,22 @@ def test_regressions(parser, text, error):
     else:
         with pytest.raises(error):
             parser(text, "case")
+
+
+@FUZZ
+@given(name=st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,10}[A-Za-z0-9])?", fullmatch=True),
+       version=st.from_regex(r"[0-9][0-9A-Za-z.!+_-]{0,8}", fullmatch=True))
+def test_fast_pin_path_agrees_with_packaging(name, version):
+    """The name==version fast path must read exactly what packaging reads, or refuse."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    line = f"{name}=={version}"
+    try:
+        expected = Requirement(line)
+    except InvalidRequirement:
+        with pytest.raises(ParseError):
+            parse_requirements(line + "\n", "r.txt")
+        return
+    got = parse_requirements(line + "\n", "r.txt").requirements[0]
+    assert got.name == expected.name
+    assert got.specifier == str(expected.specifier)

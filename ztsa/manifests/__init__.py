@@ -3,5 +3,5 @@ never another exception, and is bounded in input size and structure."""
 
 from __future__ import annotations
 
-MAX_LOCK_BYTES = 64 * 1024 * 1024
+MAX_LOCK_BYTES = 32 * 1024 * 1024
 MAX_MANIFEST_BYTES = 8 * 1024 * 1024

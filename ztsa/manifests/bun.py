@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ztsa.manifests.common import check_size
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, load_jsonc, structural
 
@@ -12,7 +11,6 @@ def parse_bun_lock(text: str, path: str) -> list[LockEntry]:
     doc = load_jsonc(text, path)
     if not isinstance(doc, dict) or "lockfileVersion" not in doc:
         raise ParseError(path, "not a bun.lock (no lockfileVersion)")
-    check_size(doc, path)
     packages = doc.get("packages") or {}
     if not isinstance(packages, dict):
         raise ParseError(path, "packages is not an object")

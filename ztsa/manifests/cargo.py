@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from ztsa.manifests.common import check_size
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, load_toml, structural
 
@@ -14,8 +12,7 @@ CRATES_IO = ("registry+https://github.com/rust-lang/crates.io-index",
              "sparse+https://index.crates.io/")
 
 
-@dataclass
-class CargoToml:
+class CargoToml(NamedTuple):
     path: str
     text: str
     data: dict[str, Any]
@@ -71,7 +68,6 @@ def parse_cargo_toml(text: str, path: str) -> CargoToml:
 def parse_cargo_lock(text: str, path: str) -> tuple[int, list[LockEntry]]:
     """(lock version, entries). v1 keeps checksums in [metadata]."""
     data = load_toml(text, path)
-    check_size(data, path)
     version = data.get("version", 1)
     if version not in (1, 2, 3, 4):
         raise ParseError(path, f"unknown Cargo.lock version {version!r} (known: 1 to 4)")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class LockEntry:
+class LockEntry(NamedTuple):
     ecosystem: str  # npm, cargo, python
     name: str
     version: str
@@ -16,3 +15,13 @@ class LockEntry:
     integrity: str | None = None  # hash / checksum, None if absent
     install_script: bool | None = None  # None: the lockfile does not say
     kind: str = "registry"  # registry, git, path, url, link, bundled
+    key: str | None = None  # the entry's key in the lockfile, to find its line on demand
+
+
+def entry_line(text: str | None, entry: LockEntry) -> int | None:
+    """The entry's line, found only when it is reported (a 3,000-entry lockfile is not
+    indexed up front)."""
+    if entry.line is not None or text is None or entry.key is None:
+        return entry.line
+    pos = text.find(f'"{entry.key}"')
+    return text.count("\n", 0, pos) + 1 if pos >= 0 else None

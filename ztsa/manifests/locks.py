@@ -64,8 +64,14 @@ def allowed_hosts(ctx: Context) -> frozenset[str]:
     return DEFAULT_HOSTS | frozenset(extra)
 
 
+_KNOWN_PREFIXES = {f"https://{h}/": h for h in DEFAULT_HOSTS if "/" not in h}
+
+
 def host_of(url: str) -> str | None:
     """The host (with the crates.io-index path kept) of an http(s) URL or cargo source."""
+    end = url.find("/", 8)
+    if end > 0 and url[: end + 1] in _KNOWN_PREFIXES and "@" not in url[:end]:
+        return _KNOWN_PREFIXES[url[: end + 1]]  # the common case, without urlsplit
     from urllib.parse import urlsplit
 
     u = url.split("+", 1)[1] if url.startswith(("registry+", "sparse+", "git+")) else url

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from ztsa.manifests.common import check_size, key_lines
+from ztsa.manifests.common import key_lines
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, load_json, structural
 
@@ -13,8 +12,7 @@ DEP_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDe
 LIFECYCLE = ("preinstall", "install", "postinstall")
 
 
-@dataclass
-class PackageJson:
+class PackageJson(NamedTuple):
     path: str
     text: str
     data: dict[str, Any]
@@ -55,11 +53,13 @@ def parse_package_json(text: str, path: str) -> PackageJson:
     return PackageJson(path, text, data)
 
 
-@dataclass
 class NpmLock:
-    path: str
-    version: int
-    entries: list[LockEntry] = field(default_factory=list)
+    __slots__ = ("entries", "path", "version")
+
+    def __init__(self, path: str, version: int) -> None:
+        self.path = path
+        self.version = version
+        self.entries: list[LockEntry] = []
 
 
 def _kind(resolved: str | None, entry: dict[str, Any]) -> str:
@@ -82,14 +82,12 @@ def parse_package_lock(text: str, path: str) -> NpmLock:
     data = load_json(text, path)
     if not isinstance(data, dict):
         raise ParseError(path, "top level is not an object")
-    check_size(data, path)
     version = data.get("lockfileVersion")
     if version not in (1, 2, 3):
         raise ParseError(path, f"unknown lockfileVersion {version!r} (known: 1, 2, 3)")
     lock = NpmLock(path, version)
     packages = data.get("packages")
     if isinstance(packages, dict) and version >= 2:
-        lines = key_lines(text, r'^\s*"((?:[^"\\]|\\.)*node_modules/(?:[^"\\]|\\.)*)": \{')
         for key, entry in packages.items():
             if "node_modules/" not in key or not isinstance(entry, dict):
                 continue
@@ -99,10 +97,10 @@ def parse_package_lock(text: str, path: str) -> NpmLock:
             integrity = entry.get("integrity")
             lock.entries.append(LockEntry(
                 ecosystem="npm", name=str(name), version=str(entry.get("version", "")),
-                source=path, line=lines.get(key), resolved=resolved,
+                source=path, line=None, resolved=resolved,
                 integrity=integrity if isinstance(integrity, str) else None,
                 install_script=bool(entry.get("hasInstallScript")),
-                kind=_kind(resolved, entry),
+                kind=_kind(resolved, entry), key=key,
             ))
         return lock
     if version >= 2 and "packages" not in data:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ztsa.manifests.common import load_yaml
@@ -12,12 +11,14 @@ from ztsa.parsing import ParseError, structural
 KNOWN = ("6", "7", "8", "9")
 
 
-@dataclass
 class PnpmLock:
-    path: str
-    version: str
-    entries: list[LockEntry] = field(default_factory=list)
-    settings: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("entries", "path", "settings", "version")
+
+    def __init__(self, path: str, version: str, settings: dict[str, Any]) -> None:
+        self.path = path
+        self.version = version
+        self.settings = settings
+        self.entries: list[LockEntry] = []
 
     @property
     def records_build(self) -> bool:

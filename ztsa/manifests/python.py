@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from ztsa.manifests.common import check_size
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, load_json, load_toml, structural
 
@@ -18,11 +16,26 @@ INDEX_OPTIONS = {"-i": "--index-url", "--index-url": "--index-url",
 INCLUDE_OPTIONS = {"-r": "-r", "--requirement": "-r", "-c": "-c", "--constraint": "-c"}
 FLAG_OPTIONS = {"--no-index", "--pre", "--prefer-binary", "--require-hashes",
                 "--only-binary", "--no-binary", "--use-feature", "--config-settings"}
+# PEP 508 name (no extras, no marker) pinned with == to a PEP 440-shaped version
+_SIMPLE_PIN = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*==\s*"
+                         r"([0-9][0-9A-Za-z.!+_-]*)$")
+_VERSION: re.Pattern[str] | None = None
+
+
+def _valid_version(v: str) -> bool:
+    """PEP 440, with packaging's own version grammar."""
+    global _VERSION
+    if _VERSION is None:
+        from packaging.version import VERSION_PATTERN
+
+        _VERSION = re.compile(r"^\s*" + VERSION_PATTERN + r"\s*$", re.VERBOSE | re.IGNORECASE)
+    return _VERSION.match(v) is not None
+
+
 COMMIT = re.compile(r"@([0-9a-f]{40})(?:[#&]|$)")
 
 
-@dataclass
-class Requirement:
+class Requirement(NamedTuple):
     line: int
     text: str  # the requirement without options and comments
     name: str | None
@@ -53,12 +66,14 @@ class Requirement:
         return bool(self.url and COMMIT.search(self.url))
 
 
-@dataclass
 class RequirementsFile:
-    path: str
-    requirements: list[Requirement] = field(default_factory=list)
-    options: list[tuple[str, str, int]] = field(default_factory=list)  # (option, value, line)
-    includes: list[tuple[str, str, int]] = field(default_factory=list)  # (-r|-c, target, line)
+    __slots__ = ("includes", "options", "path", "requirements")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.requirements: list[Requirement] = []
+        self.options: list[tuple[str, str, int]] = []  # (option, value, line)
+        self.includes: list[tuple[str, str, int]] = []  # (-r|-c, target, line)
 
     @property
     def fully_hashed(self) -> bool:
@@ -135,6 +150,12 @@ def parse_requirements(text: str, path: str) -> RequirementsFile:
                                                "", req_text.split(";")[0].strip(), hashes,
                                                editable))
             continue
+        simple = _SIMPLE_PIN.match(req_text)
+        if simple and _valid_version(simple.group(2)):
+            # name==version: the common case, without packaging's slower parser
+            rf.requirements.append(Requirement(lineno, req_text, simple.group(1),
+                                               "==" + simple.group(2), None, hashes, editable))
+            continue
         try:
             parsed = PReq(req_text)
         except InvalidRequirement as exc:
@@ -145,8 +166,7 @@ def parse_requirements(text: str, path: str) -> RequirementsFile:
 
 
 # -- pyproject.toml -----------------------------------------------------------------------
-@dataclass
-class Pyproject:
+class Pyproject(NamedTuple):
     path: str
     text: str
     data: dict[str, Any]
@@ -232,7 +252,6 @@ def _python_kind(source: Any) -> str:
 @structural
 def parse_uv_lock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
-    check_size(data, path)
     if data.get("version") not in (1,):
         raise ParseError(path, f"unknown uv.lock version {data.get('version')!r} (known: 1)")
     lines = _headers(text, "[[package]]")
@@ -262,7 +281,6 @@ def parse_uv_lock(text: str, path: str) -> list[LockEntry]:
 @structural
 def parse_poetry_lock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
-    check_size(data, path)
     lines = _headers(text, "[[package]]")
     meta_files = (data.get("metadata") or {}).get("files") or {}
     out = []
@@ -313,7 +331,6 @@ def parse_pipfile_lock(text: str, path: str) -> list[LockEntry]:
 @structural
 def parse_pdm_lock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
-    check_size(data, path)
     lines = _headers(text, "[[package]]")
     meta_files = (data.get("metadata") or {}).get("files") or {}
     out = []
@@ -336,7 +353,6 @@ def parse_pdm_lock(text: str, path: str) -> list[LockEntry]:
 @structural
 def parse_pylock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
-    check_size(data, path)
     if "lock-version" not in data:
         raise ParseError(path, "not a pylock.toml (no lock-version)")
     lines = _headers(text, "[[packages]]")

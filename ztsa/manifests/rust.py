@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -13,13 +12,16 @@ from ztsa.manifests.project import load, named
 from ztsa.walk import all_files
 
 
-@dataclass
 class Crate:
-    dir: str
-    manifest: CargoToml | None
-    build_script: str | None
-    proc_macro: bool
-    sources: list[str] = field(default_factory=list)  # files to scan
+    __slots__ = ("build_script", "dir", "manifest", "proc_macro", "sources")
+
+    def __init__(self, dir: str, manifest: CargoToml | None, build_script: str | None,
+                 proc_macro: bool, sources: list[str] | None = None) -> None:
+        self.dir = dir
+        self.manifest = manifest
+        self.build_script = build_script
+        self.proc_macro = proc_macro
+        self.sources: list[str] = sources or []  # files to scan
 
     @property
     def name(self) -> str:

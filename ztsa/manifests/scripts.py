@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -14,6 +13,7 @@ from ztsa.host import ProbeError
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.bun import parse_bun_lock
 from ztsa.manifests.common import load_yaml
+from ztsa.manifests.lock import entry_line
 from ztsa.manifests.npm import LIFECYCLE, PackageJson, parse_package_json, parse_package_lock
 from ztsa.manifests.pnpm import only_built, parse_pnpm_lock
 from ztsa.manifests.project import load, named
@@ -22,8 +22,7 @@ from ztsa.manifests.yarn import parse_yarn_lock
 MAX_INSTALLED = 20_000
 
 
-@dataclass(frozen=True)
-class Scripted:
+class Scripted(NamedTuple):
     name: str
     project: str  # directory of the lockfile ("" = root)
     where: str  # e.g. node_modules/esbuild
@@ -33,10 +32,12 @@ class Scripted:
     allowed_by: str | None  # "lavamoat.allowScripts (package.json:12)" or None
 
 
-@dataclass
 class Allowlist:
-    names: dict[str, str]  # package -> source description
-    denied: set[str]
+    __slots__ = ("denied", "names")
+
+    def __init__(self, names: dict[str, str], denied: set[str]) -> None:
+        self.names = names  # package -> source description
+        self.denied = denied
 
 
 def _root_package(ctx: Context, f: Findings, d: str) -> PackageJson | None:
@@ -178,8 +179,10 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
                 continue
             if lock.version >= 2:
                 decided = True
-                found = [(e.name, f"node_modules/{e.name}", lock_rel, e.line)
-                         for e in lock.entries if e.install_script]
+                scripted_entries = [e for e in lock.entries if e.install_script]
+                text = ctx.ws_text(lock_rel) if scripted_entries else None
+                found = [(e.name, e.key or f"node_modules/{e.name}", lock_rel,
+                          entry_line(text, e)) for e in scripted_entries]
         elif manager == "pnpm":
             plock = local.attempt(load, ctx, lock_rel, parse_pnpm_lock)
             if plock is None:

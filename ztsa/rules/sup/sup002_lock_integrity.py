@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.manifests import MAX_LOCK_BYTES
+from ztsa.manifests.lock import entry_line
 from ztsa.manifests.locks import allowed_hosts, host_of, lock_entries
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
@@ -39,6 +41,7 @@ def check(ctx: Context) -> Outcome:
     f = Findings()
     hosts = allowed_hosts(ctx)
     problems = 0
+    texts: dict[str, str | None] = {}
     for e in lock_entries(ctx, f):
         if e.kind not in ("registry", "url"):
             continue
@@ -53,7 +56,10 @@ def check(ctx: Context) -> Outcome:
         if why:
             problems += 1
             if problems <= MAX_REPORTS:
-                f.fail(f"{e.name}@{e.version} ({e.source}) {why}", path=e.source, line=e.line)
+                if e.source not in texts:
+                    texts[e.source] = ctx.ws_text(e.source, MAX_LOCK_BYTES)
+                f.fail(f"{e.name}@{e.version} ({e.source}) {why}", path=e.source,
+                       line=entry_line(texts[e.source], e))
     if problems > MAX_REPORTS:
         f.fail(f"{problems - MAX_REPORTS} more lock entries with the same problems")
     return f.outcome("every registry lock entry has an integrity hash from an allowed host",

@@ -20,7 +20,7 @@ install commands, and never run network or shell code from `setup.py`.
 
 from __future__ import annotations
 
-import ast
+from typing import TYPE_CHECKING
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -29,6 +29,9 @@ from ztsa.manifests.project import named
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import ParseError
 from ztsa.registry import rule
+
+if TYPE_CHECKING:
+    import ast
 
 HOOKED = {"install", "develop", "egg_info", "build_py", "bdist_wheel", "sdist"}
 BAD_CALLS = {
@@ -46,6 +49,8 @@ BAD_CALLS = {
 
 
 def dotted(node: ast.AST) -> str:
+    import ast
+
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
@@ -56,6 +61,8 @@ def dotted(node: ast.AST) -> str:
 
 def _module_level(tree: ast.Module) -> list[ast.AST]:
     """Every node not inside a function or class body."""
+    import ast
+
     out: list[ast.AST] = []
     stack: list[ast.AST] = list(tree.body)
     while stack:
@@ -68,6 +75,8 @@ def _module_level(tree: ast.Module) -> list[ast.AST]:
 
 
 def audit(f: Findings, rel: str, text: str) -> None:
+    import ast  # only when there is a setup.py: start-up cost matters
+
     try:
         tree = ast.parse(text, filename=rel)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:

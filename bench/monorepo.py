@@ -1,0 +1,69 @@
+"""Generate the large monorepo that bench/preflight audits (issue: SUP speed).
+
+A package-lock with 3,000 packages, a pnpm lock with 3,000, a Cargo.lock with 500 crates
+and 100 crates with build.rs files, and 50 requirements files. Everything is benign and
+well-formed, so the time measured is the time of a full, passing read."""
+
+from __future__ import annotations
+
+import json
+import os
+
+INTEG = "sha512-" + "A" * 86 + "=="
+SHA256 = "a" * 64
+
+
+def generate(root: str) -> None:
+    def w(rel: str, text: str) -> None:
+        p = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+
+    # npm workspace with a 3,000-package lockfile
+    packages = {"": {"name": "mono", "version": "1.0.0"}}
+    for i in range(3000):
+        packages[f"node_modules/pkg-{i}"] = {
+            "version": f"1.{i % 50}.0",
+            "resolved": f"https://registry.npmjs.org/pkg-{i}/-/pkg-{i}-1.{i % 50}.0.tgz",
+            "integrity": INTEG, "dependencies": {f"pkg-{(i + 1) % 3000}": "^1.0.0"}}
+    w("web/package.json", json.dumps({"name": "mono", "version": "1.0.0",
+                                      "scripts": {"test": "jest"}}))
+    w("web/package-lock.json", json.dumps({"name": "mono", "lockfileVersion": 3,
+                                           "requires": True, "packages": packages}, indent=2))
+    # pnpm project with 3,000 packages (lockfile v6 records requiresBuild)
+    lines = ["lockfileVersion: '6.0'", "", "dependencies:", "  pkg-0:",
+             "    specifier: ^1.0.0", "    version: 1.0.0", "", "packages:", ""]
+    for i in range(3000):
+        lines += [f"  /pkg-{i}@1.0.{i}:", f"    resolution: {{integrity: {INTEG}}}",
+                  "    dependencies:", f"      pkg-{(i + 1) % 3000}: 1.0.0", "    dev: false", ""]
+    w("app/package.json", json.dumps({"name": "app", "version": "1.0.0"}))
+    w("app/pnpm-lock.yaml", "\n".join(lines))
+    # Cargo workspace: 500 locked crates, 100 member crates with build scripts
+    lock = ["version = 3", ""]
+    for i in range(500):
+        lock += ["[[package]]", f'name = "crate{i}"', f'version = "0.{i}.0"',
+                 'source = "registry+https://github.com/rust-lang/crates.io-index"',
+                 f'checksum = "{SHA256}"', ""]
+    w("rust/Cargo.lock", "\n".join(lock))
+    members = [f"crates/c{i}" for i in range(100)]
+    w("rust/Cargo.toml", "[workspace]\nmembers = [" + ", ".join(f'"{m}"' for m in members)
+      + "]\n")
+    allow = ", ".join(f'{{ name = "c{i}" }}' for i in range(100))
+    w("rust/deny.toml", f"[bans.build]\nallow-build-scripts = [{allow}]\n")
+    for i, m in enumerate(members):
+        w(f"rust/{m}/Cargo.toml", f'[package]\nname = "c{i}"\nversion = "0.1.0"\n'
+          'edition = "2021"\n\n[build-dependencies]\ncc = "1"\n')
+        w(f"rust/{m}/build.rs", 'fn main() {\n    cc::Build::new().file("src/x.c")'
+          '.compile("x");\n    println!("cargo:rerun-if-changed=src/x.c");\n}\n')
+        w(f"rust/{m}/src/lib.rs", "pub fn f() {}\n")
+    # 50 hashed requirements files
+    for i in range(50):
+        reqs = "".join(f"pkg{i}-{j}=={j}.0 --hash=sha256:{SHA256}\n" for j in range(20))
+        w(f"py/svc{i}/requirements.txt", reqs)
+
+
+if __name__ == "__main__":
+    import sys
+
+    generate(sys.argv[1])
