@@ -123,3 +123,33 @@ def test_fast_pin_path_agrees_with_packaging(name, version):
     got = parse_requirements(line + "\n", "r.txt").requirements[0]
     assert got.name == expected.name
     assert got.specifier == str(expected.specifier)
+
+
+yaml_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=12)
+    | st.sampled_from(["yes", "No", "on", "007", "0x1F", "1_000", "1e3", "2024-01-01", "~",
+                       "-0", "+5", ".inf", "<<", "null", "TRUE", "0o17"]),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(
+        st.text(max_size=8) | st.sampled_from(["<<", "yes", "1", "null"]), kids, max_size=4),
+    max_leaves=25)
+
+
+@FUZZ
+@given(doc=yaml_values, flow=st.booleans())
+def test_yaml_fast_constructor_agrees_with_pyyaml(doc, flow):
+    """load_yaml builds core types itself; it must equal PyYAML (same libyaml parser) on any text
+    PyYAML's dumper writes, including the scalars YAML 1.1 resolves implicitly."""
+    import yaml
+
+    from ztsa.manifests.common import load_yaml
+
+    text = yaml.safe_dump(doc, default_flow_style=flow)
+    # also the same values written as plain (unquoted) scalars where the dumper quoted them
+    for candidate in (text, text.replace("'", "")):
+        try:
+            expected = yaml.load(candidate, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+            with pytest.raises(ParseError):
+                load_yaml(candidate, "y")
+            continue
+        assert load_yaml(candidate, "y") == expected

@@ -32,13 +32,82 @@ def check_size(doc: Any, name: str, budget: int = MAX_NODES) -> Any:
     return doc
 
 
+_BOOL = {"yes": True, "true": True, "on": True, "no": False, "false": False, "off": False}
+_CORE = "tag:yaml.org,2002:"
+
+
+class _NotCore(Exception):
+    """A node outside the core types: let PyYAML's own constructor handle the file."""
+
+
+def _construct(root: Any) -> Any:
+    """Nodes composed by libyaml (PyYAML's C parser, composer and resolver) to Python
+    values, for the core tags only (str, bool, int, float, null, seq, map). This is
+    PyYAML's SafeConstructor restricted to what lockfiles use, several times faster;
+    anything else raises _NotCore and the caller falls back to yaml.load. Shared nodes
+    (aliases) are built once."""
+    import yaml
+
+    memo: dict[int, Any] = {}
+
+    def build(node: Any) -> Any:
+        key = id(node)
+        if key in memo:
+            return memo[key]
+        tag = node.tag
+        if isinstance(node, yaml.ScalarNode):
+            v = node.value
+            if tag == _CORE + "str":
+                out: Any = v
+            elif tag == _CORE + "bool":
+                out = _BOOL[v.lower()]
+            elif tag == _CORE + "null":
+                out = None
+            elif tag == _CORE + "int" and v.lstrip("+-").isdigit() and not (
+                    v.lstrip("+-").startswith("0") and len(v.lstrip("+-")) > 1):
+                out = int(v)
+            else:
+                raise _NotCore(tag)
+        elif isinstance(node, yaml.SequenceNode) and tag == _CORE + "seq":
+            out = memo[key] = []
+            out.extend(build(x) for x in node.value)
+        elif isinstance(node, yaml.MappingNode) and tag == _CORE + "map":
+            out = memo[key] = {}
+            for k, v in node.value:
+                if k.tag == _CORE + "merge":
+                    raise _NotCore("merge key")
+                kk = build(k)
+                if not isinstance(kk, str | int | bool | None):
+                    raise _NotCore("complex key")
+                out[kk] = build(v)
+        else:
+            raise _NotCore(tag)
+        memo[key] = out
+        return out
+
+    return build(root)
+
+
 @structural
 def load_yaml_documents(text: str, name: str) -> list[Any]:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        docs = list(yaml.load_all(text, Loader=loader))
+        docs: list[Any] = []
+        loader = loader_cls(text)
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                docs.append(_construct(node) if node is not None else None)
+        finally:
+            loader.dispose()
+    except _NotCore:
+        try:
+            docs = list(yaml.load_all(text, Loader=loader_cls))
+        except (yaml.YAMLError, RecursionError, ValueError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ParseError(name, f"not valid YAML: {reason}") from exc
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ParseError(name, f"not valid YAML: {reason}") from exc

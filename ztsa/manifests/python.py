@@ -101,9 +101,6 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 
 @structural
 def parse_requirements(text: str, path: str) -> RequirementsFile:
-    from packaging.requirements import InvalidRequirement
-    from packaging.requirements import Requirement as PReq
-
     rf = RequirementsFile(path)
     for lineno, line in _logical_lines(text):
         if line.startswith("-") and not line.startswith(("-e ", "-e\t", "--editable")):
@@ -156,6 +153,9 @@ def parse_requirements(text: str, path: str) -> RequirementsFile:
             rf.requirements.append(Requirement(lineno, req_text, simple.group(1),
                                                "==" + simple.group(2), None, hashes, editable))
             continue
+        from packaging.requirements import InvalidRequirement
+        from packaging.requirements import Requirement as PReq
+
         try:
             parsed = PReq(req_text)
         except InvalidRequirement as exc:
