@@ -6,7 +6,7 @@ import os
 import shutil
 
 import pytest
-from conftest import bwrap_base, by_id, run_json
+from realenv import bwrap_base, by_id, run_json
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="this case is about running as root")

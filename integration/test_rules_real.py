@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import bwrap_base, by_id, run_json
+from realenv import bwrap_base, by_id, run_json
 
 
 def in_bwrap(ztsa_bin: str, workspace: Path, *extra: str, env: dict[str, str] | None = None,

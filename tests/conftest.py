@@ -10,14 +10,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from support import FIXTURES
 
 from ztsa.context import Context
 from ztsa.engine import evaluate
 from ztsa.host import Host
 from ztsa.model import Outcome, Profile
 from ztsa.registry import load_rules
-
-FIXTURES = Path(__file__).parent / "fixtures" / "supply"
 
 SANDBOXED_STATUS = {
     "Name": "python3",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import FIXTURES
+from support import FIXTURES
 
 from ztsa.context import Context
 from ztsa.engine import run

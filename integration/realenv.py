@@ -1,0 +1,34 @@
+"""Helpers for the integration tests: run the installed ztsa, read its JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+
+
+def run_json(argv: list[str], env: dict[str, str] | None = None,
+             cwd: str | None = None) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env=env if env is not None else dict(os.environ))
+    try:
+        doc = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"no JSON report (rc {proc.returncode}): {proc.stderr}") from None
+    return proc.returncode, doc
+
+
+def by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["id"]: r for r in doc["results"]}
+
+
+def bwrap_base() -> list[str]:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        pytest.fail("bubblewrap is not installed (`apt-get install bubblewrap`)")
+    return [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp", "--unshare-user", "--unshare-pid", "--die-with-parent"]
