@@ -20,11 +20,13 @@ EXIT_GATE = 3
 EXIT_INTERNAL = 125
 
 EPILOG = """\b
-Exit codes:
+Exit codes (check):
   0    the gate passed
   3    the gate failed: a gating rule is fail or unknown
   2    usage or configuration error
   125  internal error (ztsa itself failed; never a pass)
+Exit codes (exec): CMD's own, or 128+N for signal N; 3 gate failed (CMD not
+started); 126 cannot execute; 127 not found; 125 ztsa failed (tree killed).
 """
 
 PROFILES = ("repo", "dependency", "untrusted")
@@ -110,6 +112,95 @@ def check(profile: str, fmt: str, output: str | None, probe_network: bool,
         out.write(text)
         out.flush()
     sys.exit(EXIT_PASS if report.passed else EXIT_GATE)
+
+
+@cli.command("exec", context_settings={"ignore_unknown_options": False})
+@click.option("--profile", type=click.Choice(PROFILES), default="untrusted", show_default=True,
+              help="Trust profile of the gate that runs first.")
+@click.option("--workspace", type=click.Path(exists=True, file_okay=False), default=".",
+              help="The workspace the gate audits (default: the current directory).")
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif")), default="text",
+              show_default=True, help="Format of the gate report when it fails.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+              help="Write the gate report to FILE (default: standard error on failure).")
+@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
+              help="As for `check`.")
+@click.option("--allow-registry", "registries", multiple=True, metavar="HOST",
+              help="As for `check`.")
+@click.option("--allow-net", "allow_net", multiple=True, metavar="SPEC",
+              help="Allow connections and sends to SPEC: HOST, HOST:PORT, IP, IP:PORT, CIDR, "
+                   "CIDR:PORT or [IPv6]:PORT. Repeatable. Nothing is allowed by default.")
+@click.option("--allow-unix", "allow_unix", multiple=True, metavar="PATH",
+              help="Allow connecting to the Unix socket PATH (@NAME for an abstract one).")
+@click.option("--dns", "dns", multiple=True, metavar="ADDR",
+              help="DNS resolvers the tree may query (default: /etc/resolv.conf, and only "
+                   "when --allow-net names a host).")
+@click.option("--audit-log", type=click.File("w"), help="Write JSON-lines events to FILE.")
+@click.option("--keep-cap", "keep_caps", multiple=True, metavar="NAME",
+              help="Keep this capability when started by root (default: none).")
+@click.option("--pass-fd", "pass_fds", multiple=True, type=int, metavar="N",
+              help="Let file descriptor N reach CMD (besides 0, 1 and 2).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def exec_cmd(profile: str, workspace: str, fmt: str, output: str | None,
+             excludes: tuple[str, ...], registries: tuple[str, ...],
+             allow_net: tuple[str, ...], allow_unix: tuple[str, ...], dns: tuple[str, ...],
+             audit_log: Any, keep_caps: tuple[str, ...], pass_fds: tuple[int, ...],
+             command: tuple[str, ...]) -> None:
+    """Run the gate on the workspace, then CMD confined: ztsa exec [OPTIONS] -- CMD [ARG...]
+
+    Exit status: CMD's (128+N if signal N killed it); 3 if the gate failed and CMD was
+    never started; 126 if CMD cannot be executed, 127 if it is not found; 125 if ztsa
+    itself failed (the whole tree is killed first); 2 for usage errors.
+    """
+    from ztsa.context import Context
+    from ztsa.engine import run
+    from ztsa.host import Host
+    from ztsa.model import Profile
+    from ztsa.output import Format, render
+    from ztsa.sandbox.policy import Policy, PolicyError, parse_net, resolvers
+
+    try:
+        rules = [parse_net(s) for s in allow_net]
+    except PolicyError as exc:
+        raise click.BadParameter(str(exc), param_hint="--allow-net") from None
+    names_a_host = any(not _is_ip_spec(s) for s in allow_net)
+    try:
+        dns_servers = resolvers(list(dns)) if (dns or names_a_host) else []
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--dns") from None
+    ctx = Context(host=Host(), workspace=workspace, profile=Profile(profile),
+                  options={"exclude": list(excludes), "allow_registry": list(registries)})
+    report = run(ctx)
+    if not report.passed:
+        text = render(report, Format(fmt), color=_use_color(sys.stderr, output is not None))
+        if output:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            sys.stderr.write(text)
+        click.echo("ztsa: the gate failed; CMD was not started", err=True)
+        sys.exit(EXIT_GATE)
+    from ztsa.sandbox.run import execute
+
+    policy = Policy(rules, list(allow_unix), os.path.abspath(workspace), dns_servers)
+    try:
+        code = execute(list(command), policy, audit_log, os.getcwd(), list(keep_caps),
+                       list(pass_fds))
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    sys.exit(code)
+
+
+def _is_ip_spec(spec: str) -> bool:
+    import ipaddress
+
+    host = spec[1:].split("]")[0] if spec.startswith("[") else (
+        spec.rsplit(":", 1)[0] if spec.count(":") == 1 else spec)
+    try:
+        ipaddress.ip_network(host, strict=False)
+        return True
+    except ValueError:
+        return False
 
 
 @cli.command("rules")

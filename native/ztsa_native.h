@@ -1,0 +1,47 @@
+/* ztsa's native helper: the only ztsa code that runs in the confined child, and the
+   raw syscalls the tracer needs (ptrace, process_vm_readv, pidfd_getfd). */
+
+struct ztsa_filter_insn {
+    unsigned short code;
+    unsigned char jt;
+    unsigned char jf;
+    unsigned int k;
+};
+
+/* Fork a child that waits for the tracer (one byte on *sync_fd), then drops
+   capabilities (when drop_caps), sets NoNewPrivs, installs the seccomp filter and
+   execs path. Returns the pid or -errno; *sync_fd is the write end to release the
+   child, *err_fd the read end that carries the child's errno if exec fails (EOF on
+   success). keep_fd_max: fds 0..keep_fd_max stay open, keep_fds lists more. */
+int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
+               const char *cwd, const struct ztsa_filter_insn *filter,
+               unsigned short filter_len, int drop_caps,
+               unsigned long long keep_caps, const int *keep_fds, int n_keep_fds,
+               int *sync_fd, int *err_fd);
+
+long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data);
+
+/* The syscall a tracee is stopped in (x86_64: orig_rax and the six argument
+   registers). 0 or -errno. */
+int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]);
+
+/* Skip the syscall the tracee is stopped in and make it return result. */
+int ztsa_syscall_return(int pid, long result);
+
+long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len);
+
+/* A duplicate of the tracee thread's file descriptor fd, or -errno. */
+int ztsa_pidfd_getfd(int tid, int fd);
+
+int ztsa_set_dumpable(int on);
+
+long ztsa_writemem(int pid, unsigned long long addr, const void *buf, unsigned long len);
+
+/* The supervisor's own network calls on a duplicated socket, with raw sockaddr bytes
+   (so every family, AF_UNSPEC included, behaves as in the tracee). -errno on error. */
+long ztsa_connect(int fd, const void *addr, unsigned int addrlen);
+long ztsa_sendto(int fd, const void *buf, unsigned long len, int flags,
+                 const void *addr, unsigned int addrlen);
+long ztsa_sendmsg1(int fd, const void *name, unsigned int namelen, const void *buf,
+                   unsigned long len, int flags);
+int ztsa_sockopt_int(int fd, int level, int name);

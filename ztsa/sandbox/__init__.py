@@ -1,0 +1,1 @@
+"""`ztsa exec`: confined execution (policy, seccomp filter, tracer, audit log)."""

@@ -1,0 +1,30 @@
+"""The JSON-lines audit log of `ztsa exec` (schema: docs/audit-schema.json)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from typing import IO, Any
+
+SCHEMA = "ztsa.audit/v1"
+
+
+class AuditLog:
+    def __init__(self, stream: IO[str] | None) -> None:
+        self.stream = stream
+        self.counts: Counter[str] = Counter()
+
+    def event(self, kind: str, **fields: Any) -> None:
+        self.counts[kind] += 1
+        if fields.get("decision") == "deny":
+            self.counts["denied"] += 1
+        if self.stream is None:
+            return
+        record = {"schema": SCHEMA, "time": round(time.time(), 6), "event": kind, **fields}
+        self.stream.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.close()

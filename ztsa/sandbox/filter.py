@@ -1,0 +1,141 @@
+"""The seccomp filter of `ztsa exec`, as classic BPF.
+
+Hand-written rather than built with pyseccomp: it is 40-odd instructions, pyseccomp's
+import runs `ldconfig` through ctypes (a subprocess and tens of milliseconds before
+every command), and its default kill action kills a thread, not the process.
+
+What it does (x86_64):
+- any other architecture (i386 `int 0x80`) or an x32 syscall number: kill the process;
+- io_uring, ptrace, process_vm_readv/writev, seccomp, and prctl(PR_SET_SECCOMP):
+  EPERM (no way around the tracer, no nested filter or listener);
+- clone with CLONE_UNTRACED: EPERM; clone3: ENOSYS, so libc falls back to clone;
+- socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT;
+- ioctl TIOCSTI and TIOCLINUX (terminal injection): EPERM;
+- connect, sendmsg, sendmmsg, execve, execveat, and sendto with a destination address:
+  SECCOMP_RET_TRACE, so the tracer decides. A process that somehow runs untraced gets
+  ENOSYS for these (the kernel's answer to RET_TRACE without a tracer): it fails
+  closed;
+- everything else: allowed.
+Arguments are compared on their low 32 bits (the kernel's int flags and requests);
+sendto's pointer argument on both halves.
+"""
+
+from __future__ import annotations
+
+import errno
+import struct
+
+AUDIT_ARCH_X86_64 = 0xC000003E
+X32_BIT = 0x40000000
+
+RET_KILL_PROCESS = 0x80000000
+RET_TRACE = 0x7FF00000
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+
+NR = {
+    "ioctl": 16, "socket": 41, "connect": 42, "sendto": 44, "sendmsg": 46, "clone": 56,
+    "execve": 59, "ptrace": 101, "prctl": 157, "sendmmsg": 307, "process_vm_readv": 310,
+    "process_vm_writev": 311, "seccomp": 317, "execveat": 322, "io_uring_setup": 425,
+    "io_uring_enter": 426, "io_uring_register": 427, "clone3": 435,
+}
+TRACED = ("connect", "sendmsg", "sendmmsg", "execve", "execveat")
+DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "io_uring_setup",
+          "io_uring_enter", "io_uring_register")
+CLONE_UNTRACED = 0x00800000
+AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+PR_SET_SECCOMP = 22
+
+LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+JGE = 0x35
+JSET = 0x45
+RET = 0x06  # BPF_RET | BPF_K
+
+OFF_NR, OFF_ARCH = 0, 4
+
+
+def arg_lo(i: int) -> int:
+    return 16 + 8 * i
+
+
+def arg_hi(i: int) -> int:
+    return 20 + 8 * i
+
+
+Insn = tuple[int, object, object, int]  # code, jt label/offset, jf label/offset, k
+
+
+def _assemble(prog: list[Insn | str]) -> bytes:
+    """Resolve string labels to relative jumps; a str entry marks a label."""
+    labels: dict[str, int] = {}
+    insns: list[Insn] = []
+    for item in prog:
+        if isinstance(item, str):
+            labels[item] = len(insns)
+        else:
+            insns.append(item)
+    out = bytearray()
+    for pc, (code, jt, jf, k) in enumerate(insns):
+        def rel(target: object, pc: int = pc) -> int:
+            if isinstance(target, int):
+                return target
+            off = labels[str(target)] - pc - 1
+            if not 0 <= off <= 255:
+                raise ValueError(f"jump to {target} out of range ({off})")
+            return off
+        out += struct.pack("<HBBI", code, rel(jt), rel(jf), k & 0xFFFFFFFF)
+    return bytes(out)
+
+
+def build() -> bytes:
+    prog: list[Insn | str] = [
+        (LD_ABS, 0, 0, OFF_ARCH),
+        (JEQ, 0, "kill", AUDIT_ARCH_X86_64),
+        (LD_ABS, 0, 0, OFF_NR),
+        (JGE, "kill", 0, X32_BIT),
+        (JEQ, "clone", 0, NR["clone"]),
+        (JEQ, "socket", 0, NR["socket"]),
+        (JEQ, "sendto", 0, NR["sendto"]),
+        (JEQ, "ioctl", 0, NR["ioctl"]),
+        (JEQ, "prctl", 0, NR["prctl"]),
+        (JEQ, "enosys", 0, NR["clone3"]),
+    ]
+    prog += [(JEQ, "trace", 0, NR[name]) for name in TRACED]
+    prog += [(JEQ, "eperm", 0, NR[name]) for name in DENIED]
+    prog += [
+        (RET, 0, 0, RET_ALLOW),
+        "clone",
+        (LD_ABS, 0, 0, arg_lo(0)),
+        (JSET, "eperm", "allow", CLONE_UNTRACED),
+        "socket",
+        (LD_ABS, 0, 0, arg_lo(0)),
+        (JEQ, "allow", 0, AF_UNIX),
+        (JEQ, "allow", 0, AF_INET),
+        (JEQ, "allow", 0, AF_INET6),
+        (RET, 0, 0, RET_ERRNO | errno.EAFNOSUPPORT),
+        "sendto",
+        (LD_ABS, 0, 0, arg_lo(4)),
+        (JEQ, 0, "trace", 0),
+        (LD_ABS, 0, 0, arg_hi(4)),
+        (JEQ, "allow", "trace", 0),
+        "ioctl",
+        (LD_ABS, 0, 0, arg_lo(1)),
+        (JEQ, "eperm", 0, TIOCSTI),
+        (JEQ, "eperm", "allow", TIOCLINUX),
+        "prctl",
+        (LD_ABS, 0, 0, arg_lo(0)),
+        (JEQ, "eperm", "allow", PR_SET_SECCOMP),
+        "allow",
+        (RET, 0, 0, RET_ALLOW),
+        "trace",
+        (RET, 0, 0, RET_TRACE),
+        "eperm",
+        (RET, 0, 0, RET_ERRNO | errno.EPERM),
+        "enosys",
+        (RET, 0, 0, RET_ERRNO | errno.ENOSYS),
+        "kill",
+        (RET, 0, 0, RET_KILL_PROCESS),
+    ]
+    return _assemble(prog)

@@ -1,0 +1,120 @@
+"""The only wrapper of ztsa's native module (native/ztsa_native.c, built with cffi)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import ztsa._native as _native
+
+ffi: Any = _native.ffi
+lib: Any = _native.lib
+
+# ptrace requests and options python-ptrace lacks (linux/ptrace.h)
+PTRACE_CONT = 7
+PTRACE_KILL = 8
+PTRACE_GETEVENTMSG = 0x4201
+PTRACE_SEIZE = 0x4206
+PTRACE_INTERRUPT = 0x4207
+PTRACE_LISTEN = 0x4208
+O_TRACEFORK = 1 << 1
+O_TRACEVFORK = 1 << 2
+O_TRACECLONE = 1 << 3
+O_TRACEEXEC = 1 << 4
+O_TRACESECCOMP = 1 << 7
+O_EXITKILL = 1 << 20
+EVENT_FORK = 1
+EVENT_VFORK = 2
+EVENT_CLONE = 3
+EVENT_EXEC = 4
+EVENT_SECCOMP = 7
+EVENT_STOP = 128
+WALL = 0x40000000
+
+
+class NativeError(OSError):
+    pass
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        raise NativeError(-result, f"{what}: {os.strerror(-result)}")
+    return result
+
+
+def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code: bytes,
+          drop_caps: bool, keep_caps: int, keep_fds: list[int]) -> tuple[int, int, int]:
+    """(pid, sync_fd, err_fd); see ztsa_spawn in native/ztsa_native.h."""
+    c_argv = [ffi.new("char[]", os.fsencode(a)) for a in argv]
+    c_env = [ffi.new("char[]", os.fsencode(f"{k}={v}")) for k, v in env.items()]
+    argv_arr = ffi.new("char *[]", [*c_argv, ffi.NULL])
+    env_arr = ffi.new("char *[]", [*c_env, ffi.NULL])
+    n = len(filter_code) // 8
+    insns = ffi.new("struct ztsa_filter_insn[]", n)
+    ffi.memmove(insns, filter_code, len(filter_code))
+    fds = ffi.new("int[]", keep_fds or [0])
+    sync_fd = ffi.new("int *")
+    err_fd = ffi.new("int *")
+    pid = lib.ztsa_spawn(os.fsencode(path), argv_arr, env_arr, os.fsencode(cwd), insns, n,
+                         int(drop_caps), keep_caps, fds, len(keep_fds), sync_fd, err_fd)
+    _check(pid, "spawn")
+    return pid, sync_fd[0], err_fd[0]
+
+
+def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> int:
+    return _check(lib.ztsa_ptrace(request, pid, addr, data), f"ptrace({request:#x}, {pid})")
+
+
+def geteventmsg(pid: int) -> int:
+    msg = ffi.new("unsigned long *")
+    _check(lib.ztsa_ptrace(PTRACE_GETEVENTMSG, pid, 0, int(ffi.cast("uintptr_t", msg))),
+           "PTRACE_GETEVENTMSG")
+    return int(msg[0])
+
+
+def syscall_get(pid: int) -> tuple[int, list[int]]:
+    nr = ffi.new("long *")
+    args = ffi.new("unsigned long long[6]")
+    _check(lib.ztsa_syscall_get(pid, nr, args), "GETREGS")
+    return int(nr[0]), [int(a) for a in args]
+
+
+def syscall_return(pid: int, result: int) -> None:
+    _check(lib.ztsa_syscall_return(pid, result), "SETREGS")
+
+
+def readmem(pid: int, addr: int, length: int) -> bytes:
+    buf = ffi.new("char[]", max(length, 1))
+    n = _check(lib.ztsa_readmem(pid, addr, buf, length), "process_vm_readv")
+    return bytes(ffi.buffer(buf, n))
+
+
+def pidfd_getfd(tid: int, fd: int) -> int:
+    return _check(lib.ztsa_pidfd_getfd(tid, fd), "pidfd_getfd")
+
+
+def set_dumpable(on: bool) -> None:
+    _check(lib.ztsa_set_dumpable(int(on)), "PR_SET_DUMPABLE")
+
+
+def writemem(pid: int, addr: int, data: bytes) -> int:
+    return _check(lib.ztsa_writemem(pid, addr, data, len(data)), "process_vm_writev")
+
+
+def connect(fd: int, addr: bytes) -> int:
+    """0 or -errno: the raw result the tracee's connect will see."""
+    return int(lib.ztsa_connect(fd, addr, len(addr)))
+
+
+def sendto(fd: int, data: bytes, flags: int, addr: bytes | None) -> int:
+    a = addr if addr is not None else ffi.NULL
+    return int(lib.ztsa_sendto(fd, data, len(data), flags, a, len(addr or b"")))
+
+
+def sendmsg1(fd: int, name: bytes | None, data: bytes, flags: int) -> int:
+    n = name if name is not None else ffi.NULL
+    return int(lib.ztsa_sendmsg1(fd, n, len(name or b""), data, len(data), flags))
+
+
+def sockopt_int(fd: int, level: int, name: int) -> int:
+    return int(lib.ztsa_sockopt_int(fd, level, name))

@@ -1,0 +1,103 @@
+"""`ztsa exec`: spawn CMD confined, trace the tree, return CMD's exit status."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import sys
+from typing import IO
+
+from ztsa.sandbox import native as nat
+from ztsa.sandbox.auditlog import AuditLog
+from ztsa.sandbox.filter import build
+from ztsa.sandbox.policy import Policy
+from ztsa.sandbox.tracer import OPTIONS, Tracer
+
+EXIT_CANNOT_EXEC = 126
+EXIT_NOT_FOUND = 127
+EXIT_INTERNAL = 125
+
+CAPS = {
+    "CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4,
+    "KILL": 5, "SETGID": 6, "SETUID": 7, "SETPCAP": 8, "LINUX_IMMUTABLE": 9,
+    "NET_BIND_SERVICE": 10, "NET_BROADCAST": 11, "NET_ADMIN": 12, "NET_RAW": 13,
+    "IPC_LOCK": 14, "IPC_OWNER": 15, "SYS_MODULE": 16, "SYS_RAWIO": 17, "SYS_CHROOT": 18,
+    "SYS_PTRACE": 19, "SYS_PACCT": 20, "SYS_ADMIN": 21, "SYS_BOOT": 22, "SYS_NICE": 23,
+    "SYS_RESOURCE": 24, "SYS_TIME": 25, "SYS_TTY_CONFIG": 26, "MKNOD": 27, "LEASE": 28,
+    "AUDIT_WRITE": 29, "AUDIT_CONTROL": 30, "SETFCAP": 31, "MAC_OVERRIDE": 32,
+    "MAC_ADMIN": 33, "SYSLOG": 34, "WAKE_ALARM": 35, "BLOCK_SUSPEND": 36, "AUDIT_READ": 37,
+    "PERFMON": 38, "BPF": 39, "CHECKPOINT_RESTORE": 40,
+}
+
+
+def cap_mask(names: list[str]) -> int:
+    mask = 0
+    for name in names:
+        key = name.upper().removeprefix("CAP_")
+        if key not in CAPS:
+            raise ValueError(f"unknown capability {name!r}")
+        mask |= 1 << CAPS[key]
+    return mask
+
+
+def find_program(cmd: str, path: str | None) -> str | None:
+    if "/" in cmd:
+        return cmd if os.path.exists(cmd) else None
+    return shutil.which(cmd, path=path)
+
+
+def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: str,
+            keep_caps: list[str], pass_fds: list[int]) -> int:
+    """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127)."""
+    log = AuditLog(log_stream)
+    env = dict(os.environ)
+    program = find_program(argv[0], env.get("PATH"))
+    if program is None:
+        print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
+        log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
+        return EXIT_NOT_FOUND
+    nat.set_dumpable(False)  # nothing in the tree may read or write our memory
+    pid, sync_fd, err_fd = nat.spawn(program, argv, env, cwd, build(),
+                                     drop_caps=os.geteuid() == 0,
+                                     keep_caps=cap_mask(keep_caps), keep_fds=pass_fds)
+    tracer = Tracer(policy, log, pid)
+    try:
+        nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)
+    except OSError:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(sync_fd)
+        os.close(err_fd)
+        raise
+    os.write(sync_fd, b"g")
+    os.close(sync_fd)
+    handlers = {s: signal.signal(s, lambda sig, _f: tracer.on_signal(sig))
+                for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        status = tracer.run()
+    except BaseException:
+        tracer.kill_all("ztsa failed")
+        raise
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    exec_errno = os.read(err_fd, 4)
+    os.close(err_fd)
+    if len(exec_errno) == 4:
+        err = int.from_bytes(exec_errno, sys.byteorder)
+        print(f"ztsa: cannot execute {program}: {os.strerror(err)}", file=sys.stderr)
+        code = EXIT_NOT_FOUND if err == errno.ENOENT else EXIT_CANNOT_EXEC
+    else:
+        code = os.waitstatus_to_exitcode(status)
+        code = code if code >= 0 else 128 - code
+    denied = log.counts["denied"]
+    log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
+              connects=log.counts["connect"], sends=log.counts["send"],
+              killed=log.counts["kill"])
+    where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
+    print(f"ztsa: {denied} denied, {log.counts['exec']} exec(s), "
+          f"{log.counts['kill']} killed at exit{where}", file=sys.stderr)
+    log.close()
+    return code

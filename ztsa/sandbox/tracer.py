@@ -1,0 +1,384 @@
+"""The tracer: one waitpid(-1, __WALL) loop over every process of the tree.
+
+All ptrace requests come from this thread (the kernel refuses them from any other
+thread than the one that attached). Network syscalls are never allowed to run in the
+tracee: the supervisor reads the destination once into its own memory, decides, and
+performs the connect or send itself on a duplicate of the tracee's socket (pidfd_getfd)
+with that copy, then skips the tracee's syscall and hands it the result. No other
+thread or process can change what the kernel sees between the check and the use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import ipaddress
+import os
+import signal
+import socket
+import struct
+from collections.abc import Callable
+from typing import NamedTuple
+
+from ztsa.sandbox import native as nat
+from ztsa.sandbox.auditlog import AuditLog
+from ztsa.sandbox.policy import Decision, Policy
+
+SYS_CONNECT, SYS_SENDTO, SYS_SENDMSG, SYS_SENDMMSG = 42, 44, 46, 307
+SYS_EXECVE, SYS_EXECVEAT = 59, 322
+STOP_SIGNALS = {signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU}
+MAX_SEND = 1 << 20  # bytes copied per emulated send; a short count is legal for send
+MAX_IOV = 1024
+MSG_FASTOPEN = 0x20000000
+SOL_SOCKET, SO_DOMAIN, SO_TYPE = 1, 39, 3
+
+FAMILIES: dict[int, str] = {int(socket.AF_INET): "inet", int(socket.AF_INET6): "inet6",
+                            int(socket.AF_UNIX): "unix"}
+TYPES: dict[int, str] = {int(socket.SOCK_STREAM): "tcp", int(socket.SOCK_DGRAM): "udp"}
+
+OPTIONS = (nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE | nat.O_TRACEEXEC
+           | nat.O_TRACESECCOMP | nat.O_EXITKILL)
+
+
+class Destination(NamedTuple):
+    family: int
+    shown: str  # for the log
+    decision: Decision
+    ip: str | None
+    port: int | None
+
+
+class TracerError(RuntimeError):
+    pass
+
+
+def _proc(pid: int, name: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read(1 << 20)
+    except OSError:
+        return b""
+
+
+def _readlink(pid: int, name: str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/{name}")
+    except OSError:
+        return None
+
+
+def argv_of(pid: int) -> list[str]:
+    return [a.decode("utf-8", "replace") for a in _proc(pid, "cmdline").split(b"\0") if a]
+
+
+def tgid_of(tid: int) -> int:
+    for line in _proc(tid, "status").splitlines():
+        if line.startswith(b"Tgid:"):
+            return int(line.split()[1])
+    return tid
+
+
+def ppid_of(pid: int) -> int | None:
+    stat = _proc(pid, "stat")
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+class Tracer:
+    def __init__(self, policy: Policy, log: AuditLog, main_pid: int) -> None:
+        self.policy = policy
+        self.log = log
+        self.main = main_pid
+        self.tgid: dict[int, int] = {main_pid: main_pid}  # live tid -> tgid
+        self.started: set[int] = set()  # tids whose first stop was seen
+        self.main_status: int | None = None
+        self.pending_signals: list[int] = []
+
+    # -- the loop ------------------------------------------------------------------------
+    def run(self) -> int:
+        """Trace until every process of the tree is gone; return CMD's wait status."""
+        while self.tgid:
+            try:
+                tid, status = os.waitpid(-1, nat.WALL)
+            except ChildProcessError:
+                break
+            self._forward_signals()
+            if os.WIFEXITED(status) or os.WIFSIGNALED(status):
+                self._gone(tid, status)
+            elif os.WIFSTOPPED(status):
+                self._stopped(tid, status)
+        if self.main_status is None:
+            raise TracerError("CMD vanished without an exit status")
+        return self.main_status
+
+    def on_signal(self, sig: int) -> None:
+        """Signal handler: remember; forwarded from the loop (never ptrace from here)."""
+        self.pending_signals.append(sig)
+        for tgid in set(self.tgid.values()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(tgid, sig)
+
+    def _forward_signals(self) -> None:
+        while self.pending_signals:
+            sig = self.pending_signals.pop(0)
+            self.log.event("signal", signal=signal.Signals(sig).name, target="tree",
+                           pids=sorted(set(self.tgid.values())))
+
+    def kill_all(self, reason: str) -> None:
+        """SIGKILL every remaining process of the tree, logging what it was."""
+        for tgid in sorted(set(self.tgid.values())):
+            argv = argv_of(tgid)
+            try:
+                os.kill(tgid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            self.log.event("kill", pid=tgid, argv=argv, reason=reason)
+
+    # -- events --------------------------------------------------------------------------
+    def _gone(self, tid: int, status: int) -> None:
+        tgid = self.tgid.pop(tid, tid)
+        self.started.discard(tid)
+        if tid != tgid:
+            return  # a thread
+        code = os.waitstatus_to_exitcode(status)
+        self.log.event("exit", pid=tid, status=code if code >= 0 else 128 - code,
+                       signal=signal.Signals(-code).name if code < 0 else None)
+        if tid == self.main:
+            self.main_status = status
+            if self.tgid:
+                self.kill_all("CMD exited")
+
+    def _cont(self, tid: int, sig: int = 0, request: int = nat.PTRACE_CONT) -> None:
+        try:
+            nat.ptrace(request, tid, 0, sig)
+        except nat.NativeError as exc:
+            if exc.errno != errno.ESRCH:  # killed meanwhile: its exit follows
+                raise
+
+    def _stopped(self, tid: int, status: int) -> None:
+        if tid not in self.tgid:  # a new child whose stop beat its parent's event
+            self.tgid[tid] = tgid_of(tid)
+        event = status >> 16
+        sig = os.WSTOPSIG(status)
+        if event == nat.EVENT_SECCOMP:
+            self._syscall(tid)
+            self._cont(tid)
+        elif event in (nat.EVENT_FORK, nat.EVENT_VFORK, nat.EVENT_CLONE):
+            child = nat.geteventmsg(tid)
+            if child not in self.tgid:
+                self.tgid[child] = tgid_of(child)
+            self._cont(tid)
+        elif event == nat.EVENT_EXEC:
+            former = nat.geteventmsg(tid)
+            if former != tid:  # exec from a non-leader thread: that tid is gone
+                self.tgid.pop(former, None)
+                self.started.discard(former)
+            self.tgid[tid] = tid
+            self._exec(tid)
+            self._cont(tid)
+        elif event == nat.EVENT_STOP:
+            if tid not in self.started:
+                self.started.add(tid)  # first stop of a new tracee
+                self._cont(tid)
+            elif sig in STOP_SIGNALS:
+                self._cont(tid, request=nat.PTRACE_LISTEN)  # group stop: stay stopped
+            else:
+                self._cont(tid)
+        else:
+            self.started.add(tid)
+            self._cont(tid, sig)  # deliver the signal
+
+    def _exec(self, pid: int) -> None:
+        self.log.event("exec", pid=pid, ppid=ppid_of(pid), executable=_readlink(pid, "exe"),
+                       argv=argv_of(pid), cwd=_readlink(pid, "cwd"))
+
+    # -- syscalls ------------------------------------------------------------------------
+    def _syscall(self, tid: int) -> None:
+        nr, args = nat.syscall_get(tid)
+        handler: Callable[[int, list[int]], int] | None = {
+            SYS_CONNECT: self._connect, SYS_SENDTO: self._sendto,
+            SYS_SENDMSG: self._sendmsg, SYS_SENDMMSG: self._sendmmsg,
+        }.get(nr)
+        if handler is None:
+            return  # execve/execveat: logged at the exec event
+        try:
+            result = handler(tid, args)
+        except nat.NativeError as exc:
+            if exc.errno == errno.ESRCH:
+                return
+            result = -(exc.errno or errno.EPERM)  # e.g. unreadable memory: EFAULT/EPERM
+        nat.syscall_return(tid, result)
+
+    def _destination(self, tid: int, fd: int, raw: bytes) -> Destination:
+        family = struct.unpack_from("<H", raw)[0] if len(raw) >= 2 else 0
+        if family == 0:
+            try:
+                dup = nat.pidfd_getfd(tid, fd)
+            except nat.NativeError:
+                return Destination(0, "?", Decision(False, "socket unavailable"), None, None)
+            try:
+                family = nat.sockopt_int(dup, SOL_SOCKET, SO_DOMAIN)
+            finally:
+                os.close(dup)
+            if len(raw) < 2:
+                return Destination(family, "AF_UNSPEC", Decision(True, "no destination"),
+                                   None, None)
+        if family == socket.AF_INET and len(raw) >= 8:
+            port = struct.unpack_from(">H", raw, 2)[0]
+            ip = ipaddress.IPv4Address(raw[4:8])
+            return Destination(family, f"{ip}:{port}", self.policy.decide_ip(ip, port),
+                               str(ip), port)
+        if family == socket.AF_INET6 and len(raw) >= 24:
+            port = struct.unpack_from(">H", raw, 2)[0]
+            ip6 = ipaddress.IPv6Address(raw[8:24])
+            decision = self.policy.decide_ip(ip6, port)
+            shown = ip6.ipv4_mapped or ip6
+            return Destination(family, f"[{ip6}]:{port}", decision, str(shown), port)
+        if family == socket.AF_UNIX:
+            path = raw[2:]
+            if path[:1] == b"\0":
+                name = path[1:].decode("utf-8", "replace")
+                return Destination(family, f"@{name}", self.policy.decide_unix(name, True),
+                                   None, None)
+            text = path.split(b"\0", 1)[0].decode("utf-8", "replace")
+            if text and not text.startswith("/"):
+                cwd = _readlink(tid, "cwd") or "/"
+                text = os.path.join(cwd, text)
+            return Destination(family, text, self.policy.decide_unix(text or None, False),
+                               None, None)
+        if family == 0 and len(raw) >= 2:
+            return Destination(0, "AF_UNSPEC", Decision(True, "disconnect"), None, None)
+        return Destination(family, f"family {family}", Decision(False, "unsupported family"),
+                           None, None)
+
+    def _rewrite_unix(self, tid: int, raw: bytes) -> bytes | None:
+        """Relative AF_UNIX paths resolve against the tracee's cwd, not ours."""
+        path = raw[2:].split(b"\0", 1)[0]
+        if not path or path.startswith(b"/") or raw[2:3] == b"\0":
+            return raw
+        full = f"/proc/{tid}/cwd/".encode() + path
+        if len(full) > 107:
+            return None
+        return raw[:2] + full + b"\0"
+
+    def _record(self, kind: str, tid: int, dest: Destination, proto: str, result: int) -> None:
+        self.log.event(kind, pid=self.tgid.get(tid, tid), tid=tid,
+                       family=FAMILIES.get(dest.family, str(dest.family)),
+                       address=dest.ip if dest.ip is not None else dest.shown, port=dest.port,
+                       protocol=proto, decision="allow" if dest.decision.allowed else "deny",
+                       rule=dest.decision.rule,
+                       result=0 if result >= 0 else errno.errorcode.get(-result, str(-result)))
+        if not dest.decision.allowed:
+            self.log.event("deny", pid=self.tgid.get(tid, tid), syscall=kind,
+                           address=dest.shown, rule=dest.decision.rule)
+
+    def _proto(self, dup: int) -> str:
+        t = nat.sockopt_int(dup, SOL_SOCKET, SO_TYPE)
+        return TYPES.get(t, str(t))
+
+    def _connect(self, tid: int, args: list[int]) -> int:
+        fd, addr, length = int(args[0] & 0xFFFFFFFF), args[1], args[2] & 0xFFFFFFFF
+        raw = nat.readmem(tid, addr, min(length, 128)) if length else b""
+        dest = self._destination(tid, fd, raw)
+        dup = nat.pidfd_getfd(tid, fd)
+        try:
+            proto = self._proto(dup)
+            if not dest.decision.allowed:
+                self._record("connect", tid, dest, proto, -errno.EPERM)
+                return -errno.EPERM
+            target = self._rewrite_unix(tid, raw) if dest.family == socket.AF_UNIX else raw
+            if target is None:
+                return -errno.ENAMETOOLONG
+            result = nat.connect(dup, target)
+        finally:
+            os.close(dup)
+        self._record("connect", tid, dest, proto, result)
+        return result
+
+    def _send_common(self, tid: int, fd: int, raw: bytes | None, data: bytes, flags: int,
+                     use_msg: bool) -> int:
+        dup = nat.pidfd_getfd(tid, fd)
+        try:
+            proto = self._proto(dup)
+            if raw is None:  # no destination: the connected peer (checked at connect)
+                result = (nat.sendmsg1(dup, None, data, flags) if use_msg
+                          else nat.sendto(dup, data, flags, None))
+                self._sigpipe(tid, result)
+                return result
+            dest = self._destination(tid, fd, raw)
+            if not dest.decision.allowed:
+                self._record("send", tid, dest, proto, -errno.EPERM)
+                return -errno.EPERM
+            target = self._rewrite_unix(tid, raw) if dest.family == socket.AF_UNIX else raw
+            if target is None:
+                return -errno.ENAMETOOLONG
+            result = (nat.sendmsg1(dup, target, data, flags) if use_msg
+                      else nat.sendto(dup, data, flags, target))
+        finally:
+            os.close(dup)
+        self._record("send", tid, dest, proto, result)
+        self._sigpipe(tid, result)
+        return result
+
+    def _sigpipe(self, tid: int, result: int) -> None:
+        if result == -errno.EPIPE:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.tgid.get(tid, tid), signal.SIGPIPE)
+
+    def _sendto(self, tid: int, args: list[int]) -> int:
+        fd, buf, length = int(args[0] & 0xFFFFFFFF), args[1], args[2]
+        flags, addr, alen = int(args[3] & 0xFFFFFFFF), args[4], args[5] & 0xFFFFFFFF
+        data = nat.readmem(tid, buf, min(length, MAX_SEND)) if length else b""
+        raw = nat.readmem(tid, addr, min(alen, 128)) if addr and alen else None
+        if addr and raw is None:
+            raw = b""
+        return self._send_common(tid, fd, raw, data, flags, use_msg=False)
+
+    def _read_msghdr(self, tid: int, addr: int) -> tuple[bytes | None, bytes] | int:
+        """(name copy or None, data copy) of a struct msghdr, or -errno."""
+        hdr = nat.readmem(tid, addr, 56)
+        if len(hdr) < 56:
+            return -errno.EFAULT
+        name, namelen, iov, iovlen, control, controllen, _flags = struct.unpack(
+            "<QI4xQQQQi4x", hdr)
+        if controllen and control:
+            return -errno.EPERM  # ancillary data (SCM_RIGHTS, ...) is not relayed
+        if iovlen > MAX_IOV:
+            return -errno.EMSGSIZE
+        chunks = []
+        total = 0
+        if iovlen:
+            vec = nat.readmem(tid, iov, 16 * iovlen)
+            for i in range(iovlen):
+                base, length = struct.unpack_from("<QQ", vec, 16 * i)
+                take = min(length, MAX_SEND - total)
+                if take:
+                    chunks.append(nat.readmem(tid, base, take))
+                    total += take
+        raw = nat.readmem(tid, name, min(namelen, 128)) if name and namelen else None
+        return raw, b"".join(chunks)
+
+    def _sendmsg(self, tid: int, args: list[int]) -> int:
+        fd, msg, flags = int(args[0] & 0xFFFFFFFF), args[1], int(args[2] & 0xFFFFFFFF)
+        parsed = self._read_msghdr(tid, msg)
+        if isinstance(parsed, int):
+            return parsed
+        raw, data = parsed
+        return self._send_common(tid, fd, raw, data, flags, use_msg=True)
+
+    def _sendmmsg(self, tid: int, args: list[int]) -> int:
+        fd, vec, vlen = int(args[0] & 0xFFFFFFFF), args[1], int(args[2] & 0xFFFFFFFF)
+        flags = int(args[3] & 0xFFFFFFFF)
+        sent = 0
+        for i in range(min(vlen, MAX_IOV)):
+            entry = vec + 64 * i
+            parsed = self._read_msghdr(tid, entry)
+            if isinstance(parsed, int):
+                return sent if sent else parsed
+            raw, data = parsed
+            result = self._send_common(tid, fd, raw, data, flags, use_msg=True)
+            if result < 0:
+                return sent if sent else result
+            nat.writemem(tid, entry + 56, struct.pack("<I", result))
+            sent += 1
+        return sent
