@@ -1,0 +1,192 @@
+"""Escape-suite fixtures: compiled attack programs, counting loopback listeners, and a
+runner for the installed ztsa as root and as an unprivileged user."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROGS = Path(__file__).parent / "progs"
+TEST_USER = "ztsa-escape"
+
+
+@pytest.fixture(scope="session")
+def progs() -> Iterator[Path]:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.fail("gcc is required to build the escape programs (apt-get install gcc)")
+    out = Path(tempfile.mkdtemp(prefix="ztsa-progs-"))
+    os.chmod(out, 0o755)
+    for src in PROGS.glob("*.c"):
+        subprocess.run([gcc, "-O1", "-pthread", "-o", str(out / src.stem), str(src)],
+                       check=True, capture_output=True)
+    yield out
+    shutil.rmtree(out, ignore_errors=True)
+
+
+class Listeners:
+    """TCP and UDP listeners on 127.0.0.1 that count what arrives."""
+
+    def __init__(self) -> None:
+        self.tcp: dict[str, socket.socket] = {}
+        self.udp: dict[str, socket.socket] = {}
+        self.counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+        self.stop = False
+        self.threads: list[threading.Thread] = []
+
+    def add_tcp(self, name: str) -> int:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(4096)
+        s.settimeout(0.2)
+        self.tcp[name] = s
+        self.counts[name] = 0
+        t = threading.Thread(target=self._accept, args=(name, s), daemon=True)
+        t.start()
+        self.threads.append(t)
+        return int(s.getsockname()[1])
+
+    def add_udp(self, name: str) -> int:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        s.settimeout(0.2)
+        self.udp[name] = s
+        self.counts[name] = 0
+        t = threading.Thread(target=self._recv, args=(name, s), daemon=True)
+        t.start()
+        self.threads.append(t)
+        return int(s.getsockname()[1])
+
+    def _accept(self, name: str, s: socket.socket) -> None:
+        while not self.stop:
+            try:
+                c, _ = s.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with self.lock:
+                self.counts[name] += 1
+            c.close()
+
+    def _recv(self, name: str, s: socket.socket) -> None:
+        while not self.stop:
+            try:
+                s.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with self.lock:
+                self.counts[name] += 1
+
+    def settle(self) -> dict[str, int]:
+        """Counts after in-flight connections have been accepted."""
+        import time
+
+        time.sleep(0.5)
+        with self.lock:
+            return dict(self.counts)
+
+    def close(self) -> None:
+        self.stop = True
+        for t in self.threads:
+            t.join(2)
+        for s in [*self.tcp.values(), *self.udp.values()]:
+            s.close()
+
+
+@pytest.fixture
+def listeners() -> Iterator[Listeners]:
+    ls = Listeners()
+    yield ls
+    ls.close()
+
+
+def _python_for_user() -> tuple[list[str], list[str]]:
+    """(mount commands, python argv) so that an unprivileged user can run this Python:
+    bind-mount its installation out of an unreadable parent (e.g. /root)."""
+    exe = os.path.realpath(sys.executable)
+    top = os.path.realpath(sys.prefix)
+    anc = top
+    while anc != "/":
+        parent = os.path.dirname(anc)
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            mnt = "/tmp/ztsa-escape-python"
+            os.makedirs(mnt, exist_ok=True)
+            os.chmod(mnt, 0o755)
+            return (["mount", "--bind", anc, mnt],
+                    [os.path.join(mnt, os.path.relpath(exe, anc))])
+        anc = parent
+    return [], [exe]
+
+
+def ensure_user() -> str:
+    try:
+        pwd.getpwnam(TEST_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh",
+                        TEST_USER], check=True, capture_output=True)
+    return TEST_USER
+
+
+class Runner:
+    def __init__(self, mode: str, workspace: Path) -> None:
+        self.mode = mode
+        self.workspace = workspace
+
+    def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
+                 timeout: float = 180) -> tuple[subprocess.CompletedProcess[str],
+                                                  list[dict[str, Any]]]:
+        log = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
+        ztsa_args = ["exec", "--profile", "repo", "--workspace", str(self.workspace),
+                     "--audit-log", str(log), *[f"--allow-net={a}" for a in allow],
+                     *extra, "--", *cmd]
+        if self.mode == "root":
+            argv = [sys.executable, "-m", "ztsa", *ztsa_args]
+        else:
+            user = ensure_user()
+            mount, python = _python_for_user()
+            inner = " ".join(map(_q, [*python, "-m", "ztsa", *ztsa_args]))
+            setpriv = (f"setpriv --reuid {user} --regid {user} --clear-groups "
+                       f"--inh-caps=-all --bounding-set=-all {inner}")
+            script = (" ".join(map(_q, mount)) + " && " if mount else "") + setpriv
+            argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", script]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              cwd=self.workspace)
+        events = []
+        if log.exists():
+            events = [json.loads(line) for line in log.read_text().splitlines()]
+        return proc, events
+
+
+def _q(s: str) -> str:
+    import shlex
+
+    return shlex.quote(s)
+
+
+@pytest.fixture(params=["root", "user"])
+def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Runner:
+    if request.param == "root" and os.geteuid() != 0:
+        pytest.skip("the root case needs root")
+    if request.param == "user" and os.geteuid() != 0:
+        # already unprivileged: the plain runner is the unprivileged case
+        request.param = "root"
+    ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
+    os.chmod(ws, 0o777)
+    return Runner(request.param, ws)

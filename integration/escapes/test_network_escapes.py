@@ -1,0 +1,153 @@
+"""Network escapes: each asserts on what arrived at loopback listeners."""
+
+from __future__ import annotations
+
+import sys
+
+
+def test_direct_connect_to_denied_port(run, listeners):
+    denied = listeners.add_tcp("denied")
+    proc, events = run(sys.executable, "-c",
+                       f"import socket; s=socket.socket(); s.connect(('127.0.0.1', {denied}))")
+    assert proc.returncode == 1 and "Operation not permitted" in proc.stderr
+    assert listeners.settle()["denied"] == 0
+    deny = [e for e in events if e["event"] == "deny"]
+    assert deny and deny[0]["address"] == f"127.0.0.1:{denied}"
+
+
+def test_allowed_tcp_and_udp_are_reached(run, listeners):
+    tcp = listeners.add_tcp("tcp")
+    udp = listeners.add_udp("udp")
+    code = (f"import socket; s=socket.socket(); s.connect(('127.0.0.1', {tcp})); "
+            f"u=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+            f"u.sendto(b'x', ('127.0.0.1', {udp}))")
+    proc, events = run(sys.executable, "-c", code,
+                       allow=[f"127.0.0.1:{tcp}", f"127.0.0.1:{udp}"])
+    assert proc.returncode == 0, proc.stderr
+    counts = listeners.settle()
+    assert counts == {"tcp": 1, "udp": 1}
+    connects = [e for e in events if e["event"] == "connect"]
+    assert connects[0]["decision"] == "allow" and connects[0]["protocol"] == "tcp"
+    assert connects[0]["rule"] == f"--allow-net 127.0.0.1:{tcp}"
+
+
+def test_thread_flipping_sockaddr_never_reaches_denied_port(run, listeners, progs):
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    proc, _ = run(str(progs / "flip_thread"), str(allowed), str(denied), "10000",
+                  allow=[f"127.0.0.1:{allowed}"])
+    assert proc.returncode == 0, proc.stderr
+    counts = listeners.settle()
+    assert counts["denied"] == 0
+    assert counts["allowed"] > 0  # the attack ran: some connects went through
+
+
+def test_second_process_flipping_shared_memory(run, listeners, progs):
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    proc, _ = run(str(progs / "flip_shared"), str(allowed), str(denied), "3000",
+                  allow=[f"127.0.0.1:{allowed}"])
+    assert proc.returncode == 0, proc.stderr
+    counts = listeners.settle()
+    assert counts["denied"] == 0 and counts["allowed"] > 0
+
+
+def test_vfork_child_flipping(run, listeners, progs):
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    proc, _ = run(str(progs / "flip_shared"), str(allowed), str(denied), "3000", "vfork",
+                  allow=[f"127.0.0.1:{allowed}"])
+    assert proc.returncode == 0, proc.stderr
+    counts = listeners.settle()
+    assert counts["denied"] == 0 and counts["allowed"] > 0
+
+
+def test_ipv4_mapped_ipv6_is_normalised(run, listeners):
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    code = ("import socket\n"
+            f"for port in ({allowed}, {denied}):\n"
+            "    s = socket.socket(socket.AF_INET6)\n"
+            "    try: s.connect(('::ffff:127.0.0.1', port)); print('ok', port)\n"
+            "    except OSError as e: print('no', port, e.errno)\n")
+    proc, _ = run(sys.executable, "-c", code, allow=[f"127.0.0.1:{allowed}"])
+    assert f"ok {allowed}" in proc.stdout and f"no {denied} 1" in proc.stdout
+    assert listeners.settle() == {"allowed": 1, "denied": 0}
+
+
+def test_udp_sendto_sendmsg_sendmmsg_every_message_checked(run, listeners, progs):
+    allowed, denied = listeners.add_udp("allowed"), listeners.add_udp("denied")
+    proc, _ = run(str(progs / "udp_send"), str(allowed), str(denied),
+                  allow=[f"127.0.0.1:{allowed}"])
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "sendto allowed 1" in out and "sendto denied -1 errno 1" in out
+    assert "sendmsg denied -1 errno 1" in out and "sendmsg allowed 1" in out
+    assert "sendmmsg 2 lens 1 1" in out  # stops at the denied third message
+    assert "sendto unspec -1 errno 1" in out
+    counts = listeners.settle()
+    assert counts == {"allowed": 4, "denied": 0}
+
+
+def test_tcp_fast_open_to_denied_port(run, listeners, progs):
+    denied = listeners.add_tcp("denied")
+    proc, _ = run(str(progs / "tfo"), str(denied))
+    assert proc.returncode == 0, proc.stderr
+    assert "fastopen sendto -1 errno 1" in proc.stdout
+    assert "fastopen connect -1 errno 1" in proc.stdout
+    assert listeners.settle()["denied"] == 0
+
+
+def test_unix_socket_standing_in_for_docker_sock(run, tmp_path_factory):
+    import os
+    import socket
+
+    d = tmp_path_factory.mktemp("daemon")
+    os.chmod(d, 0o755)
+    path = str(d / "docker.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    os.chmod(path, 0o777)
+    srv.listen(8)
+    srv.settimeout(1)
+    code = (f"import socket; s=socket.socket(socket.AF_UNIX); s.connect({path!r})")
+    proc, events = run(sys.executable, "-c", code)
+    assert proc.returncode == 1 and "Operation not permitted" in proc.stderr
+    try:
+        srv.accept()
+        arrived = True
+    except TimeoutError:
+        arrived = False
+    srv.close()
+    assert not arrived
+    assert any(e["event"] == "deny" and e["address"] == path for e in events)
+
+
+def test_fork_storm_of_500_each_connecting(run, listeners):
+    denied = listeners.add_tcp("denied")
+    code = ("import os, socket\n"
+            "pids = []\n"
+            "for i in range(500):\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        s = socket.socket()\n"
+            f"        try: s.connect(('127.0.0.1', {denied}))\n"
+            "        except OSError: pass\n"
+            "        os._exit(0)\n"
+            "    pids.append(pid)\n"
+            "for p in pids: os.waitpid(p, 0)\n")
+    proc, events = run(sys.executable, "-c", code, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert listeners.settle()["denied"] == 0
+    assert len([e for e in events if e["event"] == "deny"]) == 500
+
+
+def test_64_threads_connecting_at_once(run, listeners):
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    code = ("import socket, threading\n"
+            "def go(port):\n"
+            "    s = socket.socket()\n"
+            "    try: s.connect(('127.0.0.1', port))\n"
+            "    except OSError: pass\n"
+            f"ts = [threading.Thread(target=go, args=({allowed} if i % 2 else {denied},))"
+            " for i in range(64)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n")
+    proc, _ = run(sys.executable, "-c", code, allow=[f"127.0.0.1:{allowed}"])
+    assert proc.returncode == 0, proc.stderr
+    assert listeners.settle() == {"allowed": 32, "denied": 0}
