@@ -119,8 +119,12 @@ def listeners() -> Iterator[Listeners]:
 
 def _python_for_user() -> tuple[list[str], list[str]]:
     """(mount commands, python argv) so that an unprivileged user can run this Python:
-    bind-mount its installation out of an unreadable parent (e.g. /root)."""
+    bind-mount its installation out of an unreadable parent (e.g. /root), and name its
+    site-packages explicitly (this interpreter's site module does not find it there)."""
+    import sysconfig
+
     exe = os.path.realpath(sys.executable)
+    purelib = os.path.realpath(sysconfig.get_paths()["purelib"])
     top = os.path.realpath(sys.prefix)
     anc = top
     while anc != "/":
@@ -130,7 +134,8 @@ def _python_for_user() -> tuple[list[str], list[str]]:
             os.makedirs(mnt, exist_ok=True)
             os.chmod(mnt, 0o755)
             return (["mount", "--bind", anc, mnt],
-                    [os.path.join(mnt, os.path.relpath(exe, anc))])
+                    ["env", f"PYTHONPATH={os.path.join(mnt, os.path.relpath(purelib, anc))}",
+                     os.path.join(mnt, os.path.relpath(exe, anc))])
         anc = parent
     return [], [exe]
 
@@ -148,6 +153,14 @@ class Runner:
     def __init__(self, mode: str, workspace: Path) -> None:
         self.mode = mode
         self.workspace = workspace
+
+    @property
+    def python(self) -> str:
+        """The interpreter path CMD can use (the bind-mounted one for the user case)."""
+        if self.mode == "root":
+            return sys.executable
+        mount, python = _python_for_user()
+        return python[-1]
 
     def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
                  timeout: float = 180) -> tuple[subprocess.CompletedProcess[str],

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-
 
 def test_direct_connect_to_denied_port(run, listeners):
     denied = listeners.add_tcp("denied")
-    proc, events = run(sys.executable, "-c",
+    proc, events = run(run.python, "-c",
                        f"import socket; s=socket.socket(); s.connect(('127.0.0.1', {denied}))")
     assert proc.returncode == 1 and "Operation not permitted" in proc.stderr
     assert listeners.settle()["denied"] == 0
@@ -21,7 +19,7 @@ def test_allowed_tcp_and_udp_are_reached(run, listeners):
     code = (f"import socket; s=socket.socket(); s.connect(('127.0.0.1', {tcp})); "
             f"u=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
             f"u.sendto(b'x', ('127.0.0.1', {udp}))")
-    proc, events = run(sys.executable, "-c", code,
+    proc, events = run(run.python, "-c", code,
                        allow=[f"127.0.0.1:{tcp}", f"127.0.0.1:{udp}"])
     assert proc.returncode == 0, proc.stderr
     counts = listeners.settle()
@@ -66,7 +64,7 @@ def test_ipv4_mapped_ipv6_is_normalised(run, listeners):
             "    s = socket.socket(socket.AF_INET6)\n"
             "    try: s.connect(('::ffff:127.0.0.1', port)); print('ok', port)\n"
             "    except OSError as e: print('no', port, e.errno)\n")
-    proc, _ = run(sys.executable, "-c", code, allow=[f"127.0.0.1:{allowed}"])
+    proc, _ = run(run.python, "-c", code, allow=[f"127.0.0.1:{allowed}"])
     assert f"ok {allowed}" in proc.stdout and f"no {denied} 1" in proc.stdout
     assert listeners.settle() == {"allowed": 1, "denied": 0}
 
@@ -107,7 +105,7 @@ def test_unix_socket_standing_in_for_docker_sock(run, tmp_path_factory):
     srv.listen(8)
     srv.settimeout(1)
     code = (f"import socket; s=socket.socket(socket.AF_UNIX); s.connect({path!r})")
-    proc, events = run(sys.executable, "-c", code)
+    proc, events = run(run.python, "-c", code)
     assert proc.returncode == 1 and "Operation not permitted" in proc.stderr
     try:
         srv.accept()
@@ -132,7 +130,7 @@ def test_fork_storm_of_500_each_connecting(run, listeners):
             "        os._exit(0)\n"
             "    pids.append(pid)\n"
             "for p in pids: os.waitpid(p, 0)\n")
-    proc, events = run(sys.executable, "-c", code, timeout=300)
+    proc, events = run(run.python, "-c", code, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert listeners.settle()["denied"] == 0
     assert len([e for e in events if e["event"] == "deny"]) == 500
@@ -148,6 +146,6 @@ def test_64_threads_connecting_at_once(run, listeners):
             f"ts = [threading.Thread(target=go, args=({allowed} if i % 2 else {denied},))"
             " for i in range(64)]\n"
             "[t.start() for t in ts]; [t.join() for t in ts]\n")
-    proc, _ = run(sys.executable, "-c", code, allow=[f"127.0.0.1:{allowed}"])
+    proc, _ = run(run.python, "-c", code, allow=[f"127.0.0.1:{allowed}"])
     assert proc.returncode == 0, proc.stderr
     assert listeners.settle() == {"allowed": 32, "denied": 0}

@@ -58,7 +58,6 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
         return EXIT_NOT_FOUND
-    nat.set_dumpable(False)  # nothing in the tree may read or write our memory
     pid, sync_fd, err_fd = nat.spawn(program, argv, env, cwd, build(),
                                      drop_caps=os.geteuid() == 0,
                                      keep_caps=cap_mask(keep_caps), keep_fds=pass_fds)
@@ -71,6 +70,10 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         os.close(sync_fd)
         os.close(err_fd)
         raise
+    # Nothing in the tree may read or write our memory. Only now: the child inherits
+    # the flag at fork, and an unprivileged tracer cannot seize a non-dumpable child.
+    # The child runs nothing of CMD's until it is released below.
+    nat.set_dumpable(False)
     os.write(sync_fd, b"g")
     os.close(sync_fd)
     handlers = {s: signal.signal(s, lambda sig, _f: tracer.on_signal(sig))
