@@ -1,0 +1,127 @@
+"""Escapes from the tracer or the filter: each asserts on the process table, the kernel's
+answer or the exit status, never on ztsa's report alone."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(") ")[1][0] != "Z"
+
+
+@pytest.mark.parametrize(("what", "expect"), [
+    ("io_uring_setup", "-1 errno 1"),
+    ("clone_untraced", "-1 errno 1"),
+    ("clone3", "-1 errno 38"),
+    ("seccomp", "-1 errno 1"),
+    ("prctl_seccomp", "-1 errno 1"),
+    ("traceme", "-1 errno 1"),
+    ("attach_parent", "-1 errno 1"),
+    ("vm_writev_parent", "-1 errno 1"),
+    ("packet_socket", "-1 errno 97"),
+])
+def test_denied_syscalls(run, progs, what, expect):
+    proc, _ = run(str(progs / "rawsys"), what)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"{what} {expect}"
+
+
+def test_raw_socket_needs_a_capability_the_tree_lacks(run, progs):
+    proc, _ = run(str(progs / "rawsys"), "raw_socket")
+    assert proc.stdout.strip() == "raw_socket -1 errno 1"
+
+
+@pytest.mark.parametrize("what", ["int80", "x32"])
+def test_foreign_syscall_entry_kills_the_process(run, progs, what):
+    proc, events = run(str(progs / "rawsys"), what)
+    assert proc.returncode == 128 + signal.SIGSYS
+    assert proc.stdout == ""  # killed before it could print
+    assert any(e["event"] == "exit" and e["signal"] == "SIGSYS" for e in events)
+
+
+def test_write_to_tracer_memory_through_proc(run):
+    code = ("import os\n"
+            "try:\n"
+            "    fd = os.open(f'/proc/{os.getppid()}/mem', os.O_RDWR); print('opened')\n"
+            "except OSError as e: print('denied', e.errno)\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.stdout.startswith("denied"), proc.stdout
+
+
+def test_sigkill_to_ztsa_kills_the_tree(run, tmp_path):
+    marker = run.workspace / "sleeper.pid"
+    code = ("import os, signal, subprocess, time\n"
+            "p = subprocess.Popen(['sleep', '300'])\n"
+            f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
+            "time.sleep(0.2)\n"
+            "os.kill(os.getppid(), signal.SIGKILL)\n"
+            "time.sleep(30)\n")
+    started = time.monotonic()
+    proc, _ = run(run.python, "-c", code)
+    assert time.monotonic() - started < 20
+    sleeper = int(marker.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(sleeper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(sleeper)
+
+
+def test_setsid_daemon_does_not_outlive_ztsa(run):
+    marker = run.workspace / "daemon.pid"
+    code = ("import os, time\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            f"        open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+            "        time.sleep(300)\n"
+            "    os._exit(0)\n"
+            "time.sleep(0.5)\n")
+    proc, events = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    daemon = int(marker.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(daemon) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(daemon)
+    killed = [e for e in events if e["event"] == "kill"]
+    assert [e["pid"] for e in killed] == [daemon]
+    assert killed[0]["argv"][0].endswith(("python3", "python3.11", "python"))
+
+
+def test_memfd_execveat_is_logged_with_the_real_executable(run, progs):
+    proc, events = run(str(progs / "memfd_exec"))
+    assert proc.returncode == 0, proc.stderr
+    execs = [e for e in events if e["event"] == "exec"]
+    assert execs[-1]["executable"].startswith("/memfd:payload")
+    assert execs[-1]["argv"] == ["payload"]
+
+
+def test_exit_codes(run):
+    assert run(run.python, "-c", "raise SystemExit(42)")[0].returncode == 42
+    killed = run(run.python, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
+    assert killed[0].returncode == 128 + signal.SIGTERM
+    assert run("no-such-command-ztsa")[0].returncode == 127
+    assert run(str(run.workspace))[0].returncode == 126  # a directory cannot be executed
+
+
+def test_group_stop_and_continue(run):
+    code = ("import os, signal, subprocess, time\n"
+            "p = subprocess.Popen(['sleep', '30'])\n"
+            "time.sleep(0.2)\n"
+            "os.kill(p.pid, signal.SIGSTOP)\n"
+            "time.sleep(0.3)\n"
+            "state = open(f'/proc/{p.pid}/stat').read().split(') ')[1][0]\n"
+            "os.kill(p.pid, signal.SIGCONT); os.kill(p.pid, signal.SIGTERM)\n"
+            "print('state', state, 'status', p.wait())\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.stdout.strip() in ("state T status -15", "state t status -15"), proc.stdout
