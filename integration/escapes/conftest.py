@@ -159,7 +159,7 @@ class Runner:
         """The interpreter path CMD can use (the bind-mounted one for the user case)."""
         if self.mode == "root":
             return sys.executable
-        mount, python = _python_for_user()
+        _mount, python = _python_for_user()
         return python[-1]
 
     def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),

@@ -149,3 +149,27 @@ def test_64_threads_connecting_at_once(run, listeners):
     proc, _ = run(run.python, "-c", code, allow=[f"127.0.0.1:{allowed}"])
     assert proc.returncode == 0, proc.stderr
     assert listeners.settle() == {"allowed": 32, "denied": 0}
+
+
+def test_audit_log_follows_its_schema(run, listeners):
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "audit-schema.json").read_text())
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    code = ("import socket, subprocess\n"
+            f"socket.socket().connect(('127.0.0.1', {allowed}))\n"
+            "try:\n"
+            f"    socket.socket().connect(('127.0.0.1', {denied}))\n"
+            "except OSError: pass\n"
+            "subprocess.Popen(['sleep', '30'])\n")
+    proc, events = run(run.python, "-c", code, allow=[f"127.0.0.1:{allowed}"])
+    assert proc.returncode == 0, proc.stderr
+    kinds = {e["event"] for e in events}
+    assert {"exec", "connect", "deny", "exit", "kill", "summary"} <= kinds
+    for e in events:
+        jsonschema.validate(e, schema)
+    assert events[-1]["event"] == "summary" and events[-1]["denied"] == 1
+    assert "1 denied" in proc.stderr and "audit log:" in proc.stderr

@@ -67,7 +67,7 @@ def test_sigkill_to_ztsa_kills_the_tree(run, tmp_path):
             "os.kill(os.getppid(), signal.SIGKILL)\n"
             "time.sleep(30)\n")
     started = time.monotonic()
-    proc, _ = run(run.python, "-c", code)
+    run(run.python, "-c", code)
     assert time.monotonic() - started < 20
     sleeper = int(marker.read_text())
     deadline = time.monotonic() + 5
