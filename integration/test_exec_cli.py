@@ -11,15 +11,17 @@ import time
 import pytest
 
 
-def ztsa(*args: str, **kw) -> subprocess.Popen:
+def ztsa(*args: str, cwd: str) -> subprocess.Popen:
+    # run outside the checkout, so that the installed ztsa (with its built native
+    # helper) is imported, not the source tree
     return subprocess.Popen([sys.executable, "-m", "ztsa", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
+                            stderr=subprocess.PIPE, text=True, cwd=cwd)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the gate fails on ENV001 only as root")
 def test_failed_gate_never_starts_cmd(tmp_path):
     marker = tmp_path / "ran"
-    p = ztsa("exec", "--workspace", str(tmp_path), "--", "touch", str(marker))
+    p = ztsa("exec", "--workspace", str(tmp_path), "--", "touch", str(marker), cwd=tmp_path)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 3
     assert not marker.exists()
@@ -28,7 +30,7 @@ def test_failed_gate_never_starts_cmd(tmp_path):
 
 def test_bad_allow_net_is_a_usage_error(tmp_path):
     p = ztsa("exec", "--profile", "repo", "--workspace", str(tmp_path),
-             "--allow-net", "1.2.3.4:99999", "--", "true")
+             "--allow-net", "1.2.3.4:99999", "--", "true", cwd=tmp_path)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 2 and "port must be 1-65535" in err
 
@@ -42,9 +44,10 @@ def test_signals_to_ztsa_reach_the_tree(tmp_path, sig):
             f"open({str(ready)!r}, 'w').close()\n"
             "time.sleep(30)\n")
     p = ztsa("exec", "--profile", "repo", "--workspace", str(tmp_path), "--",
-             sys.executable, "-c", code)
+             sys.executable, "-c", code, cwd=tmp_path)
     deadline = time.monotonic() + 30
     while not ready.exists() and time.monotonic() < deadline:
+        assert p.poll() is None, p.communicate()
         time.sleep(0.05)
     p.send_signal(sig)
     out, _ = p.communicate(timeout=30)
