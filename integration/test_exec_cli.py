@@ -22,7 +22,7 @@ def ztsa(*args: str, cwd: str) -> subprocess.Popen:
 def test_failed_gate_never_starts_cmd(tmp_path):
     marker = tmp_path / "ran"
     p = ztsa("exec", "--workspace", str(tmp_path), "--", "touch", str(marker), cwd=tmp_path)
-    out, err = p.communicate(timeout=60)
+    _, err = p.communicate(timeout=60)
     assert p.returncode == 3
     assert not marker.exists()
     assert "ENV001" in err and "CMD was not started" in err
