@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -67,29 +68,37 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-@cli.command()
-@click.option("--profile", type=click.Choice(PROFILES), default="untrusted", show_default=True,
-              help="Trust profile: what blocks and what only warns.")
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif")), default="text",
-              show_default=True, help="Report format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-              help="Write the report to FILE instead of standard output.")
-@click.option("--probe-network", is_flag=True,
-              help="Also run NET004: one 1 s TCP connect to each cloud metadata endpoint.")
-@click.option("--metadata-endpoint", "endpoints", multiple=True, metavar="IP:PORT",
-              callback=lambda c, p, v: [_endpoint(e) for e in v],
-              help="Replace NET004's endpoints (169.254.169.254:80, [fd00:ec2::254]:80). "
-                   "Repeatable.")
-@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
-              help="Leave workspace paths matching GLOB (relative, e.g. 'tests/fixtures') "
-                   "out of the file-based rules. Repeatable.")
-@click.option("--allow-registry", "registries", multiple=True, metavar="HOST",
-              help="Also trust packages resolved from HOST (SUP002). Repeatable.")
-@click.argument("path", type=click.Path(exists=True, file_okay=False), default=".")
-def check(profile: str, fmt: str, output: str | None, probe_network: bool,
-          endpoints: list[tuple[str, int]], excludes: tuple[str, ...],
-          registries: tuple[str, ...], path: str) -> None:
-    """Audit PATH (default: the current directory) and the environment; exit 3 on failure."""
+def gate_options(fn: Callable[..., None]) -> Callable[..., None]:
+    """The options of the gate, shared by `check` and `exec` ("the options of check")."""
+    options = [
+        click.option("--profile", type=click.Choice(PROFILES), default="untrusted",
+                     show_default=True, help="Trust profile: what blocks and what only warns."),
+        click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif")),
+                     default="text", show_default=True, help="Report format."),
+        click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+                     help="Write the report to FILE."),
+        click.option("--probe-network", is_flag=True,
+                     help="Also run NET004: one 1 s TCP connect to each cloud metadata "
+                          "endpoint."),
+        click.option("--metadata-endpoint", "endpoints", multiple=True, metavar="IP:PORT",
+                     callback=lambda c, p, v: [_endpoint(e) for e in v],
+                     help="Replace NET004's endpoints (169.254.169.254:80, "
+                          "[fd00:ec2::254]:80). Repeatable."),
+        click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
+                     help="Leave workspace paths matching GLOB (relative, e.g. "
+                          "'tests/fixtures') out of the file-based rules. Repeatable."),
+        click.option("--allow-registry", "registries", multiple=True, metavar="HOST",
+                     help="Also trust packages resolved from HOST (SUP002). Repeatable."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def run_gate(path: str, profile: str, fmt: str, output: str | None, probe_network: bool,
+             endpoints: list[tuple[str, int]], excludes: tuple[str, ...],
+             registries: tuple[str, ...], stream: Any, only_on_failure: bool = False) -> bool:
+    """Audit PATH, write the report (to --output or stream), return whether it passed."""
     from ztsa.context import Context
     from ztsa.engine import run
     from ztsa.host import Host
@@ -100,8 +109,9 @@ def check(profile: str, fmt: str, output: str | None, probe_network: bool,
                   options={"probe_network": probe_network, "metadata_endpoints": endpoints,
                            "exclude": list(excludes), "allow_registry": list(registries)})
     report = run(ctx)
-    out = sys.stdout
-    text = render(report, Format(fmt), color=_use_color(out, output is not None))
+    if only_on_failure and report.passed:
+        return True
+    text = render(report, Format(fmt), color=_use_color(stream, output is not None))
     if output:
         try:
             with open(output, "w", encoding="utf-8") as f:
@@ -109,24 +119,27 @@ def check(profile: str, fmt: str, output: str | None, probe_network: bool,
         except OSError as exc:
             raise click.FileError(output, exc.strerror) from exc
     else:
-        out.write(text)
-        out.flush()
-    sys.exit(EXIT_PASS if report.passed else EXIT_GATE)
+        stream.write(text)
+        stream.flush()
+    return report.passed
 
 
-@cli.command("exec", context_settings={"ignore_unknown_options": False})
-@click.option("--profile", type=click.Choice(PROFILES), default="untrusted", show_default=True,
-              help="Trust profile of the gate that runs first.")
+@cli.command()
+@gate_options
+@click.argument("path", type=click.Path(exists=True, file_okay=False), default=".")
+def check(profile: str, fmt: str, output: str | None, probe_network: bool,
+          endpoints: list[tuple[str, int]], excludes: tuple[str, ...],
+          registries: tuple[str, ...], path: str) -> None:
+    """Audit PATH (default: the current directory) and the environment; exit 3 on failure."""
+    passed = run_gate(path, profile, fmt, output, probe_network, endpoints, excludes,
+                      registries, sys.stdout)
+    sys.exit(EXIT_PASS if passed else EXIT_GATE)
+
+
+@cli.command("exec")
+@gate_options
 @click.option("--workspace", type=click.Path(exists=True, file_okay=False), default=".",
               help="The workspace the gate audits (default: the current directory).")
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif")), default="text",
-              show_default=True, help="Format of the gate report when it fails.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-              help="Write the gate report to FILE (default: standard error on failure).")
-@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
-              help="As for `check`.")
-@click.option("--allow-registry", "registries", multiple=True, metavar="HOST",
-              help="As for `check`.")
 @click.option("--allow-net", "allow_net", multiple=True, metavar="SPEC",
               help="Allow connections and sends to SPEC: HOST, HOST:PORT, IP, IP:PORT, CIDR, "
                    "CIDR:PORT or [IPv6]:PORT. Repeatable. Nothing is allowed by default.")
@@ -135,14 +148,16 @@ def check(profile: str, fmt: str, output: str | None, probe_network: bool,
 @click.option("--dns", "dns", multiple=True, metavar="ADDR",
               help="DNS resolvers the tree may query (default: /etc/resolv.conf, and only "
                    "when --allow-net names a host).")
-@click.option("--audit-log", type=click.File("w"), help="Write JSON-lines events to FILE.")
+@click.option("--audit-log", type=click.File("w"), metavar="FILE",
+              help="Write JSON-lines events to FILE.")
 @click.option("--keep-cap", "keep_caps", multiple=True, metavar="NAME",
               help="Keep this capability when started by root (default: none).")
 @click.option("--pass-fd", "pass_fds", multiple=True, type=int, metavar="N",
               help="Let file descriptor N reach CMD (besides 0, 1 and 2).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def exec_cmd(profile: str, workspace: str, fmt: str, output: str | None,
-             excludes: tuple[str, ...], registries: tuple[str, ...],
+def exec_cmd(profile: str, fmt: str, output: str | None, probe_network: bool,
+             endpoints: list[tuple[str, int]], excludes: tuple[str, ...],
+             registries: tuple[str, ...], workspace: str,
              allow_net: tuple[str, ...], allow_unix: tuple[str, ...], dns: tuple[str, ...],
              audit_log: Any, keep_caps: tuple[str, ...], pass_fds: tuple[int, ...],
              command: tuple[str, ...]) -> None:
@@ -152,11 +167,6 @@ def exec_cmd(profile: str, workspace: str, fmt: str, output: str | None,
     never started; 126 if CMD cannot be executed, 127 if it is not found; 125 if ztsa
     itself failed (the whole tree is killed first); 2 for usage errors.
     """
-    from ztsa.context import Context
-    from ztsa.engine import run
-    from ztsa.host import Host
-    from ztsa.model import Profile
-    from ztsa.output import Format, render
     from ztsa.sandbox.policy import Policy, PolicyError, parse_net, resolvers
 
     try:
@@ -168,16 +178,9 @@ def exec_cmd(profile: str, workspace: str, fmt: str, output: str | None,
         dns_servers = resolvers(list(dns)) if (dns or names_a_host) else []
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--dns") from None
-    ctx = Context(host=Host(), workspace=workspace, profile=Profile(profile),
-                  options={"exclude": list(excludes), "allow_registry": list(registries)})
-    report = run(ctx)
-    if not report.passed:
-        text = render(report, Format(fmt), color=_use_color(sys.stderr, output is not None))
-        if output:
-            with open(output, "w", encoding="utf-8") as f:
-                f.write(text)
-        else:
-            sys.stderr.write(text)
+    # the report goes to stderr (stdout is CMD's), and only when the gate fails
+    if not run_gate(workspace, profile, fmt, output, probe_network, endpoints, excludes,
+                    registries, sys.stderr, only_on_failure=True):
         click.echo("ztsa: the gate failed; CMD was not started", err=True)
         sys.exit(EXIT_GATE)
     from ztsa.sandbox.run import execute

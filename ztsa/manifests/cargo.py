@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ztsa.manifests.lock import LockEntry
-from ztsa.parsing import ParseError, load_toml, structural
+from ztsa.parsing import ParseError, line_of, load_toml, structural
 
 DEP_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
 CRATES_IO = ("registry+https://github.com/rust-lang/crates.io-index",
@@ -53,10 +53,7 @@ class CargoToml(NamedTuple):
         return out
 
     def line(self, needle: str) -> int | None:
-        for i, ln in enumerate(self.text.splitlines(), start=1):
-            if needle in ln:
-                return i
-        return None
+        return line_of(self.text, needle)
 
 
 @structural

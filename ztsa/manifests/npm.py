@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 from ztsa.manifests.common import key_lines
 from ztsa.manifests.lock import LockEntry
-from ztsa.parsing import ParseError, load_json, structural
+from ztsa.parsing import ParseError, line_of, load_json, structural
 
 DEP_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
 LIFECYCLE = ("preinstall", "install", "postinstall")
@@ -32,10 +32,7 @@ class PackageJson(NamedTuple):
         return out
 
     def line(self, needle: str) -> int | None:
-        for i, ln in enumerate(self.text.splitlines(), start=1):
-            if needle in ln:
-                return i
-        return None
+        return line_of(self.text, needle)
 
     @property
     def workspaces(self) -> list[str]:

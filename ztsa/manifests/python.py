@@ -8,7 +8,7 @@ import shlex
 from typing import Any, NamedTuple
 
 from ztsa.manifests.lock import LockEntry
-from ztsa.parsing import ParseError, load_json, load_toml, structural
+from ztsa.parsing import ParseError, line_of, load_json, load_toml, structural
 
 INDEX_OPTIONS = {"-i": "--index-url", "--index-url": "--index-url",
                  "--extra-index-url": "--extra-index-url", "--trusted-host": "--trusted-host",
@@ -220,10 +220,7 @@ class Pyproject(NamedTuple):
         return bool(self.dependency_strings() or poetry)
 
     def line(self, needle: str) -> int | None:
-        for i, ln in enumerate(self.text.splitlines(), start=1):
-            if needle in ln:
-                return i
-        return None
+        return line_of(self.text, needle)
 
 
 @structural

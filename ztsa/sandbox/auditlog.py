@@ -15,6 +15,14 @@ class AuditLog:
         self.stream = stream
         self.counts: Counter[str] = Counter()
 
+    @property
+    def enabled(self) -> bool:
+        """Is anyone reading the details? (Counts are kept either way.)"""
+        return self.stream is not None
+
+    def count(self, kind: str) -> None:
+        self.counts[kind] += 1
+
     def event(self, kind: str, **fields: Any) -> None:
         self.counts[kind] += 1
         if fields.get("decision") == "deny":

@@ -93,6 +93,10 @@ class Tracer:
         self.started: set[int] = set()  # tids whose first stop was seen
         self.main_status: int | None = None
         self.pending_signals: list[int] = []
+        self._handlers: dict[int, Callable[[int, list[int]], int]] = {
+            SYS_CONNECT: self._connect, SYS_SENDTO: self._sendto,
+            SYS_SENDMSG: self._sendmsg, SYS_SENDMMSG: self._sendmmsg,
+        }
 
     # -- the loop ------------------------------------------------------------------------
     def run(self) -> int:
@@ -166,7 +170,8 @@ class Tracer:
         elif event in (nat.EVENT_FORK, nat.EVENT_VFORK, nat.EVENT_CLONE):
             child = nat.geteventmsg(tid)
             if child not in self.tgid:
-                self.tgid[child] = tgid_of(child)
+                # fork and vfork make a process; clone may make a thread
+                self.tgid[child] = child if event != nat.EVENT_CLONE else tgid_of(child)
             self._cont(tid)
         elif event == nat.EVENT_EXEC:
             former = nat.geteventmsg(tid)
@@ -189,16 +194,16 @@ class Tracer:
             self._cont(tid, sig)  # deliver the signal
 
     def _exec(self, pid: int) -> None:
+        if not self.log.enabled:
+            self.log.count("exec")  # /proc reads only when someone reads the log
+            return
         self.log.event("exec", pid=pid, ppid=ppid_of(pid), executable=_readlink(pid, "exe"),
                        argv=argv_of(pid), cwd=_readlink(pid, "cwd"))
 
     # -- syscalls ------------------------------------------------------------------------
     def _syscall(self, tid: int) -> None:
         nr, args = nat.syscall_get(tid)
-        handler: Callable[[int, list[int]], int] | None = {
-            SYS_CONNECT: self._connect, SYS_SENDTO: self._sendto,
-            SYS_SENDMSG: self._sendmsg, SYS_SENDMMSG: self._sendmmsg,
-        }.get(nr)
+        handler = self._handlers.get(nr)
         if handler is None:
             return  # execve/execveat: logged at the exec event
         try:
@@ -273,6 +278,8 @@ class Tracer:
                            address=dest.shown, rule=dest.decision.rule)
 
     def _proto(self, dup: int) -> str:
+        if not self.log.enabled:
+            return "?"  # only the log shows it
         t = nat.sockopt_int(dup, SOL_SOCKET, SO_TYPE)
         return TYPES.get(t, str(t))
 
