@@ -86,23 +86,35 @@ def parse_net(spec: str) -> NetRule:
     return NetRule(spec, tuple(ipaddress.ip_network(a) for a in addrs), port)
 
 
+DENIED_NET = Decision(False, "not in --allow-net")
+
+
 class Policy:
     def __init__(self, net: list[NetRule], unix: list[str], workspace: str,
                  dns: list[IPAddress]) -> None:
         self.net = net
-        self.unix = [os.path.abspath(p) for p in unix]
+        self.unix = [p if p.startswith("@") else os.path.abspath(p) for p in unix]
         self.workspace = os.path.realpath(workspace)
         self.dns = dns
+        # the tracer decides on integers: (version, network, mask, port or 0, decision)
+        self._rules: list[tuple[int, int, int, int, Decision]] = [
+            (n.version, int(n.network_address), int(n.netmask), rule.port or 0,
+             Decision(True, f"--allow-net {rule.spec}"))
+            for rule in net for n in rule.networks]
+        self._dns = {(a.version, int(a)) for a in dns}
 
     def decide_ip(self, addr: IPAddress, port: int) -> Decision:
         addr = normalise(addr)
-        for rule in self.net:
-            if (rule.port is None or rule.port == port) and any(addr in n for n in
-                                                                 rule.networks):
-                return Decision(True, f"--allow-net {rule.spec}")
-        if port == 53 and addr in self.dns:
+        return self.decide_int(addr.version, int(addr), port)
+
+    def decide_int(self, version: int, value: int, port: int) -> Decision:
+        """The decision for an address given as an integer (IPv4-mapped already mapped)."""
+        for v, network, mask, rport, decision in self._rules:
+            if v == version and value & mask == network and (rport == 0 or rport == port):
+                return decision
+        if port == 53 and (version, value) in self._dns:
             return Decision(True, "dns")
-        return Decision(False, "not in --allow-net")
+        return DENIED_NET
 
     def decide_unix(self, path: str | None, abstract: bool) -> Decision:
         if abstract:

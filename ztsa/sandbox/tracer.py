@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import ipaddress
 import os
 import signal
 import socket
@@ -35,6 +34,8 @@ SOL_SOCKET, SO_DOMAIN, SO_TYPE = 1, 39, 3
 FAMILIES: dict[int, str] = {int(socket.AF_INET): "inet", int(socket.AF_INET6): "inet6",
                             int(socket.AF_UNIX): "unix"}
 TYPES: dict[int, str] = {int(socket.SOCK_STREAM): "tcp", int(socket.SOCK_DGRAM): "udp"}
+
+MAPPED_PREFIX = bytes(10) + b"\xff\xff"
 
 OPTIONS = (nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE | nat.O_TRACEEXEC
            | nat.O_TRACESECCOMP | nat.O_EXITKILL)
@@ -230,15 +231,20 @@ class Tracer:
                                    None, None)
         if family == socket.AF_INET and len(raw) >= 8:
             port = struct.unpack_from(">H", raw, 2)[0]
-            ip = ipaddress.IPv4Address(raw[4:8])
-            return Destination(family, f"{ip}:{port}", self.policy.decide_ip(ip, port),
-                               str(ip), port)
+            ip = socket.inet_ntop(socket.AF_INET, raw[4:8])
+            decision = self.policy.decide_int(4, int.from_bytes(raw[4:8], "big"), port)
+            return Destination(family, f"{ip}:{port}", decision, ip, port)
         if family == socket.AF_INET6 and len(raw) >= 24:
             port = struct.unpack_from(">H", raw, 2)[0]
-            ip6 = ipaddress.IPv6Address(raw[8:24])
-            decision = self.policy.decide_ip(ip6, port)
-            shown = ip6.ipv4_mapped or ip6
-            return Destination(family, f"[{ip6}]:{port}", decision, str(shown), port)
+            a = raw[8:24]
+            if a[:12] == MAPPED_PREFIX:  # ::ffff:a.b.c.d is a.b.c.d
+                shown = socket.inet_ntop(socket.AF_INET, a[12:])
+                decision = self.policy.decide_int(4, int.from_bytes(a[12:], "big"), port)
+            else:
+                shown = socket.inet_ntop(socket.AF_INET6, a)
+                decision = self.policy.decide_int(6, int.from_bytes(a, "big"), port)
+            full = socket.inet_ntop(socket.AF_INET6, a)
+            return Destination(family, f"[{full}]:{port}", decision, shown, port)
         if family == socket.AF_UNIX:
             path = raw[2:]
             if path[:1] == b"\0":
@@ -267,6 +273,11 @@ class Tracer:
         return raw[:2] + full + b"\0"
 
     def _record(self, kind: str, tid: int, dest: Destination, proto: str, result: int) -> None:
+        if not self.log.enabled:
+            self.log.count(kind)
+            if not dest.decision.allowed:
+                self.log.count("denied")
+            return
         self.log.event(kind, pid=self.tgid.get(tid, tid), tid=tid,
                        family=FAMILIES.get(dest.family, str(dest.family)),
                        address=dest.ip if dest.ip is not None else dest.shown, port=dest.port,

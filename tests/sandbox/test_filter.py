@@ -1,0 +1,74 @@
+"""The seccomp program, run in a small classic-BPF interpreter: every decision the
+docstring of ztsa/sandbox/filter.py promises. (The escape suite checks the same
+decisions against the kernel.)"""
+
+import errno
+import struct
+
+import pytest
+
+from ztsa.sandbox import filter as flt
+
+X86_64 = flt.AUDIT_ARCH_X86_64
+I386 = 0x40000003
+
+
+def run(prog: bytes, nr: int, args=(0, 0, 0, 0, 0, 0), arch=X86_64) -> int:
+    data = struct.pack("<iIQ6Q", nr, arch, 0, *args)
+    insns = [struct.unpack_from("<HBBI", prog, i) for i in range(0, len(prog), 8)]
+    pc, acc = 0, 0
+    while True:
+        code, jt, jf, k = insns[pc]
+        if code == flt.LD_ABS:
+            acc = struct.unpack_from("<I", data, k)[0]
+            pc += 1
+        elif code == flt.RET:
+            return k
+        else:
+            cond = {flt.JEQ: acc == k, flt.JGE: acc >= k, flt.JSET: bool(acc & k)}[code]
+            pc += 1 + (jt if cond else jf)
+
+
+PROG = flt.build()
+NR = flt.NR
+ERRNO = flt.RET_ERRNO
+
+
+@pytest.mark.parametrize(("nr", "args", "expected"), [
+    (0, (), flt.RET_ALLOW),  # read
+    (NR["connect"], (), flt.RET_TRACE),
+    (NR["sendmsg"], (), flt.RET_TRACE),
+    (NR["sendmmsg"], (), flt.RET_TRACE),
+    (NR["execve"], (), flt.RET_TRACE),
+    (NR["execveat"], (), flt.RET_TRACE),
+    (NR["sendto"], (3, 0, 1, 0, 0, 0), flt.RET_ALLOW),  # no address: connected peer
+    (NR["sendto"], (3, 0, 1, 0, 0x7FFF00000000, 16), flt.RET_TRACE),  # high half only
+    (NR["sendto"], (3, 0, 1, 0, 0x1000, 16), flt.RET_TRACE),
+    (NR["socket"], (2, 1, 0), flt.RET_ALLOW),
+    (NR["socket"], (10, 2, 0), flt.RET_ALLOW),
+    (NR["socket"], (1, 1, 0), flt.RET_ALLOW),
+    (NR["socket"], (17, 3, 0), ERRNO | errno.EAFNOSUPPORT),  # AF_PACKET
+    (NR["socket"], (16, 3, 0), ERRNO | errno.EAFNOSUPPORT),  # AF_NETLINK
+    (NR["socket"], ((1 << 32) | 2, 1, 0), flt.RET_ALLOW),  # 32-bit compare of int domain
+    (NR["clone"], (0x11, 0), flt.RET_ALLOW),
+    (NR["clone"], (flt.CLONE_UNTRACED | 0x11, 0), ERRNO | errno.EPERM),
+    (NR["clone3"], (), ERRNO | errno.ENOSYS),
+    (NR["ptrace"], (), ERRNO | errno.EPERM),
+    (NR["io_uring_setup"], (), ERRNO | errno.EPERM),
+    (NR["process_vm_writev"], (), ERRNO | errno.EPERM),
+    (NR["seccomp"], (), ERRNO | errno.EPERM),
+    (NR["prctl"], (flt.PR_SET_SECCOMP, 2), ERRNO | errno.EPERM),
+    (NR["prctl"], (38, 1), flt.RET_ALLOW),  # PR_SET_NO_NEW_PRIVS
+    (NR["ioctl"], (0, flt.TIOCSTI), ERRNO | errno.EPERM),
+    (NR["ioctl"], (0, flt.TIOCLINUX), ERRNO | errno.EPERM),
+    (NR["ioctl"], (0, 0x5401), flt.RET_ALLOW),  # TCGETS
+    (flt.X32_BIT | NR["socket"], (), flt.RET_KILL_PROCESS),
+])
+def test_decisions(nr, args, expected):
+    args = tuple(args) + (0,) * (6 - len(args))
+    assert run(PROG, nr, args) == expected
+
+
+def test_foreign_architecture_is_killed():
+    assert run(PROG, 102, arch=I386) == flt.RET_KILL_PROCESS  # i386 socketcall
+    assert run(PROG, 0, arch=I386) == flt.RET_KILL_PROCESS
