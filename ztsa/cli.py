@@ -136,6 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
                                          "(default: none)")
     ex.add_argument("--pass-fd", dest="pass_fds", action="append", default=[], type=int,
                     metavar="N", help="let file descriptor N reach CMD (besides 0, 1 and 2)")
+    ex.add_argument("--env", dest="env_specs", action="append", default=[],
+                    metavar="NAME[=VALUE]",
+                    help="pass NAME through, or set it to VALUE for this run; CMD otherwise "
+                         "gets only PATH, LANG, LC_*, TERM, TZ, USER and a private HOME and "
+                         "TMPDIR")
+    ex.add_argument("--home", metavar="PATH", type=_directory,
+                    help="use PATH as HOME instead of a private empty directory")
+    ex.add_argument("--keep-tmp", action="store_true",
+                    help="keep the private HOME and TMPDIR after the run")
     ex.set_defaults(func=cmd_exec, command=[])
 
     rules = sub.add_parser("rules", help="list the rule catalogue",
@@ -218,8 +227,15 @@ def cmd_exec(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"cannot write {args.audit_log}: {exc.strerror}") from None
     policy = Policy(rules, list(args.allow_unix), os.path.abspath(args.workspace), dns_servers)
+    try:
+        from ztsa.sandbox.run import child_environment
+
+        child_environment({}, list(args.env_specs), "", "")  # validate before starting
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     return execute(list(args.command), policy, log, os.getcwd(), list(args.keep_caps),
-                   list(args.pass_fds))
+                   list(args.pass_fds), list(args.env_specs),
+                   os.path.abspath(args.home) if args.home else None, args.keep_tmp)
 
 
 def _is_ip_spec(spec: str) -> bool:

@@ -174,6 +174,9 @@ class Runner:
         else:
             user = ensure_user()
             mount, python = _python_for_user()
+            # the bind-mounted interpreter finds its site-packages through PYTHONPATH only,
+            # and ztsa passes CMD a minimal environment: name it
+            ztsa_args = [ztsa_args[0], "--env", "PYTHONPATH", *ztsa_args[1:]]
             inner = " ".join(map(_q, [*python, "-m", "ztsa", *ztsa_args]))
             setpriv = (f"setpriv --reuid {user} --regid {user} --clear-groups "
                        f"--inh-caps=-all --bounding-set=-all {inner}")

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import Sequence
 from typing import IO
 
 from ztsa.sandbox import native as nat
@@ -42,6 +43,27 @@ def cap_mask(names: list[str]) -> int:
     return mask
 
 
+BASE_ENV = ("PATH", "LANG", "TERM", "TZ", "USER")
+
+
+def child_environment(environ: dict[str, str], env_specs: list[str], home: str,
+                      tmpdir: str) -> dict[str, str]:
+    """PATH, LANG, LC_*, TERM, TZ, USER, the private HOME and TMPDIR, and nothing else
+    but --env NAME (passed through) and --env NAME=VALUE (injected for this run)."""
+    env = {k: v for k, v in environ.items() if k in BASE_ENV or k.startswith("LC_")}
+    for spec in env_specs:
+        name, sep, value = spec.partition("=")
+        if not name or "\0" in spec:
+            raise ValueError(f"--env {spec!r}: expected NAME or NAME=VALUE")
+        if sep:
+            env[name] = value
+        elif name in environ:
+            env[name] = environ[name]
+    env["HOME"] = home
+    env["TMPDIR"] = tmpdir
+    return env
+
+
 def find_program(cmd: str, path: str | None) -> str | None:
     if "/" in cmd:
         return cmd if os.path.exists(cmd) else None
@@ -49,14 +71,35 @@ def find_program(cmd: str, path: str | None) -> str | None:
 
 
 def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: str,
-            keep_caps: list[str], pass_fds: list[int]) -> int:
+            keep_caps: list[str], pass_fds: list[int], env_specs: Sequence[str] = (),
+            home: str | None = None, keep_tmp: bool = False) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127)."""
+    import tempfile
+
     log = AuditLog(log_stream)
-    env = dict(os.environ)
+    private = tempfile.mkdtemp(prefix="ztsa-run-")  # 0700, removed at the end
+    try:
+        own_home = os.path.join(private, "home")
+        tmpdir = os.path.join(private, "tmp")
+        os.mkdir(own_home, 0o700)
+        os.mkdir(tmpdir, 0o700)
+        env = child_environment(dict(os.environ), list(env_specs), home or own_home, tmpdir)
+        log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir)
+        return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env)
+    finally:
+        if keep_tmp:
+            print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
+        else:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
+             cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str]) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
+        log.close()
         return EXIT_NOT_FOUND
     pid, sync_fd, err_fd = nat.spawn(program, argv, env, cwd, build(),
                                      drop_caps=os.geteuid() == 0,
