@@ -36,6 +36,55 @@
 #define PR_CAP_AMBIENT_CLEAR_ALL 4
 #endif
 
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+#define ZTSA_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#define ZTSA_LANDLOCK_RULE_PATH_BENEATH 1
+
+struct ztsa_ll_ruleset_attr {
+    unsigned long long handled_access_fs;
+};
+
+struct ztsa_ll_path_beneath_attr {
+    unsigned long long allowed_access;
+    int parent_fd;
+} __attribute__((packed));
+
+int ztsa_landlock_abi(void) {
+    long r = syscall(SYS_landlock_create_ruleset, NULL, 0,
+                     ZTSA_LANDLOCK_CREATE_RULESET_VERSION);
+    return r < 0 ? -errno : (int)r;
+}
+
+/* In the child: allow the handled (write) rights only beneath the given paths. */
+static int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
+                          unsigned long long handled) {
+    struct ztsa_ll_ruleset_attr attr = {handled};
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (ruleset < 0)
+        return -errno;
+    for (int i = 0; i < n; i++) {
+        int fd = open(paths[i], O_PATH | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* an allowed path that does not exist allows nothing */
+        struct ztsa_ll_path_beneath_attr pb = {rights[i] & handled, fd};
+        long r = syscall(SYS_landlock_add_rule, ruleset, ZTSA_LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+        int e = errno;
+        close(fd);
+        if (r < 0) {
+            close(ruleset);
+            return -e;
+        }
+    }
+    long r = syscall(SYS_landlock_restrict_self, ruleset, 0);
+    int e = errno;
+    close(ruleset);
+    return r < 0 ? -e : 0;
+}
+
 static void child_fail(int err_fd, int err) {
     /* async-signal-safe: write the errno and leave */
     ssize_t ignored = write(err_fd, &err, sizeof err);
@@ -71,6 +120,8 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                const char *cwd, const struct ztsa_filter_insn *filter,
                unsigned short filter_len, int drop_caps,
                unsigned long long keep_caps, const int *keep_fds, int n_keep_fds,
+               const char *const *write_paths, const unsigned long long *write_rights,
+               int n_write_paths, unsigned long long handled_fs,
                int *sync_fd, int *err_fd) {
     int sync_pipe[2], err_pipe[2];
     if (pipe2(sync_pipe, O_CLOEXEC) < 0)
@@ -128,6 +179,11 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         }
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
             child_fail(efd, errno);
+        if (handled_fs) {
+            int r = apply_landlock(write_paths, write_rights, n_write_paths, handled_fs);
+            if (r < 0)
+                child_fail(efd, -r);
+        }
         struct sock_fprog prog = {filter_len, (struct sock_filter *)filter};
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
             child_fail(efd, errno);

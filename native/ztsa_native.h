@@ -17,7 +17,12 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                const char *cwd, const struct ztsa_filter_insn *filter,
                unsigned short filter_len, int drop_caps,
                unsigned long long keep_caps, const int *keep_fds, int n_keep_fds,
+               const char *const *write_paths, const unsigned long long *write_rights,
+               int n_write_paths, unsigned long long handled_fs,
                int *sync_fd, int *err_fd);
+
+/* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
+int ztsa_landlock_abi(void);
 
 long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data);
 

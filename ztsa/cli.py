@@ -145,6 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="use PATH as HOME instead of a private empty directory")
     ex.add_argument("--keep-tmp", action="store_true",
                     help="keep the private HOME and TMPDIR after the run")
+    ex.add_argument("--allow-write", action="append", default=[], metavar="PATH",
+                    type=_directory, help="also let the tree write beneath PATH (it may "
+                                          "write only in the workspace, its private HOME "
+                                          "and TMPDIR otherwise); repeatable")
     ex.set_defaults(func=cmd_exec, command=[])
 
     rules = sub.add_parser("rules", help="list the rule catalogue",
@@ -235,7 +239,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     return execute(list(args.command), policy, log, os.getcwd(), list(args.keep_caps),
                    list(args.pass_fds), list(args.env_specs),
-                   os.path.abspath(args.home) if args.home else None, args.keep_tmp)
+                   os.path.abspath(args.home) if args.home else None, args.keep_tmp,
+                   [os.path.abspath(p) for p in args.allow_write],
+                   strict=args.profile == "untrusted")
 
 
 def _is_ip_spec(spec: str) -> bool:

@@ -163,8 +163,8 @@ class Runner:
         return python[-1]
 
     def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
-                 timeout: float = 180) -> tuple[subprocess.CompletedProcess[str],
-                                                  list[dict[str, Any]]]:
+                 timeout: float = 180, pass_fds: tuple[int, ...] = ()
+                 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
         log = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
         ztsa_args = ["exec", "--profile", "repo", "--workspace", str(self.workspace),
                      "--audit-log", str(log), *[f"--allow-net={a}" for a in allow],
@@ -183,7 +183,7 @@ class Runner:
             script = (" ".join(map(_q, mount)) + " && " if mount else "") + setpriv
             argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", script]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              cwd=self.workspace)
+                              cwd=self.workspace, pass_fds=pass_fds)
         events = []
         if log.exists():
             events = [json.loads(line) for line in log.read_text().splitlines()]

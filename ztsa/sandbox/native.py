@@ -43,7 +43,8 @@ def _check(result: int, what: str) -> int:
 
 
 def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code: bytes,
-          drop_caps: bool, keep_caps: int, keep_fds: list[int]) -> tuple[int, int, int]:
+          drop_caps: bool, keep_caps: int, keep_fds: list[int],
+          write_rules: list[tuple[str, int]], handled_fs: int) -> tuple[int, int, int]:
     """(pid, sync_fd, err_fd); see ztsa_spawn in native/ztsa_native.h."""
     c_argv = [ffi.new("char[]", os.fsencode(a)) for a in argv]
     c_env = [ffi.new("char[]", os.fsencode(f"{k}={v}")) for k, v in env.items()]
@@ -53,12 +54,22 @@ def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code
     insns = ffi.new("struct ztsa_filter_insn[]", n)
     ffi.memmove(insns, filter_code, len(filter_code))
     fds = ffi.new("int[]", keep_fds or [0])
+    c_paths = [ffi.new("char[]", os.fsencode(p)) for p, _ in write_rules]
+    paths = ffi.new("char *[]", c_paths or [ffi.NULL])
+    rights = ffi.new("unsigned long long[]", [r for _, r in write_rules] or [0])
     sync_fd = ffi.new("int *")
     err_fd = ffi.new("int *")
     pid = lib.ztsa_spawn(os.fsencode(path), argv_arr, env_arr, os.fsencode(cwd), insns, n,
-                         int(drop_caps), keep_caps, fds, len(keep_fds), sync_fd, err_fd)
+                         int(drop_caps), keep_caps, fds, len(keep_fds), paths, rights,
+                         len(write_rules), handled_fs, sync_fd, err_fd)
     _check(pid, "spawn")
     return pid, sync_fd[0], err_fd[0]
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 when Landlock is unavailable."""
+    r = int(lib.ztsa_landlock_abi())
+    return r if r > 0 else 0
 
 
 def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> int:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import IO
 
+from ztsa.sandbox import landlock
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.filter import build
@@ -19,6 +20,7 @@ from ztsa.sandbox.tracer import OPTIONS, Tracer
 EXIT_CANNOT_EXEC = 126
 EXIT_NOT_FOUND = 127
 EXIT_INTERNAL = 125
+EXIT_GATE = 3
 
 CAPS = {
     "CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4,
@@ -72,7 +74,9 @@ def find_program(cmd: str, path: str | None) -> str | None:
 
 def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: str,
             keep_caps: list[str], pass_fds: list[int], env_specs: Sequence[str] = (),
-            home: str | None = None, keep_tmp: bool = False) -> int:
+            home: str | None = None, keep_tmp: bool = False,
+            allow_write: Sequence[str] = (), strict: bool = True) -> int:
+    """strict: refuse (exit 3) when the kernel lacks a confinement control."""
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127)."""
     import tempfile
 
@@ -85,7 +89,19 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         os.mkdir(tmpdir, 0o700)
         env = child_environment(dict(os.environ), list(env_specs), home or own_home, tmpdir)
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir)
-        return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env)
+        writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
+        fs = landlock.plan(nat.landlock_abi(), writable)
+        if fs.missing:
+            for control in fs.missing:
+                print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
+            log.event("confinement", missing=fs.missing, landlock_abi=fs.abi,
+                      refused=strict)
+            if strict:
+                print("ztsa: the untrusted profile needs every control; CMD was not started",
+                      file=sys.stderr)
+                log.close()
+                return EXIT_GATE
+        return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -94,7 +110,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
 
 
 def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
-             cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str]) -> int:
+             cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
+             fs: landlock.Plan) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -103,7 +120,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         return EXIT_NOT_FOUND
     pid, sync_fd, err_fd = nat.spawn(program, argv, env, cwd, build(),
                                      drop_caps=os.geteuid() == 0,
-                                     keep_caps=cap_mask(keep_caps), keep_fds=pass_fds)
+                                     keep_caps=cap_mask(keep_caps), keep_fds=pass_fds,
+                                     write_rules=fs.rules, handled_fs=fs.handled)
     tracer = Tracer(policy, log, pid)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)

@@ -1,0 +1,111 @@
+"""Writes outside the workspace, checked on the disk after the run."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def outside() -> Path:
+    """A directory outside the workspace the tree's user could otherwise write."""
+    d = Path(tempfile.mkdtemp(prefix="ztsa-outside-"))
+    os.chmod(d, 0o777)
+    (d / ".bashrc").write_text("# real home\n")
+    os.chmod(d / ".bashrc", 0o666)
+    return d
+
+
+def fsops(run, progs, *args):
+    proc, _ = run(str(progs / "fsops"), *args)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_write_to_a_real_home_rc_file(run, progs, outside):
+    out = fsops(run, progs, "write", str(outside / ".bashrc"))
+    assert out == "write -1 errno 13"
+    assert (outside / ".bashrc").read_text() == "# real home\n"
+
+
+def test_write_in_tmp_outside_the_private_dir(run, progs, outside):
+    assert fsops(run, progs, "write", str(outside / "new")) == "write -1 errno 13"
+    assert not (outside / "new").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="/etc is only writable for root")
+def test_root_cannot_write_etc(run, progs):
+    target = Path("/etc/ztsa-escape-test")
+    try:
+        assert fsops(run, progs, "write", str(target)) == "write -1 errno 13"
+        assert not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+
+
+def test_symlink_in_workspace_pointing_outside(run, progs, outside):
+    link = run.workspace / "innocent.txt"
+    link.symlink_to(outside / ".bashrc")
+    assert fsops(run, progs, "write", str(link)) == "write -1 errno 13"
+    assert (outside / ".bashrc").read_text() == "# real home\n"
+
+
+def test_hard_link_to_an_outside_file(run, progs, outside):
+    out = fsops(run, progs, "link", str(outside / ".bashrc"), str(run.workspace / "hl"))
+    assert out.startswith("link -1")  # EXDEV: no reference across the boundary
+    assert not (run.workspace / "hl").exists()
+    assert (outside / ".bashrc").read_text() == "# real home\n"
+
+
+def test_truncate_outside(run, progs, outside):
+    assert fsops(run, progs, "truncate", str(outside / ".bashrc")) == "truncate -1 errno 13"
+    assert (outside / ".bashrc").read_text() == "# real home\n"
+
+
+def test_rename_out_of_the_workspace(run, progs, outside):
+    (run.workspace / "f").write_text("x")
+    out = fsops(run, progs, "rename", str(run.workspace / "f"), str(outside / "f"))
+    assert out.startswith("rename -1")
+    assert not (outside / "f").exists()
+
+
+@pytest.mark.parametrize("resolve", [False, True])
+def test_openat2(run, progs, outside, resolve):
+    args = ["openat2", str(outside / "via-openat2")] + (["resolve"] if resolve else [])
+    assert fsops(run, progs, *args).startswith("openat2 -1")
+    assert not (outside / "via-openat2").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs a root caller")
+def test_mknod_block_device_in_the_workspace(run, progs):
+    dev = run.workspace / "sda"
+    assert fsops(run, progs, "mknod", str(dev)) == "mknod -1 errno 1"
+    assert not dev.exists()
+
+
+def test_tiocsti_is_denied(run, progs):
+    # stdin is a pipe here: without the filter this would be ENOTTY, not EPERM
+    assert fsops(run, progs, "tiocsti") == "tiocsti -1 errno 1"
+
+
+def test_workspace_writes_still_work(run, progs):
+    assert fsops(run, progs, "write", str(run.workspace / "out.txt")) == "write 6 errno 0"
+    assert (run.workspace / "out.txt").read_text() == "pwned\n"
+
+
+def test_inherited_file_descriptor_does_not_reach_cmd(run, tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("s")
+    fd = os.open(secret, os.O_RDONLY)
+    os.set_inheritable(fd, True)
+    try:
+        code = ("import os\n"
+                f"try: os.fstat({fd}); print('open')\n"
+                "except OSError: print('closed')\n")
+        proc, _ = run(run.python, "-c", code, pass_fds=(fd,))
+        assert proc.stdout.strip() == "closed"
+    finally:
+        os.close(fd)
