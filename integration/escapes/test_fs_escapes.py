@@ -109,3 +109,24 @@ def test_inherited_file_descriptor_does_not_reach_cmd(run, tmp_path):
         assert proc.stdout.strip() == "closed"
     finally:
         os.close(fd)
+
+
+def test_real_home_credentials_unreadable_by_absolute_path(run, monkeypatch):
+    home = Path(tempfile.mkdtemp(prefix="ztsa-realhome-"))
+    os.chmod(home, 0o755)
+    for rel, text in ((".ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n"),
+                      (".aws/credentials", "[default]\naws_secret_access_key = x\n"),
+                      (".bashrc", "# readable\n")):
+        (home / rel).parent.mkdir(exist_ok=True, mode=0o755)
+        (home / rel).write_text(text)
+        os.chmod(home / rel, 0o644)  # readable by the tree's user but for Landlock
+    monkeypatch.setenv("HOME", str(home))
+    code = ("import sys\n"
+            "for p in sys.argv[1:]:\n"
+            "    try: open(p).read(); print('read', p)\n"
+            "    except OSError as e: print('denied', p, e.errno)\n")
+    paths = [str(home / ".ssh/id_ed25519"), str(home / ".aws/credentials"),
+             str(home / ".bashrc")]
+    proc, _ = run(run.python, "-c", code, *paths)
+    assert proc.stdout.splitlines() == [f"denied {paths[0]} 13", f"denied {paths[1]} 13",
+                                        f"read {paths[2]}"]

@@ -1,7 +1,12 @@
-"""Write confinement with Landlock: the tree may write only inside the workspace, the
-private home and TMPDIR, the --allow-write paths and a few devices. Reads are not
-restricted here. The kernel enforces it for every process of the tree (the ruleset is
-inherited across fork and exec), so no check can be raced."""
+"""Landlock confinement of the tree, enforced by the kernel for every process of it (the
+ruleset is inherited across fork and exec), so no check can be raced:
+- writes only inside the workspace, the private home and TMPDIR, the --allow-write paths
+  and a few devices;
+- reads everywhere except the credential paths of the real home (FS002's list): read
+  rights are granted on every entry of the filesystem tree except those paths, walking
+  only the directories that lead to one (a Landlock rule grants a whole hierarchy, so a
+  hidden path's ancestors get no read rule, only their other entries do). Directories
+  stay listable everywhere, hidden ones included: names can be seen, contents cannot."""
 
 from __future__ import annotations
 
@@ -16,7 +21,14 @@ REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, 3 and 5
 
 WRITE_ABI1 = (WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG
               | MAKE_SOCK | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM)
-FILE_RIGHTS = WRITE_FILE | TRUNCATE | IOCTL_DEV
+EXECUTE, READ_FILE, READ_DIR = 1 << 0, 1 << 2, 1 << 3
+READ = EXECUTE | READ_FILE | READ_DIR
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
+# credential paths of the real home, never readable by the tree (FS002's list)
+CREDENTIALS = (".ssh", ".aws", ".kube", ".config/gcloud", ".azure", ".docker", ".gnupg",
+               ".npmrc", ".pypirc", ".netrc", ".git-credentials", ".vault-token",
+               ".cargo/credentials", ".cargo/credentials.toml", ".config/gh",
+               ".claude/.credentials.json", ".codex/auth.json")
 # writable devices; directories get every handled right, files the file rights
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts",
            "/dev/shm")
@@ -33,7 +45,7 @@ def handled_rights(abi: int) -> tuple[int, list[str]]:
     handled, missing = 0, []
     if abi < 1:
         return 0, ["Landlock (writes outside the workspace cannot be blocked)"]
-    handled = WRITE_ABI1
+    handled = WRITE_ABI1 | READ
     if abi >= 2:
         handled |= REFER
     else:
@@ -49,14 +61,53 @@ def handled_rights(abi: int) -> tuple[int, list[str]]:
     return handled, missing
 
 
-def plan(abi: int, writable_dirs: list[str]) -> Plan:
+def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
+    """READ on every entry of the tree except the hidden paths and their ancestors."""
+    hidden_real = {os.path.realpath(h) for h in hidden if os.path.lexists(h)}
+    ancestors = {"/"}
+    for h in hidden_real:
+        d = os.path.dirname(h)
+        while d not in ancestors:
+            ancestors.add(d)
+            d = os.path.dirname(d)
+    # listing directories stays possible everywhere (a Landlock rule cannot stop READ_DIR
+    # from reaching the hidden directories below): names may be seen, contents not
+    rules: list[tuple[str, int]] = [(a, READ_DIR) for a in sorted(ancestors)]
+    stack = ["/"]
+    while stack:
+        d = stack.pop()
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(d, name)
+            real = os.path.realpath(path)
+            if real in hidden_real or any(real.startswith(h + "/") for h in hidden_real):
+                continue
+            if path in ancestors:
+                stack.append(path)
+            elif real in ancestors:
+                continue  # a symlink to an ancestor: its other entries are covered
+            else:
+                rules.append((real, READ if os.path.isdir(real) else READ & FILE_RIGHTS))
+            if len(rules) > limit:
+                raise OSError(f"more than {limit} read rules")
+    return rules
+
+
+def plan(abi: int, writable_dirs: list[str], home: str | None) -> Plan:
     handled, missing = handled_rights(abi)
+    write = handled & ~READ
     rules: list[tuple[str, int]] = []
     for d in writable_dirs:
-        rules.append((os.path.realpath(d), handled))
+        rules.append((os.path.realpath(d), write))
     for dev in DEVICES:
         if os.path.isdir(dev):
-            rules.append((dev, handled))
+            rules.append((dev, write))
         elif os.path.exists(dev):
-            rules.append((dev, handled & FILE_RIGHTS))
+            rules.append((dev, write & FILE_RIGHTS))
+    if handled:
+        hidden = [os.path.join(home, c) for c in CREDENTIALS] if home else []
+        rules += read_rules(hidden)
     return Plan(abi, handled, rules, missing)

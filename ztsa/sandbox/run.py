@@ -66,6 +66,15 @@ def child_environment(environ: dict[str, str], env_specs: list[str], home: str,
     return env
 
 
+def _passwd_home() -> str | None:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        return None
+
+
 def find_program(cmd: str, path: str | None) -> str | None:
     if "/" in cmd:
         return cmd if os.path.exists(cmd) else None
@@ -90,7 +99,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         env = child_environment(dict(os.environ), list(env_specs), home or own_home, tmpdir)
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir)
         writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
-        fs = landlock.plan(nat.landlock_abi(), writable)
+        real_home = os.environ.get("HOME") or _passwd_home()
+        fs = landlock.plan(nat.landlock_abi(), writable, real_home)
         if fs.missing:
             for control in fs.missing:
                 print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
