@@ -205,14 +205,23 @@ long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data) 
     return r;
 }
 
+#if defined(__x86_64__)
+/* The registers of the last ztsa_syscall_get: the tracee stays stopped until the tracer
+   answers, so ztsa_syscall_return can reuse them instead of fetching them again. */
+static struct user_regs_struct cached_regs;
+static int cached_pid = -1;
+#endif
+
 int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]) {
 #if defined(__x86_64__)
-    struct user_regs_struct regs;
-    if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
+    struct user_regs_struct *regs = &cached_regs;
+    cached_pid = -1;
+    if (ptrace(PTRACE_GETREGS, pid, 0, regs) < 0)
         return -errno;
-    *nr = (long)regs.orig_rax;
-    args[0] = regs.rdi; args[1] = regs.rsi; args[2] = regs.rdx;
-    args[3] = regs.r10; args[4] = regs.r8; args[5] = regs.r9;
+    cached_pid = pid;
+    *nr = (long)regs->orig_rax;
+    args[0] = regs->rdi; args[1] = regs->rsi; args[2] = regs->rdx;
+    args[3] = regs->r10; args[4] = regs->r8; args[5] = regs->r9;
     return 0;
 #else
     (void)pid; (void)nr; (void)args;
@@ -223,8 +232,12 @@ int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]) {
 int ztsa_syscall_return(int pid, long result) {
 #if defined(__x86_64__)
     struct user_regs_struct regs;
-    if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
+    if (pid == cached_pid) {
+        regs = cached_regs;
+    } else if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0) {
         return -errno;
+    }
+    cached_pid = -1;
     regs.orig_rax = (unsigned long long)-1; /* skip the syscall ... */
     regs.rax = (unsigned long long)result;  /* ... and return this */
     if (ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)

@@ -32,18 +32,20 @@ def run(prog: bytes, nr: int, args=(0, 0, 0, 0, 0, 0), arch=X86_64) -> int:
 PROG = flt.build()
 NR = flt.NR
 ERRNO = flt.RET_ERRNO
+NET = flt.RET_TRACE | flt.TAG_NET
+EXEC = flt.RET_TRACE | flt.TAG_EXEC
 
 
 @pytest.mark.parametrize(("nr", "args", "expected"), [
     (0, (), flt.RET_ALLOW),  # read
-    (NR["connect"], (), flt.RET_TRACE),
-    (NR["sendmsg"], (), flt.RET_TRACE),
-    (NR["sendmmsg"], (), flt.RET_TRACE),
-    (NR["execve"], (), flt.RET_TRACE),
-    (NR["execveat"], (), flt.RET_TRACE),
+    (NR["connect"], (), NET),
+    (NR["sendmsg"], (), NET),
+    (NR["sendmmsg"], (), NET),
+    (NR["execve"], (), EXEC),
+    (NR["execveat"], (), EXEC),
     (NR["sendto"], (3, 0, 1, 0, 0, 0), flt.RET_ALLOW),  # no address: connected peer
-    (NR["sendto"], (3, 0, 1, 0, 0x7FFF00000000, 16), flt.RET_TRACE),  # high half only
-    (NR["sendto"], (3, 0, 1, 0, 0x1000, 16), flt.RET_TRACE),
+    (NR["sendto"], (3, 0, 1, 0, 0x7FFF00000000, 16), NET),  # high half only
+    (NR["sendto"], (3, 0, 1, 0, 0x1000, 16), NET),
     (NR["socket"], (2, 1, 0), flt.RET_ALLOW),
     (NR["socket"], (10, 2, 0), flt.RET_ALLOW),
     (NR["socket"], (1, 1, 0), flt.RET_ALLOW),

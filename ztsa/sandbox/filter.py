@@ -30,6 +30,10 @@ X32_BIT = 0x40000000
 
 RET_KILL_PROCESS = 0x80000000
 RET_TRACE = 0x7FF00000
+# SECCOMP_RET_DATA tags, read back with PTRACE_GETEVENTMSG: the tracer knows what stopped
+# without fetching registers
+TAG_EXEC = 1
+TAG_NET = 2
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
 
@@ -102,7 +106,8 @@ def build() -> bytes:
         (JEQ, "prctl", 0, NR["prctl"]),
         (JEQ, "enosys", 0, NR["clone3"]),
     ]
-    prog += [(JEQ, "trace", 0, NR[name]) for name in TRACED]
+    prog += [(JEQ, "trace_exec" if name.startswith("exec") else "trace", 0, NR[name])
+             for name in TRACED]
     prog += [(JEQ, "eperm", 0, NR[name]) for name in DENIED]
     prog += [
         (RET, 0, 0, RET_ALLOW),
@@ -130,7 +135,9 @@ def build() -> bytes:
         "allow",
         (RET, 0, 0, RET_ALLOW),
         "trace",
-        (RET, 0, 0, RET_TRACE),
+        (RET, 0, 0, RET_TRACE | TAG_NET),
+        "trace_exec",
+        (RET, 0, 0, RET_TRACE | TAG_EXEC),
         "eperm",
         (RET, 0, 0, RET_ERRNO | errno.EPERM),
         "enosys",

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
+from ztsa.sandbox.filter import TAG_EXEC
 from ztsa.sandbox.policy import Decision, Policy
 
 SYS_CONNECT, SYS_SENDTO, SYS_SENDMSG, SYS_SENDMMSG = 42, 44, 46, 307
@@ -107,7 +108,8 @@ class Tracer:
                 tid, status = os.waitpid(-1, nat.WALL)
             except ChildProcessError:
                 break
-            self._forward_signals()
+            if self.pending_signals:
+                self._forward_signals()
             if os.WIFEXITED(status) or os.WIFSIGNALED(status):
                 self._gone(tid, status)
             elif os.WIFSTOPPED(status):
@@ -166,7 +168,8 @@ class Tracer:
         event = status >> 16
         sig = os.WSTOPSIG(status)
         if event == nat.EVENT_SECCOMP:
-            self._syscall(tid)
+            if nat.geteventmsg(tid) != TAG_EXEC:  # execve is logged at the exec event
+                self._syscall(tid)
             self._cont(tid)
         elif event in (nat.EVENT_FORK, nat.EVENT_VFORK, nat.EVENT_CLONE):
             child = nat.geteventmsg(tid)
@@ -229,20 +232,25 @@ class Tracer:
             if len(raw) < 2:
                 return Destination(family, "AF_UNSPEC", Decision(True, "no destination"),
                                    None, None)
+        # Decide on integers; format addresses only for the log or a denial (the hot
+        # path of an allowed connect builds no strings).
         if family == socket.AF_INET and len(raw) >= 8:
             port = struct.unpack_from(">H", raw, 2)[0]
-            ip = socket.inet_ntop(socket.AF_INET, raw[4:8])
             decision = self.policy.decide_int(4, int.from_bytes(raw[4:8], "big"), port)
+            if not self.log.enabled and decision.allowed:
+                return Destination(family, "", decision, None, port)
+            ip = socket.inet_ntop(socket.AF_INET, raw[4:8])
             return Destination(family, f"{ip}:{port}", decision, ip, port)
         if family == socket.AF_INET6 and len(raw) >= 24:
             port = struct.unpack_from(">H", raw, 2)[0]
             a = raw[8:24]
-            if a[:12] == MAPPED_PREFIX:  # ::ffff:a.b.c.d is a.b.c.d
-                shown = socket.inet_ntop(socket.AF_INET, a[12:])
-                decision = self.policy.decide_int(4, int.from_bytes(a[12:], "big"), port)
-            else:
-                shown = socket.inet_ntop(socket.AF_INET6, a)
-                decision = self.policy.decide_int(6, int.from_bytes(a, "big"), port)
+            mapped = a[:12] == MAPPED_PREFIX  # ::ffff:a.b.c.d is a.b.c.d
+            decision = (self.policy.decide_int(4, int.from_bytes(a[12:], "big"), port)
+                        if mapped else self.policy.decide_int(6, int.from_bytes(a, "big"), port))
+            if not self.log.enabled and decision.allowed:
+                return Destination(family, "", decision, None, port)
+            shown = socket.inet_ntop(socket.AF_INET, a[12:]) if mapped else \
+                socket.inet_ntop(socket.AF_INET6, a)
             full = socket.inet_ntop(socket.AF_INET6, a)
             return Destination(family, f"[{full}]:{port}", decision, shown, port)
         if family == socket.AF_UNIX:
