@@ -92,11 +92,13 @@ def test_tcp_fast_open_to_denied_port(run, listeners, progs):
     assert listeners.settle()["denied"] == 0
 
 
-def test_unix_socket_standing_in_for_docker_sock(run, tmp_path_factory):
+def test_unix_socket_standing_in_for_docker_sock(run):
     import os
     import socket
+    import tempfile
+    from pathlib import Path
 
-    d = tmp_path_factory.mktemp("daemon")
+    d = Path(tempfile.mkdtemp(prefix="ztsa-daemon-"))  # reachable by the tree's user
     os.chmod(d, 0o755)
     path = str(d / "docker.sock")
     srv = socket.socket(socket.AF_UNIX)
@@ -173,3 +175,70 @@ def test_audit_log_follows_its_schema(run, listeners):
         jsonschema.validate(e, schema)
     assert events[-1]["event"] == "summary" and events[-1]["denied"] == 1
     assert "1 denied" in proc.stderr and "audit log:" in proc.stderr
+
+
+def test_unix_symlink_swapped_between_workspace_and_outside_socket(run):
+    """A symlink in the workspace flips between an allowed socket (in the workspace) and
+    a stand-in for docker.sock while the tree connects through it: the outside socket
+    must never see a connection."""
+    import os
+    import socket
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    outside_dir = Path(tempfile.mkdtemp(prefix="ztsa-outside-"))  # reachable by the tree
+    os.chmod(outside_dir, 0o755)
+    counts = {"inside": 0, "outside": 0}
+    servers = []
+    for name, path in (("inside", str(run.workspace / "ok.sock")),
+                       ("outside", str(outside_dir / "docker.sock"))):
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(path)
+        os.chmod(path, 0o777)
+        srv.listen(512)
+        srv.settimeout(0.2)
+        servers.append(srv)
+
+        def accept(srv=srv, name=name):
+            while True:
+                try:
+                    c, _ = srv.accept()
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                counts[name] += 1
+                c.close()
+
+        threading.Thread(target=accept, daemon=True).start()
+    link = str(run.workspace / "s")
+    code = ("import os, socket, threading\n"
+            f"link, a, b = {link!r}, {str(run.workspace / 'ok.sock')!r}, "
+            f"{str(outside_dir / 'docker.sock')!r}\n"
+            "stop = False\n"
+            "def flip():\n"
+            "    i = 0\n"
+            "    while not stop:\n"
+            "        tmp = link + '.tmp'\n"
+            "        try: os.unlink(tmp)\n"
+            "        except FileNotFoundError: pass\n"
+            "        os.symlink(a if i % 2 else b, tmp); os.replace(tmp, link); i += 1\n"
+            "os.symlink(a, link)\n"
+            "t = threading.Thread(target=flip); t.start()\n"
+            "ok = 0\n"
+            "for _ in range(2000):\n"
+            "    s = socket.socket(socket.AF_UNIX)\n"
+            "    try: s.connect(link); ok += 1\n"
+            "    except OSError: pass\n"
+            "    s.close()\n"
+            "stop = True; t.join(); print('connected', ok)\n")
+    proc, _ = run(run.python, "-c", code)
+    import time
+
+    time.sleep(0.5)
+    for srv in servers:
+        srv.close()
+    assert proc.returncode == 0, proc.stderr
+    assert counts["outside"] == 0
+    assert counts["inside"] > 0

@@ -48,6 +48,8 @@ class Destination(NamedTuple):
     decision: Decision
     ip: str | None
     port: int | None
+    pathfd: int | None = None  # AF_UNIX path sockets: the socket file, resolved once
+    error: int = 0  # the errno the tracee gets without a syscall (e.g. ENOENT)
 
 
 class TracerError(RuntimeError):
@@ -259,26 +261,45 @@ class Tracer:
                 name = path[1:].decode("utf-8", "replace")
                 return Destination(family, f"@{name}", self.policy.decide_unix(name, True),
                                    None, None)
-            text = path.split(b"\0", 1)[0].decode("utf-8", "replace")
-            if text and not text.startswith("/"):
-                cwd = _readlink(tid, "cwd") or "/"
-                text = os.path.join(cwd, text)
-            return Destination(family, text, self.policy.decide_unix(text or None, False),
-                               None, None)
+            return self._unix_path(tid, path.split(b"\0", 1)[0])
         if family == 0 and len(raw) >= 2:
             return Destination(0, "AF_UNSPEC", Decision(True, "disconnect"), None, None)
         return Destination(family, f"family {family}", Decision(False, "unsupported family"),
                            None, None)
 
-    def _rewrite_unix(self, tid: int, raw: bytes) -> bytes | None:
-        """Relative AF_UNIX paths resolve against the tracee's cwd, not ours."""
-        path = raw[2:].split(b"\0", 1)[0]
-        if not path or path.startswith(b"/") or raw[2:3] == b"\0":
-            return raw
-        full = f"/proc/{tid}/cwd/".encode() + path
-        if len(full) > 107:
-            return None
-        return raw[:2] + full + b"\0"
+    def _unix_path(self, tid: int, path: bytes) -> Destination:
+        """Resolve a socket path once, as the tracee's connect would (relative to its cwd,
+        following symlinks), into an O_PATH descriptor; decide on where it really is, and
+        let the supervisor connect through /proc/self/fd/N, which names that same file.
+        A symlink swapped after the check cannot redirect the connection."""
+        if not path:
+            return Destination(socket.AF_UNIX, "", Decision(False, "unnamed Unix socket"),
+                               None, None, error=errno.EINVAL)
+        where = path if path.startswith(b"/") else f"/proc/{tid}/cwd/".encode() + path
+        shown = os.fsdecode(path)
+        try:
+            pathfd = os.open(where, os.O_PATH | os.O_CLOEXEC)
+        except OSError as exc:
+            return Destination(socket.AF_UNIX, shown, Decision(True, "no such socket"),
+                               None, None, error=exc.errno or errno.ENOENT)
+        try:
+            real = os.readlink(f"/proc/self/fd/{pathfd}")
+        except OSError:
+            os.close(pathfd)
+            return Destination(socket.AF_UNIX, shown, Decision(False, "unresolvable path"),
+                               None, None)
+        decision = self.policy.decide_unix(real, False)
+        return Destination(socket.AF_UNIX, real, decision, None, None, pathfd=pathfd)
+
+    @staticmethod
+    def _unix_target(dest: Destination) -> bytes:
+        return struct.pack("<H", socket.AF_UNIX) + f"/proc/self/fd/{dest.pathfd}".encode() + \
+            b"\0"
+
+    @staticmethod
+    def _release(dest: Destination) -> None:
+        if dest.pathfd is not None:
+            os.close(dest.pathfd)
 
     def _record(self, kind: str, tid: int, dest: Destination, proto: str, result: int) -> None:
         if not self.log.enabled:
@@ -306,18 +327,21 @@ class Tracer:
         fd, addr, length = int(args[0] & 0xFFFFFFFF), args[1], args[2] & 0xFFFFFFFF
         raw = nat.readmem(tid, addr, min(length, 128)) if length else b""
         dest = self._destination(tid, fd, raw)
-        dup = nat.pidfd_getfd(tid, fd)
         try:
-            proto = self._proto(dup)
-            if not dest.decision.allowed:
-                self._record("connect", tid, dest, proto, -errno.EPERM)
-                return -errno.EPERM
-            target = self._rewrite_unix(tid, raw) if dest.family == socket.AF_UNIX else raw
-            if target is None:
-                return -errno.ENAMETOOLONG
-            result = nat.connect(dup, target)
+            if dest.error:
+                return -dest.error
+            dup = nat.pidfd_getfd(tid, fd)
+            try:
+                proto = self._proto(dup)
+                if not dest.decision.allowed:
+                    self._record("connect", tid, dest, proto, -errno.EPERM)
+                    return -errno.EPERM
+                target = self._unix_target(dest) if dest.pathfd is not None else raw
+                result = nat.connect(dup, target)
+            finally:
+                os.close(dup)
         finally:
-            os.close(dup)
+            self._release(dest)
         self._record("connect", tid, dest, proto, result)
         return result
 
@@ -332,14 +356,17 @@ class Tracer:
                 self._sigpipe(tid, result)
                 return result
             dest = self._destination(tid, fd, raw)
-            if not dest.decision.allowed:
-                self._record("send", tid, dest, proto, -errno.EPERM)
-                return -errno.EPERM
-            target = self._rewrite_unix(tid, raw) if dest.family == socket.AF_UNIX else raw
-            if target is None:
-                return -errno.ENAMETOOLONG
-            result = (nat.sendmsg1(dup, target, data, flags) if use_msg
-                      else nat.sendto(dup, data, flags, target))
+            try:
+                if dest.error:
+                    return -dest.error
+                if not dest.decision.allowed:
+                    self._record("send", tid, dest, proto, -errno.EPERM)
+                    return -errno.EPERM
+                target = self._unix_target(dest) if dest.pathfd is not None else raw
+                result = (nat.sendmsg1(dup, target, data, flags) if use_msg
+                          else nat.sendto(dup, data, flags, target))
+            finally:
+                self._release(dest)
         finally:
             os.close(dup)
         self._record("send", tid, dest, proto, result)
