@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ztsa.context import Context
+from ztsa.findings import Findings
 from ztsa.parsing import ParseError, load_jsonc, load_toml
 
 CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
@@ -23,6 +24,15 @@ def toml_file(ctx: Context, rel: str) -> tuple[dict[str, Any], str] | None:
     if text is None:
         return None
     return load_toml(text, rel), text
+
+
+def settings(f: Findings, ctx: Context, rel: str) -> tuple[dict[str, Any], str] | None:
+    """A JSON settings file whose top level is an object; problems are recorded in f."""
+    loaded = f.attempt(json_file, ctx, rel)
+    if loaded is None:
+        return None
+    doc = f.attempt(obj, loaded[0], rel)
+    return (doc, loaded[1]) if doc is not None else None
 
 
 def obj(doc: Any, rel: str) -> dict[str, Any]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ztsa.host import ProbeError
+from ztsa.host import Host, ProbeError
 from ztsa.model import Evidence, Outcome
 
 T = TypeVar("T")
@@ -29,6 +29,12 @@ class Findings:
         except ProbeError as exc:
             self.error(exc)
             return None
+
+    def access(self, host: Host, paths: Iterable[str], mode: int, verb: str) -> None:
+        """Fail every existing path that os.access allows for mode ("is {verb}")."""
+        for p in paths:
+            if self.attempt(host.access, p, mode):
+                self.fail(f"{p} is {verb}", path=p)
 
     def outcome(self, passed: str, failed: str | None = None) -> Outcome:
         if self.found:

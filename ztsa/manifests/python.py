@@ -276,6 +276,11 @@ def parse_uv_lock(text: str, path: str) -> list[LockEntry]:
 
 
 @structural
+def _complete(files: Any) -> bool:
+    """Every file entry of a lock record carries a hash."""
+    return bool(files) and all(isinstance(f, dict) and f.get("hash") for f in files)
+
+
 def parse_poetry_lock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
     lines = _headers(text, "[[package]]")
@@ -288,7 +293,7 @@ def parse_poetry_lock(text: str, path: str) -> list[LockEntry]:
         files = pkg.get("files")
         if files is None:
             files = meta_files.get(name, [])
-        complete = bool(files) and all(isinstance(f, dict) and f.get("hash") for f in files)
+        complete = _complete(files)
         source = pkg.get("source")
         kind = _python_kind(source)
         if isinstance(source, dict) and source.get("type") == "legacy":
@@ -338,7 +343,7 @@ def parse_pdm_lock(text: str, path: str) -> list[LockEntry]:
         files = pkg.get("files")
         if files is None:
             files = meta_files.get(f"{name} {ver}", [])
-        complete = bool(files) and all(isinstance(f, dict) and f.get("hash") for f in files)
+        complete = _complete(files)
         kind = "git" if pkg.get("git") else ("path" if pkg.get("path") else
                                              ("url" if pkg.get("url") else "registry"))
         out.append(LockEntry("python", name, ver, path, lines[i] if i < len(lines) else None,

@@ -21,7 +21,7 @@ in `~/.claude/settings.json`), and review changes to `.claude/` like code.
 
 from __future__ import annotations
 
-from ztsa.agentfiles import CLAUDE_SETTINGS, get, json_file, obj
+from ztsa.agentfiles import CLAUDE_SETTINGS, get, settings
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
@@ -36,13 +36,10 @@ DAEMON_SOCKET = LazyRe(r"(docker|podman|containerd|crio|buildkitd)\.sock$")
 
 
 def audit(ctx: Context, f: Findings, rel: str) -> None:
-    loaded = f.attempt(json_file, ctx, rel)
+    loaded = settings(f, ctx, rel)
     if loaded is None:
         return
     doc, text = loaded
-    doc = f.attempt(obj, doc, rel)
-    if doc is None:
-        return
 
     def hit(detail: str, needle: str) -> None:
         f.fail(detail, path=rel, line=line_of(text, needle))

@@ -18,7 +18,7 @@ like any other code; keep personal hooks in user-level settings.
 
 from __future__ import annotations
 
-from ztsa.agentfiles import CLAUDE_SETTINGS, get, json_file, obj, toml_file
+from ztsa.agentfiles import CLAUDE_SETTINGS, get, settings, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.model import Outcome, Severity
@@ -27,13 +27,10 @@ from ztsa.registry import rule
 
 
 def claude(ctx: Context, f: Findings, rel: str) -> None:
-    loaded = f.attempt(json_file, ctx, rel)
+    loaded = settings(f, ctx, rel)
     if loaded is None:
         return
-    raw, text = loaded
-    doc = f.attempt(obj, raw, rel)
-    if doc is None:
-        return
+    doc, text = loaded
     hooks = doc.get("hooks")
     if isinstance(hooks, dict):
         for event, groups in hooks.items():

@@ -18,7 +18,7 @@ Remove these settings from the repository's `.vscode/` files and keep
 
 from __future__ import annotations
 
-from ztsa.agentfiles import get, json_file, obj
+from ztsa.agentfiles import get, json_file, settings
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.model import Outcome, Severity
@@ -37,14 +37,13 @@ def _on(value: object) -> bool:
       severity=Severity.MEDIUM, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
-    loaded = f.attempt(json_file, ctx, SETTINGS)
-    if loaded is not None:
-        raw, text = loaded
-        doc = f.attempt(obj, raw, SETTINGS)
+    found = settings(f, ctx, SETTINGS)
+    if found is not None:
+        doc, text = found
         for key in ("chat.tools.autoApprove", "chat.tools.edits.autoApprove"):
-            if doc is not None and _on(doc.get(key)):
+            if _on(doc.get(key)):
                 f.fail(f"{key} is on", SETTINGS, line_of(text, f'"{key}"'))
-        if doc is not None and doc.get("task.allowAutomaticTasks") == "on":
+        if doc.get("task.allowAutomaticTasks") == "on":
             f.fail("task.allowAutomaticTasks is on", SETTINGS,
                    line_of(text, "task.allowAutomaticTasks"))
     loaded = f.attempt(json_file, ctx, TASKS)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 
 from ztsa.context import Context
-from ztsa.host import ProbeError
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.findings import Findings
+from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
 SURFACES = (
@@ -39,30 +39,16 @@ RW_MOUNTS = ("/sys", "/proc/sys")
       severity=Severity.CRITICAL, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     host = ctx.host
-    found: list[Evidence] = []
-    errors: list[str] = []
-    paths = list(SURFACES)
-    try:
-        for sub in host.listdir("/sys/fs/cgroup") or []:
-            if host.exists(f"/sys/fs/cgroup/{sub}/release_agent"):
-                paths.append(f"/sys/fs/cgroup/{sub}/release_agent")
-    except ProbeError as exc:
-        errors.append(str(exc))
-    for p in paths:
-        try:
-            if host.access(p, os.W_OK):
-                found.append(Evidence(f"{p} is writable", path=p))
-        except ProbeError as exc:
-            errors.append(str(exc))
-    mounts = host.mounts()
-    if mounts is None:
-        errors.append("/proc/self/mountinfo is absent")
+    f = Findings()
+    agents = [f"/sys/fs/cgroup/{sub}/release_agent"
+              for sub in f.attempt(host.listdir, "/sys/fs/cgroup") or []]
+    f.access(host, [*SURFACES, *agents], os.W_OK, "writable")
+    mounts = f.attempt(host.mounts)
+    if mounts is None and not f.errors:
+        f.error("/proc/self/mountinfo is absent")
     for m in mounts or []:
         if m.mount_point in RW_MOUNTS and "rw" in m.options:
-            found.append(Evidence(f"{m.mount_point} is mounted read-write ({m.fstype})",
-                                  path="/proc/self/mountinfo"))
-    if found:
-        return Outcome.failed(f"{len(found)} kernel escape surface(s) writable", found)
-    if errors:
-        return Outcome.unknown("could not check every surface", [Evidence(e) for e in errors])
-    return Outcome.passed("no kernel escape surface is writable")
+            f.fail(f"{m.mount_point} is mounted read-write ({m.fstype})",
+                   path="/proc/self/mountinfo")
+    return f.outcome("no kernel escape surface is writable",
+                     f"{len(f.found)} kernel escape surface(s) writable")

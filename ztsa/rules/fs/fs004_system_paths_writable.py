@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 
 from ztsa.context import Context
-from ztsa.host import ProbeError
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.findings import Findings
+from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
 WRITE = ("/etc", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "/etc/sudoers.d",
@@ -35,18 +35,8 @@ READ = ("/etc/shadow", "/proc/1/environ")
 @rule(id="FS004", slug="system-paths-writable", title="Sensitive system paths writable",
       severity=Severity.CRITICAL, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
-    host = ctx.host
-    found: list[Evidence] = []
-    errors: list[str] = []
-    for paths, mode, verb in ((WRITE, os.W_OK, "writable"), (READ, os.R_OK, "readable")):
-        for p in paths:
-            try:
-                if host.access(p, mode):
-                    found.append(Evidence(f"{p} is {verb}", path=p))
-            except ProbeError as exc:
-                errors.append(str(exc))
-    if found:
-        return Outcome.failed(f"{len(found)} sensitive system path(s) exposed", found)
-    if errors:
-        return Outcome.unknown("could not check every path", [Evidence(e) for e in errors])
-    return Outcome.passed("no sensitive system path is writable or readable")
+    f = Findings()
+    f.access(ctx.host, WRITE, os.W_OK, "writable")
+    f.access(ctx.host, READ, os.R_OK, "readable")
+    return f.outcome("no sensitive system path is writable or readable",
+                     f"{len(f.found)} sensitive system path(s) exposed")

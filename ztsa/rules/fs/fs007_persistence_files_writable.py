@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 
 from ztsa.context import Context
-from ztsa.host import ProbeError
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.findings import Findings
+from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
 IN_HOME = (".bashrc", ".profile", ".zshrc", ".gitconfig", ".ssh/authorized_keys",
@@ -34,16 +34,8 @@ def check(ctx: Context) -> Outcome:
     home = ctx.host.home
     if home is None:
         return Outcome.unknown("HOME is not set to an absolute path")
-    found: list[Evidence] = []
-    errors: list[str] = []
-    for p in [f"{home}/{rel}" for rel in IN_HOME] + ["/etc/profile.d"]:
-        try:
-            if ctx.host.access(p, os.W_OK):
-                found.append(Evidence(f"{p} is writable", path=p))
-        except ProbeError as exc:
-            errors.append(str(exc))
-    if found:
-        return Outcome.failed(f"{len(found)} persistence file(s) writable", found)
-    if errors:
-        return Outcome.unknown("could not check every file", [Evidence(e) for e in errors])
-    return Outcome.passed("no persistence file writable")
+    f = Findings()
+    f.access(ctx.host, [*(f"{home}/{rel}" for rel in IN_HOME), "/etc/profile.d"], os.W_OK,
+             "writable")
+    return f.outcome("no persistence file writable",
+                     f"{len(f.found)} persistence file(s) writable")
