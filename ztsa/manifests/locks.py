@@ -6,14 +6,8 @@ import posixpath
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.manifests.bun import parse_bun_lock
-from ztsa.manifests.cargo import parse_cargo_lock
 from ztsa.manifests.lock import LockEntry
-from ztsa.manifests.npm import parse_package_lock
-from ztsa.manifests.pnpm import parse_pnpm_lock
-from ztsa.manifests.project import load, matching
-from ztsa.manifests.python import PYTHON_LOCKS, is_pylock, parse_pylock
-from ztsa.manifests.yarn import parse_yarn_lock
+from ztsa.manifests.project import PY_LOCKS, load, matching
 
 DEFAULT_HOSTS = frozenset({
     "registry.npmjs.org", "registry.yarnpkg.com",
@@ -22,7 +16,19 @@ DEFAULT_HOSTS = frozenset({
 })
 
 
+def _is_pylock(name: str) -> bool:
+    return name == "pylock.toml" or (name.startswith("pylock.") and name.endswith(".toml"))
+
+
 def _entries(ctx: Context, rel: str) -> list[LockEntry]:
+    # parsers are imported only when there is a lockfile: start-up cost matters
+    from ztsa.manifests.bun import parse_bun_lock
+    from ztsa.manifests.cargo import parse_cargo_lock
+    from ztsa.manifests.npm import parse_package_lock
+    from ztsa.manifests.pnpm import parse_pnpm_lock
+    from ztsa.manifests.python import PYTHON_LOCKS, parse_pylock
+    from ztsa.manifests.yarn import parse_yarn_lock
+
     base = posixpath.basename(rel)
     if base in ("package-lock.json", "npm-shrinkwrap.json"):
         return load(ctx, rel, parse_package_lock).entries
@@ -36,17 +42,18 @@ def _entries(ctx: Context, rel: str) -> list[LockEntry]:
         return load(ctx, rel, parse_cargo_lock)[1]
     if base in PYTHON_LOCKS:
         return load(ctx, rel, PYTHON_LOCKS[base])
-    if is_pylock(base):
+    if _is_pylock(base):
         return load(ctx, rel, parse_pylock)
     return []
 
 
 LOCK_NAMES = frozenset({"package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
-                        "pnpm-lock.yaml", "bun.lock", "Cargo.lock", *PYTHON_LOCKS})
+                        "pnpm-lock.yaml", "bun.lock", "Cargo.lock",
+                        *(n for n in PY_LOCKS if n != "pylock.toml")})
 
 
 def lockfiles(ctx: Context) -> list[str]:
-    return matching(ctx, lambda p: (b := posixpath.basename(p)) in LOCK_NAMES or is_pylock(b))
+    return matching(ctx, lambda p: (b := posixpath.basename(p)) in LOCK_NAMES or _is_pylock(b))
 
 
 def lock_entries(ctx: Context, f: Findings) -> list[LockEntry]:

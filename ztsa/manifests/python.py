@@ -7,6 +7,7 @@ import re
 import shlex
 from typing import Any, NamedTuple
 
+from ztsa.lazy import LazyRe
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, line_of, load_json, load_toml, structural
 
@@ -17,7 +18,7 @@ INCLUDE_OPTIONS = {"-r": "-r", "--requirement": "-r", "-c": "-c", "--constraint"
 FLAG_OPTIONS = {"--no-index", "--pre", "--prefer-binary", "--require-hashes",
                 "--only-binary", "--no-binary", "--use-feature", "--config-settings"}
 # PEP 508 name (no extras, no marker) pinned with == to a PEP 440-shaped version
-_SIMPLE_PIN = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*==\s*"
+_SIMPLE_PIN = LazyRe(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*==\s*"
                          r"([0-9][0-9A-Za-z.!+_-]*)$")
 _VERSION: re.Pattern[str] | None = None
 
@@ -32,7 +33,7 @@ def _valid_version(v: str) -> bool:
     return _VERSION.match(v) is not None
 
 
-COMMIT = re.compile(r"@([0-9a-f]{40})(?:[#&]|$)")
+COMMIT = LazyRe(r"@([0-9a-f]{40})(?:[#&]|$)")
 
 
 class Requirement(NamedTuple):

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
 
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.cargo import CargoToml, parse_cargo_toml
 from ztsa.manifests.project import load, named
 from ztsa.walk import all_files
+
+if TYPE_CHECKING:
+    from ztsa.manifests.cargo import CargoToml
 
 
 class Crate:
@@ -37,7 +40,10 @@ def crates(ctx: Context, f: Findings) -> list[Crate]:
         return cached
     files = all_files(ctx)
     out: dict[str, Crate] = {}
-    for rel in named(ctx, "Cargo.toml"):
+    tomls = named(ctx, "Cargo.toml")
+    if tomls:  # the parser only when there is something to parse
+        from ztsa.manifests.cargo import parse_cargo_toml
+    for rel in tomls:
         d = posixpath.dirname(rel)
         ct = f.attempt(load, ctx, rel, parse_cargo_toml, MAX_MANIFEST_BYTES)
         if ct is None or not ct.package:

@@ -5,19 +5,17 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.host import ProbeError
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.bun import parse_bun_lock
-from ztsa.manifests.common import load_yaml
 from ztsa.manifests.lock import entry_line
-from ztsa.manifests.npm import LIFECYCLE, PackageJson, parse_package_json, parse_package_lock
-from ztsa.manifests.pnpm import only_built, parse_pnpm_lock
 from ztsa.manifests.project import load, named
-from ztsa.manifests.yarn import parse_yarn_lock
+
+if TYPE_CHECKING:
+    from ztsa.manifests.npm import PackageJson
 
 MAX_INSTALLED = 20_000
 
@@ -41,6 +39,8 @@ class Allowlist:
 
 
 def _root_package(ctx: Context, f: Findings, d: str) -> PackageJson | None:
+    from ztsa.manifests.npm import parse_package_json
+
     rel = posixpath.join(d, "package.json") if d else "package.json"
     if not ctx.ws_exists(rel):
         return None
@@ -48,6 +48,9 @@ def _root_package(ctx: Context, f: Findings, d: str) -> PackageJson | None:
 
 
 def allowlist(ctx: Context, f: Findings, d: str, pj: PackageJson | None) -> Allowlist:
+    from ztsa.manifests.common import load_yaml
+    from ztsa.manifests.pnpm import only_built
+
     al = Allowlist({}, set())
     for name, value in (ctx.options.get("allow_scripts") or {}).items():
         al.names[name] = f"ztsa policy ({value})"
@@ -91,6 +94,8 @@ def allowlist(ctx: Context, f: Findings, d: str, pj: PackageJson | None) -> Allo
 def _installed(ctx: Context, d: str) -> list[tuple[str, str]] | None:
     """(name, node_modules path) of installed packages with install scripts, or None
     when there is no node_modules directory."""
+    from ztsa.manifests.npm import LIFECYCLE, parse_package_json
+
     nm = posixpath.join(d, "node_modules") if d else "node_modules"
     root = ctx.ws_path(nm)
     if not os.path.isdir(root) or os.path.islink(root):
@@ -137,6 +142,8 @@ def _npmrc_ignores_scripts(ctx: Context, d: str) -> bool:
 
 
 def _yarn_scripts_disabled(ctx: Context, d: str) -> bool:
+    from ztsa.manifests.common import load_yaml
+
     rel = posixpath.join(d, ".yarnrc.yml") if d else ".yarnrc.yml"
     text = ctx.ws_text(rel, MAX_MANIFEST_BYTES)
     doc: Any = load_yaml(text, rel) if text else None
@@ -162,6 +169,11 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
     out: list[Scripted] = []
     locks = named(ctx, "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
                   "pnpm-lock.yaml", "bun.lock", "bun.lockb")
+    if locks:  # parsers only when there is something to parse: start-up cost matters
+        from ztsa.manifests.bun import parse_bun_lock
+        from ztsa.manifests.npm import parse_package_lock
+        from ztsa.manifests.pnpm import parse_pnpm_lock
+        from ztsa.manifests.yarn import parse_yarn_lock
     for lock_rel in locks:
         d = posixpath.dirname(lock_rel)
         base = posixpath.basename(lock_rel)

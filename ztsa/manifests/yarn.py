@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ztsa.lazy import LazyRe
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, structural
 
-_V1_VALUE = re.compile(r'^("(?:[^"\\]|\\.)*"|[^\s"]+)\s+(.*)$')
+_V1_VALUE = LazyRe(r'^("(?:[^"\\]|\\.)*"|[^\s"]+)\s+(.*)$')
 
 
 def _unquote(s: str) -> str:

@@ -28,7 +28,6 @@ import posixpath
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.cargo import parse_cargo_toml
 from ztsa.manifests.common import ancestors
 from ztsa.manifests.project import (
     NPM_LOCKS,
@@ -39,7 +38,6 @@ from ztsa.manifests.project import (
     named,
     nearest,
 )
-from ztsa.manifests.python import is_pylock, parse_pyproject, parse_requirements
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -49,6 +47,8 @@ def _requirements(name: str) -> bool:
 
 
 def python_lock(ctx: Context, f: Findings, d: str) -> bool:
+    from ztsa.manifests.python import is_pylock, parse_requirements
+
     if nearest(ctx, d, PY_LOCKS):
         return True
     dirs = by_dir(ctx)
@@ -67,6 +67,11 @@ def python_lock(ctx: Context, f: Findings, d: str) -> bool:
 @rule(id="SUP001", slug="no-lockfile", title="No integrity lockfile",
       severity=Severity.HIGH, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.cargo import parse_cargo_toml  # lazily: start-up cost
+    from ztsa.manifests.python import (  # lazily: start-up cost
+        parse_pyproject,
+    )
+
     f = Findings()
     files = file_set(ctx)
     for pj in named(ctx, "package.json"):

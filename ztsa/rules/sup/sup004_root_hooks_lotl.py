@@ -21,7 +21,6 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.npm import parse_package_json
 from ztsa.manifests.project import load, named
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
@@ -35,6 +34,8 @@ TOOLS = LazyRe(
 @rule(id="SUP004", slug="root-hooks-lotl", severity=Severity.MEDIUM,
       title="Root project hooks run living-off-the-land tools", actions="W/W/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.npm import parse_package_json  # lazily: start-up cost
+
     f = Findings()
     for rel in named(ctx, "package.json"):
         pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)

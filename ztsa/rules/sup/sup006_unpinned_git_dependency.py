@@ -25,10 +25,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.cargo import parse_cargo_toml
-from ztsa.manifests.npm import parse_package_json
 from ztsa.manifests.project import load, matching, named
-from ztsa.manifests.python import parse_pyproject, parse_requirements
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -63,6 +60,10 @@ def _git_without_rev(spec: Any) -> bool:
 @rule(id="SUP006", slug="unpinned-git-dependency", severity=Severity.HIGH,
       title="Git or URL dependency not pinned to a commit", actions="W/B/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.cargo import parse_cargo_toml  # lazily: start-up cost
+    from ztsa.manifests.npm import parse_package_json  # lazily: start-up cost
+    from ztsa.manifests.python import parse_pyproject, parse_requirements  # lazily: start-up cost
+
     f = Findings()
     for rel in named(ctx, "package.json"):
         pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)

@@ -31,7 +31,6 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.project import load, matching, named
-from ztsa.manifests.python import parse_pyproject, parse_requirements
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of, load_toml, parse_ini_pairs
 from ztsa.registry import rule
@@ -86,6 +85,8 @@ def _cargo_config(ctx: Context, f: Findings, rel: str) -> None:
 @rule(id="SUP007", slug="registry-override", title="Registry or index override",
       severity=Severity.HIGH, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.python import parse_pyproject, parse_requirements  # lazily: start-up cost
+
     f = Findings()
     for rel in named(ctx, ".npmrc"):
         _npmrc(ctx, f, rel)

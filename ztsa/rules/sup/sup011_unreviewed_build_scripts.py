@@ -23,7 +23,6 @@ import stat
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.cargo import deny_allowed_build_scripts
 from ztsa.manifests.project import load, nearest
 from ztsa.manifests.rust import Crate, crates
 from ztsa.model import Outcome, Severity
@@ -56,6 +55,8 @@ def shipped_programs(ctx: Context, f: Findings, crate: Crate) -> list[str]:
 @rule(id="SUP011", slug="unreviewed-build-scripts", title="Unreviewed build scripts",
       severity=Severity.MEDIUM, actions="-/W/W")
 def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.cargo import deny_allowed_build_scripts  # lazily: start-up cost
+
     f = Findings()
     policy = set(ctx.options.get("allow_build_scripts") or ())
     for crate in crates(ctx, f):

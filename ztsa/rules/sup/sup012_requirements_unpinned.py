@@ -19,15 +19,18 @@ Generate the file with hashes: `pip-compile --generate-hashes requirements.in` o
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
 
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.host import ProbeError
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, matching
-from ztsa.manifests.python import RequirementsFile, parse_requirements
 from ztsa.model import Outcome, Profile, Severity
 from ztsa.registry import rule
+
+if TYPE_CHECKING:
+    from ztsa.manifests.python import RequirementsFile
 
 
 def _resolve(ctx: Context, including: str, target: str) -> str:
@@ -55,6 +58,8 @@ def audit(ctx: Context, f: Findings, rf: RequirementsFile, need_hash: bool) -> N
 @rule(id="SUP012", slug="requirements-unpinned", title="Requirements not pinned and hashed",
       severity=Severity.MEDIUM, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.python import parse_requirements  # lazily: start-up cost
+
     f = Findings()
     need_hash = ctx.profile is not Profile.REPO
     todo = matching(ctx, lambda p: posixpath.basename(p).startswith("requirements")

@@ -22,7 +22,6 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
-from ztsa.manifests.python import parse_pyproject
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -33,6 +32,8 @@ KNOWN = ("setuptools", "hatchling", "flit_core", "poetry.core", "pdm.backend", "
 @rule(id="SUP014", slug="unknown-build-backend", title="Unknown or in-tree build backend",
       severity=Severity.HIGH, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.python import parse_pyproject  # lazily: start-up cost
+
     f = Findings()
     for rel in named(ctx, "pyproject.toml"):
         pp = f.attempt(load, ctx, rel, parse_pyproject, MAX_MANIFEST_BYTES)
