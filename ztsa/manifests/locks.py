@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.manifests.lock import LockEntry
 from ztsa.manifests.project import PY_LOCKS, load, matching
+
+if TYPE_CHECKING:
+    from ztsa.manifests.lock import LockEntry
 
 DEFAULT_HOSTS = frozenset({
     "registry.npmjs.org", "registry.yarnpkg.com",

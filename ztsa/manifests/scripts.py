@@ -11,7 +11,6 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.host import ProbeError
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.lock import entry_line
 from ztsa.manifests.project import load, named
 
 if TYPE_CHECKING:
@@ -171,6 +170,7 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
                   "pnpm-lock.yaml", "bun.lock", "bun.lockb")
     if locks:  # parsers only when there is something to parse: start-up cost matters
         from ztsa.manifests.bun import parse_bun_lock
+        from ztsa.manifests.lock import entry_line
         from ztsa.manifests.npm import parse_package_lock
         from ztsa.manifests.pnpm import parse_pnpm_lock
         from ztsa.manifests.yarn import parse_yarn_lock

@@ -27,7 +27,6 @@ from __future__ import annotations
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_LOCK_BYTES
-from ztsa.manifests.lock import entry_line
 from ztsa.manifests.locks import allowed_hosts, host_of, lock_entries
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
@@ -56,6 +55,8 @@ def check(ctx: Context) -> Outcome:
         if why:
             problems += 1
             if problems <= MAX_REPORTS:
+                from ztsa.manifests.lock import entry_line
+
                 if e.source not in texts:
                     texts[e.source] = ctx.ws_text(e.source, MAX_LOCK_BYTES)
                 f.fail(f"{e.name}@{e.version} ({e.source}) {why}", path=e.source,

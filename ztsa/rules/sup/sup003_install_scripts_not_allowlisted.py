@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.manifests.scripts import how_to_allow, scripted
 from ztsa.model import Evidence, Outcome, Severity
 from ztsa.registry import rule
 
@@ -34,6 +33,8 @@ from ztsa.registry import rule
 @rule(id="SUP003", slug="install-scripts-not-allowlisted", severity=Severity.HIGH,
       title="Dependency lifecycle scripts not allowlisted", actions="W/B/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.scripts import how_to_allow, scripted  # lazily: start-up cost
+
     f = Findings()
     allowed: list[Evidence] = []
     for s in scripted(ctx, f):

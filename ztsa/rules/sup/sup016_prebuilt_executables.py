@@ -23,7 +23,6 @@ import posixpath
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.rust import crates
-from ztsa.manifests.scripts import scripted
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 from ztsa.walk import all_files
@@ -57,6 +56,8 @@ def _tree(ctx: Context, top: str) -> list[str]:
 @rule(id="SUP016", slug="prebuilt-executables", severity=Severity.MEDIUM,
       title="Prebuilt executables in hooked dependencies", actions="-/-/W")
 def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.scripts import scripted  # lazily: start-up cost
+
     f = Findings()
     hooked: list[tuple[str, list[str]]] = []  # (package, files to inspect)
     for s in scripted(ctx, f):
