@@ -125,3 +125,16 @@ def test_group_stop_and_continue(run):
             "print('state', state, 'status', p.wait())\n")
     proc, _ = run(run.python, "-c", code)
     assert proc.stdout.strip() in ("state T status -15", "state t status -15"), proc.stdout
+
+
+def test_exec_from_a_non_leader_thread_stays_traced(run, progs, listeners):
+    denied = listeners.add_tcp("denied")
+    code = (f"import socket, os; s = socket.socket()\n"
+            f"try: s.connect(('127.0.0.1', {denied})); print('connected')\n"
+            "except OSError as e: print('denied', e.errno)\n")
+    proc, events = run(str(progs / "thread_exec"), run.python, code)
+    assert proc.stdout.strip() == "denied 1", proc.stderr
+    assert listeners.settle()["denied"] == 0
+    execs = [e for e in events if e["event"] == "exec"]
+    assert execs[-1]["argv"][1:2] == ["-c"]
+    assert events[-1]["event"] == "summary" and events[-1]["status"] == 0
