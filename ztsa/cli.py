@@ -123,8 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the workspace the gate audits (default: the current directory)")
     ex.add_argument("--allow-net", action="append", default=[], metavar="SPEC",
                     help="allow connections and sends to SPEC: HOST, HOST:PORT, IP, IP:PORT, "
-                         "CIDR, CIDR:PORT or [IPv6]:PORT; repeatable; nothing is allowed by "
-                         "default")
+                         "CIDR, CIDR:PORT, [IPv6]:PORT or *.example.com[:PORT]; repeatable; "
+                         "nothing is allowed by default")
     ex.add_argument("--allow-unix", action="append", default=[], metavar="PATH",
                     help="allow connecting to the Unix socket PATH (@NAME for an abstract one)")
     ex.add_argument("--dns", action="append", default=[], metavar="ADDR",

@@ -41,7 +41,7 @@ def test_dns_only_to_the_resolvers_on_port_53():
 
 
 @pytest.mark.parametrize("bad", ["1.2.3.4:0", "1.2.3.4:70000", "[::1", "[::1]x",
-                                 "*.example.com", "no-such-host.invalid", ":80"])
+                                 "*.com", "*.", "*.a*.b", "no-such-host.invalid", ":80"])
 def test_bad_specs(bad):
     with pytest.raises(PolicyError):
         parse_net(bad)
@@ -55,3 +55,14 @@ def test_unix_sockets():
     assert not p.decide_unix("/work/ws/../docker.sock", False).allowed
     assert p.decide_unix("named", True).allowed
     assert not p.decide_unix("other", True).allowed
+
+
+def test_wildcards_are_learnt_not_resolved():
+    p = policy("*.corp.test:443")
+    rule = p.wildcard_for("api.corp.test")
+    assert rule is not None and p.wildcard_for("corp.test.evil.invalid") is None
+    addr = ipaddress.ip_address("192.0.2.7")
+    assert not p.decide_ip(addr, 443).allowed
+    p.learn(rule, "api.corp.test", [(4, addr.packed)])
+    assert p.decide_ip(addr, 443).rule == "--allow-net *.corp.test:443 (api.corp.test)"
+    assert not p.decide_ip(addr, 80).allowed

@@ -93,7 +93,17 @@ def _assemble(prog: list[Insn | str]) -> bytes:
     return bytes(out)
 
 
-def build() -> bytes:
+def build(trace_all_sends: bool = False) -> bytes:
+    """trace_all_sends: also stop sendto without an address (a connected socket), so
+    that DNS queries for wildcard names (--allow-net '*.example.com') are seen; it costs a
+    stop per send, so only that mode asks for it."""
+    sendto: list[Insn | str] = [
+        "sendto",
+        (LD_ABS, 0, 0, arg_lo(4)),
+        (JEQ, 0, "trace", 0),
+        (LD_ABS, 0, 0, arg_hi(4)),
+        (JEQ, "allow", "trace", 0),
+    ] if not trace_all_sends else ["sendto", (RET, 0, 0, RET_TRACE | TAG_NET)]
     prog: list[Insn | str] = [
         (LD_ABS, 0, 0, OFF_ARCH),
         (JEQ, 0, "kill", AUDIT_ARCH_X86_64),
@@ -120,11 +130,7 @@ def build() -> bytes:
         (JEQ, "allow", 0, AF_INET),
         (JEQ, "allow", 0, AF_INET6),
         (RET, 0, 0, RET_ERRNO | errno.EAFNOSUPPORT),
-        "sendto",
-        (LD_ABS, 0, 0, arg_lo(4)),
-        (JEQ, 0, "trace", 0),
-        (LD_ABS, 0, 0, arg_hi(4)),
-        (JEQ, "allow", "trace", 0),
+        *sendto,
         "ioctl",
         (LD_ABS, 0, 0, arg_lo(1)),
         (JEQ, "eperm", 0, TIOCSTI),

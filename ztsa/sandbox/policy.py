@@ -19,6 +19,7 @@ class NetRule(NamedTuple):
     spec: str  # as given on the command line
     networks: tuple[IPNetwork, ...]
     port: int | None  # None: any port
+    suffix: str | None = None  # "*.example.com": ".example.com", learnt at run time
 
 
 class Decision(NamedTuple):
@@ -80,8 +81,10 @@ def parse_net(spec: str) -> NetRule:
             net = ipaddress.ip_network(f"{mapped}/{max(net.prefixlen - 96, 0)}")
         return NetRule(spec, (net,), port)
     if host.startswith("*."):
-        raise PolicyError(f"{spec!r}: wildcard names cannot be resolved ahead of time; "
-                          "name the hosts (ztsa resolves names once, at start)")
+        rest = host[2:].lower().rstrip(".")
+        if not rest or "*" in rest or "." not in rest:
+            raise PolicyError(f"{spec!r}: a wildcard needs a domain, like *.example.com")
+        return NetRule(spec, (), port, "." + rest)
     addrs = resolve(host)
     return NetRule(spec, tuple(ipaddress.ip_network(a) for a in addrs), port)
 
@@ -102,6 +105,26 @@ class Policy:
              Decision(True, f"--allow-net {rule.spec}"))
             for rule in net for n in rule.networks]
         self._dns = {(a.version, int(a)) for a in dns}
+        self.wildcards = [r for r in net if r.suffix]
+
+    def wildcard_for(self, name: str) -> NetRule | None:
+        for rule in self.wildcards:
+            if rule.suffix and name.endswith(rule.suffix):
+                return rule
+        return None
+
+    def is_resolver(self, version: int, value: int, port: int) -> bool:
+        return port == 53 and (version, value) in self._dns
+
+    def learn(self, rule: NetRule, name: str, addresses: list[tuple[int, bytes]]) -> None:
+        """Allow the addresses a wildcard name resolved to, on the rule's port."""
+        for version, raw in addresses:
+            value = int.from_bytes(raw, "big")
+            mask = (1 << (32 if version == 4 else 128)) - 1
+            entry = (version, value, mask, rule.port or 0,
+                     Decision(True, f"--allow-net {rule.spec} ({name})"))
+            if entry not in self._rules:
+                self._rules.append(entry)
 
     def decide_ip(self, addr: IPAddress, port: int) -> Decision:
         addr = normalise(addr)

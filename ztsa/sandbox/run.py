@@ -128,7 +128,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
         log.close()
         return EXIT_NOT_FOUND
-    pid, sync_fd, err_fd = nat.spawn(program, argv, env, cwd, build(),
+    pid, sync_fd, err_fd = nat.spawn(program, argv, env, cwd,
+                                     build(trace_all_sends=bool(policy.wildcards)),
                                      drop_caps=os.geteuid() == 0,
                                      keep_caps=cap_mask(keep_caps), keep_fds=pass_fds,
                                      write_rules=fs.rules, handled_fs=fs.handled)

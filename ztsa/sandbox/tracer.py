@@ -345,11 +345,53 @@ class Tracer:
         self._record("connect", tid, dest, proto, result)
         return result
 
+    def _learn_wildcard(self, dup: int, raw: bytes | None, data: bytes) -> None:
+        """A DNS query for a name under an allowed wildcard: learn its addresses."""
+        from ztsa.sandbox import dns
+
+        name = dns.query_name(data)
+        rule = self.policy.wildcard_for(name) if name else None
+        if rule is None or name is None:
+            return
+        if raw is None:  # a connected socket (glibc's resolver): ask who the peer is
+            with socket.socket(fileno=os.dup(dup)) as s:
+                try:
+                    peer = s.getpeername()
+                except OSError:
+                    return
+            try:
+                packed = socket.inet_pton(socket.AF_INET6 if ":" in peer[0] else
+                                          socket.AF_INET, peer[0])
+            except OSError:
+                return
+            port = int(peer[1])
+        else:
+            family = struct.unpack_from("<H", raw)[0] if len(raw) >= 2 else 0
+            if family == socket.AF_INET and len(raw) >= 8:
+                packed, port = raw[4:8], struct.unpack_from(">H", raw, 2)[0]
+            elif family == socket.AF_INET6 and len(raw) >= 24:
+                packed, port = raw[8:24], struct.unpack_from(">H", raw, 2)[0]
+            else:
+                return
+        if packed[:12] == MAPPED_PREFIX:
+            packed = packed[12:]
+        version = 4 if len(packed) == 4 else 6
+        if not self.policy.is_resolver(version, int.from_bytes(packed, "big"), port):
+            return
+        answer = dns.ask((version, packed), data)
+        learnt = dns.answer_addresses(answer) if answer else []
+        self.policy.learn(rule, name, learnt)
+        self.log.event("learn", name=name, rule=rule.spec,
+                       addresses=[socket.inet_ntop(socket.AF_INET if v == 4 else
+                                                   socket.AF_INET6, a) for v, a in learnt])
+
     def _send_common(self, tid: int, fd: int, raw: bytes | None, data: bytes, flags: int,
                      use_msg: bool) -> int:
         dup = nat.pidfd_getfd(tid, fd)
         try:
             proto = self._proto(dup)
+            if self.policy.wildcards:
+                self._learn_wildcard(dup, raw, data)
             if raw is None:  # no destination: the connected peer (checked at connect)
                 result = (nat.sendmsg1(dup, None, data, flags) if use_msg
                           else nat.sendto(dup, data, flags, None))

@@ -1,0 +1,97 @@
+"""--allow-net '*.example.com': addresses learnt when the tree asks its resolver. A fake
+resolver on 127.0.0.1:53 answers names under corp.test with 127.0.0.1 and every other
+name with 127.0.0.2; only the names under the wildcard open their address."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import threading
+
+import pytest
+
+
+def answer(query: bytes, addr: bytes) -> bytes:
+    qid = query[:2]
+    i = 12
+    while query[i]:
+        i += 1 + query[i]
+    question = query[12 : i + 5]
+    header = qid + struct.pack(">HHHHH", 0x8180, 1, 1, 0, 0)
+    record = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + addr
+    return header + question + record
+
+
+@pytest.fixture
+def resolver():
+    if os.geteuid() != 0:
+        pytest.skip("binding the fake resolver to port 53 needs root")
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.bind(("127.0.0.1", 53))
+    except OSError as exc:
+        pytest.skip(f"127.0.0.1:53 is taken: {exc}")
+    s.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                q, peer = s.recvfrom(512)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            ip = "127.0.0.1" if b"\x04corp\x04test" in q else "127.0.0.2"
+            s.sendto(answer(q, socket.inet_aton(ip)), peer)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield
+    stop.set()
+    t.join(2)
+    s.close()
+
+
+CLIENT = """
+import random, socket, struct, sys
+port = int(sys.argv[1])
+for name in sys.argv[2:]:
+    q = struct.pack('>HHHHHH', random.randrange(65536), 0x0100, 1, 0, 0, 0)
+    q += b''.join(bytes([len(p)]) + p.encode() for p in name.split('.')) + b'\\0'
+    q += struct.pack('>HH', 1, 1)
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.connect(('127.0.0.1', 53))   # like glibc: a connected UDP socket, then send
+    u.send(q)
+    ip = socket.inet_ntoa(u.recv(512)[-4:])
+    s = socket.socket()
+    try:
+        s.connect((ip, port)); print(name, 'connected')
+    except OSError as e:
+        print(name, 'denied', e.errno)
+"""
+
+
+def test_wildcard_names_learnt_from_the_trees_own_queries(run, resolver, listeners):
+    port = listeners.add_tcp("svc")
+    other = socket.socket()  # the address the other name resolves to, same port
+    other.bind(("127.0.0.2", port))
+    other.listen(8)
+    other.settimeout(0.5)
+    proc, events = run(run.python, "-c", CLIENT, str(port), "api.corp.test",
+                       "evil.example.invalid",
+                       allow=[f"*.corp.test:{port}"], extra=["--dns", "127.0.0.1"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["api.corp.test connected",
+                                        "evil.example.invalid denied 1"]
+    assert listeners.settle()["svc"] == 1
+    try:
+        other.accept()
+        reached = True
+    except TimeoutError:
+        reached = False
+    other.close()
+    assert not reached
+    learnt = [e for e in events if e["event"] == "learn"]
+    assert [(e["name"], e["addresses"]) for e in learnt] == [("api.corp.test", ["127.0.0.1"])]
