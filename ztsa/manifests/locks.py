@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.manifests.project import PY_LOCKS, load, matching
+from ztsa.manifests.project import PY_LOCKS, is_pylock, load, matching
 
 if TYPE_CHECKING:
     from ztsa.manifests.lock import LockEntry
@@ -17,10 +17,6 @@ DEFAULT_HOSTS = frozenset({
     "index.crates.io", "static.crates.io", "github.com/rust-lang/crates.io-index",
     "pypi.org", "files.pythonhosted.org",
 })
-
-
-def _is_pylock(name: str) -> bool:
-    return name == "pylock.toml" or (name.startswith("pylock.") and name.endswith(".toml"))
 
 
 def _entries(ctx: Context, rel: str) -> list[LockEntry]:
@@ -45,7 +41,7 @@ def _entries(ctx: Context, rel: str) -> list[LockEntry]:
         return load(ctx, rel, parse_cargo_lock)[1]
     if base in PYTHON_LOCKS:
         return load(ctx, rel, PYTHON_LOCKS[base])
-    if _is_pylock(base):
+    if is_pylock(base):
         return load(ctx, rel, parse_pylock)
     return []
 
@@ -56,7 +52,7 @@ LOCK_NAMES = frozenset({"package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
 
 
 def lockfiles(ctx: Context) -> list[str]:
-    return matching(ctx, lambda p: (b := posixpath.basename(p)) in LOCK_NAMES or _is_pylock(b))
+    return matching(ctx, lambda p: (b := posixpath.basename(p)) in LOCK_NAMES or is_pylock(b))
 
 
 def lock_entries(ctx: Context, f: Findings) -> list[LockEntry]:

@@ -19,6 +19,11 @@ NPM_LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock
 PY_LOCKS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "pylock.toml")
 
 
+def is_pylock(name: str) -> bool:
+    """pylock.toml or pylock.NAME.toml (PEP 751)."""
+    return name == "pylock.toml" or (name.startswith("pylock.") and name.endswith(".toml"))
+
+
 def named(ctx: Context, *names: str) -> list[str]:
     wanted = set(names)
     return [p for p in all_files(ctx) if posixpath.basename(p) in wanted]

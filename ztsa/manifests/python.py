@@ -384,7 +384,3 @@ PYTHON_LOCKS = {
     "uv.lock": parse_uv_lock, "poetry.lock": parse_poetry_lock,
     "Pipfile.lock": parse_pipfile_lock, "pdm.lock": parse_pdm_lock,
 }
-
-
-def is_pylock(name: str) -> bool:
-    return name == "pylock.toml" or (name.startswith("pylock.") and name.endswith(".toml"))

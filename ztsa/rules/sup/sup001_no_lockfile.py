@@ -34,6 +34,7 @@ from ztsa.manifests.project import (
     PY_LOCKS,
     by_dir,
     file_set,
+    is_pylock,
     load,
     named,
     nearest,
@@ -47,7 +48,7 @@ def _requirements(name: str) -> bool:
 
 
 def python_lock(ctx: Context, f: Findings, d: str) -> bool:
-    from ztsa.manifests.python import is_pylock, parse_requirements
+    from ztsa.manifests.python import parse_requirements
 
     if nearest(ctx, d, PY_LOCKS):
         return True
