@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ztsa.host import Host, ProbeError
+from ztsa.host import Host, ProbeError, decode
 from ztsa.model import Profile
 
 
@@ -67,9 +67,4 @@ class Context:
 
     def ws_text(self, rel: str, limit: int = 16 * 1024 * 1024) -> str | None:
         data = self.ws_bytes(rel, limit)
-        if data is None:
-            return None
-        try:
-            return data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise ProbeError(rel, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        return None if data is None else decode(data, rel, "utf-8-sig")

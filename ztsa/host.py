@@ -168,12 +168,7 @@ class Host:
 
     def read_text(self, p: str, limit: int = MAX_READ) -> str | None:
         data = self.read_bytes(p, limit)
-        if data is None:
-            return None
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ProbeError(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        return None if data is None else decode(data, p)
 
     def listdir(self, p: str) -> list[str] | None:
         try:
@@ -299,6 +294,14 @@ class Host:
             if len(parts) >= 3 and parts[2].isdigit():
                 out.setdefault(int(parts[2]), parts[0])
         return out
+
+
+def decode(data: bytes, shown: str, encoding: str = "utf-8") -> str:
+    """UTF-8 text, or a ProbeError saying where it is not."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ProbeError(shown, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
 def _unescape(s: str) -> str:

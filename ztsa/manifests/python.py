@@ -276,12 +276,12 @@ def parse_uv_lock(text: str, path: str) -> list[LockEntry]:
     return out
 
 
-@structural
 def _complete(files: Any) -> bool:
     """Every file entry of a lock record carries a hash."""
     return bool(files) and all(isinstance(f, dict) and f.get("hash") for f in files)
 
 
+@structural
 def parse_poetry_lock(text: str, path: str) -> list[LockEntry]:
     data = load_toml(text, path)
     lines = _headers(text, "[[package]]")
