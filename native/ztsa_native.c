@@ -4,12 +4,17 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -35,6 +40,19 @@
 #define PR_CAP_AMBIENT 47
 #define PR_CAP_AMBIENT_CLEAR_ALL 4
 #endif
+
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+struct ztsa_mount_attr {
+    unsigned long long attr_set, attr_clr, propagation, userns_fd;
+};
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -85,6 +103,353 @@ static int apply_landlock(const char *const *paths, const unsigned long long *ri
     return r < 0 ? -e : 0;
 }
 
+
+/* ---- agent files: read-only bind mounts, and a confined helper for name creation ---- */
+
+static int write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, text, strlen(text));
+    int e = errno;
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -(n < 0 ? e : EIO);
+}
+
+/* A private mount namespace (with a user namespace mapping only our own ids when not
+   root) where every path of ro_paths is bind-mounted read-only onto itself: writing,
+   truncating, chmod (EROFS), unlinking and renaming over it (EBUSY) all fail. */
+static int protect_mounts(int userns, const char *const *ro_paths, int n_ro) {
+    char map[64];
+    unsigned int uid = getuid(), gid = getgid();
+    if (unshare(CLONE_NEWNS | (userns ? CLONE_NEWUSER : 0)) < 0)
+        return -errno;
+    if (userns) {
+        int r;
+        snprintf(map, sizeof map, "%u %u 1\n", uid, uid);
+        if ((r = write_file("/proc/self/uid_map", map)) < 0)
+            return r;
+        if ((r = write_file("/proc/self/setgroups", "deny")) < 0)
+            return r;
+        snprintf(map, sizeof map, "%u %u 1\n", gid, gid);
+        if ((r = write_file("/proc/self/gid_map", map)) < 0)
+            return r;
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return -errno;
+    for (int i = 0; i < n_ro; i++) {
+        if (mount(ro_paths[i], ro_paths[i], NULL, MS_BIND | MS_REC, NULL) < 0)
+            return -errno;
+        struct ztsa_mount_attr attr = {MOUNT_ATTR_RDONLY, 0, 0, 0};
+        if (syscall(SYS_mount_setattr, AT_FDCWD, ro_paths[i], AT_RECURSIVE, &attr,
+                    sizeof attr) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
+struct ztsa_fs_request {
+    int op;
+    int flags;
+    unsigned int mode;
+    unsigned int umask;
+    unsigned long long dev;
+    unsigned int len1, len2;
+};
+
+struct ztsa_fs_reply {
+    int err;       /* 0 or an errno */
+    int verdict;   /* ZTSA_FS_* */
+    unsigned int fixmode; /* CREATE: the mode to set once the tracee has opened it */
+    int pad;
+};
+
+enum { OP_CREATE = 1, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME, OP_CHMOD };
+enum { FS_DONE = 0, FS_PROTECTED = 1, FS_CREATED = 2, FS_EXISTS = 3 };
+
+static int helper_root = -1;
+static const char *const *helper_protected;
+static int helper_n_protected;
+
+static int same_as(int fd, const char *name, int follow, const struct stat *want) {
+    struct stat st;
+    int r = name ? fstatat(fd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) : fstat(fd, &st);
+    return r == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+}
+
+/* Is the directory parentfd the workspace-relative directory dir ("" for the root)? */
+static int parent_is(int parentfd, const char *dir, size_t dirlen) {
+    struct stat st;
+    char buf[4096];
+    if (dirlen == 0)
+        return fstat(helper_root, &st) == 0 && same_as(parentfd, NULL, 0, &st);
+    if (dirlen >= sizeof buf)
+        return 0;
+    memcpy(buf, dir, dirlen);
+    buf[dirlen] = 0;
+    return fstatat(helper_root, buf, &st, 0) == 0 && same_as(parentfd, NULL, 0, &st);
+}
+
+/* 1: (parentfd, name) is a protected path; 2: a directory on the way to one, or the
+   workspace itself; 0: neither. */
+static int classify(int parentfd, const char *name) {
+    int result = 0;
+    struct stat root;
+    if (fstat(helper_root, &root) == 0 && same_as(parentfd, name, 0, &root))
+        result = 2;
+    for (int i = 0; i < helper_n_protected; i++) {
+        const char *entry = helper_protected[i];
+        const char *start = entry;
+        for (;;) {
+            const char *end = strchr(start, '/');
+            size_t len = end ? (size_t)(end - start) : strlen(start);
+            if (len == strlen(name) && memcmp(start, name, len) == 0 &&
+                parent_is(parentfd, entry, start == entry ? 0 : (size_t)(start - entry - 1))) {
+                if (!end || end[1] == 0)
+                    return 1;
+                result = 2;
+            }
+            if (!end || end[1] == 0)
+                break;
+            start = end + 1;
+        }
+    }
+    return result;
+}
+
+/* Split path into its parent directory (opened O_PATH relative to dirfd, as the kernel
+   would resolve it) and its last component. */
+static int open_parent(int dirfd, const char *path, char *name, size_t name_size, int *slash) {
+    char buf[4097];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return -(n ? ENAMETOOLONG : ENOENT);
+    memcpy(buf, path, n + 1);
+    *slash = 0;
+    while (n > 1 && buf[n - 1] == '/') {
+        buf[--n] = 0;
+        *slash = 1;
+    }
+    char *last = strrchr(buf, '/');
+    const char *dir = ".";
+    const char *base = buf;
+    if (last == buf) {
+        dir = "/";
+        base = last + 1;
+    } else if (last) {
+        *last = 0;
+        dir = buf;
+        base = last + 1;
+    }
+    if (*base == 0)
+        base = ".";
+    if (strlen(base) >= name_size)
+        return -ENAMETOOLONG;
+    strcpy(name, base);
+    int fd = openat(dirfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+static void fs_op(const struct ztsa_fs_request *rq, const char *p1, const char *p2,
+                  int fd1, int fd2, struct ztsa_fs_reply *out) {
+    char name1[256], name2[256];
+    int slash1 = 0, slash2 = 0, par1 = -1, par2 = -1, r = 0;
+    memset(out, 0, sizeof *out);
+    umask(rq->umask & 0777);
+    int empty_link = rq->op == OP_LINK && (rq->flags & AT_EMPTY_PATH) && *p1 == 0;
+    if (!empty_link && rq->op != OP_SYMLINK) {
+        par1 = open_parent(fd1, p1, name1, sizeof name1, &slash1);
+        if (par1 < 0) {
+            out->err = -par1;
+            return;
+        }
+    }
+    if (rq->op == OP_LINK || rq->op == OP_RENAME || rq->op == OP_SYMLINK) {
+        const char *np = rq->op == OP_SYMLINK ? p1 : p2;
+        int nfd = rq->op == OP_SYMLINK ? fd1 : fd2;
+        par2 = open_parent(nfd, np, name2, sizeof name2, &slash2);
+        if (par2 < 0) {
+            out->err = -par2;
+            goto done;
+        }
+    }
+    switch (rq->op) {
+    case OP_CREATE: {
+        if (slash1) {
+            out->err = EISDIR;
+            break;
+        }
+        if (classify(par1, name1) == 1) {
+            out->verdict = FS_PROTECTED;
+            break;
+        }
+        unsigned int want = rq->mode & 07777 & ~rq->umask;
+        umask(0);
+        int fd = openat(par1, name1, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDONLY | O_CLOEXEC,
+                        want | S_IRUSR | S_IWUSR);
+        if (fd >= 0) {
+            close(fd);
+            out->verdict = FS_CREATED;
+            out->fixmode = want;
+        } else if (errno == EEXIST) {
+            out->verdict = FS_EXISTS;
+        } else {
+            out->err = errno;
+        }
+        break;
+    }
+    case OP_MKDIR:
+    case OP_MKNOD:
+    case OP_CHMOD:
+        if (classify(par1, name1) == 1) {
+            out->verdict = FS_PROTECTED;
+            break;
+        }
+        if (rq->op == OP_MKDIR)
+            r = mkdirat(par1, name1, rq->mode);
+        else if (rq->op == OP_MKNOD)
+            r = mknodat(par1, name1, rq->mode, (dev_t)rq->dev);
+        else
+            r = fchmodat(par1, name1, rq->mode & 07777, 0);
+        out->err = r < 0 ? errno : 0;
+        break;
+    case OP_SYMLINK:
+        if (classify(par2, name2) == 1) {
+            out->verdict = FS_PROTECTED;
+            break;
+        }
+        out->err = symlinkat(p2, par2, name2) < 0 ? errno : 0;
+        break;
+    case OP_LINK:
+        if ((!empty_link && classify(par1, name1) == 1) || classify(par2, name2) == 1) {
+            out->verdict = FS_PROTECTED;
+            break;
+        }
+        r = empty_link ? linkat(fd1, "", par2, name2, AT_EMPTY_PATH)
+                       : linkat(par1, name1, par2, name2, rq->flags & AT_SYMLINK_FOLLOW);
+        out->err = r < 0 ? errno : 0;
+        break;
+    case OP_RENAME: {
+        int src = classify(par1, name1), dst = classify(par2, name2);
+        struct stat st;
+        int src_dir = fstatat(par1, name1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        /* never move a protected path or a directory on the way to one; never move a
+           directory into such a place (it could bring the protected names with it) */
+        if (src || dst == 1 || (dst == 2 && (src_dir || (rq->flags & 2 /* EXCHANGE */)))) {
+            out->verdict = FS_PROTECTED;
+            break;
+        }
+        r = (int)syscall(SYS_renameat2, par1, name1, par2, name2, (unsigned int)rq->flags);
+        out->err = r < 0 ? errno : 0;
+        break;
+    }
+    default:
+        out->err = ENOSYS;
+    }
+done:
+    if (par1 >= 0)
+        close(par1);
+    if (par2 >= 0)
+        close(par2);
+}
+
+/* The helper's loop: one request (header, two NUL-terminated paths, two fds), one reply.
+   It runs with the tree's credentials, namespace and Landlock domain, but no seccomp
+   filter and no tracer; it leaves when the supervisor closes its end. */
+static void fs_helper(int sock) {
+    static char buf[sizeof(struct ztsa_fs_request) + 2 * 4097];
+    for (;;) {
+        char cbuf[CMSG_SPACE(2 * sizeof(int))];
+        struct iovec iov = {buf, sizeof buf};
+        struct msghdr msg;
+        memset(&msg, 0, sizeof msg);
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf;
+        msg.msg_controllen = sizeof cbuf;
+        ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            _exit(0);
+        int fds[2] = {-1, -1};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            memcpy(fds, CMSG_DATA(c), (k > 2 ? 2 : k) * sizeof(int));
+        }
+        struct ztsa_fs_reply reply;
+        memset(&reply, 0, sizeof reply);
+        struct ztsa_fs_request rq;
+        if ((size_t)n < sizeof rq) {
+            reply.err = EINVAL;
+        } else {
+            memcpy(&rq, buf, sizeof rq);
+            size_t need = sizeof rq + (size_t)rq.len1 + 1 + (size_t)rq.len2 + 1;
+            if (rq.len1 > 4096 || rq.len2 > 4096 || (size_t)n != need) {
+                reply.err = EINVAL;
+            } else {
+                char *p1 = buf + sizeof rq, *p2 = p1 + rq.len1 + 1;
+                p1[rq.len1] = 0;
+                p2[rq.len2] = 0;
+                fs_op(&rq, p1, p2, fds[0], fds[1] >= 0 ? fds[1] : fds[0], &reply);
+            }
+        }
+        for (int i = 0; i < 2; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        if (send(sock, &reply, sizeof reply, MSG_NOSIGNAL) != sizeof reply)
+            _exit(0);
+    }
+}
+
+/* Start the helper as an orphan (double fork, the first with CLONE_UNTRACED): it is not
+   part of the traced tree, and CMD never sees it as a child. */
+static int start_fs_helper(int sock, const char *workspace,
+                           const char *const *protected_paths, int n_protected) {
+    int root = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+        return -errno;
+    long mid = syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
+    if (mid < 0) {
+        int e = errno;
+        close(root);
+        return -e;
+    }
+    if (mid == 0) {
+        pid_t helper = fork();
+        if (helper == 0) {
+            for (int fd = 0; fd < 1024; fd++)
+                if (fd != sock && fd != root)
+                    close(fd);
+            helper_root = root;
+            helper_protected = protected_paths;
+            helper_n_protected = n_protected;
+            fs_helper(sock);
+        }
+        _exit(helper < 0 ? 1 : 0);
+    }
+    int status;
+    while (waitpid((pid_t)mid, &status, __WALL) < 0 && errno == EINTR)
+        ;
+    close(root);
+    close(sock);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
+}
+
+int ztsa_userns_probe(void) {
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0)
+        _exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 ? 1 : 0);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
+}
+
 static void child_fail(int err_fd, int err) {
     /* async-signal-safe: write the errno and leave */
     ssize_t ignored = write(err_fd, &err, sizeof err);
@@ -122,6 +487,8 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                unsigned long long keep_caps, const int *keep_fds, int n_keep_fds,
                const char *const *write_paths, const unsigned long long *write_rights,
                int n_write_paths, unsigned long long handled_fs,
+               int ns_mode, const char *const *ro_paths, int n_ro, int fs_sock,
+               const char *workspace, const char *const *protected_paths, int n_protected,
                int *sync_fd, int *err_fd) {
     int sync_pipe[2], err_pipe[2];
     if (pipe2(sync_pipe, O_CLOEXEC) < 0)
@@ -157,7 +524,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         close(sync_pipe[0]);
         /* nothing but stdio (and the named fds) reaches CMD */
         for (int fd = 3; fd < 1024; fd++) {
-            int keep = (fd == efd);
+            int keep = (fd == efd || fd == fs_sock);
             for (int i = 0; i < n_keep_fds; i++)
                 if (keep_fds[i] == fd)
                     keep = 1;
@@ -170,9 +537,14 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             if (flags >= 0)
                 fcntl(keep_fds[i], F_SETFD, flags & ~FD_CLOEXEC);
         }
+        if (ns_mode) {
+            int r = protect_mounts(ns_mode == 2, ro_paths, n_ro);
+            if (r < 0)
+                child_fail(efd, -r);
+        }
         if (cwd && chdir(cwd) < 0)
             child_fail(efd, errno);
-        if (drop_caps) {
+        if (drop_caps || ns_mode == 2) {
             int r = drop_capabilities(keep_caps);
             if (r < 0)
                 child_fail(efd, -r);
@@ -181,6 +553,11 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             child_fail(efd, errno);
         if (handled_fs) {
             int r = apply_landlock(write_paths, write_rights, n_write_paths, handled_fs);
+            if (r < 0)
+                child_fail(efd, -r);
+        }
+        if (fs_sock >= 0) {
+            int r = start_fs_helper(fs_sock, workspace, protected_paths, n_protected);
             if (r < 0)
                 child_fail(efd, -r);
         }
@@ -245,6 +622,34 @@ int ztsa_syscall_return(int pid, long result) {
     return 0;
 #else
     (void)pid; (void)result;
+    return -ENOSYS;
+#endif
+}
+
+int ztsa_syscall_rewrite(int pid, long nr, int index, unsigned long long value) {
+#if defined(__x86_64__)
+    struct user_regs_struct regs;
+    if (pid == cached_pid) {
+        regs = cached_regs;
+    } else if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0) {
+        return -errno;
+    }
+    cached_pid = -1;
+    regs.orig_rax = (unsigned long long)nr;
+    switch (index) {
+    case 0: regs.rdi = value; break;
+    case 1: regs.rsi = value; break;
+    case 2: regs.rdx = value; break;
+    case 3: regs.r10 = value; break;
+    case 4: regs.r8 = value; break;
+    case 5: regs.r9 = value; break;
+    default: return -EINVAL;
+    }
+    if (ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
+        return -errno;
+    return 0;
+#else
+    (void)pid; (void)nr; (void)index; (void)value;
     return -ENOSYS;
 #endif
 }

@@ -8,21 +8,29 @@ struct ztsa_filter_insn {
     unsigned int k;
 };
 
-/* Fork a child that waits for the tracer (one byte on *sync_fd), then drops
-   capabilities (when drop_caps), sets NoNewPrivs, installs the seccomp filter and
-   execs path. Returns the pid or -errno; *sync_fd is the write end to release the
-   child, *err_fd the read end that carries the child's errno if exec fails (EOF on
-   success). keep_fd_max: fds 0..keep_fd_max stay open, keep_fds lists more. */
+/* Fork a child that waits for the tracer (one byte on *sync_fd), then: with ns_mode 1
+   (a mount namespace) or 2 (a user and a mount namespace) bind-mounts ro_paths
+   read-only; drops capabilities (when drop_caps or in a user namespace); sets
+   NoNewPrivs; applies Landlock; with fs_sock >= 0 starts the helper that performs the
+   tree's name-creating syscalls (protected_paths are relative to workspace); installs
+   the seccomp filter and execs path. Returns the pid or -errno; *sync_fd is the write
+   end to release the child, *err_fd the read end that carries the child's errno if a
+   step or exec fails (EOF on success). keep_fds: more fds than stdio that stay open. */
 int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                const char *cwd, const struct ztsa_filter_insn *filter,
                unsigned short filter_len, int drop_caps,
                unsigned long long keep_caps, const int *keep_fds, int n_keep_fds,
                const char *const *write_paths, const unsigned long long *write_rights,
                int n_write_paths, unsigned long long handled_fs,
+               int ns_mode, const char *const *ro_paths, int n_ro, int fs_sock,
+               const char *workspace, const char *const *protected_paths, int n_protected,
                int *sync_fd, int *err_fd);
 
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);
+
+/* 0 when a child of this process can create a user and a mount namespace, or -errno. */
+int ztsa_userns_probe(void);
 
 long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data);
 
@@ -32,6 +40,9 @@ int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]);
 
 /* Skip the syscall the tracee is stopped in and make it return result. */
 int ztsa_syscall_return(int pid, long result);
+
+/* Let the stopped syscall run as syscall nr with argument index set to value. */
+int ztsa_syscall_rewrite(int pid, long nr, int index, unsigned long long value);
 
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len);
 

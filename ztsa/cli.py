@@ -149,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
                     type=_directory, help="also let the tree write beneath PATH (it may "
                                           "write only in the workspace, its private HOME "
                                           "and TMPDIR otherwise); repeatable")
+    ex.add_argument("--protect", action="append", default=[], metavar="PATH",
+                    help="also keep PATH (relative to the workspace) read-only for the tree, "
+                         "like the agent files (CLAUDE.md, .claude/, .git/hooks/, ...); "
+                         "repeatable")
     ex.set_defaults(func=cmd_exec, command=[])
 
     rules = sub.add_parser("rules", help="list the rule catalogue",
@@ -232,16 +236,19 @@ def cmd_exec(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot write {args.audit_log}: {exc.strerror}") from None
     policy = Policy(rules, list(args.allow_unix), os.path.abspath(args.workspace), dns_servers)
     try:
+        from ztsa.sandbox.protect import normalise
         from ztsa.sandbox.run import child_environment
 
         child_environment({}, list(args.env_specs), "", "")  # validate before starting
+        for p in args.protect:
+            normalise(os.path.realpath(args.workspace), p)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return execute(list(args.command), policy, log, os.getcwd(), list(args.keep_caps),
                    list(args.pass_fds), list(args.env_specs),
                    os.path.abspath(args.home) if args.home else None, args.keep_tmp,
                    [os.path.abspath(p) for p in args.allow_write],
-                   strict=args.profile == "untrusted")
+                   strict=args.profile == "untrusted", protect_extra=list(args.protect))
 
 
 def _is_ip_spec(spec: str) -> bool:

@@ -12,11 +12,13 @@ lib: Any = _native.lib
 
 # ptrace requests and options python-ptrace lacks (linux/ptrace.h)
 PTRACE_CONT = 7
+PTRACE_SYSCALL = 24
 PTRACE_KILL = 8
 PTRACE_GETEVENTMSG = 0x4201
 PTRACE_SEIZE = 0x4206
 PTRACE_INTERRUPT = 0x4207
 PTRACE_LISTEN = 0x4208
+O_TRACESYSGOOD = 1 << 0
 O_TRACEFORK = 1 << 1
 O_TRACEVFORK = 1 << 2
 O_TRACECLONE = 1 << 3
@@ -44,7 +46,9 @@ def _check(result: int, what: str) -> int:
 
 def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code: bytes,
           drop_caps: bool, keep_caps: int, keep_fds: list[int],
-          write_rules: list[tuple[str, int]], handled_fs: int) -> tuple[int, int, int]:
+          write_rules: list[tuple[str, int]], handled_fs: int, ns_mode: int = 0,
+          ro_paths: list[str] | None = None, fs_sock: int = -1, workspace: str = "/",
+          protected: list[str] | None = None) -> tuple[int, int, int]:
     """(pid, sync_fd, err_fd); see ztsa_spawn in native/ztsa_native.h."""
     c_argv = [ffi.new("char[]", os.fsencode(a)) for a in argv]
     c_env = [ffi.new("char[]", os.fsencode(f"{k}={v}")) for k, v in env.items()]
@@ -57,11 +61,16 @@ def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code
     c_paths = [ffi.new("char[]", os.fsencode(p)) for p, _ in write_rules]
     paths = ffi.new("char *[]", c_paths or [ffi.NULL])
     rights = ffi.new("unsigned long long[]", [r for _, r in write_rules] or [0])
+    c_ro = [ffi.new("char[]", os.fsencode(p)) for p in ro_paths or []]
+    ro_arr = ffi.new("char *[]", c_ro or [ffi.NULL])
+    c_prot = [ffi.new("char[]", os.fsencode(p)) for p in protected or []]
+    prot_arr = ffi.new("char *[]", c_prot or [ffi.NULL])
     sync_fd = ffi.new("int *")
     err_fd = ffi.new("int *")
     pid = lib.ztsa_spawn(os.fsencode(path), argv_arr, env_arr, os.fsencode(cwd), insns, n,
                          int(drop_caps), keep_caps, fds, len(keep_fds), paths, rights,
-                         len(write_rules), handled_fs, sync_fd, err_fd)
+                         len(write_rules), handled_fs, ns_mode, ro_arr, len(c_ro), fs_sock,
+                         os.fsencode(workspace), prot_arr, len(c_prot), sync_fd, err_fd)
     _check(pid, "spawn")
     return pid, sync_fd[0], err_fd[0]
 
@@ -70,6 +79,11 @@ def landlock_abi() -> int:
     """The kernel's Landlock ABI version, 0 when Landlock is unavailable."""
     r = int(lib.ztsa_landlock_abi())
     return r if r > 0 else 0
+
+
+def userns_available() -> bool:
+    """Can this process create a user namespace (probed in a short-lived child)?"""
+    return int(lib.ztsa_userns_probe()) == 0
 
 
 def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> int:
@@ -92,6 +106,10 @@ def syscall_get(pid: int) -> tuple[int, list[int]]:
 
 def syscall_return(pid: int, result: int) -> None:
     _check(lib.ztsa_syscall_return(pid, result), "SETREGS")
+
+
+def syscall_rewrite(pid: int, nr: int, index: int, value: int) -> None:
+    _check(lib.ztsa_syscall_rewrite(pid, nr, index, value & 0xFFFFFFFFFFFFFFFF), "SETREGS")
 
 
 def readmem(pid: int, addr: int, length: int) -> bytes:

