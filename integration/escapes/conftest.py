@@ -162,8 +162,26 @@ class Runner:
         _mount, python = _python_for_user()
         return python[-1]
 
+    def visible(self, path: str) -> tuple[str, list[tuple[str, str]]]:
+        """(a path to `path` the tree's user can reach, the bind mounts that make it so):
+        a tool installed under an unreadable directory (e.g. /root/.cargo) is mounted
+        read-only under /tmp for the unprivileged case."""
+        # resolve the directories only: a rustup proxy decides by its own name
+        real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        if self.mode == "root":
+            return real, []
+        anc = real
+        while anc != "/":
+            parent = os.path.dirname(anc)
+            if not os.stat(parent).st_mode & stat.S_IXOTH:
+                mnt = "/tmp/ztsa-escape-" + anc.strip("/").replace("/", "-")
+                return os.path.join(mnt, os.path.relpath(real, anc)), [(anc, mnt)]
+            anc = parent
+        return real, []
+
     def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
-                 timeout: float = 180, pass_fds: tuple[int, ...] = ()
+                 timeout: float = 180, pass_fds: tuple[int, ...] = (),
+                 mounts: list[tuple[str, str]] = ()
                  ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
         log = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
         ztsa_args = ["exec", "--profile", "repo", "--workspace", str(self.workspace),
@@ -174,13 +192,18 @@ class Runner:
         else:
             user = ensure_user()
             mount, python = _python_for_user()
+            for src, dst in mounts:
+                os.makedirs(dst, exist_ok=True)
+                os.chmod(dst, 0o755)
+                mount = [*mount, *(["&&"] if mount else []), "mount", "--bind", src, dst]
             # the bind-mounted interpreter finds its site-packages through PYTHONPATH only,
             # and ztsa passes CMD a minimal environment: name it
             ztsa_args = [ztsa_args[0], "--env", "PYTHONPATH", *ztsa_args[1:]]
             inner = " ".join(map(_q, [*python, "-m", "ztsa", *ztsa_args]))
             setpriv = (f"setpriv --reuid {user} --regid {user} --clear-groups "
                        f"--inh-caps=-all --bounding-set=-all {inner}")
-            script = (" ".join(map(_q, mount)) + " && " if mount else "") + setpriv
+            script = (" ".join(a if a == "&&" else _q(a) for a in mount) + " && "
+                      if mount else "") + setpriv
             argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", script]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               cwd=self.workspace, pass_fds=pass_fds)

@@ -128,3 +128,156 @@ def test_npm_install_from_a_loopback_registry(run, http_root, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "42"
     assert any(e["event"] == "exec" and e["argv"][:1] == ["node"] for e in events)
+
+
+# -- the confinement's positive controls: real builds in the workspace root, with the
+#    agent files protected and writes confined to the workspace --------------------------
+def _open_up(path: Path) -> None:
+    """Let the unprivileged case write what the test prepared as root."""
+    for d, dirs, files in os.walk(path):
+        os.chmod(d, 0o777)
+        for f in files:
+            if not os.path.islink(os.path.join(d, f)):
+                os.chmod(os.path.join(d, f), 0o666)
+
+
+def test_npm_ci_in_the_workspace_from_a_loopback_registry(run, http_root, tmp_path):
+    npm = _tool("npm")
+    root, port = http_root
+    pkg = tmp_path / "pkg" / "package"
+    pkg.mkdir(parents=True)
+    (pkg / "package.json").write_text(json.dumps({"name": "ztsa-ci", "version": "2.0.0",
+                                                  "main": "index.js"}))
+    (pkg / "index.js").write_text("module.exports = 'ci';\n")
+    tgz = root / "ztsa-ci-2.0.0.tgz"
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(pkg, arcname="package")
+    import base64
+    import hashlib
+
+    integrity = "sha512-" + base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
+    tarball = f"http://127.0.0.1:{port}/ztsa-ci-2.0.0.tgz"
+    (root / "ztsa-ci").write_text(json.dumps({
+        "name": "ztsa-ci", "dist-tags": {"latest": "2.0.0"}, "versions": {"2.0.0": {
+            "name": "ztsa-ci", "version": "2.0.0",
+            "dist": {"tarball": tarball, "integrity": integrity}}}}))
+    ws = run.workspace
+    (ws / "package.json").write_text(json.dumps({"name": "app", "version": "1.0.0",
+                                                 "dependencies": {"ztsa-ci": "2.0.0"}}))
+    (ws / "package-lock.json").write_text(json.dumps({
+        "name": "app", "version": "1.0.0", "lockfileVersion": 3, "requires": True,
+        "packages": {"": {"name": "app", "version": "1.0.0",
+                          "dependencies": {"ztsa-ci": "2.0.0"}},
+                     "node_modules/ztsa-ci": {"version": "2.0.0", "resolved": tarball,
+                                              "integrity": integrity}}}))
+    (ws / "CLAUDE.md").write_text("# rules\n")
+    _open_up(ws)
+    script = (f"HOME=$TMPDIR npm_config_cache=$TMPDIR/cache {npm} ci --no-audit --no-fund "
+              f"--no-update-notifier --registry http://127.0.0.1:{port}/ && "
+              "node -e \"console.log(require('ztsa-ci'))\"")
+    proc, _ = run("sh", "-c", script, allow=[f"127.0.0.1:{port}"], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "ci"
+    assert (ws / "node_modules" / "ztsa-ci" / "index.js").exists()
+    assert (ws / "CLAUDE.md").read_text() == "# rules\n"
+
+
+def _wheel(directory: Path, name: str, version: str) -> Path:
+    wheel = directory / f"{name}-{version}-py3-none-any.whl"
+    files = {
+        f"{name}/__init__.py": "VALUE = 42\n",
+        f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\n"
+                                                f"Version: {version}\n",
+        f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: ztsa-test\n"
+                                             "Root-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    with zipfile.ZipFile(wheel, "w") as z:
+        for n, text in files.items():
+            z.writestr(n, text)
+        z.writestr(f"{name}-{version}.dist-info/RECORD",
+                   "".join(f"{n},,\n" for n in files) + f"{name}-{version}.dist-info/RECORD,,\n")
+    return wheel
+
+
+def test_pip_install_from_local_wheels_into_a_venv_in_the_workspace(run):
+    ws = run.workspace
+    wheels = ws / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, "ztsavenv", "1.0")
+    _open_up(ws)
+    script = (f"{run.python} -m venv --without-pip .venv && {run.python} -m pip --python "
+              ".venv/bin/python install -q --no-index --find-links wheels "
+              "--disable-pip-version-check ztsavenv && "
+              ".venv/bin/python -c 'import ztsavenv; print(ztsavenv.__file__)'")
+    proc, events = run("sh", "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    installed = Path(proc.stdout.strip())
+    assert installed.is_relative_to(ws / ".venv")
+    assert installed.read_text() == "VALUE = 42\n"
+    assert not [e for e in events if e["event"] == "connect"]
+
+
+def make_vendored_crate(ws: Path) -> None:
+    """A binary crate whose one dependency comes from a vendored source directory."""
+    (ws / "src").mkdir()
+    (ws / "Cargo.toml").write_text('[package]\nname = "app"\nversion = "0.1.0"\n'
+                                   'edition = "2021"\n\n[dependencies]\nleftpad = "1.0"\n')
+    (ws / "src" / "main.rs").write_text('fn main() { println!("{}", leftpad::pad("7", 3)); }\n')
+    dep = ws / "vendor" / "leftpad"
+    (dep / "src").mkdir(parents=True)
+    (dep / "Cargo.toml").write_text('[package]\nname = "leftpad"\nversion = "1.0.0"\n'
+                                    'edition = "2021"\n')
+    (dep / "src" / "lib.rs").write_text(
+        'pub fn pad(s: &str, n: usize) -> String { format!("{:0>1$}", s, n) }\n')
+    (dep / ".cargo-checksum.json").write_text('{"files":{},"package":"' + "0" * 64 + '"}')
+    (ws / ".cargo").mkdir()
+    (ws / ".cargo" / "config.toml").write_text(
+        '[source.crates-io]\nreplace-with = "vendored"\n\n'
+        '[source.vendored]\ndirectory = "vendor"\n')
+
+
+def cargo_for(run) -> tuple[str, list[str], list[tuple[str, str]]]:
+    """(cargo, ztsa --env options, mounts) for the runner's user."""
+    cargo = _tool("cargo")
+    path, mounts = run.visible(cargo)
+    # cargo runs rustc from PATH: the visible directory first
+    env = ["--env", f"PATH={os.path.dirname(path)}:/usr/local/bin:/usr/bin:/bin"]
+    rustup = os.environ.get("RUSTUP_HOME") or os.path.expanduser("~/.rustup")
+    if os.path.isdir(rustup) and os.path.realpath(cargo).startswith(
+            os.path.dirname(os.path.realpath(rustup))):
+        rpath, rmounts = run.visible(rustup)
+        env += ["--env", f"RUSTUP_HOME={rpath}"]
+        mounts += [m for m in rmounts if m not in mounts]
+    return path, env, mounts
+
+
+def test_cargo_build_offline_with_a_vendored_dependency(run):
+    ws = run.workspace
+    make_vendored_crate(ws)
+    _open_up(ws)
+    cargo, env, mounts = cargo_for(run)
+    proc, _ = run("sh", "-c", f"{cargo} build --offline -q && ./target/debug/app",
+                  extra=env, mounts=mounts, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "007"
+    assert (ws / "Cargo.lock").exists()
+
+
+def test_git_commit_in_the_workspace_root(run):
+    git = _tool("git")
+    ws = run.workspace
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e.invalid"}
+    subprocess.run([git, "init", "-q", str(ws)], check=True, env=env)
+    (ws / "README").write_text("hello\n")
+    subprocess.run([git, "-C", str(ws), "add", "README"], check=True, env=env)
+    subprocess.run([git, "-C", str(ws), "commit", "-qm", "init"], check=True, env=env)
+    _open_up(ws)
+    config = (ws / ".git" / "config").read_text()
+    script = ("echo more >> README && git -c safe.directory='*' -c user.name=t "
+              "-c user.email=t@e.invalid commit -qam change && "
+              "git -c safe.directory='*' log --oneline | wc -l")
+    proc, _ = run("sh", "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "2"
+    assert (ws / ".git" / "config").read_text() == config
