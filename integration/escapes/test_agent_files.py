@@ -149,3 +149,19 @@ def test_protect_adds_a_path(run):
     assert (run.workspace / "docs" / "CLAUDE.md").read_text() == ORIGINAL
     assert not (run.workspace / "docs" / "new.md").exists()
     assert proc.returncode != 0
+
+
+def test_refusals_are_logged_with_the_path(run):
+    import json
+
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "audit-schema.json").read_text())
+    proc, events = run("/bin/sh", "-c", "echo x > AGENTS.md; mkdir .claude; true")
+    assert proc.returncode == 0, proc.stderr
+    for e in events:
+        jsonschema.validate(e, schema)
+    denials = [(e["syscall"], e["path"]) for e in events if e["event"] == "deny"]
+    assert denials == [("openat", "AGENTS.md"), ("mkdir", ".claude")]
+    assert events[-1]["denied"] == 2
+    assert "2 denied" in proc.stderr

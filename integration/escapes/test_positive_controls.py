@@ -134,7 +134,7 @@ def test_npm_install_from_a_loopback_registry(run, http_root, tmp_path):
 #    agent files protected and writes confined to the workspace --------------------------
 def _open_up(path: Path) -> None:
     """Let the unprivileged case write what the test prepared as root."""
-    for d, dirs, files in os.walk(path):
+    for d, _dirs, files in os.walk(path):
         os.chmod(d, 0o777)
         for f in files:
             if not os.path.islink(os.path.join(d, f)):

@@ -14,6 +14,7 @@ I386 = 0x40000003
 
 
 def run(prog: bytes, nr: int, args=(0, 0, 0, 0, 0, 0), arch=X86_64) -> int:
+    args = (*args, *(0,) * (6 - len(args)))
     data = struct.pack("<iIQ6Q", nr, arch, 0, *args)
     insns = [struct.unpack_from("<HBBI", prog, i) for i in range(0, len(prog), 8)]
     pc, acc = 0, 0
@@ -74,3 +75,27 @@ def test_decisions(nr, args, expected):
 def test_foreign_architecture_is_killed():
     assert run(PROG, 102, arch=I386) == flt.RET_KILL_PROCESS  # i386 socketcall
     assert run(PROG, 0, arch=I386) == flt.RET_KILL_PROCESS
+
+
+FS_PROG = flt.build(trace_fs=True)
+FS = flt.RET_TRACE | flt.TAG_FS
+
+
+@pytest.mark.parametrize(("nr", "args", "expected"), [
+    (NR["openat"], (0, 0, 0o2, 0), flt.RET_ALLOW),  # O_RDWR, no O_CREAT
+    (NR["openat"], (0, 0, 0o101, 0o644), FS),  # O_WRONLY|O_CREAT
+    (NR["openat"], (0, 0, (1 << 32) | 0o2, 0), flt.RET_ALLOW),  # 32-bit flags compare
+    (NR["open"], (0, 0o1101, 0o644), FS),
+    (NR["open"], (0, 0o2), flt.RET_ALLOW),
+    (NR["openat2"], (), ERRNO | errno.ENOSYS),
+    *((NR[name], (), FS) for name in flt.FS_TRACED),
+    (NR["connect"], (), NET),
+    (0, (), flt.RET_ALLOW),
+])
+def test_fs_decisions(nr, args, expected):
+    assert run(FS_PROG, nr, args) == expected
+
+
+def test_without_protection_name_syscalls_run_untraced():
+    for name in (*flt.FS_TRACED, "open", "openat", "openat2"):
+        assert run(PROG, NR[name], (0, 0o101, 0o101, 0)) == flt.RET_ALLOW

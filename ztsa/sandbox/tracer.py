@@ -39,8 +39,8 @@ TYPES: dict[int, str] = {int(socket.SOCK_STREAM): "tcp", int(socket.SOCK_DGRAM):
 
 MAPPED_PREFIX = bytes(10) + b"\xff\xff"
 
-OPTIONS = (nat.O_TRACESYSGOOD | nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE | nat.O_TRACEEXEC
-           | nat.O_TRACESECCOMP | nat.O_EXITKILL)
+OPTIONS = (nat.O_TRACESYSGOOD | nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE
+           | nat.O_TRACEEXEC | nat.O_TRACESECCOMP | nat.O_EXITKILL)
 
 
 class Destination(NamedTuple):
