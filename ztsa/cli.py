@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- commands --------------------------------------------------------------------------------
 def run_gate(args: argparse.Namespace, path: str, stream: Any,
-             only_on_failure: bool = False) -> bool:
+             only_on_failure: bool = False, extra: tuple[Any, ...] = ()) -> bool:
     """Audit PATH, write the report (to --output or stream), return whether it passed."""
     from ztsa.context import Context
     from ztsa.engine import run
@@ -187,6 +187,8 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
                            "exclude": list(args.excludes),
                            "allow_registry": list(args.registries)})
     report = run(ctx)
+    if extra:
+        report = report._replace(results=report.results + extra)
     if only_on_failure and report.passed:
         return True
     text = render(report, Format(args.fmt), color=_use_color(stream, args.output is not None))
@@ -220,8 +222,14 @@ def cmd_exec(args: argparse.Namespace) -> int:
         dns_servers = resolvers(list(args.dns)) if (args.dns or names_a_host) else []
     except ValueError as exc:
         raise UsageError(f"--dns: {exc}") from None
+    from ztsa.sandbox.run import confinement_result, missing_controls
+
+    # a control this kernel lacks is a finding of the report: blocking under untrusted
+    strict = args.profile == "untrusted"
+    missing = missing_controls()
+    extra = (confinement_result(missing, strict),) if missing else ()
     # the report goes to stderr (stdout is CMD's), and only when the gate fails
-    if not run_gate(args, args.workspace, sys.stderr, only_on_failure=True):
+    if not run_gate(args, args.workspace, sys.stderr, only_on_failure=True, extra=extra):
         print("ztsa: the gate failed; CMD was not started", file=sys.stderr)
         return EXIT_GATE
     from ztsa.sandbox.run import cap_mask, execute

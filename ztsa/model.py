@@ -46,6 +46,7 @@ class Category(str, enum.Enum):
     NET = "NET"
     SUP = "SUP"
     AGT = "AGT"
+    EXEC = "EXEC"  # not a rule category: what `ztsa exec` finds about its own confinement
 
 
 CATEGORY_TITLES = {
@@ -54,6 +55,7 @@ CATEGORY_TITLES = {
     Category.NET: "network exposure",
     Category.SUP: "supply chain and build hooks",
     Category.AGT: "AI-agent configuration",
+    Category.EXEC: "confinement of ztsa exec",
 }
 
 

@@ -181,10 +181,11 @@ class Runner:
 
     def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
                  timeout: float = 180, pass_fds: tuple[int, ...] = (),
-                 mounts: list[tuple[str, str]] = ()
+                 mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
+                 profile: str = "repo"
                  ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
         log = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
-        ztsa_args = ["exec", "--profile", "repo", "--workspace", str(self.workspace),
+        ztsa_args = ["exec", "--profile", profile, "--workspace", str(self.workspace),
                      "--audit-log", str(log), *[f"--allow-net={a}" for a in allow],
                      *extra, "--", *cmd]
         if self.mode == "root":
@@ -199,7 +200,7 @@ class Runner:
             # the bind-mounted interpreter finds its site-packages through PYTHONPATH only,
             # and ztsa passes CMD a minimal environment: name it
             ztsa_args = [ztsa_args[0], "--env", "PYTHONPATH", *ztsa_args[1:]]
-            inner = " ".join(map(_q, [*python, "-m", "ztsa", *ztsa_args]))
+            inner = " ".join(map(_q, [*wrap, *python, "-m", "ztsa", *ztsa_args]))
             setpriv = (f"setpriv --reuid {user} --regid {user} --clear-groups "
                        f"--inh-caps=-all --bounding-set=-all {inner}")
             script = (" ".join(a if a == "&&" else _q(a) for a in mount) + " && "

@@ -165,3 +165,29 @@ def test_refusals_are_logged_with_the_path(run):
     assert denials == [("openat", "AGENTS.md"), ("mkdir", ".claude")]
     assert events[-1]["denied"] == 2
     assert "2 denied" in proc.stderr
+
+
+@pytest.mark.parametrize("profile", ["untrusted", "repo"])
+def test_without_user_namespaces_untrusted_refuses_and_repo_says_so(tmp_path, profile):
+    """An unprivileged caller in a bwrap sandbox that forbids user namespaces: the
+    agent-file control is missing."""
+    import tempfile
+
+    from conftest import Runner
+
+    ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
+    os.chmod(ws, 0o777)
+    marker = ws / "ran"
+    user = Runner("user", ws)
+    proc, events = user("/bin/sh", "-c", f"touch {marker}", profile=profile,
+                        wrap=["bwrap", "--unshare-user", "--disable-userns", "--dev-bind",
+                              "/", "/", "--"])
+    assert "user namespaces" in proc.stderr
+    if profile == "untrusted":
+        assert proc.returncode == 3, proc.stderr
+        assert "EXEC001" in proc.stderr
+        assert not marker.exists()
+    else:
+        assert proc.returncode == 0, proc.stderr
+        assert marker.exists()
+        assert any(e["event"] == "confinement" and not e["refused"] for e in events)

@@ -17,7 +17,15 @@ def render_sarif(report: Report) -> str:
     ids = sorted({r.id for r in used})
     driver_rules = []
     for rid in ids:
-        rule = rules[rid]
+        rule = rules.get(rid)
+        if rule is None:  # EXEC001: a finding of ztsa exec, not a catalogue rule
+            r0 = next(r for r in used if r.id == rid)
+            driver_rules.append({
+                "id": rid, "name": r0.slug, "shortDescription": {"text": r0.title},
+                "help": {"text": r0.fix},
+                "properties": {"category": r0.category.value, "severity": r0.severity.value},
+            })
+            continue
         driver_rules.append({
             "id": rid,
             "name": rule.slug,

@@ -81,9 +81,14 @@ def landlock_abi() -> int:
     return r if r > 0 else 0
 
 
+_userns: list[bool] = []
+
+
 def userns_available() -> bool:
-    """Can this process create a user namespace (probed in a short-lived child)?"""
-    return int(lib.ztsa_userns_probe()) == 0
+    """Can this process create a user namespace (probed once, in a short-lived child)?"""
+    if not _userns:
+        _userns.append(int(lib.ztsa_userns_probe()) == 0)
+    return _userns[0]
 
 
 def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> int:

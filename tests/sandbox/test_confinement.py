@@ -1,0 +1,39 @@
+"""Missing confinement controls become EXEC001 in the report: blocking under untrusted,
+a warning otherwise, in every output format."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from ztsa.model import Profile, Report
+from ztsa.output import Format, render
+from ztsa.sandbox.run import USERNS_MISSING, confinement_result, missing_controls
+
+SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "report-schema.json").read_text())
+
+
+def test_what_each_kernel_lacks():
+    assert missing_controls(abi=7, userns=True, euid=1000) == []
+    assert missing_controls(abi=7, userns=False, euid=0) == []  # root needs no user ns
+    assert missing_controls(abi=7, userns=False, euid=1000) == [USERNS_MISSING]
+    lacks = missing_controls(abi=1, userns=True, euid=1000)
+    assert [m.split(" (")[0] for m in lacks] == ["Landlock ABI 2", "Landlock ABI 3",
+                                                 "Landlock ABI 5"]
+    assert missing_controls(abi=0, userns=True, euid=1000)[0].startswith("Landlock (")
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_the_finding_blocks_only_under_untrusted(strict):
+    result = confinement_result([USERNS_MISSING], strict)
+    report = Report("0", Profile.UNTRUSTED if strict else Profile.REPO, "/w", (result,))
+    assert report.passed is not strict
+    doc = json.loads(render(report, Format.JSON, color=False))
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["results"][0]["id"] == "EXEC001"
+    assert doc["results"][0]["gating"] is strict
+    sarif = json.loads(render(report, Format.SARIF, color=False))
+    assert sarif["runs"][0]["tool"]["driver"]["rules"][0]["id"] == "EXEC001"
+    text = render(report, Format.TEXT, color=False)
+    assert "EXEC001" in text and "user namespaces" in text
