@@ -406,7 +406,7 @@ static void fs_helper(int sock) {
 /* Start the helper as an orphan (double fork, the first with CLONE_UNTRACED): it is not
    part of the traced tree, and CMD never sees it as a child. */
 static int start_fs_helper(int sock, const char *workspace,
-                           const char *const *protected_paths, int n_protected) {
+                           const char *const *protected_paths, int n_protected, int cpu) {
     int root = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return -errno;
@@ -422,6 +422,14 @@ static int start_fs_helper(int sock, const char *workspace,
             for (int fd = 0; fd < 1024; fd++)
                 if (fd != sock && fd != root)
                     close(fd);
+            if (cpu >= 0) {
+                /* beside the tracer: a request is a switch on one CPU, not a wake-up
+                   across CPUs */
+                cpu_set_t set;
+                CPU_ZERO(&set);
+                CPU_SET(cpu, &set);
+                sched_setaffinity(0, sizeof set, &set);
+            }
             helper_root = root;
             helper_protected = protected_paths;
             helper_n_protected = n_protected;
@@ -489,7 +497,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                int n_write_paths, unsigned long long handled_fs,
                int ns_mode, const char *const *ro_paths, int n_ro, int fs_sock,
                const char *workspace, const char *const *protected_paths, int n_protected,
-               int *sync_fd, int *err_fd) {
+               int helper_cpu, int *sync_fd, int *err_fd) {
     int sync_pipe[2], err_pipe[2];
     if (pipe2(sync_pipe, O_CLOEXEC) < 0)
         return -errno;
@@ -557,7 +565,8 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                 child_fail(efd, -r);
         }
         if (fs_sock >= 0) {
-            int r = start_fs_helper(fs_sock, workspace, protected_paths, n_protected);
+            int r = start_fs_helper(fs_sock, workspace, protected_paths, n_protected,
+                                    helper_cpu);
             if (r < 0)
                 child_fail(efd, -r);
         }

@@ -12,7 +12,8 @@ struct ztsa_filter_insn {
    (a mount namespace) or 2 (a user and a mount namespace) bind-mounts ro_paths
    read-only; drops capabilities (when drop_caps or in a user namespace); sets
    NoNewPrivs; applies Landlock; with fs_sock >= 0 starts the helper that performs the
-   tree's name-creating syscalls (protected_paths are relative to workspace); installs
+   tree's name-creating syscalls (protected_paths are relative to workspace; pinned to
+   helper_cpu unless it is -1); installs
    the seccomp filter and execs path. Returns the pid or -errno; *sync_fd is the write
    end to release the child, *err_fd the read end that carries the child's errno if a
    step or exec fails (EOF on success). keep_fds: more fds than stdio that stay open. */
@@ -24,7 +25,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                int n_write_paths, unsigned long long handled_fs,
                int ns_mode, const char *const *ro_paths, int n_ro, int fs_sock,
                const char *workspace, const char *const *protected_paths, int n_protected,
-               int *sync_fd, int *err_fd);
+               int helper_cpu, int *sync_fd, int *err_fd);
 
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);

@@ -29,7 +29,7 @@ FS_DONE, FS_PROTECTED, FS_CREATED, FS_EXISTS = range(4)
 REQUEST = struct.Struct("=iiIIQII")
 REPLY = struct.Struct("=iiIi")
 
-SYS_OPEN, SYS_CREAT, SYS_OPENAT = 2, 85, 257
+SYS_OPEN, SYS_CREAT, SYS_OPENAT, SYS_UMASK = 2, 85, 257, 95
 # nr -> (name, op, path args as (dirfd index or None, path index), flags index, mode index)
 CALLS: dict[int, tuple[str, int, tuple[tuple[int | None, int], ...], int | None,
                        int | None]] = {
@@ -99,6 +99,9 @@ class FsGuard:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.pending: dict[int, Pending] = {}  # tid -> chmod after its open returns
+        # tgid -> umask: read from /proc once per process, followed at umask(2) stops (the
+        # umask only shapes the modes of the tree's own new files)
+        self.umasks: dict[int, int] = {}
 
     def close(self) -> None:
         self.sock.close()
@@ -125,10 +128,23 @@ class FsGuard:
         err, verdict, fixmode, _ = REPLY.unpack(reply)
         return err, verdict, fixmode
 
-    def handle(self, tid: int, nr: int, args: list[int]) -> tuple[str, int, str | None]:
+    def umask(self, tid: int, tgid: int) -> int:
+        mask = self.umasks.get(tgid)
+        if mask is None:
+            mask = self.umasks[tgid] = umask_of(tid)
+        return mask
+
+    def forget(self, tgid: int) -> None:
+        self.umasks.pop(tgid, None)
+
+    def handle(self, tid: int, nr: int, args: list[int],
+               tgid: int | None = None) -> tuple[str, int, str | None]:
         """('return', value, denied) to skip the syscall and answer value (denied names
         the refused paths), ('run', 0, None) to let the rewritten open run, or
         ('run-exit', ...) when after(tid) must follow at its syscall-exit stop."""
+        if nr == SYS_UMASK:
+            self.umasks[tid if tgid is None else tgid] = args[0] & 0o777
+            return "run", 0, None
         name, op, specs, flags_i, mode_i = CALLS[nr]
         flags = args[flags_i] & 0xFFFFFFFF if flags_i is not None else 0
         if nr == SYS_CREAT:
@@ -146,8 +162,8 @@ class FsGuard:
                 fds.append(self._dirfd(tid, args[fd_i] if fd_i is not None else None, path))
             dev = args[3] if nr == 259 else args[2] if nr == 133 else 0
             p2 = target if op == OP_SYMLINK else paths[1] if len(paths) > 1 else b""
-            err, verdict, fixmode = self.ask(op, flags, mode, umask_of(tid), dev, paths[0],
-                                             p2, fds)
+            umask = self.umask(tid, tid if tgid is None else tgid)
+            err, verdict, fixmode = self.ask(op, flags, mode, umask, dev, paths[0], p2, fds)
         finally:
             for fd in fds:
                 os.close(fd)

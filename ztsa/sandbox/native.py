@@ -48,7 +48,7 @@ def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code
           drop_caps: bool, keep_caps: int, keep_fds: list[int],
           write_rules: list[tuple[str, int]], handled_fs: int, ns_mode: int = 0,
           ro_paths: list[str] | None = None, fs_sock: int = -1, workspace: str = "/",
-          protected: list[str] | None = None) -> tuple[int, int, int]:
+          protected: list[str] | None = None, helper_cpu: int = -1) -> tuple[int, int, int]:
     """(pid, sync_fd, err_fd); see ztsa_spawn in native/ztsa_native.h."""
     c_argv = [ffi.new("char[]", os.fsencode(a)) for a in argv]
     c_env = [ffi.new("char[]", os.fsencode(f"{k}={v}")) for k, v in env.items()]
@@ -70,7 +70,8 @@ def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code
     pid = lib.ztsa_spawn(os.fsencode(path), argv_arr, env_arr, os.fsencode(cwd), insns, n,
                          int(drop_caps), keep_caps, fds, len(keep_fds), paths, rights,
                          len(write_rules), handled_fs, ns_mode, ro_arr, len(c_ro), fs_sock,
-                         os.fsencode(workspace), prot_arr, len(c_prot), sync_fd, err_fd)
+                         os.fsencode(workspace), prot_arr, len(c_prot), helper_cpu, sync_fd,
+                         err_fd)
     _check(pid, "spawn")
     return pid, sync_fd[0], err_fd[0]
 

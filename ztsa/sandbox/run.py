@@ -168,6 +168,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         log.close()
         return EXIT_NOT_FOUND
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    # the tracer and the file helper share one CPU (the tree keeps them all): a request
+    # to the helper is then a switch, not a cross-CPU wake-up
+    cpus = sorted(os.sched_getaffinity(0))
+    helper_cpu = cpus[-1] if guard is not None and len(cpus) > 1 else -1
     try:
         pid, sync_fd, err_fd = nat.spawn(
             program, argv, env, cwd,
@@ -176,7 +180,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
             write_rules=fs.rules, handled_fs=fs.handled, ns_mode=ns_mode,
             ro_paths=guard.ro_paths if guard else [],
             fs_sock=theirs.fileno() if guard else -1, workspace=policy.workspace,
-            protected=guard.entries if guard else [])
+            protected=guard.entries if guard else [], helper_cpu=helper_cpu)
     except BaseException:
         ours.close()
         raise
@@ -185,6 +189,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     if guard is None:
         ours.close()
     fsguard = FsGuard(ours) if guard is not None else None
+    if helper_cpu >= 0:
+        os.sched_setaffinity(0, {helper_cpu})
     tracer = Tracer(policy, log, pid, fsguard)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)

@@ -152,6 +152,8 @@ class Tracer:
         self.started.discard(tid)
         if tid != tgid:
             return  # a thread
+        if self.fs is not None:
+            self.fs.forget(tid)
         code = os.waitstatus_to_exitcode(status)
         self.log.event("exit", pid=tid, status=code if code >= 0 else 128 - code,
                        signal=signal.Signals(-code).name if code < 0 else None)
@@ -239,7 +241,7 @@ class Tracer:
             return nat.PTRACE_CONT
         nr, args = nat.syscall_get(tid)
         try:
-            action, value, denied = self.fs.handle(tid, nr, args)
+            action, value, denied = self.fs.handle(tid, nr, args, self.tgid.get(tid, tid))
         except nat.NativeError as exc:
             if exc.errno == errno.ESRCH:
                 return nat.PTRACE_CONT
