@@ -7,8 +7,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -148,28 +153,13 @@ static int protect_mounts(int userns, const char *const *ro_paths, int n_ro) {
     return 0;
 }
 
-struct ztsa_fs_request {
-    int op;
-    int flags;
-    unsigned int mode;
-    unsigned int umask;
-    unsigned long long dev;
-    unsigned int len1, len2;
-};
-
-struct ztsa_fs_reply {
-    int err;       /* 0 or an errno */
-    int verdict;   /* ZTSA_FS_* */
-    unsigned int fixmode; /* CREATE: the mode to set once the tracee has opened it */
-    int pad;
-};
-
-enum { OP_CREATE = 1, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME, OP_CHMOD };
-enum { FS_DONE = 0, FS_PROTECTED = 1, FS_CREATED = 2, FS_EXISTS = 3 };
+enum { OP_CREATE = 1, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME };
 
 static int helper_root = -1;
 static const char *const *helper_protected;
 static int helper_n_protected;
+static int helper_log = -1;
+static unsigned long *helper_denials; /* shared with the supervisor (MAP_SHARED) */
 
 static int same_as(int fd, const char *name, int follow, const struct stat *want) {
     struct stat st;
@@ -250,199 +240,346 @@ static int open_parent(int dirfd, const char *path, char *name, size_t name_size
     return fd < 0 ? -errno : fd;
 }
 
-static void fs_op(const struct ztsa_fs_request *rq, const char *p1, const char *p2,
-                  int fd1, int fd2, struct ztsa_fs_reply *out) {
+
+/* One name-creating syscall of the tree, performed by the helper. *fd_out receives the
+   opened file of OP_CREATE. Returns 0 or an errno; *denied is set for a protected
+   name. */
+static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
+                 const char *p1, const char *p2, int fd1, int fd2, int *fd_out,
+                 int *denied) {
     char name1[256], name2[256];
-    int slash1 = 0, slash2 = 0, par1 = -1, par2 = -1, r = 0;
-    memset(out, 0, sizeof *out);
-    umask(rq->umask & 0777);
-    int empty_link = rq->op == OP_LINK && (rq->flags & AT_EMPTY_PATH) && *p1 == 0;
-    if (!empty_link && rq->op != OP_SYMLINK) {
+    int slash1 = 0, slash2 = 0, par1 = -1, par2 = -1, r = 0, err = 0;
+    *denied = 0;
+    int empty_link = op == OP_LINK && (flags & AT_EMPTY_PATH) && *p1 == 0;
+    if (!empty_link && op != OP_SYMLINK) {
         par1 = open_parent(fd1, p1, name1, sizeof name1, &slash1);
-        if (par1 < 0) {
-            out->err = -par1;
-            return;
-        }
+        if (par1 < 0)
+            return -par1;
     }
-    if (rq->op == OP_LINK || rq->op == OP_RENAME || rq->op == OP_SYMLINK) {
-        const char *np = rq->op == OP_SYMLINK ? p1 : p2;
-        int nfd = rq->op == OP_SYMLINK ? fd1 : fd2;
-        par2 = open_parent(nfd, np, name2, sizeof name2, &slash2);
+    if (op == OP_LINK || op == OP_RENAME || op == OP_SYMLINK) {
+        par2 = open_parent(op == OP_SYMLINK ? fd1 : fd2, op == OP_SYMLINK ? p1 : p2, name2,
+                           sizeof name2, &slash2);
         if (par2 < 0) {
-            out->err = -par2;
+            err = -par2;
             goto done;
         }
     }
-    switch (rq->op) {
+    switch (op) {
     case OP_CREATE: {
         if (slash1) {
-            out->err = EISDIR;
+            err = EISDIR;
             break;
         }
         if (classify(par1, name1) == 1) {
-            out->verdict = FS_PROTECTED;
+            *denied = 1;
             break;
         }
-        unsigned int want = rq->mode & 07777 & ~rq->umask;
-        umask(0);
-        int fd = openat(par1, name1, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDONLY | O_CLOEXEC,
-                        want | S_IRUSR | S_IWUSR);
-        if (fd >= 0) {
-            close(fd);
-            out->verdict = FS_CREATED;
-            out->fixmode = want;
-        } else if (errno == EEXIST) {
-            out->verdict = FS_EXISTS;
-        } else {
-            out->err = errno;
-        }
+        /* never follow a final symlink while creating: a dangling one could name a
+           protected path; an existing target is opened without O_CREAT */
+        int fd = openat(par1, name1, flags | O_NOFOLLOW, mode);
+        if (fd < 0 && errno == ELOOP && !(flags & (O_NOFOLLOW | O_EXCL)))
+            fd = openat(par1, name1, flags & ~O_CREAT, mode);
+        if (fd < 0)
+            err = errno;
+        else
+            *fd_out = fd;
         break;
     }
     case OP_MKDIR:
     case OP_MKNOD:
-    case OP_CHMOD:
         if (classify(par1, name1) == 1) {
-            out->verdict = FS_PROTECTED;
+            *denied = 1;
             break;
         }
-        if (rq->op == OP_MKDIR)
-            r = mkdirat(par1, name1, rq->mode);
-        else if (rq->op == OP_MKNOD)
-            r = mknodat(par1, name1, rq->mode, (dev_t)rq->dev);
-        else
-            r = fchmodat(par1, name1, rq->mode & 07777, 0);
-        out->err = r < 0 ? errno : 0;
+        r = op == OP_MKDIR ? mkdirat(par1, name1, mode)
+                           : mknodat(par1, name1, mode, (dev_t)dev);
+        err = r < 0 ? errno : 0;
         break;
     case OP_SYMLINK:
         if (classify(par2, name2) == 1) {
-            out->verdict = FS_PROTECTED;
+            *denied = 1;
             break;
         }
-        out->err = symlinkat(p2, par2, name2) < 0 ? errno : 0;
+        err = symlinkat(p2, par2, name2) < 0 ? errno : 0;
         break;
     case OP_LINK:
         if ((!empty_link && classify(par1, name1) == 1) || classify(par2, name2) == 1) {
-            out->verdict = FS_PROTECTED;
+            *denied = 1;
             break;
         }
         r = empty_link ? linkat(fd1, "", par2, name2, AT_EMPTY_PATH)
-                       : linkat(par1, name1, par2, name2, rq->flags & AT_SYMLINK_FOLLOW);
-        out->err = r < 0 ? errno : 0;
+                       : linkat(par1, name1, par2, name2, flags & AT_SYMLINK_FOLLOW);
+        err = r < 0 ? errno : 0;
         break;
     case OP_RENAME: {
         int src = classify(par1, name1), dst = classify(par2, name2);
         struct stat st;
         int src_dir = fstatat(par1, name1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-        /* never move a protected path or a directory on the way to one; never move a
-           directory into such a place (it could bring the protected names with it) */
-        if (src || dst == 1 || (dst == 2 && (src_dir || (rq->flags & 2 /* EXCHANGE */)))) {
-            out->verdict = FS_PROTECTED;
+        /* never move a protected path, a directory on the way to one, or the workspace;
+           never move a directory into such a place (it could bring protected names) */
+        if (src || dst == 1 || (dst == 2 && (src_dir || (flags & 2 /* EXCHANGE */)))) {
+            *denied = 1;
             break;
         }
-        r = (int)syscall(SYS_renameat2, par1, name1, par2, name2, (unsigned int)rq->flags);
-        out->err = r < 0 ? errno : 0;
+        r = (int)syscall(SYS_renameat2, par1, name1, par2, name2, (unsigned int)flags);
+        err = r < 0 ? errno : 0;
         break;
     }
     default:
-        out->err = ENOSYS;
+        err = ENOSYS;
     }
 done:
     if (par1 >= 0)
         close(par1);
     if (par2 >= 0)
         close(par2);
+    return err;
 }
 
-/* The helper's loop: one request (header, two NUL-terminated paths, two fds), one reply.
-   It runs with the tree's credentials, namespace and Landlock domain, but no seccomp
-   filter and no tracer; it leaves when the supervisor closes its end. */
-static void fs_helper(int sock) {
-    static char buf[sizeof(struct ztsa_fs_request) + 2 * 4097];
-    for (;;) {
-        char cbuf[CMSG_SPACE(2 * sizeof(int))];
-        struct iovec iov = {buf, sizeof buf};
-        struct msghdr msg;
-        memset(&msg, 0, sizeof msg);
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf;
-        msg.msg_controllen = sizeof cbuf;
-        ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-        if (n < 0 && errno == EINTR)
-            continue;
+/* A NUL-terminated string of the tracee, read page by page. 0 or an errno. */
+static int read_string(pid_t pid, unsigned long long addr, char *buf, size_t size) {
+    size_t got = 0;
+    while (got < size) {
+        size_t chunk = 4096 - (size_t)((addr + got) % 4096);
+        if (chunk > size - got)
+            chunk = size - got;
+        struct iovec local = {buf + got, chunk};
+        struct iovec remote = {(void *)(unsigned long)(addr + got), chunk};
+        ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
         if (n <= 0)
-            _exit(0);
-        int fds[2] = {-1, -1};
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            memcpy(fds, CMSG_DATA(c), (k > 2 ? 2 : k) * sizeof(int));
-        }
-        struct ztsa_fs_reply reply;
-        memset(&reply, 0, sizeof reply);
-        struct ztsa_fs_request rq;
-        if ((size_t)n < sizeof rq) {
-            reply.err = EINVAL;
+            return n < 0 ? errno : EFAULT;
+        if (memchr(buf + got, 0, (size_t)n))
+            return 0;
+        got += (size_t)n;
+    }
+    return ENAMETOOLONG;
+}
+
+static int tracee_dirfd(pid_t pid, long long fd, const char *path) {
+    if ((int)fd == AT_FDCWD || path[0] == '/') {
+        char where[64];
+        snprintf(where, sizeof where, "/proc/%d/cwd", pid);
+        int r = open(where, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return r < 0 ? -errno : r;
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
+    if (pidfd < 0)
+        return -errno;
+    int dup = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+    int e = errno;
+    close(pidfd);
+    return dup < 0 ? -e : dup;
+}
+
+static unsigned int tracee_umask(pid_t pid) {
+    char where[64], buf[2048];
+    snprintf(where, sizeof where, "/proc/%d/status", pid);
+    int fd = open(where, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 022;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 022;
+    buf[n] = 0;
+    char *line = strstr(buf, "\nUmask:");
+    return line ? (unsigned int)strtoul(line + 7, NULL, 8) & 0777 : 022;
+}
+
+/* JSON string body: quotes, backslashes and control bytes escaped; bytes of invalid
+   UTF-8 as \u00XX. */
+static size_t json_escape(const char *in, char *out, size_t size) {
+    size_t o = 0;
+    const unsigned char *s = (const unsigned char *)in;
+    while (*s && o + 8 < size) {
+        unsigned char c = *s;
+        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        int ok = len > 1;
+        for (int i = 1; ok && i < len; i++)
+            ok = (s[i] & 0xC0) == 0x80;
+        if (c == '"' || c == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)c;
+            s++;
+        } else if (c < 0x20 || (c >= 0x80 && !ok)) {
+            o += (size_t)snprintf(out + o, size - o, "\\u%04x", c);
+            s++;
         } else {
-            memcpy(&rq, buf, sizeof rq);
-            size_t need = sizeof rq + (size_t)rq.len1 + 1 + (size_t)rq.len2 + 1;
-            if (rq.len1 > 4096 || rq.len2 > 4096 || (size_t)n != need) {
-                reply.err = EINVAL;
-            } else {
-                char *p1 = buf + sizeof rq, *p2 = p1 + rq.len1 + 1;
-                p1[rq.len1] = 0;
-                p2[rq.len2] = 0;
-                fs_op(&rq, p1, p2, fds[0], fds[1] >= 0 ? fds[1] : fds[0], &reply);
-            }
+            memcpy(out + o, s, (size_t)len);
+            o += (size_t)len;
+            s += len;
         }
-        for (int i = 0; i < 2; i++)
-            if (fds[i] >= 0)
-                close(fds[i]);
-        if (send(sock, &reply, sizeof reply, MSG_NOSIGNAL) != sizeof reply)
-            _exit(0);
+    }
+    out[o] = 0;
+    return o;
+}
+
+static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2) {
+    __atomic_fetch_add(helper_denials, 1, __ATOMIC_RELAXED);
+    if (helper_log < 0)
+        return;
+    static char e1[4 * 4096 * 2], e2[4 * 4096 * 2], line[sizeof e1 + sizeof e2 + 512];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    json_escape(p1, e1, sizeof e1);
+    json_escape(p2, e2, sizeof e2);
+    int n = snprintf(line, sizeof line,
+                     "{\"schema\":\"ztsa.audit/v1\",\"time\":%lld.%06ld,\"event\":\"deny\","
+                     "\"pid\":%d,\"syscall\":\"%s\",\"path\":\"%s%s%s\","
+                     "\"rule\":\"protected agent file\"}\n",
+                     (long long)ts.tv_sec, ts.tv_nsec / 1000, pid, syscall_name, e1,
+                     *p2 ? " -> " : "", e2);
+    if (n > 0) {
+        ssize_t ignored = write(helper_log, line, (size_t)n < sizeof line ? (size_t)n
+                                                                          : sizeof line - 1);
+        (void)ignored;
     }
 }
 
-/* Start the helper as an orphan (double fork, the first with CLONE_UNTRACED): it is not
-   part of the traced tree, and CMD never sees it as a child. */
-static int start_fs_helper(int sock, const char *workspace,
-                           const char *const *protected_paths, int n_protected, int cpu) {
-    int root = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (root < 0)
-        return -errno;
-    long mid = syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
-    if (mid < 0) {
-        int e = errno;
-        close(root);
-        return -e;
-    }
-    if (mid == 0) {
-        pid_t helper = fork();
-        if (helper == 0) {
-            for (int fd = 0; fd < 1024; fd++)
-                if (fd != sock && fd != root)
-                    close(fd);
-            if (cpu >= 0) {
-                /* beside the tracer: a request is a switch on one CPU, not a wake-up
-                   across CPUs */
-                cpu_set_t set;
-                CPU_ZERO(&set);
-                CPU_SET(cpu, &set);
-                sched_setaffinity(0, sizeof set, &set);
-            }
-            helper_root = root;
-            helper_protected = protected_paths;
-            helper_n_protected = n_protected;
-            fs_helper(sock);
+struct fs_call {
+    int nr;
+    const char *name;
+    int op;
+    int dirfd1, path1, dirfd2, path2; /* argument indexes, -1: none (AT_FDCWD) */
+    int flags, mode;
+};
+
+static const struct fs_call FS_CALLS[] = {
+    {2, "open", OP_CREATE, -1, 0, -1, -1, 1, 2},
+    {85, "creat", OP_CREATE, -1, 0, -1, -1, -1, 1},
+    {257, "openat", OP_CREATE, 0, 1, -1, -1, 2, 3},
+    {83, "mkdir", OP_MKDIR, -1, 0, -1, -1, -1, 1},
+    {258, "mkdirat", OP_MKDIR, 0, 1, -1, -1, -1, 2},
+    {133, "mknod", OP_MKNOD, -1, 0, -1, -1, -1, 1},
+    {259, "mknodat", OP_MKNOD, 0, 1, -1, -1, -1, 2},
+    {88, "symlink", OP_SYMLINK, -1, 1, -1, -1, -1, -1},
+    {266, "symlinkat", OP_SYMLINK, 1, 2, -1, -1, -1, -1},
+    {86, "link", OP_LINK, -1, 0, -1, 1, -1, -1},
+    {265, "linkat", OP_LINK, 0, 1, 2, 3, 4, -1},
+    {82, "rename", OP_RENAME, -1, 0, -1, 1, -1, -1},
+    {264, "renameat", OP_RENAME, 0, 1, 2, 3, -1, -1},
+    {316, "renameat2", OP_RENAME, 0, 1, 2, 3, 4, -1},
+};
+
+/* Answer one notification: 0, or -errno for the tracee, with *fd_out set for an open. */
+static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_out) {
+    static char p1[4097], p2[4097];
+    const struct fs_call *call = NULL;
+    for (size_t i = 0; i < sizeof FS_CALLS / sizeof FS_CALLS[0]; i++)
+        if (FS_CALLS[i].nr == req->data.nr)
+            call = &FS_CALLS[i];
+    if (!call)
+        return -ENOSYS;
+    const unsigned long long *a = req->data.args;
+    pid_t pid = (pid_t)req->pid;
+    int flags = call->flags >= 0 ? (int)a[call->flags] : 0;
+    if (call->nr == 85)
+        flags = O_CREAT | O_WRONLY | O_TRUNC;
+    unsigned int mode = call->mode >= 0 ? (unsigned int)a[call->mode] : 0;
+    int err = read_string(pid, a[call->path1], p1, sizeof p1);
+    if (!err && call->path2 >= 0)
+        err = read_string(pid, a[call->path2], p2, sizeof p2);
+    if (!err && call->op == OP_SYMLINK)
+        err = read_string(pid, a[0], p2, sizeof p2); /* the link's target */
+    if (err)
+        return -err;
+    if (call->path2 < 0 && call->op != OP_SYMLINK)
+        p2[0] = 0;
+    int empty_ok = call->op == OP_LINK && (flags & AT_EMPTY_PATH);
+    if ((!p1[0] && !empty_ok) || (call->path2 >= 0 && !p2[0]))
+        return -ENOENT;
+    int fd1 = tracee_dirfd(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD,
+                           p1);
+    if (fd1 < 0)
+        return fd1;
+    int fd2 = -1;
+    if (call->path2 >= 0) {
+        fd2 = tracee_dirfd(pid, call->dirfd2 >= 0 ? (long long)a[call->dirfd2] : AT_FDCWD, p2);
+        if (fd2 < 0) {
+            close(fd1);
+            return fd2;
         }
-        _exit(helper < 0 ? 1 : 0);
     }
-    int status;
-    while (waitpid((pid_t)mid, &status, __WALL) < 0 && errno == EINTR)
-        ;
-    close(root);
-    close(sock);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
+    /* the paths and descriptors are ours now; is the request still the one we read? */
+    unsigned long long id = req->id;
+    if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
+        close(fd1);
+        if (fd2 >= 0)
+            close(fd2);
+        return -ESRCH;
+    }
+    umask(tracee_umask(pid));
+    int denied = 0;
+    unsigned long long dev = call->nr == 133 ? a[2] : call->nr == 259 ? a[3] : 0;
+    err = fs_op(call->op, flags, mode, dev, p1, p2, fd1, fd2 >= 0 ? fd2 : fd1, fd_out,
+                &denied);
+    close(fd1);
+    if (fd2 >= 0)
+        close(fd2);
+    if (denied) {
+        log_denial(pid, call->name, call->op == OP_SYMLINK ? p1 : p1,
+                   call->op == OP_SYMLINK ? "" : p2);
+        return -EACCES;
+    }
+    return -err;
+}
+
+/* The helper's loop: it leaves when no process uses the filter any more. */
+static void fs_helper(int lfd) {
+    struct seccomp_notif_sizes sizes;
+    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+        _exit(1);
+    size_t req_size = sizes.seccomp_notif > sizeof(struct seccomp_notif)
+                          ? sizes.seccomp_notif : sizeof(struct seccomp_notif);
+    size_t resp_size = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+                           ? sizes.seccomp_notif_resp : sizeof(struct seccomp_notif_resp);
+    static char req_buf[4096], resp_buf[4096];
+    if (req_size > sizeof req_buf || resp_size > sizeof resp_buf)
+        _exit(1);
+    struct seccomp_notif *req = (struct seccomp_notif *)req_buf;
+    struct seccomp_notif_resp *resp = (struct seccomp_notif_resp *)resp_buf;
+    for (;;) {
+        struct pollfd pfd = {lfd, POLLIN, 0};
+        if (poll(&pfd, 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            _exit(1);
+        }
+        if (!(pfd.revents & POLLIN))
+            _exit(0); /* POLLHUP: the tree is gone */
+        memset(req, 0, req_size);
+        if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+            continue; /* EINTR, or the caller died (ENOENT) */
+        int fd = -1;
+        long result = fs_notification(lfd, req, &fd);
+        if (fd >= 0) {
+            struct seccomp_notif_addfd add;
+            memset(&add, 0, sizeof add);
+            add.id = req->id;
+            add.flags = SECCOMP_ADDFD_FLAG_SEND;
+            add.srcfd = (unsigned int)fd;
+            add.newfd_flags = (unsigned int)(req->data.args[req->data.nr == 257 ? 2 : 1] &
+                                             O_CLOEXEC);
+            if (req->data.nr == 85)
+                add.newfd_flags = 0;
+            int r = ioctl(lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+            close(fd);
+            if (r >= 0 || errno == ENOENT)
+                continue;
+            result = -errno;
+        }
+        memset(resp, 0, resp_size);
+        resp->id = req->id;
+        resp->val = 0;
+        resp->error = (int)result;
+        ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+    }
+}
+
+static unsigned long *shared_denials;
+
+unsigned long ztsa_fs_denials(void) {
+    return shared_denials ? __atomic_load_n(shared_denials, __ATOMIC_RELAXED) : 0;
 }
 
 int ztsa_userns_probe(void) {
@@ -495,10 +632,18 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                unsigned long long keep_caps, const int *keep_fds, int n_keep_fds,
                const char *const *write_paths, const unsigned long long *write_rights,
                int n_write_paths, unsigned long long handled_fs,
-               int ns_mode, const char *const *ro_paths, int n_ro, int fs_sock,
+               int ns_mode, const char *const *ro_paths, int n_ro, int protect, int log_fd,
                const char *workspace, const char *const *protected_paths, int n_protected,
-               int helper_cpu, int *sync_fd, int *err_fd) {
+               int *sync_fd, int *err_fd) {
     int sync_pipe[2], err_pipe[2];
+    if (protect && !shared_denials) {
+        void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return -errno;
+        shared_denials = m;
+    }
+    if (shared_denials)
+        *shared_denials = 0;
     if (pipe2(sync_pipe, O_CLOEXEC) < 0)
         return -errno;
     if (pipe2(err_pipe, O_CLOEXEC) < 0) {
@@ -532,7 +677,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         close(sync_pipe[0]);
         /* nothing but stdio (and the named fds) reaches CMD */
         for (int fd = 3; fd < 1024; fd++) {
-            int keep = (fd == efd || fd == fs_sock);
+            int keep = (fd == efd || (protect && fd == log_fd));
             for (int i = 0; i < n_keep_fds; i++)
                 if (keep_fds[i] == fd)
                     keep = 1;
@@ -564,17 +709,76 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             if (r < 0)
                 child_fail(efd, -r);
         }
-        if (fs_sock >= 0) {
-            int r = start_fs_helper(fs_sock, workspace, protected_paths, n_protected,
-                                    helper_cpu);
-            if (r < 0)
-                child_fail(efd, -r);
-        }
         struct sock_fprog prog = {filter_len, (struct sock_filter *)filter};
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+        if (!protect) {
+            if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                child_fail(efd, errno);
+            execve(path, argv, envp);
             child_fail(efd, errno);
-        execve(path, argv, envp);
-        child_fail(efd, errno);
+        }
+        /* This process stays as the file helper, CMD's parent (an ancestor of the whole
+           tree, so it may read the tree's memory even under Yama); CMD installs the
+           filter, whose listener it hands back, and execs. */
+        int root = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int pair[2];
+        if (root < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+            child_fail(efd, errno);
+        pid_t cmd = fork();
+        if (cmd < 0)
+            child_fail(efd, errno);
+        if (cmd == 0) {
+            close(pair[0]);
+            close(root);
+            if (log_fd >= 0)
+                close(log_fd);
+            int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                   SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+            if (lfd < 0)
+                child_fail(efd, errno);
+            /* the filter is on: sendmsg would stop in the tracer, so say the number and
+               let the helper take the listener (pidfd_getfd), then exec */
+            char ack;
+            if (write(pair[1], &lfd, sizeof lfd) != sizeof lfd || read(pair[1], &ack, 1) != 1)
+                child_fail(efd, EPIPE);
+            close(lfd);
+            close(pair[1]);
+            execve(path, argv, envp);
+            child_fail(efd, errno);
+        }
+        close(pair[1]);
+        close(efd);
+        /* CMD's exit reaches the tracer first, then is reaped here automatically; the
+           signals that ztsa forwards to the tree must not end the helper */
+        signal(SIGCHLD, SIG_IGN);
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
+        signal(SIGQUIT, SIG_IGN);
+        signal(SIGPIPE, SIG_IGN);
+        int lfd = -1, theirs = -1;
+        if (read(pair[0], &theirs, sizeof theirs) == sizeof theirs) {
+            int pidfd = (int)syscall(SYS_pidfd_open, cmd, 0);
+            lfd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, theirs, 0);
+            if (pidfd >= 0)
+                close(pidfd);
+        }
+        if (lfd < 0) {
+            kill(cmd, SIGKILL); /* no helper, no CMD: its creations could not be checked */
+            _exit(127);
+        }
+        ssize_t sent = write(pair[0], "k", 1);
+        (void)sent;
+        close(pair[0]);
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != lfd && fd != root && fd != log_fd)
+                close(fd);
+        helper_root = root;
+        helper_protected = protected_paths;
+        helper_n_protected = n_protected;
+        helper_log = log_fd;
+        helper_denials = shared_denials;
+        fs_helper(lfd);
+        _exit(0);
     }
     close(sync_pipe[0]);
     close(err_pipe[1]);
@@ -631,34 +835,6 @@ int ztsa_syscall_return(int pid, long result) {
     return 0;
 #else
     (void)pid; (void)result;
-    return -ENOSYS;
-#endif
-}
-
-int ztsa_syscall_rewrite(int pid, long nr, int index, unsigned long long value) {
-#if defined(__x86_64__)
-    struct user_regs_struct regs;
-    if (pid == cached_pid) {
-        regs = cached_regs;
-    } else if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0) {
-        return -errno;
-    }
-    cached_pid = -1;
-    regs.orig_rax = (unsigned long long)nr;
-    switch (index) {
-    case 0: regs.rdi = value; break;
-    case 1: regs.rsi = value; break;
-    case 2: regs.rdx = value; break;
-    case 3: regs.r10 = value; break;
-    case 4: regs.r8 = value; break;
-    case 5: regs.r9 = value; break;
-    default: return -EINVAL;
-    }
-    if (ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
-        return -errno;
-    return 0;
-#else
-    (void)pid; (void)nr; (void)index; (void)value;
     return -ENOSYS;
 #endif
 }

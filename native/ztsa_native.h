@@ -11,21 +11,26 @@ struct ztsa_filter_insn {
 /* Fork a child that waits for the tracer (one byte on *sync_fd), then: with ns_mode 1
    (a mount namespace) or 2 (a user and a mount namespace) bind-mounts ro_paths
    read-only; drops capabilities (when drop_caps or in a user namespace); sets
-   NoNewPrivs; applies Landlock; with fs_sock >= 0 starts the helper that performs the
-   tree's name-creating syscalls (protected_paths are relative to workspace; pinned to
-   helper_cpu unless it is -1); installs
-   the seccomp filter and execs path. Returns the pid or -errno; *sync_fd is the write
-   end to release the child, *err_fd the read end that carries the child's errno if a
-   step or exec fails (EOF on success). keep_fds: more fds than stdio that stay open. */
+   NoNewPrivs; applies Landlock. Without protect it installs the seccomp filter and
+   execs path. With protect it forks CMD, which installs the filter with a listener,
+   passes the listener back and execs path, and stays as CMD's parent: the file helper
+   that answers the filter's user notifications (the name-creating syscalls) for the
+   whole tree, refusing the protected_paths (relative to workspace) and logging
+   refusals as JSON lines to log_fd (-1: none). Returns the pid or -errno; *sync_fd is
+   the write end to release the child, *err_fd the read end that carries the errno of
+   a failed step or exec (EOF on success). keep_fds: more fds than stdio for CMD. */
 int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                const char *cwd, const struct ztsa_filter_insn *filter,
                unsigned short filter_len, int drop_caps,
                unsigned long long keep_caps, const int *keep_fds, int n_keep_fds,
                const char *const *write_paths, const unsigned long long *write_rights,
                int n_write_paths, unsigned long long handled_fs,
-               int ns_mode, const char *const *ro_paths, int n_ro, int fs_sock,
+               int ns_mode, const char *const *ro_paths, int n_ro, int protect, int log_fd,
                const char *workspace, const char *const *protected_paths, int n_protected,
-               int helper_cpu, int *sync_fd, int *err_fd);
+               int *sync_fd, int *err_fd);
+
+/* How many name-creating syscalls the file helper of the last spawn refused. */
+unsigned long ztsa_fs_denials(void);
 
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);
@@ -42,8 +47,6 @@ int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]);
 /* Skip the syscall the tracee is stopped in and make it return result. */
 int ztsa_syscall_return(int pid, long result);
 
-/* Let the stopped syscall run as syscall nr with argument index set to value. */
-int ztsa_syscall_rewrite(int pid, long nr, int index, unsigned long long value);
 
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len);
 

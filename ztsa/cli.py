@@ -236,8 +236,12 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
     try:
         cap_mask(args.keep_caps)
-        # closed by execute() after the summary event
-        log = open(args.audit_log, "w", encoding="utf-8") if args.audit_log else None  # noqa: SIM115
+        # closed by execute() after the summary event; appending, because ztsa's file
+        # helper writes its own lines to the same file
+        log = None
+        if args.audit_log:
+            open(args.audit_log, "w").close()
+            log = open(args.audit_log, "a", encoding="utf-8")  # noqa: SIM115
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

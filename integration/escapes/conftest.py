@@ -230,3 +230,12 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
     os.chmod(ws, 0o777)
     return Runner(request.param, ws)
+
+
+@pytest.fixture
+def user_run() -> Runner:
+    """The unprivileged case alone (for controls that only an unprivileged caller
+    lacks)."""
+    ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
+    os.chmod(ws, 0o777)
+    return Runner("user" if os.geteuid() == 0 else "root", ws)

@@ -168,18 +168,11 @@ def test_refusals_are_logged_with_the_path(run):
 
 
 @pytest.mark.parametrize("profile", ["untrusted", "repo"])
-def test_without_user_namespaces_untrusted_refuses_and_repo_says_so(tmp_path, profile):
+def test_without_user_namespaces_untrusted_refuses_and_repo_says_so(user_run, profile):
     """An unprivileged caller in a bwrap sandbox that forbids user namespaces: the
     agent-file control is missing."""
-    import tempfile
-
-    from conftest import Runner
-
-    ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
-    os.chmod(ws, 0o777)
-    marker = ws / "ran"
-    user = Runner("user", ws)
-    proc, events = user("/bin/sh", "-c", f"touch {marker}", profile=profile,
+    marker = user_run.workspace / "ran"
+    proc, events = user_run("/bin/sh", "-c", f"touch {marker}", profile=profile,
                         wrap=["bwrap", "--unshare-user", "--disable-userns", "--dev-bind",
                               "/", "/", "--"])
     assert "user namespaces" in proc.stderr
@@ -191,3 +184,22 @@ def test_without_user_namespaces_untrusted_refuses_and_repo_says_so(tmp_path, pr
         assert proc.returncode == 0, proc.stderr
         assert marker.exists()
         assert any(e["event"] == "confinement" and not e["refused"] for e in events)
+
+
+def test_killing_the_file_helper_ends_the_run(run):
+    """CMD's parent is ztsa's file helper; killing it must not leave the tree running
+    unchecked (its creations would fail with ENOSYS) but end the run: exit 125."""
+    marker = run.workspace / "sleeper.pid"
+    code = ("import os, signal, subprocess, time\n"
+            "p = subprocess.Popen(['sleep', '300'])\n"
+            f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
+            "os.kill(os.getppid(), signal.SIGKILL)\n"
+            "time.sleep(30)\n")
+    proc, events = run(run.python, "-c", code)
+    assert proc.returncode == 125, proc.stderr
+    assert "file helper died" in proc.stderr
+    sleeper = int(marker.read_text())
+    stat = Path(f"/proc/{sleeper}/stat")
+    assert not stat.exists() or stat.read_text().split(") ")[1][0] == "Z"
+    assert any(e["event"] == "kill" and e["reason"] == "ztsa's file helper died"
+               for e in events)

@@ -49,10 +49,18 @@ def test_foreign_syscall_entry_kills_the_process(run, progs, what):
     assert any(e["event"] == "exit" and e["signal"] == "SIGSYS" for e in events)
 
 
-def test_write_to_tracer_memory_through_proc(run):
+TRACER = ("[int(line.split()[1]) for line in open('/proc/self/status') "
+          "if line.startswith('TracerPid:')][0]")
+
+
+@pytest.mark.parametrize("target", ["tracer", "helper"])
+def test_write_to_tracer_memory_through_proc(run, target):
+    """ztsa itself (the tracer), and CMD's parent (ztsa's file helper)."""
+    pid = TRACER if target == "tracer" else "os.getppid()"
     code = ("import os\n"
+            f"target = {pid}\n"
             "try:\n"
-            "    fd = os.open(f'/proc/{os.getppid()}/mem', os.O_RDWR); print('opened')\n"
+            "    fd = os.open(f'/proc/{target}/mem', os.O_RDWR); print('opened')\n"
             "except OSError as e: print('denied', e.errno)\n")
     proc, _ = run(run.python, "-c", code)
     assert proc.stdout.startswith("denied"), proc.stdout
@@ -64,7 +72,7 @@ def test_sigkill_to_ztsa_kills_the_tree(run, tmp_path):
             "p = subprocess.Popen(['sleep', '300'])\n"
             f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
             "time.sleep(0.2)\n"
-            "os.kill(os.getppid(), signal.SIGKILL)\n"
+            f"os.kill({TRACER}, signal.SIGKILL)\n"
             "time.sleep(30)\n")
     started = time.monotonic()
     run(run.python, "-c", code)

@@ -78,7 +78,7 @@ def test_foreign_architecture_is_killed():
 
 
 FS_PROG = flt.build(trace_fs=True)
-FS = flt.RET_TRACE | flt.TAG_FS
+FS = flt.RET_USER_NOTIF
 
 
 @pytest.mark.parametrize(("nr", "args", "expected"), [

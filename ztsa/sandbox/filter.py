@@ -16,10 +16,10 @@ What it does (x86_64):
   ENOSYS for these (the kernel's answer to RET_TRACE without a tracer): it fails
   closed;
 - with agent-file protection: open and openat with O_CREAT, creat, mkdir(at),
-  mknod(at), symlink(at), link(at) and rename(at/at2): SECCOMP_RET_TRACE, so the
-  tracer's helper performs them (see ztsa/sandbox/protect.py); umask too, so the
-  tracer knows the mode the helper must give a new file; openat2, whose flags lie
-  in memory the tree could rewrite after a check: ENOSYS, so libc falls back to openat;
+  mknod(at), symlink(at), link(at) and rename(at/at2): SECCOMP_RET_USER_NOTIF, so the
+  file helper performs them (see ztsa/sandbox/protect.py); a process whose helper is
+  gone gets ENOSYS; openat2, whose flags lie in memory the tree could rewrite after a
+  check: ENOSYS, so libc falls back to openat;
 - everything else: allowed.
 Arguments are compared on their low 32 bits (the kernel's int flags and requests);
 sendto's pointer argument on both halves.
@@ -39,7 +39,7 @@ RET_TRACE = 0x7FF00000
 # without fetching registers
 TAG_EXEC = 1
 TAG_NET = 2
-TAG_FS = 3
+RET_USER_NOTIF = 0x7FC00000
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
 
@@ -48,11 +48,11 @@ NR = {
     "execve": 59, "ptrace": 101, "prctl": 157, "sendmmsg": 307, "process_vm_readv": 310,
     "process_vm_writev": 311, "seccomp": 317, "execveat": 322, "io_uring_setup": 425,
     "io_uring_enter": 426, "io_uring_register": 427, "clone3": 435,
-    "open": 2, "umask": 95, "rename": 82, "mkdir": 83, "creat": 85, "link": 86, "symlink": 88,
+    "open": 2, "rename": 82, "mkdir": 83, "creat": 85, "link": 86, "symlink": 88,
     "mknod": 133, "openat": 257, "mkdirat": 258, "mknodat": 259, "renameat": 264,
     "linkat": 265, "symlinkat": 266, "renameat2": 316, "openat2": 437,
 }
-FS_TRACED = ("umask", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
+FS_TRACED = ("creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
              "link", "linkat", "rename", "renameat", "renameat2")
 O_CREAT = 0o100
 TRACED = ("connect", "sendmsg", "sendmmsg", "execve", "execveat")
@@ -109,7 +109,7 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False) -> bytes:
     """trace_all_sends: also stop sendto without an address (a connected socket), so
     that DNS queries for wildcard names (--allow-net '*.example.com') are seen; it costs a
     stop per send, so only that mode asks for it. trace_fs: stop the name-creating
-    syscalls for agent-file protection."""
+    syscalls for agent-file protection (user notifications to the file helper)."""
     fs: list[Insn | str] = []
     fs_checks: list[Insn | str] = []
     if trace_fs:
@@ -124,7 +124,7 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False) -> bytes:
             (LD_ABS, 0, 0, arg_lo(2)),
             (JSET, "trace_fs", "allow", O_CREAT),
             "trace_fs",
-            (RET, 0, 0, RET_TRACE | TAG_FS),
+            (RET, 0, 0, RET_USER_NOTIF),
         ]
     sendto: list[Insn | str] = [
         "sendto",

@@ -12,13 +12,11 @@ lib: Any = _native.lib
 
 # ptrace requests and options python-ptrace lacks (linux/ptrace.h)
 PTRACE_CONT = 7
-PTRACE_SYSCALL = 24
 PTRACE_KILL = 8
 PTRACE_GETEVENTMSG = 0x4201
 PTRACE_SEIZE = 0x4206
 PTRACE_INTERRUPT = 0x4207
 PTRACE_LISTEN = 0x4208
-O_TRACESYSGOOD = 1 << 0
 O_TRACEFORK = 1 << 1
 O_TRACEVFORK = 1 << 2
 O_TRACECLONE = 1 << 3
@@ -47,8 +45,8 @@ def _check(result: int, what: str) -> int:
 def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code: bytes,
           drop_caps: bool, keep_caps: int, keep_fds: list[int],
           write_rules: list[tuple[str, int]], handled_fs: int, ns_mode: int = 0,
-          ro_paths: list[str] | None = None, fs_sock: int = -1, workspace: str = "/",
-          protected: list[str] | None = None, helper_cpu: int = -1) -> tuple[int, int, int]:
+          ro_paths: list[str] | None = None, protect: bool = False, log_fd: int = -1,
+          workspace: str = "/", protected: list[str] | None = None) -> tuple[int, int, int]:
     """(pid, sync_fd, err_fd); see ztsa_spawn in native/ztsa_native.h."""
     c_argv = [ffi.new("char[]", os.fsencode(a)) for a in argv]
     c_env = [ffi.new("char[]", os.fsencode(f"{k}={v}")) for k, v in env.items()]
@@ -69,9 +67,8 @@ def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code
     err_fd = ffi.new("int *")
     pid = lib.ztsa_spawn(os.fsencode(path), argv_arr, env_arr, os.fsencode(cwd), insns, n,
                          int(drop_caps), keep_caps, fds, len(keep_fds), paths, rights,
-                         len(write_rules), handled_fs, ns_mode, ro_arr, len(c_ro), fs_sock,
-                         os.fsencode(workspace), prot_arr, len(c_prot), helper_cpu, sync_fd,
-                         err_fd)
+                         len(write_rules), handled_fs, ns_mode, ro_arr, len(c_ro), int(protect),
+                         log_fd, os.fsencode(workspace), prot_arr, len(c_prot), sync_fd, err_fd)
     _check(pid, "spawn")
     return pid, sync_fd[0], err_fd[0]
 
@@ -90,6 +87,11 @@ def userns_available() -> bool:
     if not _userns:
         _userns.append(int(lib.ztsa_userns_probe()) == 0)
     return _userns[0]
+
+
+def fs_denials() -> int:
+    """Name-creating syscalls the file helper of the last spawn refused."""
+    return int(lib.ztsa_fs_denials())
 
 
 def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> int:
@@ -112,10 +114,6 @@ def syscall_get(pid: int) -> tuple[int, list[int]]:
 
 def syscall_return(pid: int, result: int) -> None:
     _check(lib.ztsa_syscall_return(pid, result), "SETREGS")
-
-
-def syscall_rewrite(pid: int, nr: int, index: int, value: int) -> None:
-    _check(lib.ztsa_syscall_rewrite(pid, nr, index, value & 0xFFFFFFFFFFFFFFFF), "SETREGS")
 
 
 def readmem(pid: int, addr: int, length: int) -> bytes:

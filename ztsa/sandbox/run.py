@@ -6,7 +6,6 @@ import errno
 import os
 import shutil
 import signal
-import socket
 import sys
 from collections.abc import Sequence
 from typing import IO, Any
@@ -15,7 +14,6 @@ from ztsa.sandbox import landlock, protect
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.filter import build
-from ztsa.sandbox.fsguard import FsGuard
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer
 
@@ -167,31 +165,15 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
         log.close()
         return EXIT_NOT_FOUND
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    # the tracer and the file helper share one CPU (the tree keeps them all): a request
-    # to the helper is then a switch, not a cross-CPU wake-up
-    cpus = sorted(os.sched_getaffinity(0))
-    helper_cpu = cpus[-1] if guard is not None and len(cpus) > 1 else -1
-    try:
-        pid, sync_fd, err_fd = nat.spawn(
-            program, argv, env, cwd,
-            build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None),
-            drop_caps=os.geteuid() == 0, keep_caps=cap_mask(keep_caps), keep_fds=pass_fds,
-            write_rules=fs.rules, handled_fs=fs.handled, ns_mode=ns_mode,
-            ro_paths=guard.ro_paths if guard else [],
-            fs_sock=theirs.fileno() if guard else -1, workspace=policy.workspace,
-            protected=guard.entries if guard else [], helper_cpu=helper_cpu)
-    except BaseException:
-        ours.close()
-        raise
-    finally:
-        theirs.close()
-    if guard is None:
-        ours.close()
-    fsguard = FsGuard(ours) if guard is not None else None
-    if helper_cpu >= 0:
-        os.sched_setaffinity(0, {helper_cpu})
-    tracer = Tracer(policy, log, pid, fsguard)
+    pid, sync_fd, err_fd = nat.spawn(
+        program, argv, env, cwd,
+        build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None),
+        drop_caps=os.geteuid() == 0, keep_caps=cap_mask(keep_caps), keep_fds=pass_fds,
+        write_rules=fs.rules, handled_fs=fs.handled, ns_mode=ns_mode,
+        ro_paths=guard.ro_paths if guard else [], protect=guard is not None,
+        log_fd=log_stream.fileno() if log_stream is not None and guard else -1,
+        workspace=policy.workspace, protected=guard.entries if guard else [])
+    tracer = Tracer(policy, log, pid, helper=guard is not None)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)
     except OSError:
@@ -216,18 +198,19 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     finally:
         for s, h in handlers.items():
             signal.signal(s, h)
-        if fsguard is not None:
-            fsguard.close()  # the helper leaves when its socket closes
     exec_errno = os.read(err_fd, 4)
     os.close(err_fd)
     if len(exec_errno) == 4:
         err = int.from_bytes(exec_errno, sys.byteorder)
         print(f"ztsa: cannot execute {program}: {os.strerror(err)}", file=sys.stderr)
         code = EXIT_NOT_FOUND if err == errno.ENOENT else EXIT_CANNOT_EXEC
+    elif tracer.helper_lost:
+        print("ztsa: the file helper died; the tree was killed", file=sys.stderr)
+        code = EXIT_INTERNAL
     else:
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
-    denied = log.counts["denied"]
+    denied = log.counts["denied"] + nat.fs_denials()  # the helper logs its own
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
               connects=log.counts["connect"], sends=log.counts["send"],
               killed=log.counts["kill"])

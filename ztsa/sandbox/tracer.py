@@ -21,8 +21,7 @@ from typing import NamedTuple
 
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
-from ztsa.sandbox.filter import TAG_EXEC, TAG_FS
-from ztsa.sandbox.fsguard import FsGuard
+from ztsa.sandbox.filter import TAG_EXEC
 from ztsa.sandbox.policy import Decision, Policy
 
 SYS_CONNECT, SYS_SENDTO, SYS_SENDMSG, SYS_SENDMMSG = 42, 44, 46, 307
@@ -39,8 +38,8 @@ TYPES: dict[int, str] = {int(socket.SOCK_STREAM): "tcp", int(socket.SOCK_DGRAM):
 
 MAPPED_PREFIX = bytes(10) + b"\xff\xff"
 
-OPTIONS = (nat.O_TRACESYSGOOD | nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE
-           | nat.O_TRACEEXEC | nat.O_TRACESECCOMP | nat.O_EXITKILL)
+OPTIONS = (nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE | nat.O_TRACEEXEC
+           | nat.O_TRACESECCOMP | nat.O_EXITKILL)
 
 
 class Destination(NamedTuple):
@@ -91,9 +90,12 @@ def ppid_of(pid: int) -> int | None:
 
 class Tracer:
     def __init__(self, policy: Policy, log: AuditLog, main_pid: int,
-                 fs: FsGuard | None = None) -> None:
+                 helper: bool = False) -> None:
+        """helper: main_pid is the file helper, whose one child is CMD; the helper is
+        traced (it is an ancestor of the tree) but never logged."""
         self.policy = policy
-        self.fs = fs
+        self.helper = main_pid if helper else None
+        self.helper_lost = False  # the helper died while CMD ran: the tree was killed
         self.log = log
         self.main = main_pid
         self.tgid: dict[int, int] = {main_pid: main_pid}  # live tid -> tgid
@@ -134,11 +136,15 @@ class Tracer:
         while self.pending_signals:
             sig = self.pending_signals.pop(0)
             self.log.event("signal", signal=signal.Signals(sig).name, target="tree",
-                           pids=sorted(set(self.tgid.values())))
+                           pids=sorted(set(self.tgid.values()) - {self.helper}))
 
     def kill_all(self, reason: str) -> None:
         """SIGKILL every remaining process of the tree, logging what it was."""
         for tgid in sorted(set(self.tgid.values())):
+            if tgid == self.helper:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(tgid, signal.SIGKILL)
+                continue
             argv = argv_of(tgid)
             try:
                 os.kill(tgid, signal.SIGKILL)
@@ -147,13 +153,24 @@ class Tracer:
             self.log.event("kill", pid=tgid, argv=argv, reason=reason)
 
     # -- events --------------------------------------------------------------------------
+    def _adopt(self, tid: int) -> None:
+        """The first process after the helper is CMD."""
+        if self.main == self.helper and self.tgid.get(tid) == tid and tid != self.helper:
+            self.main = tid
+
     def _gone(self, tid: int, status: int) -> None:
         tgid = self.tgid.pop(tid, tid)
         self.started.discard(tid)
-        if tid != tgid:
-            return  # a thread
-        if self.fs is not None:
-            self.fs.forget(tid)
+        # the helper leaves by itself (status 0) once no process of the tree uses the
+        # filter, which can be just before the tracer sees CMD's exit
+        if tid == self.helper and self.main != self.helper and self.main_status is None \
+                and status != 0:
+            # without its helper the tree's name-creating syscalls fail (ENOSYS); a
+            # confinement component that fails ends the run, as the tracer's own failure
+            self.helper_lost = True
+            self.kill_all("ztsa's file helper died")
+        if tid != tgid or tid == self.helper:
+            return  # a thread, or the file helper
         code = os.waitstatus_to_exitcode(status)
         self.log.event("exit", pid=tid, status=code if code >= 0 else 128 - code,
                        signal=signal.Signals(-code).name if code < 0 else None)
@@ -172,25 +189,19 @@ class Tracer:
     def _stopped(self, tid: int, status: int) -> None:
         if tid not in self.tgid:  # a new child whose stop beat its parent's event
             self.tgid[tid] = tgid_of(tid)
+            self._adopt(tid)
         event = status >> 16
         sig = os.WSTOPSIG(status)
         if event == nat.EVENT_SECCOMP:
-            tag = nat.geteventmsg(tid)
-            if tag == TAG_FS:
-                self._cont(tid, request=self._fs_syscall(tid))
-                return
-            if tag != TAG_EXEC:  # execve is logged at the exec event
+            if nat.geteventmsg(tid) != TAG_EXEC:  # execve is logged at the exec event
                 self._syscall(tid)
-            self._cont(tid)
-        elif event == 0 and sig == signal.SIGTRAP | 0x80:  # the exit of a syscall
-            if self.fs is not None:
-                self.fs.after(tid)
             self._cont(tid)
         elif event in (nat.EVENT_FORK, nat.EVENT_VFORK, nat.EVENT_CLONE):
             child = nat.geteventmsg(tid)
             if child not in self.tgid:
                 # fork and vfork make a process; clone may make a thread
                 self.tgid[child] = child if event != nat.EVENT_CLONE else tgid_of(child)
+                self._adopt(child)
             self._cont(tid)
         elif event == nat.EVENT_EXEC:
             former = nat.geteventmsg(tid)
@@ -232,28 +243,6 @@ class Tracer:
                 return
             result = -(exc.errno or errno.EPERM)  # e.g. unreadable memory: EFAULT/EPERM
         nat.syscall_return(tid, result)
-
-    def _fs_syscall(self, tid: int) -> int:
-        """A name-creating syscall (agent-file protection); the ptrace request that
-        resumes the tracee: PTRACE_SYSCALL when its exit must be seen."""
-        if self.fs is None:  # the filter traces these only with a guard
-            nat.syscall_return(tid, -errno.ENOSYS)
-            return nat.PTRACE_CONT
-        nr, args = nat.syscall_get(tid)
-        try:
-            action, value, denied = self.fs.handle(tid, nr, args, self.tgid.get(tid, tid))
-        except nat.NativeError as exc:
-            if exc.errno == errno.ESRCH:
-                return nat.PTRACE_CONT
-            action, value, denied = "return", -(exc.errno or errno.EPERM), None
-        if denied is not None:
-            self.log.event("deny", pid=self.tgid.get(tid, tid), syscall=denied.split()[0],
-                           path=denied.split(" ", 1)[1], rule="protected agent file",
-                           decision="deny")
-        if action == "return":
-            nat.syscall_return(tid, value)
-            return nat.PTRACE_CONT
-        return nat.PTRACE_SYSCALL if action == "run-exit" else nat.PTRACE_CONT
 
     def _destination(self, tid: int, fd: int, raw: bytes) -> Destination:
         family = struct.unpack_from("<H", raw)[0] if len(raw) >= 2 else 0
