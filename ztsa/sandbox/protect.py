@@ -6,12 +6,12 @@ Two mechanisms, both enforced without a check that the tree could race:
   chmod fail with EROFS, unlinking it or renaming over it with EBUSY, and a hard link to
   it with EXDEV; a symlink planted in the workspace reaches the same read-only mount;
 - the syscalls that create or move names (open/openat/creat with O_CREAT, mkdir,
-  mknod, symlink, link, rename) stop in the tracer, which reads the paths once into its
-  own memory and hands them to a helper process: the helper runs with the tree's
-  credentials, namespaces and Landlock domain, resolves the parent directory to a file
-  descriptor, refuses a protected name (or moving a directory on the way to one, such
-  as `.git`), and performs the operation itself. An open with O_CREAT then runs in the
-  tracee with O_CREAT cleared, so whatever path it names by then, it cannot create.
+  mknod, symlink, link, rename) go to a file helper as seccomp user notifications: the
+  helper is CMD's parent and runs with the tree's credentials, namespaces and Landlock
+  domain; it copies the paths once, resolves the parent directory to a descriptor,
+  refuses a protected name (or moving a directory on the way to one, such as `.git`),
+  and performs the operation itself, handing an opened file to the caller with
+  SECCOMP_ADDFD_FLAG_SEND (native/ztsa_native.c, fs_helper).
 
 Paths are relative to the workspace root (nested CLAUDE.md files below it are not
 covered unless named with --protect)."""
