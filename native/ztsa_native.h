@@ -48,6 +48,27 @@ int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]);
 int ztsa_syscall_return(int pid, long result);
 
 
+/* An --allow-net rule for the fast path: version 4 or 6, network and mask in network
+   byte order (the first 4 bytes for IPv4), port 0 for any. */
+struct ztsa_net_allow {
+    int version;
+    unsigned char net[16];
+    unsigned char mask[16];
+    int port;
+};
+
+/* Enable the fast path with these static rules (n = -1: disable). 0 or -errno. */
+int ztsa_fast_set(const struct ztsa_net_allow *rules, int n);
+
+/* How many connects the fast path performed. */
+unsigned long ztsa_fast_connects(void);
+
+/* waitpid(-1, __WALL) for the tracer, handling without Python: the seccomp stops of
+   execve (tagged tag_exec: the exec event follows) and allowed IPv4/IPv6 connects
+   (tagged tag_net), when the fast path is on. Returns the pid of the next event for
+   Python, with *status, or -errno. */
+int ztsa_wait(int *status, unsigned long tag_exec, unsigned long tag_net);
+
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len);
 
 /* A duplicate of the tracee thread's file descriptor fd, or -errno. */

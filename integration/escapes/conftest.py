@@ -182,11 +182,12 @@ class Runner:
     def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
                  timeout: float = 180, pass_fds: tuple[int, ...] = (),
                  mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
-                 profile: str = "repo"
+                 profile: str = "repo", log: bool = True
                  ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
-        log = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
+        log_path = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
+        logging = ["--audit-log", str(log_path)] if log else []
         ztsa_args = ["exec", "--profile", profile, "--workspace", str(self.workspace),
-                     "--audit-log", str(log), *[f"--allow-net={a}" for a in allow],
+                     *logging, *[f"--allow-net={a}" for a in allow],
                      *extra, "--", *cmd]
         if self.mode == "root":
             argv = [sys.executable, "-m", "ztsa", *ztsa_args]
@@ -209,8 +210,8 @@ class Runner:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               cwd=self.workspace, pass_fds=pass_fds)
         events = []
-        if log.exists():
-            events = [json.loads(line) for line in log.read_text().splitlines()]
+        if log_path.exists():
+            events = [json.loads(line) for line in log_path.read_text().splitlines()]
         return proc, events
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Any
 
@@ -92,6 +93,40 @@ def userns_available() -> bool:
 def fs_denials() -> int:
     """Name-creating syscalls the file helper of the last spawn refused."""
     return int(lib.ztsa_fs_denials())
+
+
+def fast_set(rules: list[tuple[int, int, int, int]] | None) -> None:
+    """The tracer loop's fast path: allowed connects to these (version, network int,
+    mask int, port or 0) are performed in C; None turns it off."""
+    if rules is None:
+        _check(lib.ztsa_fast_set(ffi.NULL, -1), "fast path")
+        return
+    arr = ffi.new("struct ztsa_net_allow[]", max(len(rules), 1))
+    for i, (version, net, mask, port) in enumerate(rules):
+        size = 4 if version == 4 else 16
+        arr[i].version = version
+        arr[i].net[0:size] = list(net.to_bytes(size, "big"))
+        arr[i].mask[0:size] = list(mask.to_bytes(size, "big"))
+        arr[i].port = port
+    _check(lib.ztsa_fast_set(arr, len(rules)), "fast path")
+
+
+def fast_connects() -> int:
+    return int(lib.ztsa_fast_connects())
+
+
+def wait(tag_exec: int, tag_net: int) -> tuple[int, int]:
+    """waitpid(-1, __WALL), with the fast path's stops handled in C; EINTR retried
+    after Python's signal handlers ran."""
+    status = ffi.new("int *")
+    while True:
+        pid = int(lib.ztsa_wait(status, tag_exec, tag_net))
+        if pid == -errno.EINTR:
+            continue  # returning to Python ran the handlers
+        if pid == -errno.ECHILD:
+            raise ChildProcessError(errno.ECHILD, "no child processes")
+        _check(pid, "waitpid")
+        return pid, int(status[0])
 
 
 def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> int:

@@ -107,6 +107,13 @@ class Policy:
         self._dns = {(a.version, int(a)) for a in dns}
         self.wildcards = [r for r in net if r.suffix]
 
+    def static_rules(self) -> list[tuple[int, int, int, int]]:
+        """Every allow rule as (version, network, mask, port or 0), resolvers on port 53
+        included: what the tracer's C fast path needs (no wildcards: those learn)."""
+        out = [(v, net, mask, port) for v, net, mask, port, _ in self._rules]
+        out += [(v, value, (1 << (32 if v == 4 else 128)) - 1, 53) for v, value in self._dns]
+        return out
+
     def wildcard_for(self, name: str) -> NetRule | None:
         for rule in self.wildcards:
             if rule.suffix and name.endswith(rule.suffix):

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
-from ztsa.sandbox.filter import TAG_EXEC
+from ztsa.sandbox.filter import TAG_EXEC, TAG_NET
 from ztsa.sandbox.policy import Decision, Policy
 
 SYS_CONNECT, SYS_SENDTO, SYS_SENDMSG, SYS_SENDMMSG = 42, 44, 46, 307
@@ -112,7 +112,7 @@ class Tracer:
         """Trace until every process of the tree is gone; return CMD's wait status."""
         while self.tgid:
             try:
-                tid, status = os.waitpid(-1, nat.WALL)
+                tid, status = nat.wait(TAG_EXEC, TAG_NET)
             except ChildProcessError:
                 break
             if self.pending_signals:

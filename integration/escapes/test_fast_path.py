@@ -1,0 +1,56 @@
+"""The tracer's C fast path (used when no audit log is written): allowed IPv4/IPv6
+connects are performed in C, from C's own copy of the sockaddr. The same races as the
+Python path, checked on the listeners only."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize(("prog", "extra"), [("flip_thread", ["10000"]),
+                                             ("flip_shared", ["3000"]),
+                                             ("flip_shared", ["3000", "vfork"])])
+def test_flipping_the_sockaddr_never_reaches_the_denied_port(run, listeners, progs, prog,
+                                                             extra):
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    proc, _ = run(str(progs / prog), str(allowed), str(denied), *extra,
+                  allow=[f"127.0.0.1:{allowed}"], log=False)
+    assert proc.returncode == 0, proc.stderr
+    counts = listeners.settle()
+    assert counts["denied"] == 0 and counts["allowed"] > 0
+
+
+def test_ipv4_mapped_and_denials_without_a_log(run, listeners):
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    code = ("import socket\n"
+            f"for family, host in ((socket.AF_INET6, '::ffff:127.0.0.1'),"
+            " (socket.AF_INET, '127.0.0.1')):\n"
+            f"    for port in ({allowed}, {denied}):\n"
+            "        s = socket.socket(family)\n"
+            "        try: s.connect((host, port)); print('ok', port)\n"
+            "        except OSError as e: print('no', port, e.errno)\n")
+    proc, _ = run(run.python, "-c", code, allow=[f"127.0.0.1:{allowed}"], log=False)
+    assert proc.stdout.split("\n").count(f"ok {allowed}") == 2, proc.stdout
+    assert proc.stdout.split("\n").count(f"no {denied} 1") == 2, proc.stdout
+    assert listeners.settle() == {"allowed": 2, "denied": 0}
+    assert "2 denied" in proc.stderr
+
+
+def test_64_threads_and_nonblocking_connects_without_a_log(run, listeners):
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    code = ("import socket, threading, select\n"
+            "def go(port):\n"
+            "    s = socket.socket()\n"
+            "    try: s.connect(('127.0.0.1', port))\n"
+            "    except OSError: pass\n"
+            f"ts = [threading.Thread(target=go, args=({allowed} if i % 2 else {denied},))"
+            " for i in range(64)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "s = socket.socket(); s.setblocking(False)\n"
+            f"print(s.connect_ex(('127.0.0.1', {allowed})))\n"
+            "select.select([], [s], [], 5)\n"
+            "print(s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR))\n")
+    proc, _ = run(run.python, "-c", code, allow=[f"127.0.0.1:{allowed}"], log=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[0] in ("0", "115") and proc.stdout.split()[1] == "0"
+    assert listeners.settle() == {"allowed": 33, "denied": 0}
