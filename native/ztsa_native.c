@@ -57,6 +57,12 @@
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
+#define ZTSA_NOTIF_SET_FLAGS _IOW('!', 4, unsigned long long)
+#define ZTSA_NOTIF_SYNC_WAKE_UP 1ULL
+
+#define ZTSA_NOTIF_SET_FLAGS _IOW('!', 4, unsigned long long)
+#define ZTSA_NOTIF_SYNC_WAKE_UP 1ULL
+
 struct ztsa_mount_attr {
     unsigned long long attr_set, attr_clr, propagation, userns_fd;
 };
@@ -170,11 +176,13 @@ static int same_as(int fd, const char *name, int follow, const struct stat *want
 }
 
 /* Is the directory parentfd the workspace-relative directory dir ("" for the root)? */
+static struct stat helper_root_st; /* the workspace never moves during a run */
+
 static int parent_is(int parentfd, const char *dir, size_t dirlen) {
     struct stat st;
     char buf[4096];
     if (dirlen == 0)
-        return fstat(helper_root, &st) == 0 && same_as(parentfd, NULL, 0, &st);
+        return same_as(parentfd, NULL, 0, &helper_root_st);
     if (dirlen >= sizeof buf)
         return 0;
     memcpy(buf, dir, dirlen);
@@ -186,8 +194,7 @@ static int parent_is(int parentfd, const char *dir, size_t dirlen) {
    workspace itself; 0: neither. */
 static int classify(int parentfd, const char *name) {
     int result = 0;
-    struct stat root;
-    if (fstat(helper_root, &root) == 0 && same_as(parentfd, name, 0, &root))
+    if (same_as(parentfd, name, 0, &helper_root_st))
         result = 2;
     for (int i = 0; i < helper_n_protected; i++) {
         const char *entry = helper_protected[i];
@@ -358,7 +365,9 @@ static int read_string(pid_t pid, unsigned long long addr, char *buf, size_t siz
 }
 
 static int tracee_dirfd(pid_t pid, long long fd, const char *path) {
-    if ((int)fd == AT_FDCWD || path[0] == '/') {
+    if (path[0] == '/')
+        return dup(helper_root); /* ignored by the kernel for an absolute path */
+    if ((int)fd == AT_FDCWD) {
         char where[64];
         snprintf(where, sizeof where, "/proc/%d/cwd", pid);
         int r = open(where, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -373,7 +382,43 @@ static int tracee_dirfd(pid_t pid, long long fd, const char *path) {
     return dup < 0 ? -e : dup;
 }
 
+/* The callers' umasks, read from /proc once per thread and kept for a second. A umask(2)
+   of the tree reaches the helper too (it needs no check: its argument is a register)
+   and empties the cache; for 50 ms after one, nothing is cached, so a value read while
+   another thread's umask(2) was still under way is not kept. A stale umask could only
+   shape the modes of the tree's own new files, never what the tree may reach. */
+#define UMASK_SLOTS 4096
+struct umask_slot {
+    pid_t pid;
+    unsigned int mask;
+    unsigned long long since;
+};
+static struct umask_slot umask_cache[UMASK_SLOTS];
+static unsigned long long umask_changed;
+
+static unsigned long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+static unsigned int tracee_umask_read(pid_t pid);
+
 static unsigned int tracee_umask(pid_t pid) {
+    unsigned long long now = now_ns();
+    struct umask_slot *slot = &umask_cache[(unsigned int)pid % UMASK_SLOTS];
+    if (slot->pid == pid && now - slot->since < 1000000000ULL && slot->since > umask_changed)
+        return slot->mask;
+    unsigned int mask = tracee_umask_read(pid);
+    if (now - umask_changed > 50000000ULL) {
+        slot->pid = pid;
+        slot->mask = mask;
+        slot->since = now;
+    }
+    return mask;
+}
+
+static unsigned int tracee_umask_read(pid_t pid) {
     char where[64], buf[2048];
     snprintf(where, sizeof where, "/proc/%d/status", pid);
     int fd = open(where, O_RDONLY | O_CLOEXEC);
@@ -463,9 +508,14 @@ static const struct fs_call FS_CALLS[] = {
     {316, "renameat2", OP_RENAME, 0, 1, 2, 3, 4, -1},
 };
 
-/* Answer one notification: 0, or -errno for the tracee, with *fd_out set for an open. */
+/* Answer one notification: 0, or -errno for the tracee, with *fd_out set for an open;
+   1: let the kernel run the call (umask). */
 static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_out) {
     static char p1[4097], p2[4097];
+    if (req->data.nr == 95) { /* umask: noted, then run by the kernel as asked */
+        umask_changed = now_ns();
+        return 1;
+    }
     const struct fs_call *call = NULL;
     for (size_t i = 0; i < sizeof FS_CALLS / sizeof FS_CALLS[0]; i++)
         if (FS_CALLS[i].nr == req->data.nr)
@@ -539,6 +589,12 @@ static void fs_helper(int lfd) {
     if (req_size > sizeof req_buf || resp_size > sizeof resp_buf)
         _exit(1);
     struct seccomp_notif *req = (struct seccomp_notif *)req_buf;
+    /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
+       other across CPUs; older kernels refuse the flag, which changes nothing else */
+    ioctl(lfd, ZTSA_NOTIF_SET_FLAGS, (unsigned long long)ZTSA_NOTIF_SYNC_WAKE_UP);
+    /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
+       other across CPUs (an interprocessor interrupt per syscall); older: ignored */
+    ioctl(lfd, ZTSA_NOTIF_SET_FLAGS, (unsigned long long)ZTSA_NOTIF_SYNC_WAKE_UP);
     struct seccomp_notif_resp *resp = (struct seccomp_notif_resp *)resp_buf;
     for (;;) {
         struct pollfd pfd = {lfd, POLLIN, 0};
@@ -573,7 +629,9 @@ static void fs_helper(int lfd) {
         memset(resp, 0, resp_size);
         resp->id = req->id;
         resp->val = 0;
-        resp->error = (int)result;
+        resp->error = result == 1 ? 0 : (int)result;
+        if (result == 1)
+            resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
     }
 }
@@ -775,6 +833,8 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             if (fd != lfd && fd != root && fd != log_fd)
                 close(fd);
         helper_root = root;
+        if (fstat(root, &helper_root_st) < 0)
+            _exit(127);
         helper_protected = protected_paths;
         helper_n_protected = n_protected;
         helper_log = log_fd;

@@ -203,3 +203,24 @@ def test_killing_the_file_helper_ends_the_run(run):
     assert not stat.exists() or stat.read_text().split(") ")[1][0] == "Z"
     assert any(e["event"] == "kill" and e["reason"] == "ztsa's file helper died"
                for e in events)
+
+
+def test_files_made_by_the_helper_follow_the_callers_umask_and_mode(run):
+    """The helper creates on the tree's behalf: modes must be what the kernel would
+    have given the caller, across umask changes and read-only modes."""
+    code = ("import os\n"
+            "os.umask(0o077); fd = os.open('a', os.O_CREAT | os.O_WRONLY, 0o666)\n"
+            "os.write(fd, b'x'); os.close(fd)\n"
+            "os.umask(0o022); os.mkdir('d', 0o777)\n"
+            "fd = os.open('ro', os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o444)\n"
+            "os.write(fd, b'y'); os.close(fd)\n"
+            "try: os.open('ro', os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o444)\n"
+            "except FileExistsError: print('exists')\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "exists"
+    ws = run.workspace
+    assert stat.S_IMODE((ws / "a").stat().st_mode) == 0o600
+    assert stat.S_IMODE((ws / "d").stat().st_mode) == 0o755
+    assert stat.S_IMODE((ws / "ro").stat().st_mode) == 0o444
+    assert (ws / "a").read_text() == "x" and (ws / "ro").read_text() == "y"
