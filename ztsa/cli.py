@@ -222,7 +222,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
         dns_servers = resolvers(list(args.dns)) if (args.dns or names_a_host) else []
     except ValueError as exc:
         raise UsageError(f"--dns: {exc}") from None
-    from ztsa.sandbox.run import confinement_result, missing_controls
+    from ztsa.sandbox.controls import confinement_result, missing_controls
 
     # a control this kernel lacks is a finding of the report: blocking under untrusted
     strict = args.profile == "untrusted"

@@ -9,7 +9,7 @@ import pytest
 
 from ztsa.model import Profile, Report
 from ztsa.output import Format, render
-from ztsa.sandbox.run import USERNS_MISSING, confinement_result, missing_controls
+from ztsa.sandbox.controls import USERNS_MISSING, confinement_result, missing_controls
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "report-schema.json").read_text())
 

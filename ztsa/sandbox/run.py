@@ -8,11 +8,12 @@ import shutil
 import signal
 import sys
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO
 
 from ztsa.sandbox import landlock, protect
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
+from ztsa.sandbox.controls import USERNS_MISSING
 from ztsa.sandbox.filter import build
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer
@@ -73,36 +74,6 @@ def _passwd_home() -> str | None:
         return pwd.getpwuid(os.getuid()).pw_dir
     except KeyError:
         return None
-
-
-USERNS_MISSING = "user namespaces (agent files cannot be made read-only)"
-
-
-def missing_controls(abi: int | None = None, userns: bool | None = None,
-                     euid: int | None = None) -> list[str]:
-    """The confinement controls this kernel (or these probed values) cannot enforce."""
-    missing = landlock.handled_rights(nat.landlock_abi() if abi is None else abi)[1]
-    root = (os.geteuid() if euid is None else euid) == 0
-    if not root and not (nat.userns_available() if userns is None else userns):
-        missing.append(USERNS_MISSING)
-    return missing
-
-
-def confinement_result(missing: list[str], strict: bool) -> Any:
-    """The report's finding for missing controls (EXEC001; not a catalogue rule)."""
-    from ztsa.model import Action, Category, Evidence, Result, Severity, Status
-
-    return Result(
-        id="EXEC001", slug="confinement-incomplete", category=Category.EXEC,
-        title="a confinement control of ztsa exec is missing", severity=Severity.HIGH,
-        action=Action.BLOCK if strict else Action.WARN, status=Status.FAIL, gating=strict,
-        message="this kernel cannot enforce: " + "; ".join(missing) + (
-            " (the untrusted profile needs every control: CMD is not started)" if strict
-            else " (running with weaker confinement)"),
-        evidence=tuple(Evidence(m) for m in missing),
-        fix="Run on a kernel with Landlock ABI 5 or later and user namespaces enabled "
-            "(sysctl user.max_user_namespaces > 0), or as root; or choose --profile repo "
-            "or dependency to accept the weaker confinement knowingly.")
 
 
 def find_program(cmd: str, path: str | None) -> str | None:

@@ -1,0 +1,43 @@
+"""Which confinement controls this kernel lacks, and the report's finding for them
+(EXEC001: a finding of `ztsa exec`, not a catalogue rule)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ztsa.sandbox import landlock
+
+USERNS_MISSING = "user namespaces (agent files cannot be made read-only)"
+
+
+def missing_controls(abi: int | None = None, userns: bool | None = None,
+                     euid: int | None = None) -> list[str]:
+    """The confinement controls this kernel (or these probed values) cannot enforce."""
+    root = (os.geteuid() if euid is None else euid) == 0
+    if abi is None or userns is None:
+        from ztsa.sandbox import native as nat  # the compiled module, only when probing
+
+        abi = nat.landlock_abi() if abi is None else abi
+        userns = userns if userns is not None else (root or nat.userns_available())
+    missing = landlock.handled_rights(abi)[1]
+    if not root and not userns:
+        missing.append(USERNS_MISSING)
+    return missing
+
+
+def confinement_result(missing: list[str], strict: bool) -> Any:
+    """The report's finding for missing controls (EXEC001; not a catalogue rule)."""
+    from ztsa.model import Action, Category, Evidence, Result, Severity, Status
+
+    return Result(
+        id="EXEC001", slug="confinement-incomplete", category=Category.EXEC,
+        title="a confinement control of ztsa exec is missing", severity=Severity.HIGH,
+        action=Action.BLOCK if strict else Action.WARN, status=Status.FAIL, gating=strict,
+        message="this kernel cannot enforce: " + "; ".join(missing) + (
+            " (the untrusted profile needs every control: CMD is not started)" if strict
+            else " (running with weaker confinement)"),
+        evidence=tuple(Evidence(m) for m in missing),
+        fix="Run on a kernel with Landlock ABI 5 or later and user namespaces enabled "
+            "(sysctl user.max_user_namespaces > 0), or as root; or choose --profile repo "
+            "or dependency to accept the weaker confinement knowingly.")
