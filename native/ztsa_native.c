@@ -807,6 +807,12 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         }
         close(pair[1]);
         close(efd);
+        /* nothing in the tree may take the listener (pidfd_getfd) or read or write the
+           helper through /proc: only an attached tracer (ztsa) keeps its access */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+            kill(cmd, SIGKILL);
+            _exit(127);
+        }
         /* CMD's exit reaches the tracer first, then is reaped here automatically; the
            signals that ztsa forwards to the tree must not end the helper */
         signal(SIGCHLD, SIG_IGN);

@@ -224,3 +224,30 @@ def test_files_made_by_the_helper_follow_the_callers_umask_and_mode(run):
     assert stat.S_IMODE((ws / "d").stat().st_mode) == 0o755
     assert stat.S_IMODE((ws / "ro").stat().st_mode) == 0o444
     assert (ws / "a").read_text() == "x" and (ws / "ro").read_text() == "y"
+
+
+def test_the_tree_cannot_take_the_helpers_listener(run):
+    """With the listener, a process could answer the helper's notifications itself (and
+    let a protected name be created): pidfd_getfd on every descriptor of CMD's parent
+    (the helper) must fail, and so must ztsa's own."""
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "tracer = [int(l.split()[1]) for l in open('/proc/self/status')"
+            " if l.startswith('TracerPid:')][0]\n"
+            "got = []\n"
+            "for pid in (os.getppid(), tracer):\n"
+            "    pidfd = os.pidfd_open(pid)\n"
+            "    for fd in range(64):\n"
+            "        r = libc.syscall(438, pidfd, fd, 0)\n"
+            "        if r >= 0: got.append((pid, fd))\n"
+            "    try: names = os.listdir(f'/proc/{pid}/fd')\n"
+            "    except OSError: names = []\n"
+            "    for n in names:\n"
+            "        try: os.open(f'/proc/{pid}/fd/{n}', os.O_RDONLY); got.append((pid, n))\n"
+            "        except OSError: pass\n"
+            "print(got)\n"
+            "open('CLAUDE.md', 'w')\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.stdout.strip() == "[]", proc.stdout
+    assert proc.returncode == 1 and "Permission denied" in proc.stderr
+    assert not (run.workspace / "CLAUDE.md").exists()
