@@ -23,6 +23,21 @@ PROGS = Path(__file__).parent / "progs"
 TEST_USER = "ztsa-escape"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _scratch_dir() -> Iterator[None]:
+    """Every workspace and outside directory of the suite lives in one directory that
+    is removed at the end (a /tmp with thousands of leftovers would change what the
+    Landlock read rules must list)."""
+    top = tempfile.mkdtemp(prefix="ztsa-escapes-")
+    os.chmod(top, 0o755)
+    saved, tempfile.tempdir = tempfile.tempdir, top
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved
+        shutil.rmtree(top, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def progs() -> Iterator[Path]:
     gcc = shutil.which("gcc")

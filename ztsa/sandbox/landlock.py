@@ -96,7 +96,11 @@ def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
     return rules
 
 
-def plan(abi: int, writable_dirs: list[str], home: str | None) -> Plan:
+def plan(abi: int, writable_dirs: list[str], home: str | None,
+         limit: int = 4096) -> Plan:
+    """The ruleset. When the directories leading to the credential paths hold more
+    entries than `limit` read rules, reads are not handled and that control is listed
+    as missing (refused under untrusted, recorded otherwise)."""
     handled, missing = handled_rights(abi)
     write = handled & ~READ
     rules: list[tuple[str, int]] = []
@@ -109,5 +113,10 @@ def plan(abi: int, writable_dirs: list[str], home: str | None) -> Plan:
             rules.append((dev, write & FILE_RIGHTS))
     if handled:
         hidden = [os.path.join(home, c) for c in CREDENTIALS] if home else []
-        rules += read_rules(hidden)
+        try:
+            rules += read_rules(hidden, limit)
+        except OSError:
+            handled &= ~READ
+            missing.append(f"Landlock read rules for the credential paths of {home} (the "
+                           f"directories leading to them hold more than {limit} entries)")
     return Plan(abi, handled, rules, missing)
