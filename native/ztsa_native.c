@@ -646,8 +646,9 @@ int ztsa_userns_probe(void) {
     pid_t pid = fork();
     if (pid < 0)
         return -errno;
-    if (pid == 0)
-        _exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 ? 1 : 0);
+    if (pid == 0) /* what the child will do, without mounts (AppArmor may allow the
+                     namespace but deny what comes after) */
+        _exit(protect_mounts(1, NULL, 0) < 0 ? 1 : 0);
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
@@ -655,9 +656,14 @@ int ztsa_userns_probe(void) {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
 }
 
-static void child_fail(int err_fd, int err) {
-    /* async-signal-safe: write the errno and leave */
-    ssize_t ignored = write(err_fd, &err, sizeof err);
+/* what failed in the child, in the high bits of what it writes on the error pipe */
+enum { STEP_EXEC = 0, STEP_NAMESPACES, STEP_CHDIR, STEP_CAPS, STEP_NNP, STEP_LANDLOCK,
+       STEP_HELPER, STEP_FILTER };
+
+static void child_fail_at(int err_fd, int step, int err) {
+    /* async-signal-safe: write the step and errno and leave */
+    int code = (step << 16) | (err & 0xFFFF);
+    ssize_t ignored = write(err_fd, &code, sizeof code);
     (void)ignored;
     _exit(127);
 }
@@ -753,28 +759,28 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         if (ns_mode) {
             int r = protect_mounts(ns_mode == 2, ro_paths, n_ro);
             if (r < 0)
-                child_fail(efd, -r);
+                child_fail_at(efd, STEP_NAMESPACES, -r);
         }
         if (cwd && chdir(cwd) < 0)
-            child_fail(efd, errno);
+            child_fail_at(efd, STEP_CHDIR, errno);
         if (drop_caps || ns_mode == 2) {
             int r = drop_capabilities(keep_caps);
             if (r < 0)
-                child_fail(efd, -r);
+                child_fail_at(efd, STEP_CAPS, -r);
         }
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-            child_fail(efd, errno);
+            child_fail_at(efd, STEP_NNP, errno);
         if (handled_fs) {
             int r = apply_landlock(write_paths, write_rights, n_write_paths, handled_fs);
             if (r < 0)
-                child_fail(efd, -r);
+                child_fail_at(efd, STEP_LANDLOCK, -r);
         }
         struct sock_fprog prog = {filter_len, (struct sock_filter *)filter};
         if (!protect) {
             if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-                child_fail(efd, errno);
+                child_fail_at(efd, STEP_FILTER, errno);
             execve(path, argv, envp);
-            child_fail(efd, errno);
+            child_fail_at(efd, STEP_EXEC, errno);
         }
         /* This process stays as the file helper, CMD's parent (an ancestor of the whole
            tree, so it may read the tree's memory even under Yama); CMD installs the
@@ -782,10 +788,10 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         int root = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
         int pair[2];
         if (root < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-            child_fail(efd, errno);
+            child_fail_at(efd, STEP_HELPER, errno);
         pid_t cmd = fork();
         if (cmd < 0)
-            child_fail(efd, errno);
+            child_fail_at(efd, STEP_HELPER, errno);
         if (cmd == 0) {
             close(pair[0]);
             close(root);
@@ -794,16 +800,16 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
                                    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
             if (lfd < 0)
-                child_fail(efd, errno);
+                child_fail_at(efd, STEP_FILTER, errno);
             /* the filter is on: sendmsg would stop in the tracer, so say the number and
                let the helper take the listener (pidfd_getfd), then exec */
             char ack;
             if (write(pair[1], &lfd, sizeof lfd) != sizeof lfd || read(pair[1], &ack, 1) != 1)
-                child_fail(efd, EPIPE);
+                child_fail_at(efd, STEP_HELPER, EPIPE);
             close(lfd);
             close(pair[1]);
             execve(path, argv, envp);
-            child_fail(efd, errno);
+            child_fail_at(efd, STEP_EXEC, errno);
         }
         close(pair[1]);
         close(efd);

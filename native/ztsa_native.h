@@ -35,7 +35,8 @@ unsigned long ztsa_fs_denials(void);
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);
 
-/* 0 when a child of this process can create a user and a mount namespace, or -errno. */
+/* 0 when a child of this process can create a user and a mount namespace, map its ids
+   and make its mounts private, or -errno. */
 int ztsa_userns_probe(void);
 
 long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data);

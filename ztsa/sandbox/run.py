@@ -22,6 +22,10 @@ EXIT_CANNOT_EXEC = 126
 EXIT_NOT_FOUND = 127
 EXIT_INTERNAL = 125
 EXIT_GATE = 3
+# what the child was doing when it failed (native/ztsa_native.c, STEP_*)
+SETUP_STEPS = {1: "mount and user namespaces, read-only agent files",
+               2: "changing to the working directory", 3: "dropping capabilities",
+               4: "NoNewPrivs", 5: "Landlock", 6: "the file helper", 7: "the seccomp filter"}
 
 CAPS = {
     "CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4,
@@ -172,12 +176,19 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     finally:
         for s, h in handlers.items():
             signal.signal(s, h)
-    exec_errno = os.read(err_fd, 4)
+    failure = os.read(err_fd, 4)
     os.close(err_fd)
-    if len(exec_errno) == 4:
-        err = int.from_bytes(exec_errno, sys.byteorder)
-        print(f"ztsa: cannot execute {program}: {os.strerror(err)}", file=sys.stderr)
-        code = EXIT_NOT_FOUND if err == errno.ENOENT else EXIT_CANNOT_EXEC
+    if len(failure) == 4:
+        value = int.from_bytes(failure, sys.byteorder)
+        step, err = value >> 16, value & 0xFFFF
+        if step == 0:
+            print(f"ztsa: cannot execute {program}: {os.strerror(err)}", file=sys.stderr)
+            code = EXIT_NOT_FOUND if err == errno.ENOENT else EXIT_CANNOT_EXEC
+        else:
+            what = SETUP_STEPS.get(step, f"step {step}")
+            print(f"ztsa: cannot set up the confinement ({what}): {os.strerror(err)}; "
+                  "CMD was not started", file=sys.stderr)
+            code = EXIT_INTERNAL
     elif tracer.helper_lost:
         print("ztsa: the file helper died; the tree was killed", file=sys.stderr)
         code = EXIT_INTERNAL
