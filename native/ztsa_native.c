@@ -164,6 +164,13 @@ static int protect_mounts(int userns, const char *const *ro_paths, int n_ro) {
 enum { OP_CREATE = 1, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME };
 
 static int helper_root = -1;
+static int helper_lfd = -1;
+static const struct seccomp_notif *helper_req;
+static size_t helper_resp_size;
+#define ANSWERED 2 /* fs_notification: the reply was sent elsewhere */
+#define ANSWERED_ERR 100000 /* fs_op: likewise */
+static void answer(int lfd, const struct seccomp_notif *req, long result, int fd,
+                   struct seccomp_notif_resp *resp, size_t resp_size);
 static const char *const *helper_protected;
 static int helper_n_protected;
 static int helper_log = -1;
@@ -283,6 +290,18 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
             *denied = 1;
             break;
         }
+        /* opening an existing FIFO waits for the other end: in a child of the helper,
+           which answers itself, so the tree's other calls are not held up meanwhile */
+        struct stat fst;
+        int in_child = 0;
+        if (helper_req && fstatat(par1, name1, &fst, 0) == 0 && S_ISFIFO(fst.st_mode)) {
+            pid_t opener = fork();
+            if (opener > 0) {
+                err = ANSWERED_ERR;
+                break;
+            }
+            in_child = opener == 0; /* fork failed: open here, blocking */
+        }
         /* never follow a final symlink while creating: a dangling one could name a
            protected path; an existing target is opened without O_CREAT */
         int fd = openat(par1, name1, flags | O_NOFOLLOW, mode);
@@ -292,6 +311,12 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
             err = errno;
         else
             *fd_out = fd;
+        if (in_child) {
+            static char resp_buf[4096];
+            answer(helper_lfd, helper_req, fd < 0 ? -err : 0, fd,
+                   (struct seccomp_notif_resp *)resp_buf, helper_resp_size);
+            _exit(0);
+        }
         break;
     }
     case OP_MKDIR:
@@ -568,12 +593,41 @@ static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_ou
     close(fd1);
     if (fd2 >= 0)
         close(fd2);
+    if (err == ANSWERED_ERR)
+        return ANSWERED;
     if (denied) {
         log_denial(pid, call->name, call->op == OP_SYMLINK ? p1 : p1,
                    call->op == OP_SYMLINK ? "" : p2);
         return -EACCES;
     }
     return -err;
+}
+
+/* Reply to a notification: with the opened file (ADDFD, returned as the syscall's
+   result), with an error or 0, or by letting the kernel run the call (result 1). */
+static void answer(int lfd, const struct seccomp_notif *req, long result, int fd,
+                   struct seccomp_notif_resp *resp, size_t resp_size) {
+    if (fd >= 0) {
+        struct seccomp_notif_addfd add;
+        memset(&add, 0, sizeof add);
+        add.id = req->id;
+        add.flags = SECCOMP_ADDFD_FLAG_SEND;
+        add.srcfd = (unsigned int)fd;
+        add.newfd_flags = req->data.nr == 85 ? 0 : (unsigned int)(
+            req->data.args[req->data.nr == 257 ? 2 : 1] & O_CLOEXEC);
+        int r = ioctl(lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+        close(fd);
+        if (r >= 0 || errno == ENOENT)
+            return;
+        result = -errno;
+    }
+    memset(resp, 0, resp_size);
+    resp->id = req->id;
+    resp->val = 0;
+    resp->error = result == 1 ? 0 : (int)result;
+    if (result == 1)
+        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
 /* The helper's loop: it leaves when no process uses the filter any more. */
@@ -609,30 +663,12 @@ static void fs_helper(int lfd) {
         if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
             continue; /* EINTR, or the caller died (ENOENT) */
         int fd = -1;
+        helper_lfd = lfd;
+        helper_req = req;
+        helper_resp_size = resp_size;
         long result = fs_notification(lfd, req, &fd);
-        if (fd >= 0) {
-            struct seccomp_notif_addfd add;
-            memset(&add, 0, sizeof add);
-            add.id = req->id;
-            add.flags = SECCOMP_ADDFD_FLAG_SEND;
-            add.srcfd = (unsigned int)fd;
-            add.newfd_flags = (unsigned int)(req->data.args[req->data.nr == 257 ? 2 : 1] &
-                                             O_CLOEXEC);
-            if (req->data.nr == 85)
-                add.newfd_flags = 0;
-            int r = ioctl(lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
-            close(fd);
-            if (r >= 0 || errno == ENOENT)
-                continue;
-            result = -errno;
-        }
-        memset(resp, 0, resp_size);
-        resp->id = req->id;
-        resp->val = 0;
-        resp->error = result == 1 ? 0 : (int)result;
-        if (result == 1)
-            resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-        ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+        if (result != ANSWERED)
+            answer(lfd, req, result, fd, resp, resp_size);
     }
 }
 

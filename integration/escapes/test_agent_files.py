@@ -251,3 +251,13 @@ def test_the_tree_cannot_take_the_helpers_listener(run):
     assert proc.stdout.strip() == "[]", proc.stdout
     assert proc.returncode == 1 and "Permission denied" in proc.stderr
     assert not (run.workspace / "CLAUDE.md").exists()
+
+
+def test_a_writer_waiting_on_a_fifo_does_not_hold_up_the_tree(run):
+    """`> fifo` is an O_CREAT open that waits for a reader: the helper must keep serving
+    the tree's other calls meanwhile (the reader here comes only after them)."""
+    proc, _ = run("/bin/sh", "-c", "mkfifo p; (echo hi > p) & sleep 0.3; mkdir x && "
+                                   "touch y && cat p; wait", timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "hi"
+    assert (run.workspace / "x").is_dir() and (run.workspace / "y").exists()
