@@ -17,6 +17,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
@@ -257,6 +258,46 @@ static int open_parent(int dirfd, const char *path, char *name, size_t name_size
 }
 
 
+static unsigned long tty_of(const char *stat_path) {
+    char buf[1024];
+    int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    /* after ") ": state ppid pgrp session tty_nr */
+    unsigned long tty = 0;
+    if (p && sscanf(p + 2, "%*c %*d %*d %*d %lu", &tty) != 1)
+        tty = 0;
+    return tty;
+}
+
+/* open("/dev/tty") on behalf of pid: its own controlling terminal (ENXIO without one) */
+static int caller_tty(pid_t pid, int flags) {
+    char where[64];
+    snprintf(where, sizeof where, "/proc/%d/stat", pid);
+    unsigned long tty = tty_of(where);
+    if (!tty)
+        return -ENXIO;
+    int fd;
+    if (tty == tty_of("/proc/self/stat")) {
+        fd = open("/dev/tty", (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC);
+    } else {
+        unsigned int major = (unsigned int)((tty >> 8) & 0xfff);
+        unsigned int minor = (unsigned int)((tty & 0xff) | ((tty >> 12) & 0xfff00));
+        if (major < 136 || major > 143)
+            return -ENXIO; /* not a pseudo-terminal: not reachable from here */
+        char pts[64];
+        snprintf(pts, sizeof pts, "/dev/pts/%u", (major - 136) * 256 + minor);
+        fd = open(pts, (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY);
+    }
+    return fd < 0 ? -errno : fd;
+}
+
 /* One name-creating syscall of the tree, performed by the helper. *fd_out receives the
    opened file of OP_CREATE. Returns 0 or an errno; *denied is set for a protected
    name. */
@@ -282,12 +323,23 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
     }
     switch (op) {
     case OP_CREATE: {
+        struct stat fst0;
         if (slash1) {
             err = EISDIR;
             break;
         }
         if (classify(par1, name1) == 1) {
             *denied = 1;
+            break;
+        }
+        /* /dev/tty is the caller's controlling terminal, not the helper's */
+        if (helper_req && fstatat(par1, name1, &fst0, 0) == 0 && S_ISCHR(fst0.st_mode) &&
+            fst0.st_rdev == makedev(5, 0)) {
+            int r = caller_tty((pid_t)helper_req->pid, flags);
+            if (r < 0)
+                err = -r;
+            else
+                *fd_out = r;
             break;
         }
         /* opening an existing FIFO waits for the other end: in a child of the helper,

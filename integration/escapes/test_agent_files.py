@@ -261,3 +261,14 @@ def test_a_writer_waiting_on_a_fifo_does_not_hold_up_the_tree(run):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "hi"
     assert (run.workspace / "x").is_dir() and (run.workspace / "y").exists()
+
+
+def test_dev_tty_is_the_callers_terminal(run):
+    """`> /dev/tty` is an O_CREAT open performed by the helper: it must reach the
+    caller's controlling terminal (here a pty that `script` makes inside the tree), and
+    fail with ENXIO for a caller without one, as the kernel would."""
+    proc, _ = run("/bin/sh", "-c", "echo none > /dev/tty; echo rc=$?; "
+                                   "script -qec 'echo via-pty > /dev/tty' /dev/null")
+    assert proc.returncode == 0, proc.stderr
+    assert "rc=2" in proc.stdout and "No such device or address" in proc.stderr
+    assert "via-pty" in proc.stdout
