@@ -347,7 +347,8 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
         struct stat fst;
         int in_child = 0;
         if (helper_req && fstatat(par1, name1, &fst, 0) == 0 && S_ISFIFO(fst.st_mode)) {
-            pid_t opener = fork();
+            /* untraced: it is ztsa's, not part of the tree */
+            pid_t opener = (pid_t)syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
             if (opener > 0) {
                 err = ANSWERED_ERR;
                 break;
@@ -585,6 +586,26 @@ static const struct fs_call FS_CALLS[] = {
     {316, "renameat2", OP_RENAME, 0, 1, 2, 3, 4, -1},
 };
 
+/* The caller's names for its own descriptors (/dev/stdout, /dev/fd/N, /proc/self/...)
+   would mean the helper's here: rewritten to /proc/PID/... of the caller. */
+static void own_proc_paths(pid_t pid, char *path, size_t size) {
+    static const struct { const char *from; const char *to; } map[] = {
+        {"/dev/stdin", "fd/0"}, {"/dev/stdout", "fd/1"}, {"/dev/stderr", "fd/2"},
+        {"/dev/fd/", "fd/"}, {"/proc/self/", ""}, {"/proc/thread-self/", ""},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        size_t n = strlen(map[i].from);
+        int exact = map[i].from[n - 1] != '/';
+        if (strncmp(path, map[i].from, n) != 0 || (exact && path[n] != 0))
+            continue;
+        char out[4200];
+        int k = snprintf(out, sizeof out, "/proc/%d/%s%s", pid, map[i].to, path + n);
+        if (k > 0 && (size_t)k < size)
+            memcpy(path, out, (size_t)k + 1);
+        return;
+    }
+}
+
 /* Answer one notification: 0, or -errno for the tracee, with *fd_out set for an open;
    1: let the kernel run the call (umask). */
 static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_out) {
@@ -614,6 +635,8 @@ static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_ou
         return -err;
     if (call->path2 < 0 && call->op != OP_SYMLINK)
         p2[0] = 0;
+    if (call->op == OP_CREATE)
+        own_proc_paths(pid, p1, sizeof p1);
     int empty_ok = call->op == OP_LINK && (flags & AT_EMPTY_PATH);
     if ((!p1[0] && !empty_ok) || (call->path2 >= 0 && !p2[0]))
         return -ENOENT;

@@ -272,3 +272,17 @@ def test_dev_tty_is_the_callers_terminal(run):
     assert proc.returncode == 0, proc.stderr
     assert "rc=2" in proc.stdout and "No such device or address" in proc.stderr
     assert "via-pty" in proc.stdout
+
+
+def test_dev_stdout_and_proc_self_name_the_callers_descriptors(run):
+    """`> /dev/stdout`, `>> /dev/fd/1`, `> /proc/self/fd/2` are O_CREAT opens done by the
+    helper: they must reopen the caller's descriptors, not the helper's."""
+    # the pipes are the tree's own (one made by the test, owned by root, could not be
+    # reopened by the unprivileged case, with or without ztsa)
+    script = ("(echo one > /dev/stdout; echo two >> /dev/fd/1; echo three >> /proc/self/fd/1)"
+              " > out.txt; (echo four >> /dev/stderr) 2>&1 | cat; "
+              "(echo five > /dev/stdout) | cat")
+    proc, _ = run("/bin/sh", "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    assert (run.workspace / "out.txt").read_text() == "one\ntwo\nthree\n"
+    assert proc.stdout == "four\nfive\n"
