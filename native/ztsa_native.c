@@ -298,6 +298,17 @@ static int caller_tty(pid_t pid, int flags) {
     return fd < 0 ? -errno : fd;
 }
 
+/* Can opening this file wait (a FIFO without its other end, a serial line without
+   carrier)? Memory devices (null, zero, ...), ttys and pseudo-terminals do not. */
+static int may_block(const struct stat *st) {
+    if (S_ISFIFO(st->st_mode))
+        return 1;
+    if (!S_ISCHR(st->st_mode))
+        return 0;
+    unsigned int major = major(st->st_rdev);
+    return !(major == 1 || major == 5 || (major >= 136 && major <= 143));
+}
+
 /* One name-creating syscall of the tree, performed by the helper. *fd_out receives the
    opened file of OP_CREATE. Returns 0 or an errno; *denied is set for a protected
    name. */
@@ -342,11 +353,11 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
                 *fd_out = r;
             break;
         }
-        /* opening an existing FIFO waits for the other end: in a child of the helper,
-           which answers itself, so the tree's other calls are not held up meanwhile */
+        /* an open that may wait (a FIFO for its other end, ...) runs in a child of the
+           helper, which answers itself, so the tree's other calls are not held up */
         struct stat fst;
         int in_child = 0;
-        if (helper_req && fstatat(par1, name1, &fst, 0) == 0 && S_ISFIFO(fst.st_mode)) {
+        if (helper_req && fstatat(par1, name1, &fst, 0) == 0 && may_block(&fst)) {
             /* untraced: it is ztsa's, not part of the tree */
             pid_t opener = (pid_t)syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
             if (opener > 0) {
