@@ -286,3 +286,16 @@ def test_dev_stdout_and_proc_self_name_the_callers_descriptors(run):
     assert proc.returncode == 0, proc.stderr
     assert (run.workspace / "out.txt").read_text() == "one\ntwo\nthree\n"
     assert proc.stdout == "four\nfive\n"
+
+
+def test_a_process_that_makes_itself_undumpable_can_still_create_files(run):
+    """ssh, gpg-agent and the like call prctl(PR_SET_DUMPABLE, 0); the helper must still
+    be able to read their path arguments (the call succeeds without effect)."""
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None)\n"
+            "print(libc.prctl(4, 0, 0, 0, 0))\n"
+            "fd = os.open('made.txt', os.O_CREAT | os.O_WRONLY, 0o644); os.write(fd, b'x')\n"
+            "print(open('made.txt').read())\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "x"]

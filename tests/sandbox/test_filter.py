@@ -96,6 +96,12 @@ def test_fs_decisions(nr, args, expected):
     assert run(FS_PROG, nr, args) == expected
 
 
+def test_set_dumpable_is_a_successful_no_op():
+    assert run(PROG, NR["prctl"], (4, 0)) == ERRNO | 0
+    assert run(PROG, NR["prctl"], (22, 2)) == ERRNO | errno.EPERM  # PR_SET_SECCOMP
+    assert run(PROG, NR["prctl"], (15, 0)) == flt.RET_ALLOW  # PR_SET_NAME
+
+
 def test_without_protection_name_syscalls_run_untraced():
     for name in (*flt.FS_TRACED, "open", "openat", "openat2"):
         assert run(PROG, NR[name], (0, 0o101, 0o101, 0)) == flt.RET_ALLOW

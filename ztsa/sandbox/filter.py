@@ -11,6 +11,11 @@ What it does (x86_64):
 - clone with CLONE_UNTRACED: EPERM; clone3: ENOSYS, so libc falls back to clone;
 - socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT;
 - ioctl TIOCSTI and TIOCLINUX (terminal injection): EPERM;
+- prctl(PR_SET_DUMPABLE): succeeds without effect. A non-dumpable process could not be
+  read by ztsa's file helper (which copies path arguments out of the caller), so its
+  file creations would fail; the tree is one trust domain and nothing in it may ptrace
+  or use process_vm_readv, but other processes of the tree can then read its memory
+  through /proc/PID/mem, as they could any of the tree's processes;
 - connect, sendmsg, sendmmsg, execve, execveat, and sendto with a destination address:
   SECCOMP_RET_TRACE, so the tracer decides. A process that somehow runs untraced gets
   ENOSYS for these (the kernel's answer to RET_TRACE without a tracer): it fails
@@ -63,6 +68,7 @@ CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 PR_SET_SECCOMP = 22
+PR_SET_DUMPABLE = 4
 
 LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
@@ -169,7 +175,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False) -> bytes:
         (JEQ, "eperm", "allow", TIOCLINUX),
         "prctl",
         (LD_ABS, 0, 0, arg_lo(0)),
-        (JEQ, "eperm", "allow", PR_SET_SECCOMP),
+        (JEQ, "eperm", 0, PR_SET_SECCOMP),
+        (JEQ, "fake_ok", "allow", PR_SET_DUMPABLE),
         "allow",
         (RET, 0, 0, RET_ALLOW),
         "trace",
@@ -178,6 +185,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False) -> bytes:
         (RET, 0, 0, RET_TRACE | TAG_EXEC),
         "eperm",
         (RET, 0, 0, RET_ERRNO | errno.EPERM),
+        "fake_ok",
+        (RET, 0, 0, RET_ERRNO | 0),
         "enosys",
         (RET, 0, 0, RET_ERRNO | errno.ENOSYS),
         "kill",
