@@ -299,3 +299,25 @@ def test_a_process_that_makes_itself_undumpable_can_still_create_files(run):
     proc, _ = run(run.python, "-c", code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0", "x"]
+
+
+def test_a_nested_namespace_cannot_uncover_the_read_only_mounts(run):
+    """A new user and mount namespace inside the tree would give capabilities over its
+    own mounts; a bind of the workspace there must not expose CLAUDE.md writable (the
+    tree cannot mount at all: Landlock forbids it, and id maps are in /proc)."""
+    claude = plant(run.workspace, "CLAUDE.md")
+    (run.workspace / "y").mkdir()
+    os.chmod(run.workspace / "y", 0o777)
+    ws = str(run.workspace)
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "r = libc.unshare(0x10000000 | 0x00020000)\n"  # CLONE_NEWUSER | CLONE_NEWNS
+            "print('unshare', r, ctypes.get_errno())\n"
+            f"r = libc.mount(b'{ws}', b'{ws}/y', None, 4096, None)\n"  # MS_BIND
+            "print('mount', r, ctypes.get_errno())\n"
+            "try: open(os.path.join('y', 'CLAUDE.md'), 'a').write('pwned')\n"
+            "except OSError as e: print('write', e.errno)\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert "mount -1" in proc.stdout
+    assert claude.read_text() == ORIGINAL
