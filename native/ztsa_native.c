@@ -198,12 +198,10 @@ static int parent_is(int parentfd, const char *dir, size_t dirlen) {
     return fstatat(helper_root, buf, &st, 0) == 0 && same_as(parentfd, NULL, 0, &st);
 }
 
-/* 1: (parentfd, name) is a protected path; 2: a directory on the way to one, or the
-   workspace itself; 0: neither. */
+/* 1: (parentfd, name) is a protected path; 2: a directory on the way to one; 0:
+   neither. */
 static int classify(int parentfd, const char *name) {
     int result = 0;
-    if (same_as(parentfd, name, 0, &helper_root_st))
-        result = 2;
     for (int i = 0; i < helper_n_protected; i++) {
         const char *entry = helper_protected[i];
         const char *start = entry;
@@ -411,6 +409,8 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
         break;
     case OP_RENAME: {
         int src = classify(par1, name1), dst = classify(par2, name2);
+        if (same_as(par1, name1, 0, &helper_root_st))
+            src = 2; /* the workspace itself */
         struct stat st;
         int src_dir = fstatat(par1, name1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
         /* never move a protected path, a directory on the way to one, or the workspace;

@@ -321,3 +321,15 @@ def test_a_nested_namespace_cannot_uncover_the_read_only_mounts(run):
     assert proc.returncode == 0, proc.stderr
     assert "mount -1" in proc.stdout
     assert claude.read_text() == ORIGINAL
+
+
+def test_the_workspace_itself_cannot_be_moved_away(run):
+    """Its parent writable (--allow-write), the workspace could be renamed and a new one,
+    with new agent files, put in its place: the helper refuses to move it."""
+    parent = str(run.workspace.parent)
+    plant(run.workspace, "CLAUDE.md")
+    proc, _ = run("/bin/sh", "-c", f"mv {run.workspace} {run.workspace}.old; echo rc=$?",
+                  extra=["--allow-write", parent])
+    assert "rc=1" in proc.stdout, proc.stdout + proc.stderr
+    assert (run.workspace / "CLAUDE.md").read_text() == ORIGINAL
+    assert not os.path.exists(f"{run.workspace}.old")
