@@ -58,9 +58,11 @@
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
+#define ZTSA_WAIT_KILLABLE_RECV (1UL << 5)
 #define ZTSA_NOTIF_SET_FLAGS _IOW('!', 4, unsigned long long)
 #define ZTSA_NOTIF_SYNC_WAKE_UP 1ULL
 
+#define ZTSA_WAIT_KILLABLE_RECV (1UL << 5)
 #define ZTSA_NOTIF_SET_FLAGS _IOW('!', 4, unsigned long long)
 #define ZTSA_NOTIF_SYNC_WAKE_UP 1ULL
 
@@ -919,7 +921,14 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             close(root);
             if (log_fd >= 0)
                 close(log_fd);
+            /* WAIT_KILLABLE_RECV (Linux 5.19+): once the helper has taken a call, only a
+               fatal signal interrupts the wait, so a call the helper performed is never
+               restarted and performed twice (a second mkdir would say EEXIST) */
             int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                   SECCOMP_FILTER_FLAG_NEW_LISTENER | ZTSA_WAIT_KILLABLE_RECV,
+                                   &prog);
+            if (lfd < 0 && errno == EINVAL)
+                lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
                                    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
             if (lfd < 0)
                 child_fail_at(efd, STEP_FILTER, errno);
@@ -1150,6 +1159,30 @@ int ztsa_wait(int *status, unsigned long tag_exec, unsigned long tag_net) {
         *status = st;
         return pid;
     }
+}
+
+int ztsa_restart_interrupted(int pid) {
+#if defined(__x86_64__)
+    /* the helper's syscalls, interrupted while waiting for it (-ERESTARTSYS) */
+    static const long notified[] = {2, 85, 257, 83, 258, 133, 259, 88, 266, 86, 265, 82, 264,
+                                    316, 95};
+    struct user_regs_struct regs;
+    cached_pid = -1;
+    if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
+        return -errno;
+    if ((long long)regs.rax != -512)
+        return 0;
+    for (size_t i = 0; i < sizeof notified / sizeof notified[0]; i++) {
+        if ((long long)regs.orig_rax == notified[i]) {
+            regs.rax = (unsigned long long)-513; /* -ERESTARTNOINTR */
+            return ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0 ? -errno : 1;
+        }
+    }
+    return 0;
+#else
+    (void)pid;
+    return 0;
+#endif
 }
 
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len) {

@@ -70,6 +70,12 @@ unsigned long ztsa_fast_connects(void);
    Python, with *status, or -errno. */
 int ztsa_wait(int *status, unsigned long tag_exec, unsigned long tag_net);
 
+/* At a signal-delivery stop: if the tracee was waiting for the file helper (a notified
+   syscall that returns -ERESTARTSYS), make the syscall restart after the handler
+   (-ERESTARTNOINTR) instead of failing with EINTR, which these calls never do without
+   ztsa. 1 if changed, 0 if not, -errno. */
+int ztsa_restart_interrupted(int pid);
+
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len);
 
 /* A duplicate of the tracee thread's file descriptor fd, or -errno. */

@@ -151,6 +151,10 @@ def syscall_return(pid: int, result: int) -> None:
     _check(lib.ztsa_syscall_return(pid, result), "SETREGS")
 
 
+def restart_interrupted(pid: int) -> None:
+    lib.ztsa_restart_interrupted(pid)  # a tracee that vanished meanwhile is not an error
+
+
 def readmem(pid: int, addr: int, length: int) -> bytes:
     buf = ffi.new("char[]", max(length, 1))
     n = _check(lib.ztsa_readmem(pid, addr, buf, length), "process_vm_readv")

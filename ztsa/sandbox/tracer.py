@@ -221,6 +221,10 @@ class Tracer:
                 self._cont(tid)
         else:
             self.started.add(tid)
+            if self.helper is not None:
+                # a call waiting for the file helper must restart after the handler,
+                # not fail with EINTR (it never would without ztsa)
+                nat.restart_interrupted(tid)
             self._cont(tid, sig)  # deliver the signal
 
     def _exec(self, pid: int) -> None:
