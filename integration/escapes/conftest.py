@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,21 +67,20 @@ class Listeners:
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
         s.listen(4096)
-        s.settimeout(0.2)
         self.tcp[name] = s
-        self.counts[name] = 0
-        t = threading.Thread(target=self._accept, args=(name, s), daemon=True)
-        t.start()
-        self.threads.append(t)
-        return int(s.getsockname()[1])
+        return self._serve(name, s, self._accept)
 
     def add_udp(self, name: str) -> int:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.bind(("127.0.0.1", 0))
-        s.settimeout(0.2)
         self.udp[name] = s
+        return self._serve(name, s, self._recv)
+
+    def _serve(self, name: str, s: socket.socket,
+               loop: Callable[[str, socket.socket], None]) -> int:
+        s.settimeout(0.2)
         self.counts[name] = 0
-        t = threading.Thread(target=self._recv, args=(name, s), daemon=True)
+        t = threading.Thread(target=loop, args=(name, s), daemon=True)
         t.start()
         self.threads.append(t)
         return int(s.getsockname()[1])

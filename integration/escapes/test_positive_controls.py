@@ -38,21 +38,26 @@ def _tool(name: str) -> str:
     return path
 
 
-def test_pip_install_from_a_loopback_index(run, http_root, tmp_path):
-    root, port = http_root
-    wheel = tmp_path / "ztsademo-1.0-py3-none-any.whl"
+def _wheel(directory: Path, name: str, version: str) -> Path:
+    wheel = directory / f"{name}-{version}-py3-none-any.whl"
     files = {
-        "ztsademo/__init__.py": "VALUE = 42\n",
-        "ztsademo-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: ztsademo\n"
-                                           "Version: 1.0\n",
-        "ztsademo-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: ztsa-test\n"
-                                        "Root-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{name}/__init__.py": "VALUE = 42\n",
+        f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\n"
+                                                f"Version: {version}\n",
+        f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: ztsa-test\n"
+                                             "Root-Is-Purelib: true\nTag: py3-none-any\n",
     }
     with zipfile.ZipFile(wheel, "w") as z:
-        for name, text in files.items():
-            z.writestr(name, text)
-        z.writestr("ztsademo-1.0.dist-info/RECORD",
-                   "".join(f"{n},,\n" for n in files) + "ztsademo-1.0.dist-info/RECORD,,\n")
+        for n, text in files.items():
+            z.writestr(n, text)
+        z.writestr(f"{name}-{version}.dist-info/RECORD",
+                   "".join(f"{n},,\n" for n in files) + f"{name}-{version}.dist-info/RECORD,,\n")
+    return wheel
+
+
+def test_pip_install_from_a_loopback_index(run, http_root, tmp_path):
+    root, port = http_root
+    wheel = _wheel(tmp_path, "ztsademo", "1.0")
     (root / "simple" / "ztsademo").mkdir(parents=True)
     shutil.copy(wheel, root / "simple" / "ztsademo" / wheel.name)
     (root / "simple" / "ztsademo" / "index.html").write_text(
@@ -92,26 +97,34 @@ def test_git_clone_and_commit_against_a_loopback_remote(run, http_root, tmp_path
     assert (clone / "README").read_text() == "hello\nmore\n"
 
 
-def test_npm_install_from_a_loopback_registry(run, http_root, tmp_path):
-    npm = _tool("npm")
-    root, port = http_root
-    pkg = tmp_path / "pkg" / "package"
-    pkg.mkdir(parents=True)
-    (pkg / "package.json").write_text(json.dumps({"name": "ztsa-demo", "version": "1.0.0",
-                                                  "main": "index.js"}))
-    (pkg / "index.js").write_text("module.exports = 42;\n")
-    tgz = root / "ztsa-demo-1.0.0.tgz"
-    with tarfile.open(tgz, "w:gz") as tar:
-        tar.add(pkg, arcname="package")
+def _npm_package(root: Path, port: int, tmp_path: Path, name: str, version: str,
+                 body: str) -> tuple[str, str]:
+    """Publish NAME@VERSION (index.js holding `body`) on the loopback registry in root:
+    its tarball and packument. Returns (tarball URL, integrity)."""
     import base64
     import hashlib
 
+    pkg = tmp_path / "pkg" / name / "package"
+    pkg.mkdir(parents=True)
+    (pkg / "package.json").write_text(json.dumps({"name": name, "version": version,
+                                                  "main": "index.js"}))
+    (pkg / "index.js").write_text(body)
+    tgz = root / f"{name}-{version}.tgz"
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(pkg, arcname="package")
     integrity = "sha512-" + base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
-    packument = {"name": "ztsa-demo", "dist-tags": {"latest": "1.0.0"}, "versions": {
-        "1.0.0": {"name": "ztsa-demo", "version": "1.0.0", "dist": {
-            "tarball": f"http://127.0.0.1:{port}/ztsa-demo-1.0.0.tgz",
-            "integrity": integrity}}}}
-    (root / "ztsa-demo").write_text(json.dumps(packument))
+    tarball = f"http://127.0.0.1:{port}/{tgz.name}"
+    (root / name).write_text(json.dumps({
+        "name": name, "dist-tags": {"latest": version}, "versions": {version: {
+            "name": name, "version": version,
+            "dist": {"tarball": tarball, "integrity": integrity}}}}))
+    return tarball, integrity
+
+
+def test_npm_install_from_a_loopback_registry(run, http_root, tmp_path):
+    npm = _tool("npm")
+    root, port = http_root
+    _npm_package(root, port, tmp_path, "ztsa-demo", "1.0.0", "module.exports = 42;\n")
     project = run.workspace / "app"
     project.mkdir()
     os.chmod(project, 0o777)
@@ -144,23 +157,8 @@ def _open_up(path: Path) -> None:
 def test_npm_ci_in_the_workspace_from_a_loopback_registry(run, http_root, tmp_path):
     npm = _tool("npm")
     root, port = http_root
-    pkg = tmp_path / "pkg" / "package"
-    pkg.mkdir(parents=True)
-    (pkg / "package.json").write_text(json.dumps({"name": "ztsa-ci", "version": "2.0.0",
-                                                  "main": "index.js"}))
-    (pkg / "index.js").write_text("module.exports = 'ci';\n")
-    tgz = root / "ztsa-ci-2.0.0.tgz"
-    with tarfile.open(tgz, "w:gz") as tar:
-        tar.add(pkg, arcname="package")
-    import base64
-    import hashlib
-
-    integrity = "sha512-" + base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
-    tarball = f"http://127.0.0.1:{port}/ztsa-ci-2.0.0.tgz"
-    (root / "ztsa-ci").write_text(json.dumps({
-        "name": "ztsa-ci", "dist-tags": {"latest": "2.0.0"}, "versions": {"2.0.0": {
-            "name": "ztsa-ci", "version": "2.0.0",
-            "dist": {"tarball": tarball, "integrity": integrity}}}}))
+    tarball, integrity = _npm_package(root, port, tmp_path, "ztsa-ci", "2.0.0",
+                                      "module.exports = 'ci';\n")
     ws = run.workspace
     (ws / "package.json").write_text(json.dumps({"name": "app", "version": "1.0.0",
                                                  "dependencies": {"ztsa-ci": "2.0.0"}}))
@@ -180,23 +178,6 @@ def test_npm_ci_in_the_workspace_from_a_loopback_registry(run, http_root, tmp_pa
     assert proc.stdout.strip().splitlines()[-1] == "ci"
     assert (ws / "node_modules" / "ztsa-ci" / "index.js").exists()
     assert (ws / "CLAUDE.md").read_text() == "# rules\n"
-
-
-def _wheel(directory: Path, name: str, version: str) -> Path:
-    wheel = directory / f"{name}-{version}-py3-none-any.whl"
-    files = {
-        f"{name}/__init__.py": "VALUE = 42\n",
-        f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\n"
-                                                f"Version: {version}\n",
-        f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: ztsa-test\n"
-                                             "Root-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    with zipfile.ZipFile(wheel, "w") as z:
-        for n, text in files.items():
-            z.writestr(n, text)
-        z.writestr(f"{name}-{version}.dist-info/RECORD",
-                   "".join(f"{n},,\n" for n in files) + f"{name}-{version}.dist-info/RECORD,,\n")
-    return wheel
 
 
 def test_pip_install_from_local_wheels_into_a_venv_in_the_workspace(run):
