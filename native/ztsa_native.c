@@ -122,6 +122,16 @@ static int apply_landlock(const char *const *paths, const unsigned long long *ri
 
 /* ---- agent files: read-only bind mounts, and a confined helper for name creation ---- */
 
+int ztsa_pidfd_getfd(int tid, int fd) {
+    int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+    if (pidfd < 0)
+        return -errno;
+    int dup = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    int e = errno;
+    close(pidfd);
+    return dup < 0 ? -e : dup;
+}
+
 static int write_file(const char *path, const char *text) {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
@@ -258,16 +268,21 @@ static int open_parent(int dirfd, const char *path, char *name, size_t name_size
 }
 
 
-static unsigned long tty_of(const char *stat_path) {
-    char buf[1024];
-    int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+/* The start of a small /proc file, NUL-terminated; 0 when unreadable. */
+static int read_proc(const char *path, char *buf, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
-    if (n <= 0)
+    buf[n > 0 ? n : 0] = 0;
+    return n > 0;
+}
+
+static unsigned long tty_of(const char *stat_path) {
+    char buf[1024];
+    if (!read_proc(stat_path, buf, sizeof buf))
         return 0;
-    buf[n] = 0;
     char *p = strrchr(buf, ')');
     /* after ") ": state ppid pgrp session tty_nr */
     unsigned long tty = 0;
@@ -464,13 +479,7 @@ static int tracee_dirfd(pid_t pid, long long fd, const char *path) {
         int r = open(where, O_PATH | O_DIRECTORY | O_CLOEXEC);
         return r < 0 ? -errno : r;
     }
-    int pidfd = (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
-    if (pidfd < 0)
-        return -errno;
-    int dup = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
-    int e = errno;
-    close(pidfd);
-    return dup < 0 ? -e : dup;
+    return ztsa_pidfd_getfd(pid, (int)fd);
 }
 
 /* The callers' umasks, read from /proc once per thread and kept for a second. A umask(2)
@@ -512,14 +521,8 @@ static unsigned int tracee_umask(pid_t pid) {
 static unsigned int tracee_umask_read(pid_t pid) {
     char where[64], buf[2048];
     snprintf(where, sizeof where, "/proc/%d/status", pid);
-    int fd = open(where, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!read_proc(where, buf, sizeof buf))
         return 022;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 022;
-    buf[n] = 0;
     char *line = strstr(buf, "\nUmask:");
     return line ? (unsigned int)strtoul(line + 7, NULL, 8) & 0777 : 022;
 }
@@ -684,8 +687,7 @@ static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_ou
     if (err == ANSWERED_ERR)
         return ANSWERED;
     if (denied) {
-        log_denial(pid, call->name, call->op == OP_SYMLINK ? p1 : p1,
-                   call->op == OP_SYMLINK ? "" : p2);
+        log_denial(pid, call->name, p1, call->op == OP_SYMLINK ? "" : p2);
         return -EACCES;
     }
     return -err;
@@ -960,10 +962,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         signal(SIGPIPE, SIG_IGN);
         int lfd = -1, theirs = -1;
         if (read(pair[0], &theirs, sizeof theirs) == sizeof theirs) {
-            int pidfd = (int)syscall(SYS_pidfd_open, cmd, 0);
-            lfd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, theirs, 0);
-            if (pidfd >= 0)
-                close(pidfd);
+            lfd = ztsa_pidfd_getfd(cmd, theirs);
         }
         if (lfd < 0) {
             kill(cmd, SIGKILL); /* no helper, no CMD: its creations could not be checked */
@@ -1114,11 +1113,7 @@ static int fast_connect(pid_t tid) {
         return 0;
     if (!ok)
         return 0;
-    int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-    if (pidfd < 0)
-        return 0;
-    int dup = (int)syscall(SYS_pidfd_getfd, pidfd, (int)regs.rdi, 0);
-    close(pidfd);
+    int dup = ztsa_pidfd_getfd(tid, (int)regs.rdi);
     if (dup < 0)
         return 0;
     long r = syscall(SYS_connect, dup, sa, len);
@@ -1163,20 +1158,19 @@ int ztsa_wait(int *status, unsigned long tag_exec, unsigned long tag_net) {
 
 int ztsa_restart_interrupted(int pid) {
 #if defined(__x86_64__)
-    /* the helper's syscalls, interrupted while waiting for it (-ERESTARTSYS) */
-    static const long notified[] = {2, 85, 257, 83, 258, 133, 259, 88, 266, 86, 265, 82, 264,
-                                    316, 95};
     struct user_regs_struct regs;
     cached_pid = -1;
     if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
         return -errno;
-    if ((long long)regs.rax != -512)
+    if ((long long)regs.rax != -512) /* -ERESTARTSYS */
         return 0;
-    for (size_t i = 0; i < sizeof notified / sizeof notified[0]; i++) {
-        if ((long long)regs.orig_rax == notified[i]) {
-            regs.rax = (unsigned long long)-513; /* -ERESTARTNOINTR */
-            return ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0 ? -errno : 1;
-        }
+    /* one of the helper's syscalls (FS_CALLS, and umask), interrupted waiting for it */
+    int helper_call = regs.orig_rax == 95;
+    for (size_t i = 0; i < sizeof FS_CALLS / sizeof FS_CALLS[0]; i++)
+        helper_call |= (long long)regs.orig_rax == FS_CALLS[i].nr;
+    if (helper_call) {
+        regs.rax = (unsigned long long)-513; /* -ERESTARTNOINTR */
+        return ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0 ? -errno : 1;
     }
     return 0;
 #else
@@ -1190,16 +1184,6 @@ long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len
     struct iovec remote = {(void *)(unsigned long)addr, len};
     ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
     return n < 0 ? -errno : n;
-}
-
-int ztsa_pidfd_getfd(int tid, int fd) {
-    int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-    if (pidfd < 0)
-        return -errno;
-    int dup = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-    int e = errno;
-    close(pidfd);
-    return dup < 0 ? -e : dup;
 }
 
 int ztsa_set_dumpable(int on) {
