@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from ztsa.lazy import LazyRe
@@ -281,26 +282,32 @@ def _complete(files: Any) -> bool:
     return bool(files) and all(isinstance(f, dict) and f.get("hash") for f in files)
 
 
-@structural
-def parse_poetry_lock(text: str, path: str) -> list[LockEntry]:
+def _toml_packages(text: str, path: str, meta_key: Callable[[str, str], str]
+                   ) -> Iterator[tuple[int | None, dict[str, Any], str, str, bool]]:
+    """[[package]] tables of poetry.lock and pdm.lock: (line, table, name, version, every
+    file hashed), the files falling back to [metadata.files] under meta_key(name, ver)."""
     data = load_toml(text, path)
     lines = _headers(text, "[[package]]")
     meta_files = (data.get("metadata") or {}).get("files") or {}
-    out = []
     for i, pkg in enumerate(data.get("package") or []):
         if not isinstance(pkg, dict):
             raise ParseError(path, "package is not a table")
-        name = str(pkg.get("name"))
+        name, ver = str(pkg.get("name")), str(pkg.get("version", ""))
         files = pkg.get("files")
         if files is None:
-            files = meta_files.get(name, [])
-        complete = _complete(files)
+            files = meta_files.get(meta_key(name, ver), [])
+        yield lines[i] if i < len(lines) else None, pkg, name, ver, _complete(files)
+
+
+@structural
+def parse_poetry_lock(text: str, path: str) -> list[LockEntry]:
+    out = []
+    for line, pkg, name, ver, complete in _toml_packages(text, path, lambda n, _v: n):
         source = pkg.get("source")
         kind = _python_kind(source)
         if isinstance(source, dict) and source.get("type") == "legacy":
             kind = "registry"
-        out.append(LockEntry("python", name, str(pkg.get("version", "")), path,
-                             lines[i] if i < len(lines) else None,
+        out.append(LockEntry("python", name, ver, path, line,
                              resolved=(source or {}).get("url") if isinstance(source, dict)
                              else None,
                              integrity="files" if complete else None, kind=kind))
@@ -333,21 +340,12 @@ def parse_pipfile_lock(text: str, path: str) -> list[LockEntry]:
 
 @structural
 def parse_pdm_lock(text: str, path: str) -> list[LockEntry]:
-    data = load_toml(text, path)
-    lines = _headers(text, "[[package]]")
-    meta_files = (data.get("metadata") or {}).get("files") or {}
     out = []
-    for i, pkg in enumerate(data.get("package") or []):
-        if not isinstance(pkg, dict):
-            raise ParseError(path, "package is not a table")
-        name, ver = str(pkg.get("name")), str(pkg.get("version", ""))
-        files = pkg.get("files")
-        if files is None:
-            files = meta_files.get(f"{name} {ver}", [])
-        complete = _complete(files)
+    for line, pkg, name, ver, complete in _toml_packages(text, path,
+                                                         lambda n, v: f"{n} {v}"):
         kind = "git" if pkg.get("git") else ("path" if pkg.get("path") else
                                              ("url" if pkg.get("url") else "registry"))
-        out.append(LockEntry("python", name, ver, path, lines[i] if i < len(lines) else None,
+        out.append(LockEntry("python", name, ver, path, line,
                              resolved=pkg.get("git") or pkg.get("url"),
                              integrity="files" if complete else None, kind=kind))
     return out
