@@ -87,6 +87,9 @@ def _gate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-registry", dest="registries", action="append", default=[],
                    metavar="HOST", help="also trust packages resolved from HOST (SUP002); "
                                         "repeatable")
+    p.add_argument("--no-cache", action="store_true",
+                   help="parse every lockfile afresh instead of reusing parse results of "
+                        "identical files (kept in $ZTSA_CACHE_DIR, else ~/.cache/ztsa)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -185,7 +188,8 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
                   options={"probe_network": args.probe_network,
                            "metadata_endpoints": args.endpoints,
                            "exclude": list(args.excludes),
-                           "allow_registry": list(args.registries)})
+                           "allow_registry": list(args.registries),
+                           "no_cache": args.no_cache})
     report = run(ctx)
     if extra:
         report = report._replace(results=report.results + extra)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 from ztsa.host import Host, ProbeError, decode
@@ -22,9 +23,26 @@ class Context:
         self.cache: dict[str, Any] = {}
 
     def in_workspace(self, path: str) -> bool:
-        real = os.path.realpath(path)
-        ws = os.path.realpath(self.workspace)
+        real = self._realpath(path)
+        ws = self._realdir(self.workspace)
         return real == ws or real.startswith(ws + os.sep)
+
+    def _realdir(self, d: str) -> str:
+        """realpath of a directory, memoised: every file of a directory shares it."""
+        memo: dict[str, str] = self.cache.setdefault("realdirs", {})
+        if d not in memo:
+            memo[d] = os.path.realpath(d)
+        return memo[d]
+
+    def _realpath(self, path: str) -> str:
+        """os.path.realpath, resolving the directory part once per directory."""
+        d, base = os.path.split(os.path.abspath(path))
+        try:
+            if base in ("", ".", "..") or stat.S_ISLNK(os.lstat(path).st_mode):
+                return os.path.realpath(path)
+        except OSError:
+            return os.path.realpath(path)
+        return os.path.join(self._realdir(d), base)
 
     # -- the workspace: real files, never followed out of the tree -----------------------
     def ws_path(self, rel: str) -> str:

@@ -136,9 +136,14 @@ class Host:
                 raise ProbeError(p, "not a regular file")
             if st.st_size > limit:
                 raise ProbeError(p, f"larger than {limit} bytes ({st.st_size})")
-            with os.fdopen(fd, "rb", closefd=True) as f:
-                fd = -1
-                data = f.read(limit + 1)
+            # sized by fstat, not a buffer of `limit` bytes per file; a file that grows
+            # meanwhile is read on until it passes the limit
+            chunks = [os.read(fd, min(max(st.st_size, 65536), limit) + 1)]  # /proc: size 0
+            got = len(chunks[0])
+            while chunks[-1] and got <= limit:
+                chunks.append(os.read(fd, min(1 << 20, limit + 1 - got)))
+                got += len(chunks[-1])
+            data = b"".join(chunks) if len(chunks) > 1 else chunks[0]
         except OSError as exc:
             raise ProbeError(p, _reason(exc)) from exc
         finally:

@@ -36,3 +36,23 @@ class LazyRe:
 
     def sub(self, repl: str, s: str, count: int = 0) -> str:
         return self.compiled.sub(repl, s, count)
+
+
+def line_hits(text: str, patterns: list[LazyRe] | tuple[LazyRe, ...]) \
+        -> list[tuple[int, int, re.Match[str]]]:
+    """(line number, pattern index, first match in that line) for every line a pattern
+    matches, ordered by line and pattern. A pattern that matches nowhere in the whole text
+    (the common case) costs one search instead of one per line."""
+    hits: list[tuple[int, int, re.Match[str]]] = []
+    lines: list[str] | None = None
+    for i, rx in enumerate(patterns):
+        if rx.search(text) is None:  # a match within a line is a match within the text
+            continue
+        if lines is None:
+            lines = text.splitlines()
+        for lineno, line in enumerate(lines, start=1):
+            m = rx.search(line)
+            if m:
+                hits.append((lineno, i, m))
+    hits.sort(key=lambda h: (h[0], h[1]))
+    return hits

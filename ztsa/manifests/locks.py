@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.manifests.project import PY_LOCKS, is_pylock, load, matching
+from ztsa.host import ProbeError
+from ztsa.manifests import MAX_LOCK_BYTES
+from ztsa.manifests.project import PY_LOCKS, is_pylock, load, matching, parse_cache
 
 if TYPE_CHECKING:
     from ztsa.manifests.lock import LockEntry
@@ -19,7 +24,13 @@ DEFAULT_HOSTS = frozenset({
 })
 
 
-def _entries(ctx: Context, rel: str) -> list[LockEntry]:
+def _first(pair: Any) -> Any:
+    return pair[1]
+
+
+def lock_parser(base: str) -> tuple[Callable[[str, str], Any],
+                                    Callable[[Any], list[LockEntry]]] | None:
+    """The parser of a lockfile base name, and how to take the entries from its result."""
     # parsers are imported only when there is a lockfile: start-up cost matters
     from ztsa.manifests.bun import parse_bun_lock
     from ztsa.manifests.cargo import parse_cargo_lock
@@ -28,22 +39,67 @@ def _entries(ctx: Context, rel: str) -> list[LockEntry]:
     from ztsa.manifests.python import PYTHON_LOCKS, parse_pylock
     from ztsa.manifests.yarn import parse_yarn_lock
 
-    base = posixpath.basename(rel)
     if base in ("package-lock.json", "npm-shrinkwrap.json"):
-        return load(ctx, rel, parse_package_lock).entries
+        return parse_package_lock, attrgetter("entries")
     if base == "yarn.lock":
-        return load(ctx, rel, parse_yarn_lock)[1]
+        return parse_yarn_lock, _first
     if base == "pnpm-lock.yaml":
-        return load(ctx, rel, parse_pnpm_lock).entries
+        return parse_pnpm_lock, attrgetter("entries")
     if base == "bun.lock":
-        return load(ctx, rel, parse_bun_lock)
+        return parse_bun_lock, list
     if base == "Cargo.lock":
-        return load(ctx, rel, parse_cargo_lock)[1]
+        return parse_cargo_lock, _first
     if base in PYTHON_LOCKS:
-        return load(ctx, rel, PYTHON_LOCKS[base])
+        return PYTHON_LOCKS[base], list
     if is_pylock(base):
-        return load(ctx, rel, parse_pylock)
-    return []
+        return parse_pylock, list
+    return None
+
+
+def _entries(ctx: Context, rel: str) -> list[LockEntry]:
+    found = lock_parser(posixpath.basename(rel))
+    if found is None:
+        return []
+    parser, entries_of = found
+    return entries_of(load(ctx, rel, parser))
+
+
+def prefetch(ctx: Context) -> None:
+    """Take large lockfiles from the parse cache, or start parsing them in workers while
+    the other rules run (see ztsa.manifests.parsecache)."""
+    from ztsa.manifests.parsecache import BUNDLE_BYTES, PARALLEL_BYTES
+
+    try:
+        names = lockfiles(ctx)
+    except ProbeError:
+        return  # the rules report the walk's error
+    big: list[tuple[int, str, Callable[[str, str], Any], str, str]] = []
+    for rel in names:
+        st = ctx.ws_lstat(rel)
+        found = lock_parser(posixpath.basename(rel))
+        if found is None or st is None or st.st_size < BUNDLE_BYTES:
+            continue
+        try:
+            text = ctx.ws_text(rel, MAX_LOCK_BYTES)
+        except ProbeError:
+            continue  # load() reports it
+        if text is None:
+            continue
+        parser = found[0]
+        cache = parse_cache(ctx)
+        key = cache.key(parser, rel, text)
+        pending: dict[tuple[str, Any], str] = ctx.cache.setdefault("parse_keys", {})
+        pending[(rel, parser)] = key
+        hit, value = cache.get(key)
+        if hit:
+            ctx.cache.setdefault("parsed", {})[(rel, parser)] = value
+        elif st.st_size >= PARALLEL_BYTES:
+            big.append((st.st_size, key, parser, rel, text))
+    workers = len(os.sched_getaffinity(0))
+    if big and workers > 1:
+        cache = parse_cache(ctx)
+        for _, key, parser, rel, text in sorted(big, key=lambda b: -b[0])[:workers]:
+            cache.start(key, parser, rel, text)
 
 
 LOCK_NAMES = frozenset({"package-lock.json", "npm-shrinkwrap.json", "yarn.lock",

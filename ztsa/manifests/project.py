@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
 from ztsa.manifests import MAX_LOCK_BYTES
 from ztsa.manifests.common import ancestors
 from ztsa.walk import all_files
+
+if TYPE_CHECKING:
+    from ztsa.manifests.parsecache import ParseCache
 
 T = TypeVar("T")
 
@@ -53,23 +56,61 @@ def nearest(ctx: Context, directory: str, names: Iterable[str]) -> str | None:
     return None
 
 
+def parse_cache(ctx: Context) -> ParseCache:
+    """This run's parse cache (see ztsa.manifests.parsecache); off with --no-cache."""
+    from ztsa.manifests.parsecache import ParseCache, cache_dir
+
+    cache = ctx.cache.get("parse_cache")
+    if not isinstance(cache, ParseCache):
+        # ztsa's own directory, not the audited machine's
+        directory = None if ctx.options.get("no_cache") else cache_dir()
+        cache = ctx.cache["parse_cache"] = ParseCache(directory, ctx.workspace)
+    return cache
+
+
 def load(ctx: Context, rel: str, parser: Callable[[str, str], T],
          limit: int = MAX_LOCK_BYTES) -> T:
     """Parse a workspace file once per run; a failure is remembered and raised again."""
     memo: dict[tuple[str, Any], Any] = ctx.cache.setdefault("parsed", {})
     key = (rel, parser)
     if key not in memo:
-        try:
-            text = ctx.ws_text(rel, limit)
-            if text is None:
-                raise ProbeError(rel, "vanished during the audit")
-            memo[key] = parser(text, rel)
-        except ProbeError as exc:
-            memo[key] = exc
+        memo[key] = _parse(ctx, rel, parser, limit)
     value = memo[key]
     if isinstance(value, ProbeError):
         raise value
     return value  # type: ignore[no-any-return]
+
+
+def _parse(ctx: Context, rel: str, parser: Callable[[str, str], Any], limit: int) -> Any:
+    """The parser's result or its ProbeError: from a worker that `locks.prefetch`
+    started, from the parse cache, or parsed here (and then stored)."""
+    from ztsa.manifests.parsecache import BUNDLE_BYTES, encode
+
+    cache = parse_cache(ctx)
+    cache_key = ctx.cache.get("parse_keys", {}).get((rel, parser))
+    if cache_key:
+        got, value = cache.collect(cache_key)
+        if got:
+            return value
+    try:
+        text = ctx.ws_text(rel, limit)
+        if text is None:
+            raise ProbeError(rel, "vanished during the audit")
+    except ProbeError as exc:
+        return exc
+    small = len(text) < BUNDLE_BYTES
+    if cache.directory is not None and cache_key is None:
+        cache_key = cache.key(parser, rel, text)
+        got, value = cache.get(cache_key, small)
+        if got:
+            return value
+    try:
+        value = parser(text, rel)
+    except ProbeError as exc:
+        value = exc
+    if cache_key:
+        cache.put(cache_key, encode(value), small)
+    return value
 
 
 def by_dir(ctx: Context) -> dict[str, list[str]]:

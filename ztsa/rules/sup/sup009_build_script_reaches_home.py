@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.lazy import LazyRe
+from ztsa.lazy import LazyRe, line_hits
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.rust import crates
 from ztsa.model import Outcome, Severity
@@ -56,11 +56,8 @@ def check(ctx: Context) -> Outcome:
                 continue
             scanned += 1
             kind = "build script" if rel == crate.build_script else "proc macro"
-            for lineno, line in enumerate(text.splitlines(), start=1):
-                for rx, what in PATTERNS:
-                    m = rx.search(line)
-                    if m:
-                        f.fail(f"{kind} of {crate.name} {what}: {m.group(0)[:60]!r}",
-                               path=rel, line=lineno)
+            for lineno, i, m in line_hits(text, [rx for rx, _ in PATTERNS]):
+                f.fail(f"{kind} of {crate.name} {PATTERNS[i][1]}: {m.group(0)[:60]!r}",
+                       path=rel, line=lineno)
     return f.outcome(f"{scanned} build script / proc-macro source(s) stay out of home",
                      f"{len(f.found)} home or filesystem access(es) in build code")

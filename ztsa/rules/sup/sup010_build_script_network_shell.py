@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.lazy import LazyRe
+from ztsa.lazy import LazyRe, line_hits
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.rust import crates
 from ztsa.model import Outcome, Severity
@@ -44,12 +44,9 @@ def check(ctx: Context) -> Outcome:
     for crate in crates(ctx, f):
         for rel in crate.sources:
             text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
-            for lineno, line in enumerate((text or "").splitlines(), start=1):
-                for rx, what in SOURCE:
-                    m = rx.search(line)
-                    if m:
-                        f.fail(f"build code of {crate.name} {what}: {m.group(0)[:60]!r}",
-                               path=rel, line=lineno)
+            for lineno, i, m in line_hits(text or "", [rx for rx, _ in SOURCE]):
+                f.fail(f"build code of {crate.name} {SOURCE[i][1]}: {m.group(0)[:60]!r}",
+                       path=rel, line=lineno)
         bdeps = crate.manifest.data.get("build-dependencies") if crate.manifest else None
         for name in sorted(bdeps) if isinstance(bdeps, dict) else []:
             if name in NET_CRATES and crate.manifest:
