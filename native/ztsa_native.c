@@ -483,18 +483,21 @@ static int tracee_dirfd(pid_t pid, long long fd, const char *path) {
 }
 
 /* The callers' umasks, read from /proc once per thread and kept for a second. A umask(2)
-   of the tree reaches the helper too (it needs no check: its argument is a register)
-   and empties the cache; for 50 ms after one, nothing is cached, so a value read while
-   another thread's umask(2) was still under way is not kept. A stale umask could only
-   shape the modes of the tree's own new files, never what the tree may reach. */
+   of the tree reaches the helper too (it needs no check: its argument is a register):
+   the calling thread's entry becomes the new value at once (it cannot make another call
+   before its umask(2) has run), and every other entry is dropped, since threads and
+   CLONE_FS processes share a umask. For 50 ms after one, values read from /proc for
+   other threads are not kept, so a value read while that umask(2) was still under way
+   is not kept either. A stale umask could only shape the modes of the tree's own new
+   files, never what the tree may reach. */
 #define UMASK_SLOTS 4096
 struct umask_slot {
     pid_t pid;
     unsigned int mask;
-    unsigned long long since;
+    unsigned long long since, gen;
 };
 static struct umask_slot umask_cache[UMASK_SLOTS];
-static unsigned long long umask_changed;
+static unsigned long long umask_changed, umask_gen = 1;
 
 static unsigned long long now_ns(void) {
     struct timespec ts;
@@ -507,13 +510,14 @@ static unsigned int tracee_umask_read(pid_t pid);
 static unsigned int tracee_umask(pid_t pid) {
     unsigned long long now = now_ns();
     struct umask_slot *slot = &umask_cache[(unsigned int)pid % UMASK_SLOTS];
-    if (slot->pid == pid && now - slot->since < 1000000000ULL && slot->since > umask_changed)
+    if (slot->pid == pid && now - slot->since < 1000000000ULL && slot->gen == umask_gen)
         return slot->mask;
     unsigned int mask = tracee_umask_read(pid);
     if (now - umask_changed > 50000000ULL) {
         slot->pid = pid;
         slot->mask = mask;
         slot->since = now;
+        slot->gen = umask_gen;
     }
     return mask;
 }
@@ -628,6 +632,12 @@ static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_ou
     static char p1[4097], p2[4097];
     if (req->data.nr == 95) { /* umask: noted, then run by the kernel as asked */
         umask_changed = now_ns();
+        umask_gen++;
+        struct umask_slot *slot = &umask_cache[(unsigned int)req->pid % UMASK_SLOTS];
+        slot->pid = (pid_t)req->pid;
+        slot->mask = (unsigned int)req->data.args[0] & 0777;
+        slot->since = umask_changed;
+        slot->gen = umask_gen;
         return 1;
     }
     const struct fs_call *call = NULL;
@@ -733,9 +743,6 @@ static void fs_helper(int lfd) {
     if (req_size > sizeof req_buf || resp_size > sizeof resp_buf)
         _exit(1);
     struct seccomp_notif *req = (struct seccomp_notif *)req_buf;
-    /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
-       other across CPUs; older kernels refuse the flag, which changes nothing else */
-    ioctl(lfd, ZTSA_NOTIF_SET_FLAGS, (unsigned long long)ZTSA_NOTIF_SYNC_WAKE_UP);
     /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
        other across CPUs (an interprocessor interrupt per syscall); older: ignored */
     ioctl(lfd, ZTSA_NOTIF_SET_FLAGS, (unsigned long long)ZTSA_NOTIF_SYNC_WAKE_UP);

@@ -226,6 +226,26 @@ def test_files_made_by_the_helper_follow_the_callers_umask_and_mode(run):
     assert (ws / "a").read_text() == "x" and (ws / "ro").read_text() == "y"
 
 
+def test_a_umask_changed_by_another_thread_or_restored_at_once_shapes_the_next_file(run):
+    """The helper keeps each thread's umask for a while: a umask(2) must reach the
+    next creation of its own thread at once (pip's `m = umask(0); umask(m)`) and of the
+    threads that share it, never leaving a stale value behind."""
+    code = ("import os, stat, threading\n"
+            "def make(name):\n"
+            "    os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o666))\n"
+            "    return oct(stat.S_IMODE(os.stat(name).st_mode))\n"
+            "os.umask(0o022); modes = [make('t0')]\n"
+            "t = threading.Thread(target=os.umask, args=(0o077,)); t.start(); t.join()\n"
+            "modes.append(make('t1'))\n"
+            "for i in range(50):\n"
+            "    m = os.umask(0); os.umask(m); modes.append(make(f'p{i}'))\n"
+            "os.umask(0o002); modes.append(make('t2'))\n"
+            "print(' '.join(modes))\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0o644", "0o600", *["0o600"] * 50, "0o664"]
+
+
 def test_the_tree_cannot_take_the_helpers_listener(run):
     """With the listener, a process could answer the helper's notifications itself (and
     let a protected name be created): pidfd_getfd on every descriptor of CMD's parent
