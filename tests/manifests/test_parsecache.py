@@ -196,6 +196,14 @@ def test_unasked_workers_are_stopped_and_reaped(tmp_path):
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "supply"
 
 
+@pytest.fixture(autouse=True)
+def bundle_always(monkeypatch):
+    """Small workspaces use the bundle too here (normally only monorepos do)."""
+    from ztsa.manifests import project
+
+    monkeypatch.setattr(project, "BUNDLE_MIN_FILES", 0)
+
+
 def report_of(ws: Path, cache: Path, *extra: str) -> str:
     """The gate's JSON report, run in this process (the parse cache in ``cache``)."""
     import contextlib
@@ -249,3 +257,12 @@ def test_an_edited_small_file_is_parsed_again_and_a_damaged_bundle_is_empty(tmp_
     bundle.write_bytes(pickle.dumps({"k": Boom(tmp_path / "pwned")}))
     assert report_of(ws, cache) == edited
     assert not (tmp_path / "pwned").exists()
+
+
+def test_a_workspace_with_few_small_manifests_does_not_touch_the_cache(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "package.json").write_text('{"name": "a"}')
+    (ws / "Cargo.toml").write_text('[package]\nname = "a"\nversion = "0.1.0"\n')
+    check(ws, tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()

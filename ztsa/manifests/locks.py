@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.host import ProbeError
-from ztsa.manifests import MAX_LOCK_BYTES
+from ztsa.manifests import BUNDLE_BYTES, MAX_LOCK_BYTES, PARALLEL_BYTES
 from ztsa.manifests.project import PY_LOCKS, is_pylock, load, matching, parse_cache
 
 if TYPE_CHECKING:
@@ -67,12 +67,12 @@ def _entries(ctx: Context, rel: str) -> list[LockEntry]:
 def prefetch(ctx: Context) -> None:
     """Take large lockfiles from the parse cache, or start parsing them in workers while
     the other rules run (see ztsa.manifests.parsecache)."""
-    from ztsa.manifests.parsecache import BUNDLE_BYTES, PARALLEL_BYTES
-
     try:
         names = lockfiles(ctx)
     except ProbeError:
         return  # the rules report the walk's error
+    if not names:
+        return
     big: list[tuple[int, str, Callable[[str, str], Any], str, str]] = []
     for rel in names:
         st = ctx.ws_lstat(rel)

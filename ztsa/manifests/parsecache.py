@@ -22,7 +22,6 @@ read again and again; parsing it is most of the gate's time. Two things make tha
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 import pickle
@@ -33,9 +32,10 @@ from typing import Any
 
 from ztsa import __version__
 from ztsa.host import ProbeError
+from ztsa.manifests import BUNDLE_BYTES, PARALLEL_BYTES
 
-BUNDLE_BYTES = 64 * 1024  # smaller files share the workspace's bundle entry
-PARALLEL_BYTES = 256 * 1024
+__all__ = ["BUNDLE_BYTES", "PARALLEL_BYTES", "ParseCache", "cache_dir", "encode"]
+
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
 MAX_ENTRIES = 256
 
@@ -132,6 +132,8 @@ class ParseCache:
         self._dirty = False
 
     def _hash(self, *parts: str, text: str = "") -> str:
+        import hashlib  # only when a file is parsed: start-up cost matters
+
         if self._stamp is None:
             self._stamp = _code_stamp()
         h = hashlib.sha256()

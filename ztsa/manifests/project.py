@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
-from ztsa.manifests import MAX_LOCK_BYTES
+from ztsa.manifests import BUNDLE_BYTES, MAX_LOCK_BYTES
 from ztsa.manifests.common import ancestors
 from ztsa.walk import all_files
 
@@ -19,6 +19,8 @@ T = TypeVar("T")
 
 NPM_LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml",
              "bun.lock", "bun.lockb")
+MANIFEST_NAMES = frozenset({"package.json", "Cargo.toml", "pyproject.toml", "deny.toml",
+                            "config.toml", "pnpm-workspace.yaml", ".yarnrc.yml", "Pipfile"})
 PY_LOCKS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "pylock.toml")
 
 
@@ -84,12 +86,9 @@ def load(ctx: Context, rel: str, parser: Callable[[str, str], T],
 def _parse(ctx: Context, rel: str, parser: Callable[[str, str], Any], limit: int) -> Any:
     """The parser's result or its ProbeError: from a worker that `locks.prefetch`
     started, from the parse cache, or parsed here (and then stored)."""
-    from ztsa.manifests.parsecache import BUNDLE_BYTES, encode
-
-    cache = parse_cache(ctx)
     cache_key = ctx.cache.get("parse_keys", {}).get((rel, parser))
     if cache_key:
-        got, value = cache.collect(cache_key)
+        got, value = parse_cache(ctx).collect(cache_key)
         if got:
             return value
     try:
@@ -99,7 +98,8 @@ def _parse(ctx: Context, rel: str, parser: Callable[[str, str], Any], limit: int
     except ProbeError as exc:
         return exc
     small = len(text) < BUNDLE_BYTES
-    if cache.directory is not None and cache_key is None:
+    cache = parse_cache(ctx) if not small or _bundle_pays(ctx) else None
+    if cache is not None and cache.directory is not None and cache_key is None:
         cache_key = cache.key(parser, rel, text)
         got, value = cache.get(cache_key, small)
         if got:
@@ -108,9 +108,25 @@ def _parse(ctx: Context, rel: str, parser: Callable[[str, str], Any], limit: int
         value = parser(text, rel)
     except ProbeError as exc:
         value = exc
-    if cache_key:
+    if cache is not None and cache_key:
+        from ztsa.manifests.parsecache import encode
+
         cache.put(cache_key, encode(value), small)
     return value
+
+
+BUNDLE_MIN_FILES = 40
+
+
+def _bundle_pays(ctx: Context) -> bool:
+    """Small manifests go through the workspace's bundle only in a workspace with many
+    of them (a monorepo): for a few, importing the cache costs more than parsing."""
+    worth = ctx.cache.get("bundle_pays")
+    if not isinstance(worth, bool):
+        n = sum(1 for p in all_files(ctx) if posixpath.basename(p) in MANIFEST_NAMES
+                or posixpath.basename(p).startswith("requirements"))
+        worth = ctx.cache["bundle_pays"] = n >= BUNDLE_MIN_FILES
+    return worth
 
 
 def by_dir(ctx: Context) -> dict[str, list[str]]:
