@@ -234,6 +234,33 @@ static int classify(int parentfd, const char *name) {
     return result;
 }
 
+/* Is the last component of path (trailing slashes aside) a component of a protected
+   path? Only then can creating it make a protected path. */
+static int protected_name(const char *path) {
+    size_t end = strlen(path);
+    while (end > 1 && path[end - 1] == '/')
+        end--;
+    size_t start = end;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    size_t len = end - start;
+    if (len == 0)
+        return 1; /* "/" or "": let the slow path decide */
+    for (int i = 0; i < helper_n_protected; i++) {
+        const char *c = helper_protected[i];
+        while (*c) {
+            const char *slash = strchr(c, '/');
+            size_t n = slash ? (size_t)(slash - c) : strlen(c);
+            if (n == len && memcmp(c, path + start, len) == 0)
+                return 1;
+            if (!slash)
+                break;
+            c = slash + 1;
+        }
+    }
+    return 0;
+}
+
 /* Split path into its parent directory (opened O_PATH relative to dirfd, as the kernel
    would resolve it) and its last component. */
 static int open_parent(int dirfd, const char *path, char *name, size_t name_size, int *slash) {
@@ -332,12 +359,20 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
                  int *denied) {
     char name1[256], name2[256];
     int slash1 = 0, slash2 = 0, par1 = -1, par2 = -1, r = 0, err = 0;
+    const char *n1 = name1; /* the name relative to dir1 */
+    int dir1 = -1;          /* par1, or the caller's fd1 when no parent was opened */
     *denied = 0;
     int empty_link = op == OP_LINK && (flags & AT_EMPTY_PATH) && *p1 == 0;
-    if (!empty_link && op != OP_SYMLINK) {
+    if ((op == OP_CREATE || op == OP_MKDIR || op == OP_MKNOD) && !protected_name(p1)) {
+        /* a last component that no protected path has cannot make one: the kernel
+           resolves the whole path for us (trailing slashes included), as for the caller */
+        dir1 = fd1;
+        n1 = p1;
+    } else if (!empty_link && op != OP_SYMLINK) {
         par1 = open_parent(fd1, p1, name1, sizeof name1, &slash1);
         if (par1 < 0)
             return -par1;
+        dir1 = par1;
     }
     if (op == OP_LINK || op == OP_RENAME || op == OP_SYMLINK) {
         par2 = open_parent(op == OP_SYMLINK ? fd1 : fd2, op == OP_SYMLINK ? p1 : p2, name2,
@@ -349,18 +384,19 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
     }
     switch (op) {
     case OP_CREATE: {
-        struct stat fst0;
         if (slash1) {
             err = EISDIR;
             break;
         }
-        if (classify(par1, name1) == 1) {
+        if (par1 >= 0 && classify(par1, name1) == 1) {
             *denied = 1;
             break;
         }
+        /* what the name is now, if anything (one lookup for both checks below) */
+        struct stat fst;
+        int exists = helper_req && fstatat(dir1, n1, &fst, 0) == 0;
         /* /dev/tty is the caller's controlling terminal, not the helper's */
-        if (helper_req && fstatat(par1, name1, &fst0, 0) == 0 && S_ISCHR(fst0.st_mode) &&
-            fst0.st_rdev == makedev(5, 0)) {
+        if (exists && S_ISCHR(fst.st_mode) && fst.st_rdev == makedev(5, 0)) {
             int r = caller_tty((pid_t)helper_req->pid, flags);
             if (r < 0)
                 err = -r;
@@ -370,9 +406,8 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
         }
         /* an open that may wait (a FIFO for its other end, ...) runs in a child of the
            helper, which answers itself, so the tree's other calls are not held up */
-        struct stat fst;
         int in_child = 0;
-        if (helper_req && fstatat(par1, name1, &fst, 0) == 0 && may_block(&fst)) {
+        if (exists && may_block(&fst)) {
             /* untraced: it is ztsa's, not part of the tree */
             pid_t opener = (pid_t)syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
             if (opener > 0) {
@@ -383,9 +418,9 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
         }
         /* never follow a final symlink while creating: a dangling one could name a
            protected path; an existing target is opened without O_CREAT */
-        int fd = openat(par1, name1, flags | O_NOFOLLOW, mode);
+        int fd = openat(dir1, n1, flags | O_NOFOLLOW, mode);
         if (fd < 0 && errno == ELOOP && !(flags & (O_NOFOLLOW | O_EXCL)))
-            fd = openat(par1, name1, flags & ~O_CREAT, mode);
+            fd = openat(dir1, n1, flags & ~O_CREAT, mode);
         if (fd < 0)
             err = errno;
         else
@@ -400,12 +435,12 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
     }
     case OP_MKDIR:
     case OP_MKNOD:
-        if (classify(par1, name1) == 1) {
+        if (par1 >= 0 && classify(par1, name1) == 1) {
             *denied = 1;
             break;
         }
-        r = op == OP_MKDIR ? mkdirat(par1, name1, mode)
-                           : mknodat(par1, name1, mode, (dev_t)dev);
+        r = op == OP_MKDIR ? mkdirat(dir1, n1, mode)
+                           : mknodat(dir1, n1, mode, (dev_t)dev);
         err = r < 0 ? errno : 0;
         break;
     case OP_SYMLINK:

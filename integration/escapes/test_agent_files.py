@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -244,6 +246,61 @@ def test_a_umask_changed_by_another_thread_or_restored_at_once_shapes_the_next_f
     proc, _ = run(run.python, "-c", code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0o644", "0o600", *["0o600"] * 50, "0o664"]
+
+
+NAME_CALLS = r"""
+import errno, os, sys
+os.mkdir('d'); os.mkdir('d/sub'); os.symlink('d', 'ln'); os.symlink('nowhere/x', 'dangling')
+os.mkfifo('fifo')
+def attempt(label, fn):
+    try:
+        r = fn()
+        if isinstance(r, int) and label.startswith('open'):
+            os.close(r)
+        print(label, 'ok')
+    except OSError as e:
+        print(label, errno.errorcode[e.errno])
+W, C = os.O_WRONLY, os.O_CREAT
+A, B = sys.argv[1], sys.argv[2]
+attempt('open trailing slash', lambda: os.open(A + '/', C | W, 0o644))
+attempt('open in missing dir', lambda: os.open('missing/' + A, C | W, 0o644))
+attempt('open through dir symlink', lambda: os.open('ln/' + A, C | W, 0o644))
+attempt('open dotdot', lambda: os.open('d/sub/../' + B, C | W, 0o644))
+attempt('open dangling symlink', lambda: os.open('dangling', C | W, 0o644))
+attempt('open excl existing', lambda: os.open('d/' + B, C | W | os.O_EXCL, 0o644))
+attempt('open a directory', lambda: os.open('d', C | W, 0o644))
+attempt('open fifo nonblocking', lambda: os.open('fifo', C | os.O_RDONLY | os.O_NONBLOCK))
+attempt('open absolute', lambda: os.open(os.path.abspath('d/sub/' + A), C | W, 0o644))
+attempt('open at dirfd', lambda: os.open(B, C | W, 0o644, dir_fd=os.open('d/sub', os.O_RDONLY)))
+attempt('mkdir trailing slash', lambda: os.mkdir('d/' + A + '/'))
+attempt('mkdir existing', lambda: os.mkdir('d'))
+attempt('mkdir dot', lambda: os.mkdir('d/.'))
+attempt('mkdir dotdot', lambda: os.mkdir('d/..'))
+attempt('mkdir through symlink', lambda: os.mkdir('ln/sub/' + B))
+attempt('mkdir over dangling', lambda: os.mkdir('dangling'))
+attempt('mkdir in missing', lambda: os.mkdir('missing/' + A))
+attempt('mkdir at dirfd', lambda: os.mkdir(A, dir_fd=os.open('d/sub', os.O_RDONLY)))
+attempt('mknod fifo', lambda: os.mknod('d/sub/p' + A, 0o600 | 0o010000))
+print(sorted(os.listdir('.')), sorted(os.listdir('d')), sorted(os.listdir('d/sub')))
+"""
+
+
+@pytest.mark.parametrize("names", [("plain", "other"), ("hooks", "config")],
+                         ids=["names-no-protected-path-has", "names-protected-paths-have"])
+def test_name_creating_calls_answer_as_the_kernel_would(run, tmp_path, names):
+    """The helper performs creations for the tree: every result (and what exists after)
+    must be what the same calls give without ztsa, both for names that no protected path
+    has (the kernel resolves the whole path) and for names that one has (`hooks` and
+    `config` of .git/hooks and .git/config: the helper splits the path and checks the
+    parent), away from the protected places themselves."""
+    bare_dir = tmp_path / "bare"
+    bare_dir.mkdir()
+    bare = subprocess.run([sys.executable, "-c", NAME_CALLS, *names], cwd=bare_dir,
+                          capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 0, bare.stderr
+    proc, _ = run(run.python, "-c", NAME_CALLS, *names, log=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == bare.stdout
 
 
 def test_the_tree_cannot_take_the_helpers_listener(run):
