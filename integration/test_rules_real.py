@@ -116,3 +116,33 @@ def test_bypass_flag_in_a_real_parent_process(ztsa_bin, tmp_path):
     assert agt008["status"] == expected
     plain = by_id(run_json([ztsa_bin, "check", "--format", "json", str(tmp_path)])[1])
     assert plain["AGT008"]["evidence"] == []
+
+
+def test_listeners_from_the_kernel_match_the_proc_tables(tmp_path):
+    """NET001/NET003 ask the kernel for listening sockets by state (sock_diag); the
+    answer must be what /proc/net/tcp{,6} say, with listeners of our own on both
+    families among them, while a crowd of connected sockets is left out."""
+    from ztsa import netinfo
+    from ztsa.host import Host
+
+    with socket.socket() as v4, socket.socket(socket.AF_INET6) as v6:
+        v4.bind(("127.0.0.1", 0))
+        v4.listen()
+        v6.bind(("::1", 0))
+        v6.listen()
+        clients = [socket.create_connection(v4.getsockname()[:2]) for _ in range(50)]
+        ours = {(bytes([127, 0, 0, 1]), v4.getsockname()[1]),
+                (bytes(15) + b"\x01", v6.getsockname()[1])}
+        try:
+            asked = Host().tcp_listeners()
+            from_kernel = netinfo.listeners(Host())
+            files = Host()
+            files.tcp_listeners = lambda: None  # type: ignore[method-assign]
+            from_files = netinfo.listeners(files)
+        finally:
+            for c in clients:
+                c.close()
+    assert asked is not None
+    assert ours <= {(x.address, x.port) for x in from_kernel}
+    assert sorted(from_kernel) == sorted(from_files)
+    assert Host(proc=str(tmp_path)).tcp_listeners() is None  # a test's /proc: the files

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/un.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -661,10 +662,147 @@ static void own_proc_paths(pid_t pid, char *path, size_t size) {
     }
 }
 
+/* ---- connects answered by the helper (the fast mode: no audit log, no wildcards) ---- */
+
+static int fast_allowed(int version, const unsigned char *a, int port);
+static char **net_unix;        /* --allow-unix entries ("@name" for abstract sockets) */
+static int n_net_unix;
+static char *net_workspace;    /* the workspace, resolved */
+static unsigned long *helper_connects; /* shared with the supervisor (MAP_SHARED) */
+
+int ztsa_net_set_unix(const char *const *entries, int n, const char *workspace) {
+    for (int i = 0; i < n_net_unix; i++)
+        free(net_unix[i]);
+    free(net_unix);
+    free(net_workspace);
+    net_unix = calloc((size_t)(n ? n : 1), sizeof *net_unix);
+    net_workspace = strdup(workspace);
+    if (!net_unix || !net_workspace)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++)
+        if (!(net_unix[i] = strdup(entries[i])))
+            return -ENOMEM;
+    n_net_unix = n;
+    return 0;
+}
+
+static int unix_listed(const char *name, size_t len) {
+    for (int i = 0; i < n_net_unix; i++)
+        if (strlen(net_unix[i]) == len && memcmp(net_unix[i], name, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* A connect, decided exactly as the tracer's Python path decides it (Policy.decide and
+   decide_unix) and performed here on a duplicate of the caller's socket, from the
+   helper's own copy of the address: nothing the tree rewrites afterwards reaches the
+   kernel. Answers the result; denials are counted for the summary. */
+static long net_notification(int lfd, const struct seccomp_notif *req) {
+    pid_t pid = (pid_t)req->pid;
+    int fd = (int)(unsigned int)req->data.args[0];
+    unsigned int len = (unsigned int)req->data.args[2];
+    unsigned char sa[128];
+    char target[128];
+    if (len > sizeof sa)
+        return -EINVAL;
+    if (len) {
+        struct iovec local = {sa, len};
+        struct iovec remote = {(void *)(unsigned long)req->data.args[1], len};
+        if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+            return -EFAULT;
+    }
+    int dup = ztsa_pidfd_getfd(pid, fd);
+    if (dup < 0)
+        return dup == -ESRCH ? -ESRCH : -EBADF;
+    unsigned long long id = req->id;
+    if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
+        close(dup);
+        return -ESRCH;
+    }
+    unsigned short family = 0xffff;
+    if (len >= 2)
+        memcpy(&family, sa, 2);
+    const void *addr = sa;
+    unsigned int addrlen = len;
+    int allowed = 0, pathfd = -1;
+    long result;
+    if (family == AF_INET && len >= 8) {
+        allowed = fast_allowed(4, sa + 4, (sa[2] << 8) | sa[3]);
+    } else if (family == AF_INET6 && len >= 24) {
+        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        int port = (sa[2] << 8) | sa[3];
+        allowed = memcmp(sa + 8, mapped, 12) == 0 ? fast_allowed(4, sa + 20, port)
+                                                  : fast_allowed(6, sa + 8, port);
+    } else if (family == AF_UNIX) {
+        const char *path = (const char *)sa + 2;
+        size_t plen = len - 2;
+        if (plen && path[0] == 0) { /* abstract: only a name --allow-unix gives */
+            char name[130];
+            name[0] = '@';
+            memcpy(name + 1, path + 1, plen - 1);
+            allowed = unix_listed(name, plen);
+        } else {
+            size_t n = strnlen(path, plen);
+            if (n == 0) {
+                close(dup);
+                return -EINVAL; /* an unnamed address: as the tracer answers it */
+            }
+            /* resolved once, as the caller's connect would resolve it; the decision is
+               on where it really is, and the connect goes through /proc/self/fd/N,
+               which names that same file */
+            char where[200];
+            if (path[0] == '/')
+                snprintf(where, sizeof where, "%.*s", (int)n, path);
+            else
+                snprintf(where, sizeof where, "/proc/%d/cwd/%.*s", pid, (int)n, path);
+            pathfd = open(where, O_PATH | O_CLOEXEC);
+            if (pathfd < 0) {
+                int e = errno;
+                close(dup);
+                return -e; /* no such socket: the caller's connect fails the same way */
+            }
+            char link[64], real[4097];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", pathfd);
+            ssize_t r = readlink(link, real, sizeof real - 1);
+            if (r > 0) {
+                real[r] = 0;
+                size_t w = strlen(net_workspace);
+                allowed = unix_listed(real, (size_t)r) ||
+                          strcmp(real, net_workspace) == 0 ||
+                          (strncmp(real, net_workspace, w) == 0 && real[w] == '/');
+            }
+            struct sockaddr_un *un = (struct sockaddr_un *)target;
+            memset(un, 0, sizeof *un);
+            un->sun_family = AF_UNIX;
+            int k = snprintf(un->sun_path, sizeof un->sun_path, "/proc/self/fd/%d", pathfd);
+            addr = un;
+            addrlen = (unsigned int)(offsetof(struct sockaddr_un, sun_path) + (size_t)k + 1);
+        }
+    } else if (family == AF_UNSPEC && len >= 2) {
+        allowed = 1; /* a disconnect */
+    }
+    if (allowed) {
+        long r = syscall(SYS_connect, dup, addr, addrlen);
+        result = r < 0 ? -errno : r;
+    } else {
+        result = -EPERM;
+        if (helper_denials)
+            __atomic_fetch_add(helper_denials, 1, __ATOMIC_RELAXED);
+    }
+    if (helper_connects)
+        __atomic_fetch_add(helper_connects, 1, __ATOMIC_RELAXED);
+    if (pathfd >= 0)
+        close(pathfd);
+    close(dup);
+    return result;
+}
+
 /* Answer one notification: 0, or -errno for the tracee, with *fd_out set for an open;
    1: let the kernel run the call (umask). */
 static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_out) {
     static char p1[4097], p2[4097];
+    if (req->data.nr == 42) /* connect, when the filter sends it here */
+        return net_notification(lfd, req);
     if (req->data.nr == 95) { /* umask: noted, then run by the kernel as asked */
         umask_changed = now_ns();
         umask_gen++;
@@ -810,6 +948,10 @@ unsigned long ztsa_fs_denials(void) {
     return shared_denials ? __atomic_load_n(shared_denials, __ATOMIC_RELAXED) : 0;
 }
 
+unsigned long ztsa_helper_connects(void) {
+    return shared_denials ? __atomic_load_n(shared_denials + 1, __ATOMIC_RELAXED) : 0;
+}
+
 int ztsa_userns_probe(void) {
     pid_t pid = fork();
     if (pid < 0)
@@ -877,7 +1019,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         shared_denials = m;
     }
     if (shared_denials)
-        *shared_denials = 0;
+        shared_denials[0] = shared_denials[1] = 0; /* denials, connects */
     if (pipe2(sync_pipe, O_CLOEXEC) < 0)
         return -errno;
     if (pipe2(err_pipe, O_CLOEXEC) < 0) {
@@ -1023,6 +1165,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         helper_n_protected = n_protected;
         helper_log = log_fd;
         helper_denials = shared_denials;
+        helper_connects = shared_denials + 1;
         fs_helper(lfd);
         _exit(0);
     }

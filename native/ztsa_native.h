@@ -29,8 +29,14 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
                const char *workspace, const char *const *protected_paths, int n_protected,
                int *sync_fd, int *err_fd);
 
-/* How many name-creating syscalls the file helper of the last spawn refused. */
+/* How many name-creating syscalls (and connects) the file helper of the last spawn
+   refused. */
 unsigned long ztsa_fs_denials(void);
+/* How many connects the file helper of the last spawn decided. */
+unsigned long ztsa_helper_connects(void);
+/* The --allow-unix entries ("@name" for abstract sockets) and the resolved workspace,
+   for connects the file helper answers; set before ztsa_spawn. 0 or -errno. */
+int ztsa_net_set_unix(const char *const *entries, int n, const char *workspace);
 
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);

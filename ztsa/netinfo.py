@@ -1,4 +1,5 @@
-"""Listening sockets from /proc/net/tcp and /proc/net/tcp6."""
+"""Listening TCP sockets: asked of the kernel by state (sock_diag, see
+Host.tcp_listeners), or read from /proc/net/tcp and /proc/net/tcp6."""
 
 from __future__ import annotations
 
@@ -62,7 +63,13 @@ def listeners(host: Host) -> list[Listener]:
     cached = host.cache.get("listeners")
     if cached is not None:
         return list(cached)
-    out: list[Listener] = []
+    asked = host.tcp_listeners()
+    if asked is not None:
+        out = [Listener(addr, port, inode, "/proc/net/tcp" if fam == 2 else "/proc/net/tcp6")
+               for fam, addr, port, inode in asked]
+        host.cache["listeners"] = tuple(out)
+        return out
+    out = []
     seen = 0
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         text = host.read_text(table)

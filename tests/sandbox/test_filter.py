@@ -105,3 +105,14 @@ def test_set_dumpable_is_a_successful_no_op():
 def test_without_protection_name_syscalls_run_untraced():
     for name in (*flt.FS_TRACED, "open", "openat", "openat2"):
         assert run(PROG, NR[name], (0, 0o101, 0o101, 0)) == flt.RET_ALLOW
+
+
+def test_with_the_helper_answering_connects_only_connect_changes():
+    prog = flt.build(trace_fs=True, notify_connect=True)
+    assert run(prog, NR["connect"], ()) == flt.RET_USER_NOTIF
+    for name in ("sendto", "sendmsg", "sendmmsg", "execve", "execveat"):
+        args = (3, 0, 1, 0, 0x1000, 16)
+        assert run(prog, NR[name], args) == run(FS_PROG, NR[name], args)
+    assert run(prog, NR["openat"], (0, 0, 0o101, 0o644)) == FS
+    with pytest.raises(ValueError):
+        flt.build(notify_connect=True)  # no helper to answer

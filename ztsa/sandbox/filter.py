@@ -112,11 +112,16 @@ def _assemble(prog: list[Insn | str]) -> bytes:
     return bytes(out)
 
 
-def build(trace_all_sends: bool = False, trace_fs: bool = False) -> bytes:
+def build(trace_all_sends: bool = False, trace_fs: bool = False,
+          notify_connect: bool = False) -> bytes:
     """trace_all_sends: also stop sendto without an address (a connected socket), so
     that DNS queries for wildcard names (--allow-net '*.example.com') are seen; it costs a
     stop per send, so only that mode asks for it. trace_fs: stop the name-creating
-    syscalls for agent-file protection (user notifications to the file helper)."""
+    syscalls for agent-file protection (user notifications to the file helper).
+    notify_connect (with trace_fs): connect goes to the file helper too, instead of a
+    ptrace stop (the mode without an audit log and without wildcards)."""
+    if notify_connect and not trace_fs:
+        raise ValueError("notify_connect needs the file helper (trace_fs)")
     fs: list[Insn | str] = []
     fs_checks: list[Insn | str] = []
     if trace_fs:
@@ -152,6 +157,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False) -> bytes:
         (JEQ, "prctl", 0, NR["prctl"]),
         (JEQ, "enosys", 0, NR["clone3"]),
     ]
+    if notify_connect:  # before the TRACED checks: the first equal number decides
+        prog += [(JEQ, "trace_fs", 0, NR["connect"])]
     prog += [(JEQ, "trace_exec" if name.startswith("exec") else "trace", 0, NR[name])
              for name in TRACED]
     prog += [(JEQ, "eperm", 0, NR[name]) for name in DENIED]

@@ -115,6 +115,19 @@ def fast_connects() -> int:
     return int(lib.ztsa_fast_connects())
 
 
+def net_set_unix(entries: list[str], workspace: str) -> None:
+    """--allow-unix entries and the resolved workspace, for connects the file helper
+    answers (set before spawn: the helper inherits them)."""
+    c = [ffi.new("char[]", os.fsencode(e)) for e in entries]
+    arr = ffi.new("char *[]", c or [ffi.NULL])
+    _check(lib.ztsa_net_set_unix(arr, len(c), os.fsencode(workspace)), "allow-unix")
+
+
+def helper_connects() -> int:
+    """Connects the file helper of the last spawn decided (allowed or denied)."""
+    return int(lib.ztsa_helper_connects())
+
+
 def wait(tag_exec: int, tag_net: int) -> tuple[int, int]:
     """waitpid(-1, __WALL), with the fast path's stops handled in C; EINTR retried
     after Python's signal handlers ran."""

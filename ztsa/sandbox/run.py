@@ -140,18 +140,24 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
         log.close()
         return EXIT_NOT_FOUND
+    # without a log to write, allowed connects and exec stops need no Python: with the
+    # file helper, connects are its notifications (no ptrace stop); otherwise the
+    # tracer's C loop performs them. Set before spawning: the helper inherits them.
+    fast = log_stream is None and not policy.wildcards
+    nat.fast_set(policy.static_rules() if fast else None)
+    notify_connect = fast and guard is not None
+    if notify_connect:
+        nat.net_set_unix(policy.unix, policy.workspace)
     pid, sync_fd, err_fd = nat.spawn(
         program, argv, env, cwd,
-        build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None),
+        build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None,
+              notify_connect=notify_connect),
         drop_caps=os.geteuid() == 0, keep_caps=cap_mask(keep_caps), keep_fds=pass_fds,
         write_rules=fs.rules, handled_fs=fs.handled, ns_mode=ns_mode,
         ro_paths=guard.ro_paths if guard else [], protect=guard is not None,
         log_fd=log_stream.fileno() if log_stream is not None and guard else -1,
         workspace=policy.workspace, protected=guard.entries if guard else [])
     tracer = Tracer(policy, log, pid, helper=guard is not None)
-    # without a log to write, allowed connects and exec stops need no Python
-    nat.fast_set(policy.static_rules() if log_stream is None and not policy.wildcards
-                 else None)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)
     except OSError:
@@ -196,7 +202,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
     denied = log.counts["denied"] + nat.fs_denials()  # the helper logs its own
-    log.counts["connect"] += nat.fast_connects()
+    log.counts["connect"] += nat.fast_connects() + nat.helper_connects()
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
               connects=log.counts["connect"], sends=log.counts["send"],
               killed=log.counts["kill"])
