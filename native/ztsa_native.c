@@ -1349,8 +1349,10 @@ int ztsa_restart_interrupted(int pid) {
         return -errno;
     if ((long long)regs.rax != -512) /* -ERESTARTSYS */
         return 0;
-    /* one of the helper's syscalls (FS_CALLS, and umask), interrupted waiting for it */
-    int helper_call = regs.orig_rax == 95;
+    /* one of the helper's syscalls (FS_CALLS, umask, and connect, which under ztsa never
+       runs in the kernel: the helper or the tracer performs it on a duplicate), interrupted
+       waiting for it */
+    int helper_call = regs.orig_rax == 95 || regs.orig_rax == 42;
     for (size_t i = 0; i < sizeof FS_CALLS / sizeof FS_CALLS[0]; i++)
         helper_call |= (long long)regs.orig_rax == FS_CALLS[i].nr;
     if (helper_call) {
