@@ -213,7 +213,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
-    from ztsa.sandbox.policy import PolicyError, parse_net, resolvers
+    from ztsa.sandbox.policy import Policy, PolicyError, parse_net, resolvers
 
     if not args.command:
         raise UsageError("exec needs a command after --: ztsa exec [OPTIONS] -- CMD [ARG...]")
@@ -227,113 +227,44 @@ def cmd_exec(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--dns: {exc}") from None
     from ztsa.sandbox.controls import confinement_result, missing_controls
-    from ztsa.sandbox.protect import normalise
-    from ztsa.sandbox.run import cap_mask, child_environment
 
-    try:  # every option is checked before anything runs
-        cap_mask(args.keep_caps)
-        child_environment({}, list(args.env_specs), "", "")
-        for p in args.protect:
-            normalise(os.path.realpath(args.workspace), p)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
     # a control this kernel lacks is a finding of the report: blocking under untrusted
     strict = args.profile == "untrusted"
     missing = missing_controls()
     extra = (confinement_result(missing, strict),) if missing else ()
-    if args.audit_log:
-        # the log is opened (and emptied) only once the gate has passed
-        code = _gate_for_exec(args, extra)
-        if code != EXIT_PASS:
-            return code
-        gate = None
-    else:
-        # the gate runs in a child while this process prepares the confinement; the
-        # tree is released only on its verdict (see _GateChild)
-        gate = _GateChild(args, extra)
-    try:
-        return _exec_confined(args, rules, dns_servers, gate)
-    except Exception:
-        # a failure while preparing: the gate's verdict comes first (a failed gate is 3)
-        if gate is not None and gate.wait() != EXIT_PASS:
-            return gate.wait()
-        raise
-    finally:
-        if gate is not None:
-            gate.stop()
-
-
-def _gate_for_exec(args: argparse.Namespace, extra: tuple[Any, ...]) -> int:
     # the report goes to stderr (stdout is CMD's), and only when the gate fails
     if not run_gate(args, args.workspace, sys.stderr, only_on_failure=True, extra=extra):
         print("ztsa: the gate failed; CMD was not started", file=sys.stderr)
         return EXIT_GATE
-    return EXIT_PASS
-
-
-class _GateChild:
-    """The gate of `ztsa exec`, run in a forked child while the parent imports the
-    sandbox, spawns the child that will run CMD and seizes it: on two CPUs that hides
-    most of the sandbox's set-up behind the audit. The child writes the report and
-    messages itself; its exit status is the verdict (0 passed, 3 failed, or the code
-    of an error). CMD runs nothing before the verdict is 0."""
-
-    def __init__(self, args: argparse.Namespace, extra: tuple[Any, ...]) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self.code: int | None = None
-        self.pid = os.fork()
-        if self.pid == 0:
-            code = EXIT_INTERNAL
-            try:
-                code = _guarded(lambda: _gate_for_exec(args, extra), "--debug" in sys.argv)
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(code)
-
-    def wait(self) -> int:
-        """The verdict (waits for it)."""
-        if self.code is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.code = os.waitstatus_to_exitcode(status)
-            if self.code < 0:  # killed by a signal: no verdict, no run
-                print(f"ztsa: the gate stopped with signal {-self.code}; CMD was not started",
-                      file=sys.stderr)
-                self.code = EXIT_INTERNAL
-        return self.code
-
-    def stop(self) -> None:
-        """On the way out without a verdict (an error, ^C): no gate left behind."""
-        if self.code is None:
-            import signal
-
-            os.kill(self.pid, signal.SIGKILL)  # our own child, not yet reaped
-            os.waitpid(self.pid, 0)
-            self.code = EXIT_INTERNAL
-
-
-def _exec_confined(args: argparse.Namespace, rules: list[Any], dns_servers: list[Any],
-                   gate: _GateChild | None) -> int:
-    from ztsa.sandbox.policy import Policy
-    from ztsa.sandbox.run import execute
+    from ztsa.sandbox.run import cap_mask, execute
 
     try:
+        cap_mask(args.keep_caps)
         # closed by execute() after the summary event; appending, because ztsa's file
         # helper writes its own lines to the same file
         log = None
         if args.audit_log:
             open(args.audit_log, "w").close()
             log = open(args.audit_log, "a", encoding="utf-8")  # noqa: SIM115
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {args.audit_log}: {exc.strerror}") from None
     policy = Policy(rules, list(args.allow_unix), os.path.abspath(args.workspace), dns_servers)
+    try:
+        from ztsa.sandbox.protect import normalise
+        from ztsa.sandbox.run import child_environment
+
+        child_environment({}, list(args.env_specs), "", "")  # validate before starting
+        for p in args.protect:
+            normalise(os.path.realpath(args.workspace), p)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     return execute(list(args.command), policy, log, os.getcwd(), list(args.keep_caps),
                    list(args.pass_fds), list(args.env_specs),
                    os.path.abspath(args.home) if args.home else None, args.keep_tmp,
                    [os.path.abspath(p) for p in args.allow_write],
-                   strict=args.profile == "untrusted", protect_extra=list(args.protect),
-                   gate=gate.wait if gate is not None else None)
+                   strict=args.profile == "untrusted", protect_extra=list(args.protect))
 
 
 def _is_ip_spec(spec: str) -> bool:
@@ -420,13 +351,8 @@ def main(argv: list[str] | None = None) -> int:
             print("ztsa: error: `--` and a command only go with `ztsa exec`", file=sys.stderr)
             return EXIT_USAGE
         args.command = command
-    return _guarded(lambda: int(args.func(args)), debug)
-
-
-def _guarded(run: Any, debug: bool) -> int:
-    """run(), with ztsa's errors turned into messages and exit codes."""
     try:
-        return int(run())
+        return int(args.func(args))
     except UsageError as exc:
         print(f"ztsa: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

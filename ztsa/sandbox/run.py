@@ -7,7 +7,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import IO
 
 from ztsa.sandbox import landlock, protect
@@ -90,13 +90,9 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             keep_caps: list[str], pass_fds: list[int], env_specs: Sequence[str] = (),
             home: str | None = None, keep_tmp: bool = False,
             allow_write: Sequence[str] = (), strict: bool = True,
-            protect_extra: Sequence[str] = (), gate: Callable[[], int] | None = None) -> int:
+            protect_extra: Sequence[str] = ()) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
-    strict: refuse (exit 3) when the kernel lacks a confinement control.
-    gate: the verdict of a gate running meanwhile (0: passed; anything else is returned
-    as it is, and CMD does not start); waited for before CMD is released, and before
-    any other outcome is reported."""
-    verdict = gate or (lambda: 0)
+    strict: refuse (exit 3) when the kernel lacks a confinement control."""
     import tempfile
 
     log = AuditLog(log_stream)
@@ -116,8 +112,6 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         if not ns_mode:
             missing.append(USERNS_MISSING)
         if missing:
-            if code := verdict():
-                return code
             for control in missing:
                 print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
             log.event("confinement", missing=missing, landlock_abi=fs.abi,
@@ -129,7 +123,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 return EXIT_GATE
         guard = protect.plan(policy.workspace, list(protect_extra)) if ns_mode else None
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
-                        ns_mode, guard, verdict)
+                        ns_mode, guard)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -139,12 +133,9 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
 
 def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
              cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
-             fs: landlock.Plan, ns_mode: int, guard: protect.Protection | None,
-             verdict: Callable[[], int]) -> int:
+             fs: landlock.Plan, ns_mode: int, guard: protect.Protection | None) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
-        if code := verdict():
-            return code
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
         log.close()
@@ -179,20 +170,6 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     # the flag at fork, and an unprivileged tracer cannot seize a non-dumpable child.
     # The child runs nothing of CMD's until it is released below.
     nat.set_dumpable(False)
-    try:
-        code = verdict()
-    except BaseException:
-        code = EXIT_INTERNAL
-        raise
-    finally:
-        if code:  # the gate did not pass: the child is killed before it runs CMD
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, nat.WALL)
-            os.close(sync_fd)
-            os.close(err_fd)
-            log.close()
-    if code:
-        return code
     os.write(sync_fd, b"g")
     os.close(sync_fd)
     handlers = {s: signal.signal(s, lambda sig, _f: tracer.on_signal(sig))
