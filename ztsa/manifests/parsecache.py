@@ -101,8 +101,10 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> str | None:
     env = os.environ if environ is None else environ
     d = env.get("ZTSA_CACHE_DIR")
     if not d:
-        base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or "/nonexistent",
-                                                          ".cache")
+        home = env.get("HOME")
+        base = env.get("XDG_CACHE_HOME") or (os.path.join(home, ".cache") if home else None)
+        if not base or not os.path.isabs(base):
+            return None  # nowhere of the caller's own: no cache
         d = os.path.join(base, "ztsa")
     try:
         os.makedirs(d, mode=0o700, exist_ok=True)
