@@ -1315,12 +1315,117 @@ static int fast_connect(pid_t tid) {
 }
 #endif
 
+/* Process events the fast path handles (no log): a fork or vfork, a new tracee's first
+   stop, an exec, a signal delivery. Each is answered here and recorded for the tracer,
+   which drains the records (ztsa_fast_events) before it handles anything itself, so its
+   process table stays what it would have been. Clone (threads), group stops, exits and
+   anything unusual go to Python as before. */
+#define FAST_EVENTS 4096
+#define TID_BITS (1 << 22) /* pid_max's largest value */
+static int fast_ev[FAST_EVENTS][3];
+static int n_fast_ev;
+static unsigned char expect_bm[TID_BITS / 8];  /* forked, first stop not seen yet */
+static unsigned char started_bm[TID_BITS / 8]; /* first stop seen */
+static int fast_helper;
+
+static int bit(unsigned char *bm, pid_t t) {
+    return t > 0 && t < TID_BITS && (bm[t >> 3] >> (t & 7)) & 1;
+}
+
+static void set_bit(unsigned char *bm, pid_t t, int on) {
+    if (t <= 0 || t >= TID_BITS)
+        return;
+    if (on)
+        bm[t >> 3] |= (unsigned char)(1 << (t & 7));
+    else
+        bm[t >> 3] &= (unsigned char)~(1 << (t & 7));
+}
+
+static void record(int kind, pid_t tid, long other) {
+    fast_ev[n_fast_ev][0] = kind;
+    fast_ev[n_fast_ev][1] = tid;
+    fast_ev[n_fast_ev][2] = (int)other;
+    n_fast_ev++;
+}
+
+int ztsa_fast_events(int *out, int max) {
+    int n = n_fast_ev < max ? n_fast_ev : max;
+    memcpy(out, fast_ev, (size_t)n * sizeof fast_ev[0]);
+    if (n < n_fast_ev)
+        memmove(fast_ev, fast_ev + n, (size_t)(n_fast_ev - n) * sizeof fast_ev[0]);
+    n_fast_ev -= n;
+    return n;
+}
+
+void ztsa_fast_started(int tid, int helper) {
+    if (tid == 0) { /* a new run: nothing seen yet */
+        memset(started_bm, 0, sizeof started_bm);
+        memset(expect_bm, 0, sizeof expect_bm);
+        n_fast_ev = 0;
+    }
+    set_bit(started_bm, (pid_t)tid, 1);
+    set_bit(expect_bm, (pid_t)tid, 0);
+    fast_helper = helper;
+}
+
+int ztsa_restart_interrupted(int pid);
+
+/* 1: the stop was answered here (and recorded); 0: Python decides. */
+static int fast_event(pid_t pid, int st) {
+    if (n_fast_ev >= FAST_EVENTS)
+        return 0;
+    int event = st >> 16;
+    unsigned long msg = 0;
+    if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
+        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) < 0)
+            return 0;
+        pid_t child = (pid_t)msg;
+        if (!bit(started_bm, child))
+            set_bit(expect_bm, child, 1);
+        record(event, pid, child);
+        ptrace(PTRACE_CONT, pid, 0, 0);
+        return 1;
+    }
+    if (event == PTRACE_EVENT_STOP && bit(expect_bm, pid)) { /* a new tracee's first stop */
+        set_bit(expect_bm, pid, 0);
+        set_bit(started_bm, pid, 1);
+        record(PTRACE_EVENT_STOP, pid, 0);
+        ptrace(PTRACE_CONT, pid, 0, 0);
+        return 1;
+    }
+    if (event == PTRACE_EVENT_EXEC && bit(started_bm, pid)) {
+        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) < 0)
+            return 0;
+        if ((pid_t)msg != pid) { /* exec from a non-leader thread: that tid is gone */
+            set_bit(started_bm, (pid_t)msg, 0);
+            set_bit(expect_bm, (pid_t)msg, 0);
+        }
+        record(PTRACE_EVENT_EXEC, pid, (long)msg);
+        ptrace(PTRACE_CONT, pid, 0, 0);
+        return 1;
+    }
+    if (event == 0 && bit(started_bm, pid)) { /* a signal on its way: deliver it */
+        if (fast_helper)
+            ztsa_restart_interrupted(pid);
+        ptrace(PTRACE_CONT, pid, 0, WSTOPSIG(st));
+        return 1;
+    }
+    return 0;
+}
+
 int ztsa_wait(int *status, unsigned long tag_exec, unsigned long tag_net) {
     for (;;) {
         int st;
         pid_t pid = waitpid(-1, &st, __WALL);
         if (pid < 0)
             return -errno;
+        if (WIFEXITED(st) || WIFSIGNALED(st)) {
+            set_bit(started_bm, pid, 0);
+            set_bit(expect_bm, pid, 0);
+        }
+        if (n_fast_rules >= 0 && WIFSTOPPED(st) && (st >> 16) != PTRACE_EVENT_SECCOMP &&
+            fast_event(pid, st))
+            continue;
         if (n_fast_rules >= 0 && WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_SECCOMP) {
             unsigned long msg = 0;
             if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0) {

@@ -81,6 +81,14 @@ int ztsa_wait(int *status, unsigned long tag_exec, unsigned long tag_net);
    (-ERESTARTNOINTR) instead of failing with EINTR, which these calls never do without
    ztsa. 1 if changed, 0 if not, -errno. */
 int ztsa_restart_interrupted(int pid);
+/* Records of the process events the fast path answered (kind, tid, other: the child of
+   a fork or vfork, the former tid of an exec), oldest first; returns how many were
+   copied into out (max records of 3 ints). */
+int ztsa_fast_events(int *out, int max);
+/* The tracer saw tid's first stop itself (tid 0: a new run begins, nothing is seen
+   yet); helper: the file helper exists (a call interrupted while waiting for it
+   restarts). */
+void ztsa_fast_started(int tid, int helper);
 
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len);
 

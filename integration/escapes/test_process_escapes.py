@@ -66,7 +66,8 @@ def test_write_to_tracer_memory_through_proc(run, target):
     assert proc.stdout.startswith("denied"), proc.stdout
 
 
-def test_sigkill_to_ztsa_kills_the_tree(run, tmp_path):
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_sigkill_to_ztsa_kills_the_tree(run, tmp_path, log):
     marker = run.workspace / "sleeper.pid"
     code = ("import os, signal, subprocess, time\n"
             "p = subprocess.Popen(['sleep', '300'])\n"
@@ -75,7 +76,7 @@ def test_sigkill_to_ztsa_kills_the_tree(run, tmp_path):
             f"os.kill({TRACER}, signal.SIGKILL)\n"
             "time.sleep(30)\n")
     started = time.monotonic()
-    run(run.python, "-c", code)
+    run(run.python, "-c", code, log=log)
     assert time.monotonic() - started < 20
     sleeper = int(marker.read_text())
     deadline = time.monotonic() + 5
@@ -84,7 +85,8 @@ def test_sigkill_to_ztsa_kills_the_tree(run, tmp_path):
     assert not _alive(sleeper)
 
 
-def test_setsid_daemon_does_not_outlive_ztsa(run):
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_setsid_daemon_does_not_outlive_ztsa(run, log):
     marker = run.workspace / "daemon.pid"
     code = ("import os, time\n"
             "if os.fork() == 0:\n"
@@ -94,13 +96,16 @@ def test_setsid_daemon_does_not_outlive_ztsa(run):
             "        time.sleep(300)\n"
             "    os._exit(0)\n"
             "time.sleep(0.5)\n")
-    proc, events = run(run.python, "-c", code)
+    proc, events = run(run.python, "-c", code, log=log)
     assert proc.returncode == 0, proc.stderr
     daemon = int(marker.read_text())
     deadline = time.monotonic() + 5
     while _alive(daemon) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(daemon)
+    assert "1 killed at exit" in proc.stderr
+    if not log:
+        return
     killed = [e for e in events if e["event"] == "kill"]
     assert [e["pid"] for e in killed] == [daemon]
     assert killed[0]["argv"][0].endswith(("python3", "python3.11", "python"))
@@ -114,15 +119,18 @@ def test_memfd_execveat_is_logged_with_the_real_executable(run, progs):
     assert execs[-1]["argv"] == ["payload"]
 
 
-def test_exit_codes(run):
-    assert run(run.python, "-c", "raise SystemExit(42)")[0].returncode == 42
-    killed = run(run.python, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_exit_codes(run, log):
+    assert run(run.python, "-c", "raise SystemExit(42)", log=log)[0].returncode == 42
+    killed = run(run.python, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)",
+                 log=log)
     assert killed[0].returncode == 128 + signal.SIGTERM
-    assert run("no-such-command-ztsa")[0].returncode == 127
-    assert run(str(run.workspace))[0].returncode == 126  # a directory cannot be executed
+    assert run("no-such-command-ztsa", log=log)[0].returncode == 127
+    assert run(str(run.workspace), log=log)[0].returncode == 126  # a directory: not run
 
 
-def test_group_stop_and_continue(run):
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_group_stop_and_continue(run, log):
     code = ("import os, signal, subprocess, time\n"
             "p = subprocess.Popen(['sleep', '30'])\n"
             "time.sleep(0.2)\n"
@@ -131,18 +139,22 @@ def test_group_stop_and_continue(run):
             "state = open(f'/proc/{p.pid}/stat').read().split(') ')[1][0]\n"
             "os.kill(p.pid, signal.SIGCONT); os.kill(p.pid, signal.SIGTERM)\n"
             "print('state', state, 'status', p.wait())\n")
-    proc, _ = run(run.python, "-c", code)
+    proc, _ = run(run.python, "-c", code, log=log)
     assert proc.stdout.strip() in ("state T status -15", "state t status -15"), proc.stdout
 
 
-def test_exec_from_a_non_leader_thread_stays_traced(run, progs, listeners):
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_exec_from_a_non_leader_thread_stays_traced(run, progs, listeners, log):
     denied = listeners.add_tcp("denied")
     code = (f"import socket, os; s = socket.socket()\n"
             f"try: s.connect(('127.0.0.1', {denied})); print('connected')\n"
             "except OSError as e: print('denied', e.errno)\n")
-    proc, events = run(str(progs / "thread_exec"), run.python, code)
+    proc, events = run(str(progs / "thread_exec"), run.python, code, log=log)
     assert proc.stdout.strip() == "denied 1", proc.stderr
     assert listeners.settle()["denied"] == 0
+    assert "2 exec(s)" in proc.stderr  # the program, then Python from its thread
+    if not log:
+        return
     execs = [e for e in events if e["event"] == "exec"]
     assert execs[-1]["argv"][1:2] == ["-c"]
     assert events[-1]["event"] == "summary" and events[-1]["status"] == 0

@@ -142,6 +142,25 @@ def wait(tag_exec: int, tag_net: int) -> tuple[int, int]:
         return pid, int(status[0])
 
 
+_events = ffi.new("int[]", 3 * 4096)
+
+
+def fast_events() -> list[tuple[int, int, int]]:
+    """What the fast path answered since the last call, oldest first: (EVENT_FORK or
+    EVENT_VFORK, parent, child), (EVENT_STOP, tid, 0) for a first stop, (EVENT_EXEC,
+    tid, former tid)."""
+    out: list[tuple[int, int, int]] = []
+    while n := int(lib.ztsa_fast_events(_events, 4096)):
+        out += [(_events[3 * i], _events[3 * i + 1], _events[3 * i + 2]) for i in range(n)]
+    return out
+
+
+def fast_started(tid: int, helper: bool) -> None:
+    """The tracer handled tid's first stop itself (the fast path must not take a later
+    stop of it for a first one)."""
+    lib.ztsa_fast_started(tid, int(helper))
+
+
 def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> int:
     return _check(lib.ztsa_ptrace(request, pid, addr, data), f"ptrace({request:#x}, {pid})")
 

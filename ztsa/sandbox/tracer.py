@@ -100,6 +100,7 @@ class Tracer:
         self.main = main_pid
         self.tgid: dict[int, int] = {main_pid: main_pid}  # live tid -> tgid
         self.started: set[int] = set()  # tids whose first stop was seen
+        nat.fast_started(0, helper)  # the C loop's view of the tree starts empty too
         self.main_status: int | None = None
         self.pending_signals: list[int] = []
         self._handlers: dict[int, Callable[[int, list[int]], int]] = {
@@ -115,6 +116,7 @@ class Tracer:
                 tid, status = nat.wait(TAG_EXEC, TAG_NET)
             except ChildProcessError:
                 break
+            self._drain()
             if self.pending_signals:
                 self._forward_signals()
             if os.WIFEXITED(status) or os.WIFSIGNALED(status):
@@ -128,6 +130,7 @@ class Tracer:
     def on_signal(self, sig: int) -> None:
         """Signal handler: remember; forwarded from the loop (never ptrace from here)."""
         self.pending_signals.append(sig)
+        self._drain()  # the processes the fast path has seen born since
         for tgid in set(self.tgid.values()):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(tgid, sig)
@@ -153,6 +156,25 @@ class Tracer:
             self.log.event("kill", pid=tgid, argv=argv, reason=reason)
 
     # -- events --------------------------------------------------------------------------
+    def _drain(self) -> None:
+        """Take in what the C loop answered by itself (forks, first stops, execs), in
+        order, as if each had come through _stopped."""
+        for kind, tid, other in nat.fast_events():
+            if kind in (nat.EVENT_FORK, nat.EVENT_VFORK):
+                if other not in self.tgid:
+                    self.tgid[other] = other
+                    self._adopt(other)
+            elif kind == nat.EVENT_STOP:
+                self.tgid.setdefault(tid, tid)
+                self.started.add(tid)
+            elif kind == nat.EVENT_EXEC:
+                if other != tid:  # exec from a non-leader thread: that tid is gone
+                    self.tgid.pop(other, None)
+                    self.started.discard(other)
+                self.tgid[tid] = tid
+                self._exec(tid)
+
+
     def _adopt(self, tid: int) -> None:
         """The first process after the helper is CMD."""
         if self.main == self.helper and self.tgid.get(tid) == tid and tid != self.helper:
@@ -214,6 +236,7 @@ class Tracer:
         elif event == nat.EVENT_STOP:
             if tid not in self.started:
                 self.started.add(tid)  # first stop of a new tracee
+                nat.fast_started(tid, self.helper is not None)
                 self._cont(tid)
             elif sig in STOP_SIGNALS:
                 self._cont(tid, request=nat.PTRACE_LISTEN)  # group stop: stay stopped
@@ -221,6 +244,7 @@ class Tracer:
                 self._cont(tid)
         else:
             self.started.add(tid)
+            nat.fast_started(tid, self.helper is not None)
             if self.helper is not None:
                 # a call waiting for the file helper must restart after the handler,
                 # not fail with EINTR (it never would without ztsa)
