@@ -142,7 +142,9 @@ def test_listeners_from_the_kernel_match_the_proc_tables(tmp_path):
         finally:
             for c in clients:
                 c.close()
-    assert asked is not None
+    if asked is None:
+        pytest.skip("this kernel answers no sock_diag dump for TCP (CONFIG_INET_DIAG): "
+                    "the files are used, as they were before")
     assert ours <= {(x.address, x.port) for x in from_kernel}
     assert sorted(from_kernel) == sorted(from_files)
     assert Host(proc=str(tmp_path)).tcp_listeners() is None  # a test's /proc: the files
