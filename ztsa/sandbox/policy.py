@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import socket
 from typing import NamedTuple
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -58,6 +57,8 @@ def _port(spec: str, text: str) -> int:
 
 def resolve(name: str) -> tuple[IPAddress, ...]:
     """A host name's addresses, looked up once when ztsa starts."""
+    import socket  # only for names: its import costs milliseconds
+
     try:
         infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
     except socket.gaierror as exc:

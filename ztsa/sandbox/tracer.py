@@ -10,11 +10,11 @@ thread or process can change what the kernel sees between the check and the use.
 
 from __future__ import annotations
 
+import _socket as socket  # constants and inet_*: socket.py's import costs ms
 import contextlib
 import errno
 import os
 import signal
-import socket
 import struct
 from collections.abc import Callable
 from typing import NamedTuple
@@ -406,7 +406,9 @@ class Tracer:
         if rule is None or name is None:
             return
         if raw is None:  # a connected socket (glibc's resolver): ask who the peer is
-            with socket.socket(fileno=os.dup(dup)) as s:
+            import socket as pysocket  # only here: its import costs milliseconds
+
+            with pysocket.socket(fileno=os.dup(dup)) as s:
                 try:
                     peer = s.getpeername()
                 except OSError:
