@@ -254,3 +254,18 @@ def user_run() -> Runner:
     ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
     os.chmod(ws, 0o777)
     return Runner("user" if os.geteuid() == 0 else "root", ws)
+
+
+@pytest.fixture
+def pester() -> str:
+    """Python code to put before a loop: a thread sends the process SIGUSR1 every 0.1 ms,
+    counted in hits[0] by a handler installed without SA_RESTART (as Python installs
+    them); `stop.append(1)` ends it."""
+    return ("import os, signal, threading, time\n"
+            "hits = [0]\n"
+            "signal.signal(signal.SIGUSR1, lambda *a: hits.__setitem__(0, hits[0] + 1))\n"
+            "pid, stop = os.getpid(), []\n"
+            "def pester():\n"
+            "    while not stop:\n"
+            "        os.kill(pid, signal.SIGUSR1); time.sleep(0.0001)\n"
+            "threading.Thread(target=pester, daemon=True).start()\n")

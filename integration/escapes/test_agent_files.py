@@ -412,18 +412,11 @@ def test_the_workspace_itself_cannot_be_moved_away(run):
     assert not os.path.exists(f"{run.workspace}.old")
 
 
-def test_signals_do_not_interrupt_or_repeat_the_helpers_calls(run):
+def test_signals_do_not_interrupt_or_repeat_the_helpers_calls(run, pester):
     """Calls answered by the helper wait for it; a signal handler without SA_RESTART
     (Python's) must not turn a mkdir into EINTR, nor make a performed mkdir run twice
     (EEXIST): 3,000 mkdirs under a stream of SIGUSR1."""
-    code = ("import os, signal, threading, time\n"
-            "hits = [0]\n"
-            "signal.signal(signal.SIGUSR1, lambda *a: hits.__setitem__(0, hits[0] + 1))\n"
-            "pid, stop = os.getpid(), []\n"
-            "def pester():\n"
-            "    while not stop:\n"
-            "        os.kill(pid, signal.SIGUSR1); time.sleep(0.0001)\n"
-            "threading.Thread(target=pester, daemon=True).start()\n"
+    code = (pester +
             "for i in range(3000):\n"
             "    os.mkdir(f'd{i}')\n"
             "stop.append(1)\n"

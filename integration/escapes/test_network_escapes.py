@@ -295,18 +295,11 @@ def test_abstract_unix_sockets_only_when_named(run, log):
 
 
 @LOG
-def test_signals_do_not_turn_connects_into_eintr(run, listeners, log):
+def test_signals_do_not_turn_connects_into_eintr(run, listeners, log, pester):
     """A connect waiting for the helper (or stopped for the tracer) is not interrupted
     by a handled signal: 1,000 connects under a stream of SIGUSR1 all arrive, once."""
     allowed = listeners.add_tcp("allowed")
-    code = ("import os, signal, socket, threading, time\n"
-            "hits = [0]\n"
-            "signal.signal(signal.SIGUSR1, lambda *a: hits.__setitem__(0, hits[0] + 1))\n"
-            "pid, stop = os.getpid(), []\n"
-            "def pester():\n"
-            "    while not stop:\n"
-            "        os.kill(pid, signal.SIGUSR1); time.sleep(0.0001)\n"
-            "threading.Thread(target=pester, daemon=True).start()\n"
+    code = (pester + "import socket\n"
             "for i in range(1000):\n"
             f"    s = socket.socket(); s.connect(('127.0.0.1', {allowed})); s.close()\n"
             "stop.append(1)\n"
