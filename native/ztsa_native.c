@@ -665,6 +665,22 @@ static void own_proc_paths(pid_t pid, char *path, size_t size) {
 /* ---- connects answered by the helper (the fast mode: no audit log, no wildcards) ---- */
 
 static int fast_allowed(int version, const unsigned char *a, int port);
+
+/* An IPv4 or IPv6 sockaddr (an IPv4-mapped IPv6 address decided as IPv4) against the
+   static rules: 1 allowed, 0 denied, -1 not an IPv4/IPv6 address. */
+static int inet_allowed(const unsigned char *sa, unsigned int len) {
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    unsigned short family = 0xffff;
+    if (len >= 2)
+        memcpy(&family, sa, 2);
+    int port = len >= 4 ? (sa[2] << 8) | sa[3] : 0;
+    if (family == AF_INET && len >= 8)
+        return fast_allowed(4, sa + 4, port);
+    if (family == AF_INET6 && len >= 24)
+        return memcmp(sa + 8, mapped, 12) == 0 ? fast_allowed(4, sa + 20, port)
+                                               : fast_allowed(6, sa + 8, port);
+    return -1;
+}
 static char **net_unix;        /* --allow-unix entries ("@name" for abstract sockets) */
 static int n_net_unix;
 static char *net_workspace;    /* the workspace, resolved */
@@ -724,16 +740,9 @@ static long net_notification(int lfd, const struct seccomp_notif *req) {
         memcpy(&family, sa, 2);
     const void *addr = sa;
     unsigned int addrlen = len;
-    int allowed = 0, pathfd = -1;
+    int allowed = inet_allowed(sa, len), pathfd = -1;
     long result;
-    if (family == AF_INET && len >= 8) {
-        allowed = fast_allowed(4, sa + 4, (sa[2] << 8) | sa[3]);
-    } else if (family == AF_INET6 && len >= 24) {
-        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        int port = (sa[2] << 8) | sa[3];
-        allowed = memcmp(sa + 8, mapped, 12) == 0 ? fast_allowed(4, sa + 20, port)
-                                                  : fast_allowed(6, sa + 8, port);
-    } else if (family == AF_UNIX) {
+    if (allowed < 0 && family == AF_UNIX) {
         const char *path = (const char *)sa + 2;
         size_t plen = len - 2;
         if (plen && path[0] == 0) { /* abstract: only a name --allow-unix gives */
@@ -778,8 +787,8 @@ static long net_notification(int lfd, const struct seccomp_notif *req) {
             addr = un;
             addrlen = (unsigned int)(offsetof(struct sockaddr_un, sun_path) + (size_t)k + 1);
         }
-    } else if (family == AF_UNSPEC && len >= 2) {
-        allowed = 1; /* a disconnect */
+    } else if (allowed < 0) {
+        allowed = family == AF_UNSPEC && len >= 2; /* a disconnect; other families: no */
     }
     if (allowed) {
         long r = syscall(SYS_connect, dup, addr, addrlen);
@@ -1284,20 +1293,8 @@ static int fast_connect(pid_t tid) {
     struct iovec remote = {(void *)(unsigned long)regs.rsi, len};
     if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != (ssize_t)len)
         return 0;
-    unsigned short family;
-    memcpy(&family, sa, 2);
-    int port = (sa[2] << 8) | sa[3];
-    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    int ok;
-    if (family == AF_INET)
-        ok = fast_allowed(4, sa + 4, port);
-    else if (family == AF_INET6 && len >= 24)
-        ok = memcmp(sa + 8, mapped, 12) == 0 ? fast_allowed(4, sa + 20, port)
-                                             : fast_allowed(6, sa + 8, port);
-    else
-        return 0;
-    if (!ok)
-        return 0;
+    if (inet_allowed(sa, len) != 1)
+        return 0; /* denials, Unix sockets, anything else: Python decides */
     int dup = ztsa_pidfd_getfd(tid, (int)regs.rdi);
     if (dup < 0)
         return 0;
@@ -1357,15 +1354,16 @@ int ztsa_fast_events(int *out, int max) {
     return n;
 }
 
-void ztsa_fast_started(int tid, int helper) {
-    if (tid == 0) { /* a new run: nothing seen yet */
-        memset(started_bm, 0, sizeof started_bm);
-        memset(expect_bm, 0, sizeof expect_bm);
-        n_fast_ev = 0;
-    }
+void ztsa_fast_reset(int helper) {
+    memset(started_bm, 0, sizeof started_bm);
+    memset(expect_bm, 0, sizeof expect_bm);
+    n_fast_ev = 0;
+    fast_helper = helper;
+}
+
+void ztsa_fast_started(int tid) {
     set_bit(started_bm, (pid_t)tid, 1);
     set_bit(expect_bm, (pid_t)tid, 0);
-    fast_helper = helper;
 }
 
 int ztsa_restart_interrupted(int pid);

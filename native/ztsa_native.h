@@ -85,10 +85,11 @@ int ztsa_restart_interrupted(int pid);
    a fork or vfork, the former tid of an exec), oldest first; returns how many were
    copied into out (max records of 3 ints). */
 int ztsa_fast_events(int *out, int max);
-/* The tracer saw tid's first stop itself (tid 0: a new run begins, nothing is seen
-   yet); helper: the file helper exists (a call interrupted while waiting for it
-   restarts). */
-void ztsa_fast_started(int tid, int helper);
+/* A new run: nothing of the tree seen yet; helper: the file helper exists (a call
+   interrupted while waiting for it restarts). */
+void ztsa_fast_reset(int helper);
+/* The tracer saw tid's first stop itself. */
+void ztsa_fast_started(int tid);
 
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len);
 

@@ -1,6 +1,7 @@
-"""The tracer's C fast path (used when no audit log is written): allowed IPv4/IPv6
-connects are performed in C, from C's own copy of the sockaddr. (The sockaddr-flipping
-races run against it in test_network_escapes.py.) Checked on the listeners only."""
+"""Connects without an audit log are answered in C, from C's own copy of the sockaddr:
+by the file helper, or by the tracer's C loop where there is no helper. (Every connect
+test of test_network_escapes.py also runs without a log.) Checked on the listeners
+only."""
 
 from __future__ import annotations
 

@@ -71,10 +71,7 @@ def encode(value: Any) -> bytes:
 
 def _decode(data: bytes) -> Any:
     """The parse result (or ProbeError instance) in ``data``; raises on anything else."""
-    loaded = _Unpickler(io.BytesIO(data)).load()
-    if isinstance(loaded, dict):  # a bundle
-        return loaded
-    tag, *rest = loaded
+    tag, *rest = _Unpickler(io.BytesIO(data)).load()
     if tag == "err" and len(rest) == 2 and all(isinstance(x, str) for x in rest):
         from ztsa.parsing import ParseError
 
@@ -172,7 +169,7 @@ class ParseCache:
             self._bundle = {}
             data = self._read(self._hash("bundle", self.scope))
             try:
-                value = _decode(data) if data else {}
+                value = _Unpickler(io.BytesIO(data)).load() if data else {}
             except Exception:  # a damaged bundle is empty, never a result
                 value = {}
             if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, bytes)

@@ -155,10 +155,16 @@ def fast_events() -> list[tuple[int, int, int]]:
     return out
 
 
-def fast_started(tid: int, helper: bool) -> None:
+def fast_reset(helper: bool) -> None:
+    """A new run: the fast path has seen nothing of the tree (helper: the file helper
+    exists, so a call interrupted while waiting for it restarts)."""
+    lib.ztsa_fast_reset(int(helper))
+
+
+def fast_started(tid: int) -> None:
     """The tracer handled tid's first stop itself (the fast path must not take a later
     stop of it for a first one)."""
-    lib.ztsa_fast_started(tid, int(helper))
+    lib.ztsa_fast_started(tid)
 
 
 def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> int:

@@ -100,7 +100,7 @@ class Tracer:
         self.main = main_pid
         self.tgid: dict[int, int] = {main_pid: main_pid}  # live tid -> tgid
         self.started: set[int] = set()  # tids whose first stop was seen
-        nat.fast_started(0, helper)  # the C loop's view of the tree starts empty too
+        nat.fast_reset(helper)  # the C loop's view of the tree starts empty too
         self.main_status: int | None = None
         self.pending_signals: list[int] = []
         self._handlers: dict[int, Callable[[int, list[int]], int]] = {
@@ -161,18 +161,25 @@ class Tracer:
         order, as if each had come through _stopped."""
         for kind, tid, other in nat.fast_events():
             if kind in (nat.EVENT_FORK, nat.EVENT_VFORK):
-                if other not in self.tgid:
-                    self.tgid[other] = other
-                    self._adopt(other)
+                self._born(other, kind)
             elif kind == nat.EVENT_STOP:
                 self.tgid.setdefault(tid, tid)
                 self.started.add(tid)
             elif kind == nat.EVENT_EXEC:
-                if other != tid:  # exec from a non-leader thread: that tid is gone
-                    self.tgid.pop(other, None)
-                    self.started.discard(other)
-                self.tgid[tid] = tid
-                self._exec(tid)
+                self._execed(tid, other)
+
+    def _born(self, child: int, event: int) -> None:
+        if child not in self.tgid:
+            # fork and vfork make a process; clone may make a thread
+            self.tgid[child] = child if event != nat.EVENT_CLONE else tgid_of(child)
+            self._adopt(child)
+
+    def _execed(self, tid: int, former: int) -> None:
+        if former != tid:  # exec from a non-leader thread: that tid is gone
+            self.tgid.pop(former, None)
+            self.started.discard(former)
+        self.tgid[tid] = tid
+        self._exec(tid)
 
 
     def _adopt(self, tid: int) -> None:
@@ -219,24 +226,15 @@ class Tracer:
                 self._syscall(tid)
             self._cont(tid)
         elif event in (nat.EVENT_FORK, nat.EVENT_VFORK, nat.EVENT_CLONE):
-            child = nat.geteventmsg(tid)
-            if child not in self.tgid:
-                # fork and vfork make a process; clone may make a thread
-                self.tgid[child] = child if event != nat.EVENT_CLONE else tgid_of(child)
-                self._adopt(child)
+            self._born(nat.geteventmsg(tid), event)
             self._cont(tid)
         elif event == nat.EVENT_EXEC:
-            former = nat.geteventmsg(tid)
-            if former != tid:  # exec from a non-leader thread: that tid is gone
-                self.tgid.pop(former, None)
-                self.started.discard(former)
-            self.tgid[tid] = tid
-            self._exec(tid)
+            self._execed(tid, nat.geteventmsg(tid))
             self._cont(tid)
         elif event == nat.EVENT_STOP:
             if tid not in self.started:
                 self.started.add(tid)  # first stop of a new tracee
-                nat.fast_started(tid, self.helper is not None)
+                nat.fast_started(tid)
                 self._cont(tid)
             elif sig in STOP_SIGNALS:
                 self._cont(tid, request=nat.PTRACE_LISTEN)  # group stop: stay stopped
@@ -244,7 +242,7 @@ class Tracer:
                 self._cont(tid)
         else:
             self.started.add(tid)
-            nat.fast_started(tid, self.helper is not None)
+            nat.fast_started(tid)
             if self.helper is not None:
                 # a call waiting for the file helper must restart after the handler,
                 # not fail with EINTR (it never would without ztsa)
