@@ -98,6 +98,17 @@ def test_version_and_help():
         assert code in help_text
 
 
+@pytest.mark.parametrize("columns", [50, 100])
+def test_help_is_wrapped_to_columns(columns):
+    """argparse's width comes from ztsa (COLUMNS, else the terminal, else 80), as
+    shutil.get_terminal_size would give it."""
+    text = ztsa("exec", "--help", env={"COLUMNS": str(columns)}).stdout
+    options = text[text.index("options:"):text.index("Exit codes")]
+    assert "--allow-net SPEC" in options
+    assert max(len(line) for line in options.splitlines()) <= columns - 2
+    assert max(len(line) for line in options.splitlines()) > columns - 20
+
+
 def test_rules_and_explain():
     doc = json.loads(ztsa("rules", "--format", "json").stdout)
     env006 = next(r for r in doc if r["id"] == "ENV006")

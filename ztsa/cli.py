@@ -68,6 +68,36 @@ def _directory(path: str) -> str:
 
 
 # -- parser ----------------------------------------------------------------------------------
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size finds it: argparse's formatters
+    import shutil (and through it zlib, bz2 and lzma) for it, a few milliseconds of every
+    run of ztsa, when no width is given."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Raw(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
+class _Plain(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
 def _gate_options(p: argparse.ArgumentParser) -> None:
     """The options of the gate, shared by `check` and `exec` ("the options of check")."""
     p.add_argument("--profile", choices=PROFILES, default="untrusted",
@@ -94,7 +124,7 @@ def _gate_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ztsa", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        prog="ztsa", formatter_class=_Raw, epilog=EPILOG,
         description="ztsa, the Zero-Trust Sandbox Auditor: a preflight gate for AI coding "
                     "agents.\n\n`ztsa check` audits the environment and the workspace under a "
                     "trust profile\n(repo, dependency, untrusted; default untrusted) and exits 3"
@@ -106,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="audit a workspace and the environment; exit 3 on "
                                          "failure", epilog=EPILOG,
-                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           formatter_class=_Raw,
                            description="Audit PATH (default: the current directory) and the "
                                        "environment; exit 3 on failure.")
     _gate_options(check)
@@ -115,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = sub.add_parser(
         "exec", usage="ztsa exec [OPTIONS] -- CMD [ARG...]", epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Raw,
         help="run the gate on the workspace, then CMD confined",
         description="Run the gate on the workspace, then CMD confined.\n\nExit status: CMD's "
                     "(128+N if signal N killed it); 3 if the gate failed and CMD\nwas never "
@@ -158,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "repeatable")
     ex.set_defaults(func=cmd_exec, command=[])
 
-    rules = sub.add_parser("rules", help="list the rule catalogue",
+    rules = sub.add_parser("rules", help="list the rule catalogue", formatter_class=_Plain,
                            description="List the rule catalogue: ID, slug, category, severity, "
                                        "action per profile.")
     rules.add_argument("--profile", choices=PROFILES, default=None,
@@ -167,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     rules.set_defaults(func=cmd_rules)
 
     explain = sub.add_parser("explain", help="show a rule's documentation",
+                             formatter_class=_Plain,
                              description="Show a rule's documentation: what it checks, why it "
                                          "matters, how to fix it.")
     explain.add_argument("rule_id", metavar="ID")

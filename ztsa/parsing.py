@@ -7,7 +7,6 @@ rules turn it into ``unknown``, never into a pass.
 from __future__ import annotations
 
 import functools
-import json
 import re
 import sys
 from collections.abc import Callable
@@ -78,6 +77,8 @@ def _closes_next(text: str, k: int) -> bool:
 
 def load_jsonc(text: str, name: str) -> Any:
     """Parse JSON that may hold comments and trailing commas (VS Code, bun.lock)."""
+    import json  # here: most gates read no JSON, and json's import costs milliseconds
+
     try:
         return json.loads(strip_jsonc(text))
     except (ValueError, RecursionError) as exc:
@@ -85,6 +86,8 @@ def load_jsonc(text: str, name: str) -> Any:
 
 
 def load_json(text: str, name: str) -> Any:
+    import json
+
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:

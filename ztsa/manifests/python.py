@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -106,6 +105,8 @@ def parse_requirements(text: str, path: str) -> RequirementsFile:
     rf = RequirementsFile(path)
     for lineno, line in _logical_lines(text):
         if line.startswith("-") and not line.startswith(("-e ", "-e\t", "--editable")):
+            import shlex  # only for option lines
+
             try:
                 words = shlex.split(line, posix=True)
             except ValueError as exc:

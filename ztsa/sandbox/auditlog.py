@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from typing import IO, Any
@@ -14,6 +13,10 @@ class AuditLog:
     def __init__(self, stream: IO[str] | None) -> None:
         self.stream = stream
         self.counts: Counter[str] = Counter()
+        if stream is not None:  # json's import is paid only by runs that write a log
+            import json
+
+            self._dumps = json.JSONEncoder(separators=(",", ":")).encode
 
     @property
     def enabled(self) -> bool:
@@ -30,7 +33,7 @@ class AuditLog:
         if self.stream is None:
             return
         record = {"schema": SCHEMA, "time": round(time.time(), 6), "event": kind, **fields}
-        self.stream.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self.stream.write(self._dumps(record) + "\n")
         self.stream.flush()
 
     def close(self) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
-import shutil
-import signal
 import sys
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ztsa.sandbox import landlock, protect
 from ztsa.sandbox import native as nat
@@ -17,6 +16,11 @@ from ztsa.sandbox.controls import USERNS_MISSING
 from ztsa.sandbox.filter import build
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer
+
+if TYPE_CHECKING:
+    import signal as _signal
+else:  # its constants and signal(), without signal.py's enum conversions (a millisecond)
+    import _signal
 
 EXIT_CANNOT_EXEC = 126
 EXIT_NOT_FOUND = 127
@@ -81,9 +85,55 @@ def _passwd_home() -> str | None:
 
 
 def find_program(cmd: str, path: str | None) -> str | None:
+    """CMD as shutil.which finds it (without importing shutil): a name with a slash as
+    it is, else the first executable non-directory of that name on PATH (an empty
+    entry is the current directory)."""
     if "/" in cmd:
         return cmd if os.path.exists(cmd) else None
-    return shutil.which(cmd, path=path)
+    for entry in (os.defpath if path is None else path).split(os.pathsep) if path != "" else ():
+        candidate = os.path.join(entry, cmd)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
+
+
+def _private_dir() -> str:
+    """A new 0700 directory for the run's home and TMPDIR (as tempfile.mkdtemp makes
+    it: a random name, created exclusively, never an existing one)."""
+    base = os.environ.get("TMPDIR") or "/tmp"
+    if not os.path.isdir(base):
+        base = "/tmp"
+    for _ in range(100):
+        path = os.path.join(os.path.abspath(base), f"ztsa-run-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, "no free name for the private directory", base)
+
+
+def remove_tree(path: str) -> None:
+    """Remove PATH and everything under it, never following a symbolic link (the tree
+    could plant one in its TMPDIR): directories are walked by file descriptor, and
+    entries are removed relative to their directory's descriptor. Errors are ignored,
+    as shutil.rmtree(ignore_errors=True) would."""
+    # bottom-up; each dirfd is valid only until the walk moves on (the walk raises only
+    # when PATH itself is gone)
+    with contextlib.suppress(OSError):
+        for _dirpath, dirnames, filenames, dirfd in os.fwalk(path, topdown=False):
+            for name in filenames:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=dirfd)
+            for name in dirnames:
+                try:
+                    os.rmdir(name, dir_fd=dirfd)
+                except OSError:
+                    # a symbolic link to a directory is listed among the directories
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=dirfd)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: str,
@@ -93,10 +143,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             protect_extra: Sequence[str] = ()) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control."""
-    import tempfile
-
     log = AuditLog(log_stream)
-    private = tempfile.mkdtemp(prefix="ztsa-run-")  # 0700, removed at the end
+    private = _private_dir()  # 0700, removed at the end
     try:
         own_home = os.path.join(private, "home")
         tmpdir = os.path.join(private, "tmp")
@@ -128,7 +176,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
         else:
-            shutil.rmtree(private, ignore_errors=True)
+            remove_tree(private)
 
 
 def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
@@ -161,7 +209,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)
     except OSError:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, _signal.SIGKILL)
         os.waitpid(pid, 0)
         os.close(sync_fd)
         os.close(err_fd)
@@ -172,8 +220,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     nat.set_dumpable(False)
     os.write(sync_fd, b"g")
     os.close(sync_fd)
-    handlers = {s: signal.signal(s, lambda sig, _f: tracer.on_signal(sig))
-                for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    handlers = {s: _signal.signal(s, lambda sig, _f: tracer.on_signal(sig))
+                for s in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)}
     try:
         status = tracer.run()
     except BaseException:
@@ -181,7 +229,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         raise
     finally:
         for s, h in handlers.items():
-            signal.signal(s, h)
+            _signal.signal(s, h)
     failure = os.read(err_fd, 4)
     os.close(err_fd)
     if len(failure) == 4:

@@ -14,23 +14,37 @@ import _socket as socket  # constants and inet_*: socket.py's import costs ms
 import contextlib
 import errno
 import os
-import signal
 import struct
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.filter import TAG_EXEC, TAG_NET
 from ztsa.sandbox.policy import Decision, Policy
 
+if TYPE_CHECKING:
+    import signal as _signal
+else:  # the constants, without signal.py's enum conversions (a millisecond at import)
+    import _signal
+
 SYS_CONNECT, SYS_SENDTO, SYS_SENDMSG, SYS_SENDMMSG = 42, 44, 46, 307
 SYS_EXECVE, SYS_EXECVEAT = 59, 322
-STOP_SIGNALS = {signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU}
+STOP_SIGNALS = {_signal.SIGSTOP, _signal.SIGTSTP, _signal.SIGTTIN, _signal.SIGTTOU}
 MAX_SEND = 1 << 20  # bytes copied per emulated send; a short count is legal for send
 MAX_IOV = 1024
 MSG_FASTOPEN = 0x20000000
 SOL_SOCKET, SO_DOMAIN, SO_TYPE = 1, 39, 3
+
+
+def signal_name(number: int) -> str:
+    """SIGTERM for 15 (for the audit log)."""
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"SIG{number}"
 
 FAMILIES: dict[int, str] = {int(socket.AF_INET): "inet", int(socket.AF_INET6): "inet6",
                             int(socket.AF_UNIX): "unix"}
@@ -138,7 +152,7 @@ class Tracer:
     def _forward_signals(self) -> None:
         while self.pending_signals:
             sig = self.pending_signals.pop(0)
-            self.log.event("signal", signal=signal.Signals(sig).name, target="tree",
+            self.log.event("signal", signal=signal_name(sig), target="tree",
                            pids=sorted(set(self.tgid.values()) - {self.helper}))
 
     def kill_all(self, reason: str) -> None:
@@ -146,11 +160,11 @@ class Tracer:
         for tgid in sorted(set(self.tgid.values())):
             if tgid == self.helper:
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(tgid, signal.SIGKILL)
+                    os.kill(tgid, _signal.SIGKILL)
                 continue
             argv = argv_of(tgid)
             try:
-                os.kill(tgid, signal.SIGKILL)
+                os.kill(tgid, _signal.SIGKILL)
             except ProcessLookupError:
                 continue
             self.log.event("kill", pid=tgid, argv=argv, reason=reason)
@@ -202,7 +216,7 @@ class Tracer:
             return  # a thread, or the file helper
         code = os.waitstatus_to_exitcode(status)
         self.log.event("exit", pid=tid, status=code if code >= 0 else 128 - code,
-                       signal=signal.Signals(-code).name if code < 0 else None)
+                       signal=signal_name(-code) if code < 0 else None)
         if tid == self.main:
             self.main_status = status
             if self.tgid:
@@ -470,7 +484,7 @@ class Tracer:
     def _sigpipe(self, tid: int, result: int) -> None:
         if result == -errno.EPIPE:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.tgid.get(tid, tid), signal.SIGPIPE)
+                os.kill(self.tgid.get(tid, tid), _signal.SIGPIPE)
 
     def _sendto(self, tid: int, args: list[int]) -> int:
         fd, buf, length = int(args[0] & 0xFFFFFFFF), args[1], args[2]

@@ -17,9 +17,6 @@ docker configuration (`docker context use default`).
 
 from __future__ import annotations
 
-import json
-from urllib.parse import urlsplit
-
 from ztsa.context import Context
 from ztsa.host import ProbeError
 from ztsa.model import Evidence, Outcome, Severity
@@ -46,6 +43,8 @@ def check(ctx: Context) -> Outcome:
         value = env.get(var)
         if not value:
             continue
+        from urllib.parse import urlsplit  # only when a daemon variable is set
+
         try:
             url = urlsplit(value)
             scheme, host = url.scheme, url.hostname or ""
@@ -68,6 +67,8 @@ def check(ctx: Context) -> Outcome:
         try:
             text = ctx.host.read_text(cfg, limit=1 << 20)
             if text is not None:
+                import json
+
                 doc = json.loads(text)
                 current = doc.get("currentContext") if isinstance(doc, dict) else None
                 if current and current != "default":
