@@ -20,7 +20,13 @@ from typing import Any
 import pytest
 
 PROGS = Path(__file__).parent / "progs"
+NOUSERNS = Path(__file__).parent / "nouserns.py"
 TEST_USER = "ztsa-escape"
+# The modes of the `run` fixture: a test module may set RUN_MODES to add "nouserns",
+# the unprivileged case on a kernel without user namespaces (no file helper: the
+# tracer decides connects itself). Its file-system controls are weaker by design, so
+# only the network and process modules run in it.
+RUN_MODES = ("root", "user")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -205,7 +211,7 @@ class Runner:
                      *extra, "--", *cmd]
         if self.mode == "root":
             argv = [sys.executable, "-m", "ztsa", *ztsa_args]
-        else:
+        else:  # user, nouserns
             user = ensure_user()
             mount, python = _python_for_user()
             for src, dst in mounts:
@@ -221,8 +227,13 @@ class Runner:
             script = (" ".join(a if a == "&&" else _q(a) for a in mount) + " && "
                       if mount else "") + setpriv
             argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", script]
+            if self.mode == "nouserns":
+                argv = [sys.executable, str(NOUSERNS), *argv]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               cwd=self.workspace, pass_fds=pass_fds)
+        if self.mode == "nouserns":
+            # the mode tests what it claims: no user namespaces, so no file helper
+            assert "lacks user namespaces" in proc.stderr, proc.stderr
         events = []
         if log_path.exists():
             events = [json.loads(line) for line in log_path.read_text().splitlines()]
@@ -235,16 +246,25 @@ def _q(s: str) -> str:
     return shlex.quote(s)
 
 
-@pytest.fixture(params=["root", "user"])
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "run" in metafunc.fixturenames:
+        metafunc.parametrize("run", getattr(metafunc.module, "RUN_MODES", RUN_MODES),
+                             indirect=True)
+
+
+@pytest.fixture
 def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Runner:
-    if request.param == "root" and os.geteuid() != 0:
+    mode = request.param
+    if mode == "root" and os.geteuid() != 0:
         pytest.skip("the root case needs root")
-    if request.param == "user" and os.geteuid() != 0:
+    if mode == "nouserns" and os.geteuid() != 0:
+        pytest.skip("making a user namespace with uids 0-65535 mapped needs root")
+    if mode == "user" and os.geteuid() != 0:
         # already unprivileged: the plain runner is the unprivileged case
-        request.param = "root"
+        mode = "root"
     ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
     os.chmod(ws, 0o777)
-    return Runner(request.param, ws)
+    return Runner(mode, ws)
 
 
 @pytest.fixture

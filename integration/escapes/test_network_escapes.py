@@ -8,6 +8,9 @@ import pytest
 # one, the file helper answers connects (user notifications) or, with no helper, the
 # tracer's C loop does: every connect test runs both ways
 LOG = pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+# root, an unprivileged user, and an unprivileged user without user namespaces (no file
+# helper: the tracer's C loop decides connects when there is no log)
+RUN_MODES = ("root", "user", "nouserns")
 
 
 @LOG

@@ -9,6 +9,10 @@ import time
 
 import pytest
 
+# root, an unprivileged user, and an unprivileged user without user namespaces (no file
+# helper: CMD is ztsa's direct child, and the C loop handles the process events)
+RUN_MODES = ("root", "user", "nouserns")
+
 
 def _alive(pid: int) -> bool:
     try:
