@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import sys
@@ -14,6 +13,7 @@ from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import USERNS_MISSING
 from ztsa.sandbox.filter import build
+from ztsa.sandbox.paths import find_program, private_dir, remove_tree
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer
 
@@ -84,58 +84,6 @@ def _passwd_home() -> str | None:
         return None
 
 
-def find_program(cmd: str, path: str | None) -> str | None:
-    """CMD as shutil.which finds it (without importing shutil): a name with a slash as
-    it is, else the first executable non-directory of that name on PATH (an empty
-    entry is the current directory)."""
-    if "/" in cmd:
-        return cmd if os.path.exists(cmd) else None
-    for entry in (os.defpath if path is None else path).split(os.pathsep) if path != "" else ():
-        candidate = os.path.join(entry, cmd)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    return None
-
-
-def _private_dir() -> str:
-    """A new 0700 directory for the run's home and TMPDIR (as tempfile.mkdtemp makes
-    it: a random name, created exclusively, never an existing one)."""
-    base = os.environ.get("TMPDIR") or "/tmp"
-    if not os.path.isdir(base):
-        base = "/tmp"
-    for _ in range(100):
-        path = os.path.join(os.path.abspath(base), f"ztsa-run-{os.urandom(6).hex()}")
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            continue
-        return path
-    raise FileExistsError(errno.EEXIST, "no free name for the private directory", base)
-
-
-def remove_tree(path: str) -> None:
-    """Remove PATH and everything under it, never following a symbolic link (the tree
-    could plant one in its TMPDIR): directories are walked by file descriptor, and
-    entries are removed relative to their directory's descriptor. Errors are ignored,
-    as shutil.rmtree(ignore_errors=True) would."""
-    # bottom-up; each dirfd is valid only until the walk moves on (the walk raises only
-    # when PATH itself is gone)
-    with contextlib.suppress(OSError):
-        for _dirpath, dirnames, filenames, dirfd in os.fwalk(path, topdown=False):
-            for name in filenames:
-                with contextlib.suppress(OSError):
-                    os.unlink(name, dir_fd=dirfd)
-            for name in dirnames:
-                try:
-                    os.rmdir(name, dir_fd=dirfd)
-                except OSError:
-                    # a symbolic link to a directory is listed among the directories
-                    with contextlib.suppress(OSError):
-                        os.unlink(name, dir_fd=dirfd)
-    with contextlib.suppress(OSError):
-        os.rmdir(path)
-
-
 def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: str,
             keep_caps: list[str], pass_fds: list[int], env_specs: Sequence[str] = (),
             home: str | None = None, keep_tmp: bool = False,
@@ -144,7 +92,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control."""
     log = AuditLog(log_stream)
-    private = _private_dir()  # 0700, removed at the end
+    private = private_dir()  # 0700, removed at the end
     try:
         own_home = os.path.join(private, "home")
         tmpdir = os.path.join(private, "tmp")

@@ -7,7 +7,7 @@ import os
 import shutil
 import stat
 
-from ztsa.sandbox.run import _private_dir, find_program, remove_tree
+from ztsa.sandbox.paths import find_program, private_dir, remove_tree
 
 
 def test_remove_tree_never_follows_links(tmp_path):
@@ -42,7 +42,7 @@ def test_remove_tree_of_a_missing_path_is_quiet(tmp_path):
 
 def test_private_dir_is_new_private_and_unique(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    made = {_private_dir() for _ in range(20)}
+    made = {private_dir() for _ in range(20)}
     assert len(made) == 20
     for path in made:
         assert os.path.dirname(path) == str(tmp_path)
