@@ -109,6 +109,22 @@ def test_help_is_wrapped_to_columns(columns):
     assert max(len(line) for line in options.splitlines()) > columns - 20
 
 
+def test_building_the_parser_imports_no_locale_machinery():
+    """argparse's messages are not looked up in gettext catalogues (a search under
+    /usr/share/locale per message, milliseconds of every run); nor is shutil imported
+    for the terminal width."""
+    code = ("import sys\n"
+            "from ztsa import cli\n"
+            "cli.build_parser().parse_args(['exec', '--profile', 'repo'])\n"
+            "print(sorted({'locale', 'shutil'} & set(sys.modules)))\n")
+    # -S, as the installed command starts: site's .pth files may import anything
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "LANG": "de_DE.UTF-8", "LANGUAGE": "de"},
+                          timeout=60, cwd=Path(__file__).parent.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
 def test_rules_and_explain():
     doc = json.loads(ztsa("rules", "--format", "json").stdout)
     env006 = next(r for r in doc if r["id"] == "ENV006")

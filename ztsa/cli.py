@@ -11,11 +11,22 @@ Exit codes: 0 gate passed; 3 gate failed; 2 usage or configuration error;
 from __future__ import annotations
 
 import argparse
+import gettext
 import os
 import sys
 from typing import Any
 
 from ztsa import __version__
+
+# argparse asks gettext for a translation of each of its messages as the parser is built
+# (a catalogue search under /usr/share/locale, with locale's import, each time: 4-6 ms of
+# every run). ztsa's text is English only, and its output should read the same in every
+# locale, so argparse's messages stay as written.
+if getattr(argparse, "_", None) is gettext.gettext:
+    argparse._ = lambda message: message  # type: ignore[attr-defined]
+if getattr(argparse, "ngettext", None) is gettext.ngettext:
+    argparse.ngettext = (  # type: ignore[attr-defined]
+        lambda singular, plural, n: singular if n == 1 else plural)
 
 EXIT_PASS = 0
 EXIT_USAGE = 2
