@@ -1354,11 +1354,19 @@ int ztsa_fast_events(int *out, int max) {
     return n;
 }
 
+static pid_t fast_main, fast_helper_pid; /* their exits always go to the tracer */
+
 void ztsa_fast_reset(int helper) {
     memset(started_bm, 0, sizeof started_bm);
     memset(expect_bm, 0, sizeof expect_bm);
     n_fast_ev = 0;
     fast_helper = helper;
+    fast_main = fast_helper_pid = 0;
+}
+
+void ztsa_fast_roles(int main, int helper) {
+    fast_main = (pid_t)main;
+    fast_helper_pid = (pid_t)helper;
 }
 
 void ztsa_fast_started(int tid) {
@@ -1391,6 +1399,18 @@ static int fast_event(pid_t pid, int st) {
         ptrace(PTRACE_CONT, pid, 0, 0);
         return 1;
     }
+    /* A tracee that never stopped before: its first stop, before its parent's fork event
+       (the tracer never interrupts, and a group stop comes only after the first stop).
+       Taken here only for a process (a thread group leader: tgkill with signal 0 finds
+       tid in the group of that same number); a thread's goes to the tracer, which reads
+       its thread group. */
+    if (event == PTRACE_EVENT_STOP && !bit(started_bm, pid) && pid > 0 && pid < TID_BITS &&
+        syscall(SYS_tgkill, pid, pid, 0) == 0) {
+        set_bit(started_bm, pid, 1);
+        record(ZTSA_FAST_NEW, pid, 0);
+        ptrace(PTRACE_CONT, pid, 0, 0);
+        return 1;
+    }
     if (event == PTRACE_EVENT_EXEC && bit(started_bm, pid)) {
         if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) < 0)
             return 0;
@@ -1420,6 +1440,13 @@ int ztsa_wait(int *status, unsigned long tag_exec, unsigned long tag_net) {
         if (WIFEXITED(st) || WIFSIGNALED(st)) {
             set_bit(started_bm, pid, 0);
             set_bit(expect_bm, pid, 0);
+            /* any exit but CMD's and the helper's, once CMD is known: the tracer takes
+               the record in before it handles anything else */
+            if (n_fast_rules >= 0 && fast_main > 0 && pid != fast_main &&
+                pid != fast_helper_pid && n_fast_ev < FAST_EVENTS) {
+                record(ZTSA_FAST_EXIT, pid, st);
+                continue;
+            }
         }
         if (n_fast_rules >= 0 && WIFSTOPPED(st) && (st >> 16) != PTRACE_EVENT_SECCOMP &&
             fast_event(pid, st))

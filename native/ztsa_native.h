@@ -82,14 +82,21 @@ int ztsa_wait(int *status, unsigned long tag_exec, unsigned long tag_net);
    ztsa. 1 if changed, 0 if not, -errno. */
 int ztsa_restart_interrupted(int pid);
 /* Records of the process events the fast path answered (kind, tid, other: the child of
-   a fork or vfork, the former tid of an exec), oldest first; returns how many were
-   copied into out (max records of 3 ints). */
+   a fork or vfork, the former tid of an exec, the wait status of an exit), oldest first;
+   returns how many were copied into out (max records of 3 ints). */
 int ztsa_fast_events(int *out, int max);
 /* A new run: nothing of the tree seen yet; helper: the file helper exists (a call
    interrupted while waiting for it restarts). */
 void ztsa_fast_reset(int helper);
 /* The tracer saw tid's first stop itself. */
 void ztsa_fast_started(int tid);
+/* The processes whose exits the tracer handles itself: CMD (0 while not known yet: every
+   exit then goes to the tracer) and the file helper (0: none). Other exits are recorded
+   (kind ZTSA_FAST_EXIT, tid, wait status). */
+void ztsa_fast_roles(int main, int helper);
+#define ZTSA_FAST_EXIT 256
+/* a new process's first stop that came before its parent's fork event (kind, tid, 0) */
+#define ZTSA_FAST_NEW 257
 
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len);
 

@@ -147,8 +147,9 @@ _events = ffi.new("int[]", 3 * 4096)
 
 def fast_events() -> list[tuple[int, int, int]]:
     """What the fast path answered since the last call, oldest first: (EVENT_FORK or
-    EVENT_VFORK, parent, child), (EVENT_STOP, tid, 0) for a first stop, (EVENT_EXEC,
-    tid, former tid)."""
+    EVENT_VFORK, parent, child), (EVENT_STOP, tid, 0) for a first stop, (FAST_NEW, tid,
+    0) for a first stop before the fork event, (EVENT_EXEC, tid, former tid), (FAST_EXIT,
+    tid, wait status)."""
     out: list[tuple[int, int, int]] = []
     while n := int(lib.ztsa_fast_events(_events, 4096)):
         out += [(_events[3 * i], _events[3 * i + 1], _events[3 * i + 2]) for i in range(n)]
@@ -159,6 +160,16 @@ def fast_reset(helper: bool) -> None:
     """A new run: the fast path has seen nothing of the tree (helper: the file helper
     exists, so a call interrupted while waiting for it restarts)."""
     lib.ztsa_fast_reset(int(helper))
+
+
+FAST_EXIT = 256  # (FAST_EXIT, tid, wait status): an exit the fast path took in
+FAST_NEW = 257  # (FAST_NEW, tid, 0): a new process's first stop before its fork event
+
+
+def fast_roles(main: int, helper: int) -> None:
+    """Exits of main (CMD; 0 while unknown: then every exit) and helper come to the
+    tracer; the fast path records the others (FAST_EXIT)."""
+    lib.ztsa_fast_roles(main, helper)
 
 
 def fast_started(tid: int) -> None:

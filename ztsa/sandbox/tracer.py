@@ -115,6 +115,8 @@ class Tracer:
         self.tgid: dict[int, int] = {main_pid: main_pid}  # live tid -> tgid
         self.started: set[int] = set()  # tids whose first stop was seen
         nat.fast_reset(helper)  # the C loop's view of the tree starts empty too
+        # with a helper, CMD is not known yet: the C loop leaves every exit to us
+        nat.fast_roles(0 if helper else main_pid, main_pid if helper else 0)
         self.main_status: int | None = None
         self.pending_signals: list[int] = []
         self._handlers: dict[int, Callable[[int, list[int]], int]] = {
@@ -129,6 +131,7 @@ class Tracer:
             try:
                 tid, status = nat.wait(TAG_EXEC, TAG_NET)
             except ChildProcessError:
+                self._drain()  # the exits the C loop took in last
                 break
             self._drain()
             if self.pending_signals:
@@ -171,16 +174,24 @@ class Tracer:
 
     # -- events --------------------------------------------------------------------------
     def _drain(self) -> None:
-        """Take in what the C loop answered by itself (forks, first stops, execs), in
-        order, as if each had come through _stopped."""
+        """Take in what the C loop answered by itself (forks, first stops, execs, exits
+        other than CMD's and the helper's), in order, as if each had come through
+        _stopped or _gone."""
         for kind, tid, other in nat.fast_events():
             if kind in (nat.EVENT_FORK, nat.EVENT_VFORK):
                 self._born(other, kind)
             elif kind == nat.EVENT_STOP:
                 self.tgid.setdefault(tid, tid)
                 self.started.add(tid)
+            elif kind == nat.FAST_NEW:  # a process (the C loop checked) not yet born
+                if tid not in self.tgid:
+                    self.tgid[tid] = tid
+                    self._adopt(tid)
+                self.started.add(tid)
             elif kind == nat.EVENT_EXEC:
                 self._execed(tid, other)
+            elif kind == nat.FAST_EXIT:
+                self._gone(tid, other)
 
     def _born(self, child: int, event: int) -> None:
         if child not in self.tgid:
@@ -200,6 +211,7 @@ class Tracer:
         """The first process after the helper is CMD."""
         if self.main == self.helper and self.tgid.get(tid) == tid and tid != self.helper:
             self.main = tid
+            nat.fast_roles(tid, self.helper or 0)
 
     def _gone(self, tid: int, status: int) -> None:
         tgid = self.tgid.pop(tid, tid)
