@@ -95,18 +95,15 @@ def _columns() -> int:
     return columns if columns > 0 else 80
 
 
-class _Raw(argparse.RawDescriptionHelpFormatter):
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position,
-                         _columns() - 2 if width is None else width)
-
-
 class _Plain(argparse.HelpFormatter):
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
                  width: int | None = None) -> None:
         super().__init__(prog, indent_increment, max_help_position,
                          _columns() - 2 if width is None else width)
+
+
+class _Raw(_Plain, argparse.RawDescriptionHelpFormatter):
+    """_Plain's width, descriptions and epilogs as written."""
 
 
 def _gate_options(p: argparse.ArgumentParser) -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from ztsa.manifests import PARALLEL_BYTES
 from ztsa.manifests.npm import parse_package_lock
-from ztsa.manifests.parsecache import PARALLEL_BYTES, ParseCache, cache_dir, encode
+from ztsa.manifests.parsecache import ParseCache, cache_dir, encode
 
 N_PACKAGES = 3000
 

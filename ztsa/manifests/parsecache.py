@@ -32,9 +32,6 @@ from typing import Any
 
 from ztsa import __version__
 from ztsa.host import ProbeError
-from ztsa.manifests import BUNDLE_BYTES, PARALLEL_BYTES
-
-__all__ = ["BUNDLE_BYTES", "PARALLEL_BYTES", "ParseCache", "cache_dir", "encode"]
 
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
 MAX_ENTRIES = 256

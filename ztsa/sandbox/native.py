@@ -162,8 +162,8 @@ def fast_reset(helper: bool) -> None:
     lib.ztsa_fast_reset(int(helper))
 
 
-FAST_EXIT = 256  # (FAST_EXIT, tid, wait status): an exit the fast path took in
-FAST_NEW = 257  # (FAST_NEW, tid, 0): a new process's first stop before its fork event
+FAST_EXIT = int(lib.ZTSA_FAST_EXIT)  # (FAST_EXIT, tid, wait status): an exit it took in
+FAST_NEW = int(lib.ZTSA_FAST_NEW)  # (FAST_NEW, tid, 0): a first stop before the fork event
 
 
 def fast_roles(main: int, helper: int) -> None:

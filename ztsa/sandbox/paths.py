@@ -18,7 +18,9 @@ def find_program(cmd: str, path: str | None) -> str | None:
     entry is the current directory)."""
     if "/" in cmd:
         return cmd if os.path.exists(cmd) else None
-    for entry in (os.defpath if path is None else path).split(os.pathsep) if path != "" else ():
+    if path == "":
+        return None
+    for entry in (os.defpath if path is None else path).split(os.pathsep):
         candidate = os.path.join(entry, cmd)
         if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
             return candidate

@@ -36,16 +36,6 @@ MAX_IOV = 1024
 MSG_FASTOPEN = 0x20000000
 SOL_SOCKET, SO_DOMAIN, SO_TYPE = 1, 39, 3
 
-
-def signal_name(number: int) -> str:
-    """SIGTERM for 15 (for the audit log)."""
-    import signal
-
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"SIG{number}"
-
 FAMILIES: dict[int, str] = {int(socket.AF_INET): "inet", int(socket.AF_INET6): "inet6",
                             int(socket.AF_UNIX): "unix"}
 TYPES: dict[int, str] = {int(socket.SOCK_STREAM): "tcp", int(socket.SOCK_DGRAM): "udp"}
@@ -68,6 +58,16 @@ class Destination(NamedTuple):
 
 class TracerError(RuntimeError):
     pass
+
+
+def signal_name(number: int) -> str:
+    """SIGTERM for 15 (for the audit log)."""
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"SIG{number}"
 
 
 def _proc(pid: int, name: str) -> bytes:
@@ -205,7 +205,6 @@ class Tracer:
             self.started.discard(former)
         self.tgid[tid] = tid
         self._exec(tid)
-
 
     def _adopt(self, tid: int) -> None:
         """The first process after the helper is CMD."""
