@@ -123,6 +123,33 @@ static int apply_landlock(const char *const *paths, const unsigned long long *ri
 
 /* ---- agent files: read-only bind mounts, and a confined helper for name creation ---- */
 
+#define ZTSA_LL_MAKE (0x7FULL << 6) /* LANDLOCK_ACCESS_FS_MAKE_CHAR ... MAKE_SYM */
+
+/* In CMD: the second ruleset, making names only beneath the given directories (fds
+   closed here; -1 entries are directories that were gone, which allow nothing). */
+static int apply_creation_rules(int *fds, int n, unsigned long long handled) {
+    struct ztsa_ll_ruleset_attr attr = {handled & ZTSA_LL_MAKE};
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (ruleset < 0)
+        return -errno;
+    for (int i = 0; i < n; i++) {
+        if (fds[i] < 0)
+            continue;
+        struct ztsa_ll_path_beneath_attr pb = {handled & ZTSA_LL_MAKE, fds[i]};
+        long r = syscall(SYS_landlock_add_rule, ruleset, ZTSA_LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+        int e = errno;
+        close(fds[i]);
+        if (r < 0) {
+            close(ruleset);
+            return -e;
+        }
+    }
+    long r = syscall(SYS_landlock_restrict_self, ruleset, 0);
+    int e = errno;
+    close(ruleset);
+    return r < 0 ? -e : 0;
+}
+
 int ztsa_pidfd_getfd(int tid, int fd) {
     int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
     if (pidfd < 0)
@@ -176,6 +203,7 @@ static int protect_mounts(int userns, const char *const *ro_paths, int n_ro) {
 }
 
 enum { OP_CREATE = 1, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME };
+static void cover_flush(void);
 
 static int helper_root = -1;
 static int helper_lfd = -1;
@@ -474,6 +502,8 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
         }
         r = (int)syscall(SYS_renameat2, par1, name1, par2, name2, (unsigned int)flags);
         err = r < 0 ? errno : 0;
+        if (r == 0 && (src_dir || (flags & 2)))
+            cover_flush(); /* a directory moved: what lies beneath it may be elsewhere now */
         break;
     }
     default:
@@ -506,9 +536,14 @@ static int read_string(pid_t pid, unsigned long long addr, char *buf, size_t siz
     return ENAMETOOLONG;
 }
 
+static void close_dirfd(int fd) {
+    if (fd >= 0 && fd != helper_root)
+        close(fd);
+}
+
 static int tracee_dirfd(pid_t pid, long long fd, const char *path) {
     if (path[0] == '/')
-        return dup(helper_root); /* ignored by the kernel for an absolute path */
+        return helper_root; /* ignored by the kernel for an absolute path; never closed */
     if ((int)fd == AT_FDCWD) {
         char where[64];
         snprintf(where, sizeof where, "/proc/%d/cwd", pid);
@@ -702,6 +737,210 @@ int ztsa_net_set_unix(const char *const *entries, int n, const char *workspace) 
     return 0;
 }
 
+/* ---- creations the kernel confines by itself (CMD's second Landlock ruleset) ----
+
+   CMD (and so the whole tree) gets a second ruleset on top of the first: the MAKE_*
+   rights (creating any kind of name) only beneath cont_make: the writable roots outside
+   the workspace and, inside it, the directories that existed at spawn below each
+   "chain" directory (the workspace root and the directories on the way to a protected
+   path, e.g. .github and .git). No name at all can be made by the tree itself in a
+   chain directory, so no protected name can be, whatever a racing thread writes into a
+   path after the helper read it. The helper still performs the creations it must
+   (every mkdir, link, rename and symlink, and opens in chain directories); without an
+   audit log (cont_mode) an O_CREAT open elsewhere is let through to the kernel
+   (SECCOMP_USER_NOTIF_FLAG_CONTINUE) instead of being performed by the helper and its
+   file sent back with ADDFD, whose reply wakes the caller on another CPU (20-30 us on
+   these VMs). The helper's choice only decides speed: a wrong "covered" would give
+   the caller EACCES, never a name the rules forbid. */
+static char **cont_make;  /* absolute paths: the MAKE_* rules of CMD's own ruleset */
+static int n_cont_make = -1; /* -1: no second ruleset */
+static char **cont_chain; /* workspace-relative chain directories; "" is the root */
+static int n_cont_chain;
+static int cont_mode;
+static struct stat *cont_ids; /* the helper's view of cont_make (same files as CMD's rules) */
+static int n_cont_ids;
+
+static void free_list(char **list, int n) {
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+static char **copy_list(const char *const *in, int n) {
+    char **out = calloc((size_t)(n ? n : 1), sizeof *out);
+    for (int i = 0; out && i < n; i++)
+        if (!(out[i] = strdup(in[i]))) {
+            free_list(out, i);
+            return NULL;
+        }
+    return out;
+}
+
+int ztsa_fs_set_creation(const char *const *make, int n_make, const char *const *chain,
+                         int n_chain, int cont) {
+    if (cont_make)
+        free_list(cont_make, n_cont_make);
+    if (cont_chain)
+        free_list(cont_chain, n_cont_chain);
+    cont_make = NULL;
+    cont_chain = NULL;
+    n_cont_make = -1;
+    n_cont_chain = 0;
+    cont_mode = 0;
+    if (n_make < 0)
+        return 0;
+    if (!(cont_make = copy_list(make, n_make)) || !(cont_chain = copy_list(chain, n_chain)))
+        return -ENOMEM;
+    n_cont_make = n_make;
+    n_cont_chain = n_chain;
+    cont_mode = cont;
+    return 0;
+}
+
+static int is_chain(const char *rel, size_t len) {
+    for (int i = 0; i < n_cont_chain; i++)
+        if (strlen(cont_chain[i]) == len && memcmp(cont_chain[i], rel, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Does CMD's ruleset let the tree make names in this directory (opened O_PATH)? Outside
+   the workspace the second ruleset grants what the first does; inside, only beneath a
+   directory that was a non-chain entry of a chain directory at spawn. */
+static int make_allowed_in(int dirfd) {
+    char link[64], real[4097], ws[4097];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+    ssize_t n = readlink(link, real, sizeof real - 1);
+    snprintf(link, sizeof link, "/proc/self/fd/%d", helper_root);
+    ssize_t w = readlink(link, ws, sizeof ws - 1);
+    if (n <= 0 || w <= 0)
+        return 0;
+    real[n] = 0;
+    ws[w] = 0;
+    if (strcmp(ws, "/") == 0)
+        w = 0; /* the second ruleset is never set for such a workspace; be exact anyway */
+    if (strncmp(real, ws, (size_t)w) != 0 || (real[w] != '/' && real[w] != 0))
+        return 1; /* outside the workspace */
+    const char *rel = real[w] == '/' ? real + w + 1 : real + w;
+    size_t at = 0, len = strlen(rel);
+    for (;;) {
+        if (at >= len)
+            return 0; /* a chain directory itself */
+        const char *slash = strchr(rel + at, '/');
+        size_t end = slash ? (size_t)(slash - rel) : len;
+        if (!is_chain(rel, end)) {
+            char cand[4097];
+            struct stat st;
+            memcpy(cand, rel, end);
+            cand[end] = 0;
+            if (fstatat(helper_root, cand, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return 0;
+            for (int i = 0; i < n_cont_ids; i++)
+                if (cont_ids[i].st_dev == st.st_dev && cont_ids[i].st_ino == st.st_ino)
+                    return 1;
+            return 0;
+        }
+        at = end + 1;
+    }
+}
+
+/* The helper's verdicts per directory, keyed by its file handle (inode and generation:
+   a reused inode number is another key); forgotten when the helper moves a directory. */
+#define COVER_SLOTS 2048
+#define COVER_HANDLE 40
+struct cover_slot {
+    int used, verdict, mount_id;
+    unsigned int type, bytes;
+    unsigned char h[COVER_HANDLE];
+};
+static struct cover_slot cover_cache[COVER_SLOTS];
+static int cover_count;
+
+static void cover_flush(void) {
+    memset(cover_cache, 0, sizeof cover_cache);
+    cover_count = 0;
+}
+
+static struct cover_slot *cover_find(int mount_id, const struct file_handle *fh, int *hit) {
+    unsigned long long hsh = 1469598103934665603ULL ^ (unsigned int)mount_id ^
+                             ((unsigned long long)fh->handle_type << 32);
+    for (unsigned int i = 0; i < fh->handle_bytes; i++)
+        hsh = (hsh ^ fh->f_handle[i]) * 1099511628211ULL;
+    for (unsigned int k = 0; k < COVER_SLOTS; k++) {
+        struct cover_slot *s = &cover_cache[(hsh + k) % COVER_SLOTS];
+        if (!s->used) {
+            *hit = 0;
+            return s;
+        }
+        if (s->mount_id == mount_id && s->type == (unsigned int)fh->handle_type &&
+            s->bytes == fh->handle_bytes && memcmp(s->h, fh->f_handle, fh->handle_bytes) == 0) {
+            *hit = 1;
+            return s;
+        }
+    }
+    *hit = 0;
+    return NULL;
+}
+
+/* An O_CREAT open the caller may perform itself (1), or one for the helper (0): its
+   last name is none a protected path has, and the kernel would let the tree make a
+   name in its directory, or the name exists (opening it makes none). */
+static int create_in_caller(pid_t pid, long long dirfd, const char *path) {
+    if (!cont_mode || protected_name(path))
+        return 0;
+    size_t n = strlen(path);
+    if (n == 0 || path[n - 1] == '/')
+        return 0;
+    char full[4200], dir[4200];
+    if (path[0] == '/')
+        snprintf(full, sizeof full, "%s", path);
+    else if ((int)dirfd == AT_FDCWD)
+        snprintf(full, sizeof full, "/proc/%d/cwd/%s", pid, path);
+    else
+        snprintf(full, sizeof full, "/proc/%d/fd/%d/%s", pid, (int)dirfd, path);
+    size_t cut = (size_t)(strrchr(full, '/') - full);
+    memcpy(dir, full, cut);
+    dir[cut ? cut : 1] = 0;
+    if (cut == 0)
+        dir[0] = '/';
+    union {
+        struct file_handle fh;
+        char buf[sizeof(struct file_handle) + COVER_HANDLE];
+    } u;
+    u.fh.handle_bytes = COVER_HANDLE;
+    int mount_id, hit = 0, verdict = -1;
+    if (name_to_handle_at(AT_FDCWD, dir, &u.fh, &mount_id, AT_SYMLINK_FOLLOW) == 0) {
+        struct cover_slot *slot = cover_find(mount_id, &u.fh, &hit);
+        if (hit)
+            verdict = slot->verdict;
+    }
+    if (verdict < 0) {
+        /* decided on the directory opened, and kept under that directory's own handle:
+           a path that a racing thread swaps meanwhile cannot file a verdict elsewhere */
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        verdict = fd >= 0 && make_allowed_in(fd);
+        u.fh.handle_bytes = COVER_HANDLE;
+        if (fd >= 0 && name_to_handle_at(fd, "", &u.fh, &mount_id, AT_EMPTY_PATH) == 0) {
+            if (cover_count >= COVER_SLOTS / 2)
+                cover_flush();
+            struct cover_slot *slot = cover_find(mount_id, &u.fh, &hit);
+            if (slot && !hit) {
+                slot->used = 1;
+                slot->verdict = verdict;
+                slot->mount_id = mount_id;
+                slot->type = (unsigned int)u.fh.handle_type;
+                slot->bytes = u.fh.handle_bytes;
+                memcpy(slot->h, u.fh.f_handle, u.fh.handle_bytes);
+                cover_count++;
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    struct stat st;
+    return verdict || stat(full, &st) == 0;
+}
+
 static int unix_listed(const char *name, size_t len) {
     for (int i = 0; i < n_net_unix; i++)
         if (strlen(net_unix[i]) == len && memcmp(net_unix[i], name, len) == 0)
@@ -807,7 +1046,7 @@ static long net_notification(int lfd, const struct seccomp_notif *req) {
 }
 
 /* Answer one notification: 0, or -errno for the tracee, with *fd_out set for an open;
-   1: let the kernel run the call (umask). */
+   1: let the kernel run the call (umask, and opens create_in_caller lets through). */
 static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_out) {
     static char p1[4097], p2[4097];
     if (req->data.nr == 42) /* connect, when the filter sends it here */
@@ -843,6 +1082,9 @@ static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_ou
         return -err;
     if (call->path2 < 0 && call->op != OP_SYMLINK)
         p2[0] = 0;
+    if (call->op == OP_CREATE &&
+        create_in_caller(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD, p1))
+        return 1; /* the kernel performs it, as the caller's ruleset allows */
     if (call->op == OP_CREATE)
         own_proc_paths(pid, p1, sizeof p1);
     int empty_ok = call->op == OP_LINK && (flags & AT_EMPTY_PATH);
@@ -856,26 +1098,27 @@ static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_ou
     if (call->path2 >= 0) {
         fd2 = tracee_dirfd(pid, call->dirfd2 >= 0 ? (long long)a[call->dirfd2] : AT_FDCWD, p2);
         if (fd2 < 0) {
-            close(fd1);
+            close_dirfd(fd1);
             return fd2;
         }
     }
     /* the paths and descriptors are ours now; is the request still the one we read? */
     unsigned long long id = req->id;
     if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
-        close(fd1);
-        if (fd2 >= 0)
-            close(fd2);
+        close_dirfd(fd1);
+        close_dirfd(fd2);
         return -ESRCH;
     }
-    umask(tracee_umask(pid));
+    static int umask_now = -1; /* the helper's own, as last set */
+    int want = (int)tracee_umask(pid);
+    if (want != umask_now)
+        umask((mode_t)(umask_now = want));
     int denied = 0;
     unsigned long long dev = call->nr == 133 ? a[2] : call->nr == 259 ? a[3] : 0;
     err = fs_op(call->op, flags, mode, dev, p1, p2, fd1, fd2 >= 0 ? fd2 : fd1, fd_out,
                 &denied);
-    close(fd1);
-    if (fd2 >= 0)
-        close(fd2);
+    close_dirfd(fd1);
+    close_dirfd(fd2);
     if (err == ANSWERED_ERR)
         return ANSWERED;
     if (denied) {
@@ -927,20 +1170,27 @@ static void fs_helper(int lfd) {
     struct seccomp_notif *req = (struct seccomp_notif *)req_buf;
     /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
        other across CPUs (an interprocessor interrupt per syscall); older: ignored */
-    ioctl(lfd, ZTSA_NOTIF_SET_FLAGS, (unsigned long long)ZTSA_NOTIF_SYNC_WAKE_UP);
+    int sync = ioctl(lfd, ZTSA_NOTIF_SET_FLAGS,
+                     (unsigned long long)ZTSA_NOTIF_SYNC_WAKE_UP) == 0;
     struct seccomp_notif_resp *resp = (struct seccomp_notif_resp *)resp_buf;
     for (;;) {
+        /* Linux 6.6+ (the kernels with SYNC_WAKE_UP): RECV itself waits, and returns
+           (ENOENT) once no process uses the filter; a poll before each RECV would be
+           one more syscall per notification. Older: poll for POLLHUP first. */
         struct pollfd pfd = {lfd, POLLIN, 0};
-        if (poll(&pfd, 1, -1) < 0) {
+        if (!sync && poll(&pfd, 1, -1) < 0) {
             if (errno == EINTR)
                 continue;
             _exit(1);
         }
-        if (!(pfd.revents & POLLIN))
+        if (!sync && !(pfd.revents & POLLIN))
             _exit(0); /* POLLHUP: the tree is gone */
         memset(req, 0, req_size);
-        if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+        if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+            if (sync && errno != EINTR && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP))
+                _exit(0);
             continue; /* EINTR, or the caller died (ENOENT) */
+        }
         int fd = -1;
         helper_lfd = lfd;
         helper_req = req;
@@ -1108,6 +1358,19 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         int pair[2];
         if (root < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
             child_fail_at(efd, STEP_HELPER, errno);
+        /* the directories of CMD's second ruleset, opened once for both: CMD's rules and
+           the helper's idea of them are the same files */
+        int *make_fds = NULL;
+        if ((handled_fs & ZTSA_LL_MAKE) != ZTSA_LL_MAKE)
+            n_cont_make = -1; /* no Landlock to build it on */
+        if (n_cont_make >= 0) {
+            make_fds = calloc((size_t)(n_cont_make ? n_cont_make : 1), sizeof *make_fds);
+            if (!make_fds)
+                child_fail_at(efd, STEP_HELPER, ENOMEM);
+            for (int i = 0; i < n_cont_make; i++)
+                make_fds[i] = open(cont_make[i],
+                                   O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
         pid_t cmd = fork();
         if (cmd < 0)
             child_fail_at(efd, STEP_HELPER, errno);
@@ -1116,6 +1379,11 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             close(root);
             if (log_fd >= 0)
                 close(log_fd);
+            if (make_fds) {
+                int r = apply_creation_rules(make_fds, n_cont_make, handled_fs);
+                if (r < 0)
+                    child_fail_at(efd, STEP_LANDLOCK, -r);
+            }
             /* WAIT_KILLABLE_RECV (Linux 5.19+): once the helper has taken a call, only a
                fatal signal interrupts the wait, so a call the helper performed is never
                restarted and performed twice (a second mkdir would say EEXIST) */
@@ -1164,6 +1432,16 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         ssize_t sent = write(pair[0], "k", 1);
         (void)sent;
         close(pair[0]);
+        if (make_fds) {
+            cont_ids = calloc((size_t)(n_cont_make ? n_cont_make : 1), sizeof *cont_ids);
+            if (!cont_ids)
+                _exit(127);
+            for (int i = 0; i < n_cont_make; i++)
+                if (make_fds[i] >= 0 && fstat(make_fds[i], &cont_ids[n_cont_ids]) == 0)
+                    n_cont_ids++;
+        } else {
+            cont_mode = 0; /* no second ruleset: every creation is the helper's */
+        }
         for (int fd = 3; fd < 1024; fd++)
             if (fd != lfd && fd != root && fd != log_fd)
                 close(fd);

@@ -38,6 +38,14 @@ unsigned long ztsa_helper_connects(void);
    for connects the file helper answers; set before ztsa_spawn. 0 or -errno. */
 int ztsa_net_set_unix(const char *const *entries, int n, const char *workspace);
 
+/* CMD's second Landlock ruleset, set before ztsa_spawn (with protect): the rights to make
+   names only beneath the directories `make` (absolute; n_make -1: no second ruleset),
+   so that nothing can be created by the tree itself in the `chain` directories
+   (workspace-relative; "" is the root) that hold or lead to protected paths. cont: the
+   file helper lets an O_CREAT open outside them run in the caller. 0 or -errno. */
+int ztsa_fs_set_creation(const char *const *make, int n_make, const char *const *chain,
+                         int n_chain, int cont);
+
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);
 

@@ -170,9 +170,10 @@ def ensure_user() -> str:
 
 
 class Runner:
-    def __init__(self, mode: str, workspace: Path) -> None:
+    def __init__(self, mode: str, workspace: Path, log: bool = True) -> None:
         self.mode = mode
         self.workspace = workspace
+        self.log = log  # a call's default: with an audit log or without
 
     @property
     def python(self) -> str:
@@ -202,8 +203,9 @@ class Runner:
     def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
                  timeout: float = 180, pass_fds: tuple[int, ...] = (),
                  mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
-                 profile: str = "repo", log: bool = True
+                 profile: str = "repo", log: bool | None = None
                  ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+        log = self.log if log is None else log
         log_path = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
         logging = ["--audit-log", str(log_path)] if log else []
         ztsa_args = ["exec", "--profile", profile, "--workspace", str(self.workspace),
@@ -248,13 +250,18 @@ def _q(s: str) -> str:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "run" in metafunc.fixturenames:
-        metafunc.parametrize("run", getattr(metafunc.module, "RUN_MODES", RUN_MODES),
-                             indirect=True)
+        modes = getattr(metafunc.module, "RUN_MODES", RUN_MODES)
+        if getattr(metafunc.module, "BOTH_LOG_MODES", False):
+            # with a log the file helper performs every creation (and logs refusals);
+            # without one it lets most O_CREAT opens run in the caller, where CMD's
+            # second Landlock ruleset alone keeps protected names from being made
+            modes = [f"{m}/{kind}" for m in modes for kind in ("log", "no-log")]
+        metafunc.parametrize("run", modes, indirect=True)
 
 
 @pytest.fixture
 def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Runner:
-    mode = request.param
+    mode, _, kind = request.param.partition("/")
     if mode == "root" and os.geteuid() != 0:
         pytest.skip("the root case needs root")
     if mode == "nouserns" and os.geteuid() != 0:
@@ -264,7 +271,7 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         mode = "root"
     ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
     os.chmod(ws, 0o777)
-    return Runner(mode, ws)
+    return Runner(mode, ws, log=kind != "no-log")
 
 
 @pytest.fixture

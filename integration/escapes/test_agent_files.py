@@ -13,6 +13,8 @@ import pytest
 
 ORIGINAL = "# project rules\n"
 
+BOTH_LOG_MODES = True
+
 
 def plant(ws: Path, rel: str, text: str = ORIGINAL) -> Path:
     """A protected file the tree's user could otherwise write (mode 0666)."""
@@ -135,6 +137,65 @@ def test_a_thread_flipping_the_name_never_creates_the_protected_one(run, progs, 
     assert not os.path.lexists(run.workspace / protected)
 
 
+@pytest.mark.parametrize(("op", "allowed", "protected"), [
+    ("open", "sub/ab.md", "AGENTS.md"),
+    ("mkdir", "sub/cur", ".cursor"),
+    ("rename", "sub/cl.md", "CLAUDE.md"),
+    ("symlink", "sub/gm.md", "GEMINI.md"),
+])
+def test_a_name_flipped_from_a_subdirectory_to_the_top_is_never_created(
+        run, progs, op, allowed, protected):
+    """The allowed name lies in a directory where, without a log, the helper lets the
+    caller's kernel make names itself: a thread that rewrites the path after the
+    helper read it must meet a kernel that refuses every new name at the top level."""
+    (run.workspace / "sub").mkdir()
+    os.chmod(run.workspace / "sub", 0o777)
+    proc, _ = run(str(progs / "nameflip"), op, allowed, protected, "10000")
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) > 0
+    assert not os.path.lexists(run.workspace / protected)
+
+
+def test_a_unix_socket_cannot_take_an_agent_files_name(run):
+    """bind() makes a name without the file helper: the kernel refuses it where protected
+    paths live (the top level, .git, .github) and allows it below and in TMPDIR."""
+    for d in ("sub", ".git", ".github"):
+        (run.workspace / d).mkdir()
+        os.chmod(run.workspace / d, 0o777)
+    code = ("import os, socket\n"
+            "for name in ['CLAUDE.md', '.claude', '.git/hooks', '.github/instructions',"
+            " 'sub/ok.sock', os.environ['TMPDIR'] + '/t.sock']:\n"
+            "    s = socket.socket(socket.AF_UNIX)\n"
+            "    try: s.bind(name); print('bound', name)\n"
+            "    except OSError as e: print('refused', e.errno)\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:4] == ["refused 13"] * 4
+    assert proc.stdout.count("bound") == 2
+    for rel in ("CLAUDE.md", ".claude", ".git/hooks", ".github/instructions"):
+        assert not os.path.lexists(run.workspace / rel)
+    assert (run.workspace / "sub" / "ok.sock").is_socket()
+
+
+def test_creations_follow_directories_the_tree_moves(run):
+    """Where the tree may make names is decided per directory and remembered: moving a
+    directory to the top level, replacing a top-level one, and new top-level directories
+    must all keep working (and nothing protected appears)."""
+    (run.workspace / "src" / "a").mkdir(parents=True)
+    for d in ("src", "src/a"):
+        os.chmod(run.workspace / d, 0o777)
+    out = sh(run, "echo 1 > src/a/f && mv src/a top && echo 2 > top/g && rm -rf src && "
+                  "mkdir src && echo 3 > src/h && mv top src/top && echo 4 > src/top/i && "
+                  "mkdir -p build/x && echo 5 > build/x/j && mv build/x src/x && "
+                  "echo 6 > src/x/k && echo 7 > $TMPDIR/t && cat $TMPDIR/t && echo ok")
+    assert out.split() == ["7", "ok"]
+    ws = run.workspace
+    assert [(ws / p).read_text() for p in ("src/top/f", "src/top/g", "src/h", "src/top/i",
+                                           "src/x/j", "src/x/k")] == \
+        ["1\n", "2\n", "3\n", "4\n", "5\n", "6\n"]
+    assert sorted(os.listdir(ws / "src")) == ["h", "top", "x"]
+
+
 def test_ordinary_work_in_the_workspace_still_works(run):
     out = sh(run, "mkdir -p src/a && echo 1 > src/a/f && mv src/a src/b && ln src/b/f g "
                   "&& ln -s g s && cat s && mkdir docs && echo x > docs/CLAUDE.md "
@@ -159,7 +220,7 @@ def test_refusals_are_logged_with_the_path(run):
     import jsonschema
 
     schema = json.loads((Path(__file__).parents[2] / "docs" / "audit-schema.json").read_text())
-    proc, events = run("/bin/sh", "-c", "echo x > AGENTS.md; mkdir .claude; true")
+    proc, events = run("/bin/sh", "-c", "echo x > AGENTS.md; mkdir .claude; true", log=True)
     assert proc.returncode == 0, proc.stderr
     for e in events:
         jsonschema.validate(e, schema)
@@ -197,7 +258,7 @@ def test_killing_the_file_helper_ends_the_run(run):
             f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
             "os.kill(os.getppid(), signal.SIGKILL)\n"
             "time.sleep(30)\n")
-    proc, events = run(run.python, "-c", code)
+    proc, events = run(run.python, "-c", code, log=True)
     assert proc.returncode == 125, proc.stderr
     assert "file helper died" in proc.stderr
     sleeper = int(marker.read_text())

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+BOTH_LOG_MODES = True
+
 
 @pytest.fixture
 def outside() -> Path:

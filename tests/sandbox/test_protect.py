@@ -49,3 +49,41 @@ def test_protect_paths_are_workspace_relative(tmp_path):
 def test_protect_outside_the_workspace_is_refused(tmp_path, bad):
     with pytest.raises(ValueError, match="not a path inside the workspace"):
         protect.normalise(str(tmp_path), bad)
+
+
+def _ws(tmp_path):
+    ws = tmp_path / "ws"
+    for d in ("src/deep", ".git/objects", ".git/hooks", ".github/workflows", ".claude",
+              "node_modules"):
+        (ws / d).mkdir(parents=True)
+    (ws / "README.md").write_text("x")
+    (ws / "link").symlink_to("src")
+    return ws
+
+
+def test_names_are_made_below_the_chain_directories_never_in_them(tmp_path):
+    ws = _ws(tmp_path)
+    entries = protect.plan(str(ws), ["src/deep/CLAUDE.md"]).entries
+    outside = tmp_path / "home"
+    outside.mkdir()
+    c = protect.creation(str(ws), entries, [str(ws), str(outside), "/dev/shm"])
+    # the root, .git and .github hold protected paths; so do src and src/deep now
+    assert sorted(c.chain) == ["", ".git", ".github", "src", "src/deep"]
+    assert c.make is not None
+    inside = sorted(os.path.relpath(p, ws) for p in c.make if p.startswith(str(ws)))
+    # neither chain directories, nor protected ones (.claude, .git/hooks), nor the
+    # symlink, nor plain files get a rule
+    assert inside == [".git/objects", ".github/workflows", "node_modules"]
+    assert str(outside) in c.make and "/dev/shm" in c.make and str(ws) not in c.make
+
+
+def test_no_second_ruleset_where_it_cannot_be_exact(tmp_path):
+    ws = _ws(tmp_path)
+    entries = protect.plan(str(ws), []).entries
+    # a writable root that contains the workspace would grant the make rights in it
+    assert protect.creation(str(ws), entries, [str(tmp_path)]).make is None
+    assert protect.creation(str(ws), entries, ["/"]).make is None
+    # a chain directory that is a symlink leads the kernel somewhere the rules don't say
+    (ws / ".github").rename(ws / "gh")
+    (ws / ".github").symlink_to("gh")
+    assert protect.creation(str(ws), entries, [str(ws)]).make is None

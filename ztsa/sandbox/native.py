@@ -123,6 +123,20 @@ def net_set_unix(entries: list[str], workspace: str) -> None:
     _check(lib.ztsa_net_set_unix(arr, len(c), os.fsencode(workspace)), "allow-unix")
 
 
+def fs_set_creation(make: list[str] | None, chain: list[str], cont: bool) -> None:
+    """CMD's second Landlock ruleset (make None: none) and whether the file helper lets
+    O_CREAT opens outside the chain directories run in the caller; set before spawn."""
+    if make is None:
+        _check(lib.ztsa_fs_set_creation(ffi.NULL, -1, ffi.NULL, 0, 0), "creation rules")
+        return
+    c_make = [ffi.new("char[]", os.fsencode(p)) for p in make]
+    c_chain = [ffi.new("char[]", os.fsencode(p)) for p in chain]
+    make_arr = ffi.new("char *[]", c_make or [ffi.NULL])
+    chain_arr = ffi.new("char *[]", c_chain or [ffi.NULL])
+    _check(lib.ztsa_fs_set_creation(make_arr, len(c_make), chain_arr, len(c_chain),
+                                    int(cont)), "creation rules")
+
+
 def helper_connects() -> int:
     """Connects the file helper of the last spawn decided (allowed or denied)."""
     return int(lib.ztsa_helper_connects())

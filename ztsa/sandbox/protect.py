@@ -35,6 +35,15 @@ class Protection(NamedTuple):
     ro_paths: list[str]  # absolute paths to bind-mount read-only
 
 
+class Creation(NamedTuple):
+    """CMD's second Landlock ruleset (native/ztsa_native.c, apply_creation_rules): names
+    can be made only beneath `make`, so never in a `chain` directory."""
+
+    make: list[str] | None  # absolute directories; None: no second ruleset
+    chain: list[str]  # workspace-relative directories holding or leading to protected
+    # paths ("" is the root)
+
+
 def normalise(workspace: str, path: str) -> str:
     """A --protect PATH as a workspace-relative path without '.' or '..'."""
     full = os.path.normpath(os.path.join(workspace, path))
@@ -92,3 +101,49 @@ def plan(workspace: str, extra: list[str]) -> Protection:
         ro += [p for p in _extra_links(workspace, linked) if not any(
             p == r or p.startswith(r + "/") for r in ro)]
     return Protection(entries, list(dict.fromkeys(ro)))
+
+
+def creation(workspace: str, entries: list[str], writable: list[str]) -> Creation:
+    """The directories the tree may make names beneath: every writable root of the first
+    ruleset that lies outside the workspace (`writable`: the directories it grants the
+    make rights), and, inside it, each directory that exists now below a chain
+    directory (the root, and each directory on the way to a protected path), other than
+    chain directories and protected paths. A name new in a chain directory (a new
+    top-level directory included) can then be made only by the file helper, which
+    refuses the protected ones, and a path that a racing thread rewrites after the
+    helper read it reaches a kernel that refuses every name there.
+
+    No second ruleset (make None) when one cannot say this exactly: a writable root
+    that contains the workspace, or a chain directory that is a symlink."""
+    ws = os.path.realpath(workspace)
+    chain = [""]
+    for rel in entries:
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            prefix = "/".join(parts[:i])
+            if prefix in chain:
+                continue
+            path = os.path.join(ws, prefix)
+            if os.path.islink(path):
+                return Creation(None, [])
+            if os.path.isdir(path):
+                chain.append(prefix)
+    make: list[str] = []
+    for d in writable:
+        real = os.path.realpath(d)
+        if real == ws or real.startswith(ws + "/"):
+            continue  # inside: covered below
+        if ws.startswith(real.rstrip("/") + "/"):
+            return Creation(None, [])
+        make.append(real)
+    skip = set(chain) | set(entries)
+    for c in chain:
+        try:
+            children = list(os.scandir(os.path.join(ws, c)))
+        except OSError:
+            continue
+        for e in children:
+            rel = f"{c}/{e.name}" if c else e.name
+            if rel not in skip and e.is_dir(follow_symlinks=False):
+                make.append(e.path)
+    return Creation(make, chain)

@@ -144,6 +144,13 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     notify_connect = fast and guard is not None
     if notify_connect:
         nat.net_set_unix(policy.unix, policy.workspace)
+    # names are made only where no protected one can be (a second ruleset for CMD);
+    # without a log (whose deny lines need the helper to decide every creation), the
+    # helper lets opens outside the chain directories run in the caller
+    creation = protect.creation(policy.workspace, guard.entries, [
+        path for path, rights in fs.rules if rights & landlock.MAKE_REG]) \
+        if guard is not None and fs.handled & landlock.MAKE_REG else protect.Creation(None, [])
+    nat.fs_set_creation(creation.make, creation.chain, log_stream is None)
     pid, sync_fd, err_fd = nat.spawn(
         program, argv, env, cwd,
         build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None,
