@@ -593,6 +593,14 @@ static unsigned int tracee_umask(pid_t pid) {
     return mask;
 }
 
+/* The helper's own umask becomes the caller's (umask(2) only when it changes). */
+static void use_umask_of(pid_t pid) {
+    static int now = -1;
+    int want = (int)tracee_umask(pid);
+    if (want != now)
+        umask((mode_t)(now = want));
+}
+
 static unsigned int tracee_umask_read(pid_t pid) {
     char where[64], buf[2048];
     snprintf(where, sizeof where, "/proc/%d/status", pid);
@@ -882,12 +890,10 @@ static struct cover_slot *cover_find(int mount_id, const struct file_handle *fh,
     return NULL;
 }
 
-/* An O_CREAT open the caller may perform itself (1), or one for the helper (0): its
-   last name is none a protected path has, and the kernel would let the tree make a
-   name in its directory, or the name exists (opening it makes none). */
-static int create_in_caller(pid_t pid, long long dirfd, const char *path) {
-    if (!cont_mode || protected_name(path))
-        return 0;
+/* Would CMD's second ruleset let the tree make this path's name itself (its directory
+   lies where names may be made), or does the name exist? Decides only who performs a
+   creation, never whether it is allowed. */
+static int made_in_caller(pid_t pid, long long dirfd, const char *path) {
     size_t n = strlen(path);
     if (n == 0 || path[n - 1] == '/')
         return 0;
@@ -939,6 +945,80 @@ static int create_in_caller(pid_t pid, long long dirfd, const char *path) {
     }
     struct stat st;
     return verdict || stat(full, &st) == 0;
+}
+
+/* An O_CREAT open the caller may perform itself (1), or one for the helper (0): its
+   last name is none a protected path has, and the kernel would let the tree make a
+   name in its directory, or the name exists (opening it makes none). */
+static int create_in_caller(pid_t pid, long long dirfd, const char *path) {
+    return cont_mode && !protected_name(path) && made_in_caller(pid, dirfd, path);
+}
+
+static int helper_layer2; /* CMD has the second ruleset */
+static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2);
+static int tracee_dirfd(pid_t pid, long long fd, const char *path);
+static void close_dirfd(int fd);
+
+/* bind(2) of a Unix socket to a path makes a name without any other syscall the filter
+   sees. Where the second ruleset lets the tree make names, the kernel binds for the
+   caller; in a chain directory (where it would refuse), the helper refuses a protected
+   name and binds the others itself, on a duplicate of the caller's socket, from its own
+   copy of the address. Other families, abstract names and autobind name nothing. */
+static long bind_notification(int lfd, const struct seccomp_notif *req) {
+    pid_t pid = (pid_t)req->pid;
+    unsigned int len = (unsigned int)req->data.args[2];
+    struct sockaddr_un sa;
+    size_t head = offsetof(struct sockaddr_un, sun_path);
+    if (!helper_layer2 || len <= head || len > sizeof sa)
+        return 1; /* no path: the kernel answers (EINVAL for a bad length) */
+    memset(&sa, 0, sizeof sa);
+    struct iovec local = {&sa, len};
+    struct iovec remote = {(void *)(unsigned long)req->data.args[1], len};
+    if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+        return 1; /* the kernel reads it again and answers EFAULT */
+    if (sa.sun_family != AF_UNIX || sa.sun_path[0] == 0)
+        return 1;
+    char path[sizeof sa.sun_path + 1];
+    size_t plen = strnlen(sa.sun_path, len - head);
+    memcpy(path, sa.sun_path, plen);
+    path[plen] = 0;
+    if (cont_mode && !protected_name(path) && made_in_caller(pid, AT_FDCWD, path))
+        return 1;
+    int fd1 = tracee_dirfd(pid, AT_FDCWD, path);
+    if (fd1 < 0)
+        return fd1;
+    int sock = ztsa_pidfd_getfd(pid, (int)(unsigned int)req->data.args[0]);
+    unsigned long long id = req->id;
+    if (sock < 0 || ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
+        close_dirfd(fd1);
+        if (sock >= 0)
+            close(sock);
+        return sock == -EBADF ? -EBADF : sock < 0 ? -ENOTSOCK : -ESRCH;
+    }
+    char name[256];
+    int slash = 0;
+    int par = open_parent(fd1, path, name, sizeof name, &slash);
+    close_dirfd(fd1);
+    long result;
+    if (par < 0) {
+        result = par;
+    } else if (classify(par, name) == 1) {
+        log_denial(pid, "bind", path, "");
+        result = -EACCES;
+    } else {
+        use_umask_of(pid);
+        struct sockaddr_un mine = {AF_UNIX, {0}};
+        snprintf(mine.sun_path, sizeof mine.sun_path, "%s", name);
+        /* the helper's cwd is its own: bound by name in the parent it opened */
+        long r = fchdir(par) == 0 ? bind(sock, (struct sockaddr *)&mine, sizeof mine) : -1;
+        result = r < 0 ? -errno : 0;
+        if (fchdir(helper_root) < 0)
+            _exit(1);
+    }
+    if (par >= 0)
+        close(par);
+    close(sock);
+    return result;
 }
 
 static int unix_listed(const char *name, size_t len) {
@@ -1051,6 +1131,8 @@ static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_ou
     static char p1[4097], p2[4097];
     if (req->data.nr == 42) /* connect, when the filter sends it here */
         return net_notification(lfd, req);
+    if (req->data.nr == 49)
+        return bind_notification(lfd, req);
     if (req->data.nr == 95) { /* umask: noted, then run by the kernel as asked */
         umask_changed = now_ns();
         umask_gen++;
@@ -1109,10 +1191,7 @@ static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_ou
         close_dirfd(fd2);
         return -ESRCH;
     }
-    static int umask_now = -1; /* the helper's own, as last set */
-    int want = (int)tracee_umask(pid);
-    if (want != umask_now)
-        umask((mode_t)(umask_now = want));
+    use_umask_of(pid);
     int denied = 0;
     unsigned long long dev = call->nr == 133 ? a[2] : call->nr == 259 ? a[3] : 0;
     err = fs_op(call->op, flags, mode, dev, p1, p2, fd1, fd2 >= 0 ? fd2 : fd1, fd_out,
@@ -1439,6 +1518,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             for (int i = 0; i < n_cont_make; i++)
                 if (make_fds[i] >= 0 && fstat(make_fds[i], &cont_ids[n_cont_ids]) == 0)
                     n_cont_ids++;
+            helper_layer2 = 1;
         } else {
             cont_mode = 0; /* no second ruleset: every creation is the helper's */
         }

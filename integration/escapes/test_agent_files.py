@@ -157,24 +157,32 @@ def test_a_name_flipped_from_a_subdirectory_to_the_top_is_never_created(
 
 
 def test_a_unix_socket_cannot_take_an_agent_files_name(run):
-    """bind() makes a name without the file helper: the kernel refuses it where protected
-    paths live (the top level, .git, .github) and allows it below and in TMPDIR."""
+    """bind() makes a name: the kernel refuses the tree's own where protected paths live
+    (the top level, .git, .github), the file helper binds there for it unless the name
+    is protected, and below and in TMPDIR the kernel binds."""
     for d in ("sub", ".git", ".github"):
         (run.workspace / d).mkdir()
         os.chmod(run.workspace / d, 0o777)
     code = ("import os, socket\n"
             "for name in ['CLAUDE.md', '.claude', '.git/hooks', '.github/instructions',"
-            " 'sub/ok.sock', os.environ['TMPDIR'] + '/t.sock']:\n"
+            " 'top.sock', '.github/gh.sock', 'sub/ok.sock', os.environ['TMPDIR'] + '/t.sock',"
+            " '\\0abstract-ztsa-test']:\n"
             "    s = socket.socket(socket.AF_UNIX)\n"
-            "    try: s.bind(name); print('bound', name)\n"
-            "    except OSError as e: print('refused', e.errno)\n")
-    proc, _ = run(run.python, "-c", code)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:4] == ["refused 13"] * 4
-    assert proc.stdout.count("bound") == 2
-    for rel in ("CLAUDE.md", ".claude", ".git/hooks", ".github/instructions"):
+            "    try: s.bind(name); print('bound')\n"
+            "    except OSError as e: print('refused', e.errno)\n"
+            "s = socket.socket(socket.AF_UNIX); s.bind('top.sock')\n")
+    proc, events = run(run.python, "-c", code)
+    assert proc.returncode == 1 and "Address already in use" in proc.stderr, proc.stderr
+    assert proc.stdout.split("\n")[:9] == ["refused 13"] * 4 + ["bound"] * 5
+    refused = ["CLAUDE.md", ".claude", ".git/hooks", ".github/instructions"]
+    for rel in refused:
         assert not os.path.lexists(run.workspace / rel)
-    assert (run.workspace / "sub" / "ok.sock").is_socket()
+    if run.log:
+        assert [(e["syscall"], e["path"]) for e in events if e["event"] == "deny"] == \
+            [("bind", rel) for rel in refused]
+    assert "4 denied" in proc.stderr
+    for rel in ("top.sock", ".github/gh.sock", "sub/ok.sock"):
+        assert (run.workspace / rel).is_socket()
 
 
 def test_creations_follow_directories_the_tree_moves(run):

@@ -21,11 +21,11 @@ What it does (x86_64):
   ENOSYS for these (the kernel's answer to RET_TRACE without a tracer): it fails
   closed;
 - with agent-file protection: open and openat with O_CREAT, creat, mkdir(at),
-  mknod(at), symlink(at), link(at) and rename(at/at2): SECCOMP_RET_USER_NOTIF, so the
-  file helper performs them (see ztsa/sandbox/protect.py); umask too, which the helper
-  notes and lets run (it applies the caller's umask); a process whose helper is gone
-  gets ENOSYS; openat2, whose flags lie in memory the tree could rewrite after a
-  check: ENOSYS, so libc falls back to openat;
+  mknod(at), symlink(at), link(at), rename(at/at2) and bind: SECCOMP_RET_USER_NOTIF, so
+  the file helper performs them or lets them run (see ztsa/sandbox/protect.py); umask
+  too, which the helper notes and lets run (it applies the caller's umask); a process
+  whose helper is gone gets ENOSYS; openat2, whose flags lie in memory the tree could
+  rewrite after a check: ENOSYS, so libc falls back to openat;
 - everything else: allowed.
 Arguments are compared on their low 32 bits (the kernel's int flags and requests);
 sendto's pointer argument on both halves.
@@ -54,12 +54,13 @@ NR = {
     "execve": 59, "ptrace": 101, "prctl": 157, "sendmmsg": 307, "process_vm_readv": 310,
     "process_vm_writev": 311, "seccomp": 317, "execveat": 322, "io_uring_setup": 425,
     "io_uring_enter": 426, "io_uring_register": 427, "clone3": 435,
-    "open": 2, "umask": 95, "rename": 82, "mkdir": 83, "creat": 85, "link": 86, "symlink": 88,
+    "open": 2, "umask": 95, "bind": 49, "rename": 82, "mkdir": 83, "creat": 85, "link": 86,
+    "symlink": 88,
     "mknod": 133, "openat": 257, "mkdirat": 258, "mknodat": 259, "renameat": 264,
     "linkat": 265, "symlinkat": 266, "renameat2": 316, "openat2": 437,
 }
 FS_TRACED = ("umask", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
-             "link", "linkat", "rename", "renameat", "renameat2")
+             "link", "linkat", "rename", "renameat", "renameat2", "bind")
 O_CREAT = 0o100
 TRACED = ("connect", "sendmsg", "sendmmsg", "execve", "execveat")
 DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "io_uring_setup",
