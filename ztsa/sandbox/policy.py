@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+if TYPE_CHECKING:  # ipaddress is imported where addresses are made (a millisecond)
+    import ipaddress
+
+    IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+    IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class PolicyError(ValueError):
@@ -28,6 +30,8 @@ class Decision(NamedTuple):
 
 def normalise(addr: IPAddress) -> IPAddress:
     """IPv4-mapped IPv6 (::ffff:a.b.c.d) is the IPv4 address it maps."""
+    import ipaddress
+
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
         return addr.ipv4_mapped
     return addr
@@ -57,6 +61,7 @@ def _port(spec: str, text: str) -> int:
 
 def resolve(name: str) -> tuple[IPAddress, ...]:
     """A host name's addresses, looked up once when ztsa starts."""
+    import ipaddress
     import socket  # only for names: its import costs milliseconds
 
     try:
@@ -69,6 +74,8 @@ def resolve(name: str) -> tuple[IPAddress, ...]:
 
 def parse_net(spec: str) -> NetRule:
     """HOST, HOST:PORT, IP, IP:PORT, CIDR, CIDR:PORT, [IPv6]:PORT, *.example.com[:PORT]."""
+    import ipaddress
+
     host, port = _split_port(spec.strip())
     if not host:
         raise PolicyError(f"{spec!r}: empty host")
@@ -164,6 +171,8 @@ class Policy:
 
 def resolvers(explicit: list[str]) -> list[IPAddress]:
     """--dns addresses, or the nameservers of /etc/resolv.conf."""
+    import ipaddress
+
     if explicit:
         return [normalise(ipaddress.ip_address(a)) for a in explicit]
     out: list[IPAddress] = []
