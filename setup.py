@@ -17,11 +17,15 @@ from setuptools import setup
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # The Python code the launcher runs (`python -I -S -c BOOT LAUNCHER-PATH ARGS...`).
+# No cycle collection while ztsa starts (its imports and the gate make tens of
+# thousands of objects that live until exit; the collector rescanned them several
+# times, about a millisecond); `ztsa exec` turns it on again for the tracer's loop.
 # Site-packages first, without their .pth files; when ztsa is not found there (an
 # editable install is a .pth file; a --user install is the user site), site's full
 # start-up, then the import again.
 BOOT = """\
-import sys, site
+import gc, sys, site
+gc.disable()
 sys.path += site.getsitepackages()
 try:
     from ztsa.cli import entry

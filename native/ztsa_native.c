@@ -993,7 +993,7 @@ static long bind_notification(int lfd, const struct seccomp_notif *req) {
         close_dirfd(fd1);
         if (sock >= 0)
             close(sock);
-        return sock == -EBADF ? -EBADF : sock < 0 ? -ENOTSOCK : -ESRCH;
+        return sock < 0 ? sock : -ESRCH; /* not a socket: bind(2) below would say so */
     }
     char name[256];
     int slash = 0;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -177,6 +178,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     os.close(sync_fd)
     handlers = {s: _signal.signal(s, lambda sig, _f: tracer.on_signal(sig))
                 for s in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)}
+    # the launcher starts ztsa without cycle collection; the loop may run for hours: on
+    # again, with what start-up made kept out of every collection
+    gc.freeze()
+    gc.enable()
     try:
         status = tracer.run()
     except BaseException:
