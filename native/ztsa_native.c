@@ -1002,6 +1002,8 @@ static long bind_notification(int lfd, const struct seccomp_notif *req) {
     long result;
     if (par < 0) {
         result = par;
+    } else if (slash) {
+        result = -ENOENT; /* as the kernel answers a socket path with a trailing slash */
     } else if (classify(par, name) == 1) {
         log_denial(pid, "bind", path, "");
         result = -EACCES;

@@ -185,6 +185,33 @@ def test_a_unix_socket_cannot_take_an_agent_files_name(run):
         assert (run.workspace / rel).is_socket()
 
 
+BIND_CALLS = """
+import os, socket
+for name in ["x/", "sub/y/", "nodir/z", "", "sub", "a" * 107, "sub/" + "b" * 103, "top",
+             "sub/low", "top"]:
+    s = socket.socket(socket.AF_UNIX)
+    try: s.bind(name); print(repr(name), "bound", oct(os.stat(name).st_mode) if name else "")
+    except OSError as e: print(repr(name), "error", e.errno)
+print(sorted(n for n in os.listdir(".") if not n.startswith("audit-")),
+      sorted(os.listdir("sub")))
+"""
+
+
+def test_bind_answers_as_the_kernel_would(run, tmp_path):
+    """Binds the helper performs (at the top level) and those it lets run (below) give
+    the results, modes and names the same calls give without ztsa."""
+    bare_dir = tmp_path / "bare"
+    (bare_dir / "sub").mkdir(parents=True)
+    bare = subprocess.run([sys.executable, "-c", BIND_CALLS], cwd=bare_dir,
+                          capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 0, bare.stderr
+    (run.workspace / "sub").mkdir()
+    os.chmod(run.workspace / "sub", 0o777)
+    proc, _ = run(run.python, "-c", BIND_CALLS)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == bare.stdout
+
+
 def test_creations_follow_directories_the_tree_moves(run):
     """Where the tree may make names is decided per directory and remembered: moving a
     directory to the top level, replacing a top-level one, and new top-level directories
