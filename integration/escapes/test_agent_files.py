@@ -377,7 +377,14 @@ attempt('mkdir over dangling', lambda: os.mkdir('dangling'))
 attempt('mkdir in missing', lambda: os.mkdir('missing/' + A))
 attempt('mkdir at dirfd', lambda: os.mkdir(A, dir_fd=os.open('d/sub', os.O_RDONLY)))
 attempt('mknod fifo', lambda: os.mknod('d/sub/p' + A, 0o600 | 0o010000))
+attempt('open excl new', lambda: os.open('d/x' + A, C | W | os.O_EXCL, 0o640))
+attempt('open new read-only', lambda: os.open('d/r' + A, C | os.O_RDONLY, 0o600))
+fd = os.open('d/t' + A, C | W, 0o666); os.write(fd, b'data'); os.close(fd)
+attempt('open trunc existing', lambda: os.open('d/t' + A, C | W | os.O_TRUNC, 0o600))
+attempt('append to new', lambda: os.write(os.open('d/a' + A, C | W | os.O_APPEND), b'x'))
 print(sorted(os.listdir('.')), sorted(os.listdir('d')), sorted(os.listdir('d/sub')))
+print(sorted((n, oct(os.lstat('d/' + n).st_mode), os.lstat('d/' + n).st_size)
+             for n in os.listdir('d')))
 """
 
 
