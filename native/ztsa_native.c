@@ -94,61 +94,48 @@ int ztsa_landlock_abi(void) {
     return r < 0 ? -errno : (int)r;
 }
 
+/* A ruleset handling `handled` that grants rights[i] (every handled right when rights
+   is NULL) beneath fds[i], restricting this process. The fds are closed here; -1 is a
+   path that did not exist, which allows nothing. */
+static int restrict_beneath(unsigned long long handled, int *fds,
+                            const unsigned long long *rights, int n) {
+    struct ztsa_ll_ruleset_attr attr = {handled};
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    int err = ruleset < 0 ? errno : 0;
+    for (int i = 0; i < n; i++) {
+        if (fds[i] < 0)
+            continue;
+        struct ztsa_ll_path_beneath_attr pb = {(rights ? rights[i] : handled) & handled,
+                                               fds[i]};
+        if (!err && syscall(SYS_landlock_add_rule, ruleset, ZTSA_LANDLOCK_RULE_PATH_BENEATH,
+                            &pb, 0) < 0)
+            err = errno;
+        close(fds[i]);
+    }
+    if (!err && syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+        err = errno;
+    if (ruleset >= 0)
+        close(ruleset);
+    return -err;
+}
+
 /* In the child: allow the handled (write) rights only beneath the given paths. */
 static int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
                           unsigned long long handled) {
-    struct ztsa_ll_ruleset_attr attr = {handled};
-    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
-    if (ruleset < 0)
-        return -errno;
-    for (int i = 0; i < n; i++) {
-        int fd = open(paths[i], O_PATH | O_CLOEXEC);
-        if (fd < 0)
-            continue; /* an allowed path that does not exist allows nothing */
-        struct ztsa_ll_path_beneath_attr pb = {rights[i] & handled, fd};
-        long r = syscall(SYS_landlock_add_rule, ruleset, ZTSA_LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
-        int e = errno;
-        close(fd);
-        if (r < 0) {
-            close(ruleset);
-            return -e;
-        }
-    }
-    long r = syscall(SYS_landlock_restrict_self, ruleset, 0);
-    int e = errno;
-    close(ruleset);
-    return r < 0 ? -e : 0;
+    int *fds = calloc((size_t)(n ? n : 1), sizeof *fds);
+    if (!fds)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++)
+        fds[i] = open(paths[i], O_PATH | O_CLOEXEC);
+    int r = restrict_beneath(handled, fds, rights, n);
+    free(fds);
+    return r;
 }
 
 
 /* ---- agent files: read-only bind mounts, and a confined helper for name creation ---- */
 
 #define ZTSA_LL_MAKE (0x7FULL << 6) /* LANDLOCK_ACCESS_FS_MAKE_CHAR ... MAKE_SYM */
-
-/* In CMD: the second ruleset, making names only beneath the given directories (fds
-   closed here; -1 entries are directories that were gone, which allow nothing). */
-static int apply_creation_rules(int *fds, int n, unsigned long long handled) {
-    struct ztsa_ll_ruleset_attr attr = {handled & ZTSA_LL_MAKE};
-    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
-    if (ruleset < 0)
-        return -errno;
-    for (int i = 0; i < n; i++) {
-        if (fds[i] < 0)
-            continue;
-        struct ztsa_ll_path_beneath_attr pb = {handled & ZTSA_LL_MAKE, fds[i]};
-        long r = syscall(SYS_landlock_add_rule, ruleset, ZTSA_LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
-        int e = errno;
-        close(fds[i]);
-        if (r < 0) {
-            close(ruleset);
-            return -e;
-        }
-    }
-    long r = syscall(SYS_landlock_restrict_self, ruleset, 0);
-    int e = errno;
-    close(ruleset);
-    return r < 0 ? -e : 0;
-}
 
 int ztsa_pidfd_getfd(int tid, int fd) {
     int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
@@ -1484,7 +1471,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             if (log_fd >= 0)
                 close(log_fd);
             if (make_fds) {
-                int r = apply_creation_rules(make_fds, n_cont_make, handled_fs);
+                int r = restrict_beneath(handled_fs & ZTSA_LL_MAKE, make_fds, NULL, n_cont_make);
                 if (r < 0)
                     child_fail_at(efd, STEP_LANDLOCK, -r);
             }

@@ -36,8 +36,9 @@ class Protection(NamedTuple):
 
 
 class Creation(NamedTuple):
-    """CMD's second Landlock ruleset (native/ztsa_native.c, apply_creation_rules): names
-    can be made only beneath `make`, so never in a `chain` directory."""
+    """CMD's second Landlock ruleset (native/ztsa_native.c: restrict_beneath, called in
+    ztsa_spawn): names can be made only beneath `make`, so never in a `chain`
+    directory."""
 
     make: list[str] | None  # absolute directories; None: no second ruleset
     chain: list[str]  # workspace-relative directories holding or leading to protected
