@@ -199,7 +199,6 @@ static const struct seccomp_notif *helper_req;
 static size_t helper_resp_size;
 #define ANSWERED 2 /* fs_notification: the reply was sent elsewhere */
 #define ANSWERED_ERR 100000 /* fs_op: likewise */
-#define CONTINUE_ERR 100001 /* fs_op: let the kernel run the caller's call */
 static void answer(int lfd, const struct seccomp_notif *req, long result, int fd,
                    struct seccomp_notif_resp *resp, size_t resp_size);
 static const char *const *helper_protected;
@@ -433,26 +432,6 @@ static int fs_op(int op, int flags, unsigned int mode, unsigned long long dev,
                 break;
             }
             in_child = opener == 0; /* fork failed: open here, blocking */
-        }
-        /* Without a log: make the file here (a name the check above allowed, from the
-           helper's own copy), then let the caller's kernel open it, now existing (no
-           name to make: the second ruleset has nothing to refuse), instead of sending
-           this file back with ADDFD and waking the caller on the other CPU. A path
-           rewritten meanwhile opens what exists there, or meets the ruleset. Not for
-           O_EXCL (the caller would find the file), nor when the name exists (a
-           dangling symlink: the rule below) */
-        if (cont_mode && !exists && !in_child && !(flags & O_EXCL)) {
-            int made = openat(dir1, n1, (flags & ~O_TRUNC) | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                              mode);
-            if (made >= 0) {
-                close(made);
-                err = CONTINUE_ERR;
-                break;
-            }
-            if (errno != EEXIST) {
-                err = errno;
-                break;
-            }
         }
         /* never follow a final symlink while creating: a dangling one could name a
            protected path; an existing target is opened without O_CREAT */
@@ -1210,8 +1189,6 @@ static long fs_notification(int lfd, const struct seccomp_notif *req, int *fd_ou
     close_dirfd(fd2);
     if (err == ANSWERED_ERR)
         return ANSWERED;
-    if (err == CONTINUE_ERR)
-        return 1;
     if (denied) {
         log_denial(pid, call->name, p1, call->op == OP_SYMLINK ? "" : p2);
         return -EACCES;
