@@ -717,18 +717,31 @@ static int n_net_unix;
 static char *net_workspace;    /* the workspace, resolved */
 static unsigned long *helper_connects; /* shared with the supervisor (MAP_SHARED) */
 
+static void free_list(char **list, int n) {
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+static char **copy_list(const char *const *in, int n) {
+    char **out = calloc((size_t)(n ? n : 1), sizeof *out);
+    for (int i = 0; out && i < n; i++)
+        if (!(out[i] = strdup(in[i]))) {
+            free_list(out, i);
+            return NULL;
+        }
+    return out;
+}
+
 int ztsa_net_set_unix(const char *const *entries, int n, const char *workspace) {
-    for (int i = 0; i < n_net_unix; i++)
-        free(net_unix[i]);
-    free(net_unix);
+    if (net_unix)
+        free_list(net_unix, n_net_unix);
     free(net_workspace);
-    net_unix = calloc((size_t)(n ? n : 1), sizeof *net_unix);
+    n_net_unix = 0;
+    net_unix = copy_list(entries, n);
     net_workspace = strdup(workspace);
     if (!net_unix || !net_workspace)
         return -ENOMEM;
-    for (int i = 0; i < n; i++)
-        if (!(net_unix[i] = strdup(entries[i])))
-            return -ENOMEM;
     n_net_unix = n;
     return 0;
 }
@@ -754,22 +767,6 @@ static char **cont_chain; /* workspace-relative chain directories; "" is the roo
 static int n_cont_chain;
 static struct stat *cont_ids; /* the helper's view of cont_make (same files as CMD's rules) */
 static int n_cont_ids;
-
-static void free_list(char **list, int n) {
-    for (int i = 0; i < n; i++)
-        free(list[i]);
-    free(list);
-}
-
-static char **copy_list(const char *const *in, int n) {
-    char **out = calloc((size_t)(n ? n : 1), sizeof *out);
-    for (int i = 0; out && i < n; i++)
-        if (!(out[i] = strdup(in[i]))) {
-            free_list(out, i);
-            return NULL;
-        }
-    return out;
-}
 
 int ztsa_fs_set_creation(const char *const *make, int n_make, const char *const *chain,
                          int n_chain, int cont) {
@@ -813,7 +810,7 @@ static int make_allowed_in(int dirfd) {
     real[n] = 0;
     ws[w] = 0;
     if (strcmp(ws, "/") == 0)
-        w = 0; /* the second ruleset is never set for such a workspace; be exact anyway */
+        w = 0; /* a workspace of "/": everything is inside it */
     if (strncmp(real, ws, (size_t)w) != 0 || (real[w] != '/' && real[w] != 0))
         return 1; /* outside the workspace */
     const char *rel = real[w] == '/' ? real + w + 1 : real + w;
@@ -969,7 +966,7 @@ static long bind_notification(int lfd, const struct seccomp_notif *req) {
     size_t plen = strnlen(sa.sun_path, len - head);
     memcpy(path, sa.sun_path, plen);
     path[plen] = 0;
-    if (cont_mode && !protected_name(path) && made_in_caller(pid, AT_FDCWD, path))
+    if (create_in_caller(pid, AT_FDCWD, path))
         return 1;
     int fd1 = tracee_dirfd(pid, AT_FDCWD, path);
     if (fd1 < 0)

@@ -43,6 +43,12 @@ def _check(result: int, what: str) -> int:
     return result
 
 
+def _strings(items: list[str]) -> tuple[list[Any], Any]:
+    """A C array of strings, and the strings it points to (keep both alive)."""
+    owned = [ffi.new("char[]", os.fsencode(i)) for i in items]
+    return owned, ffi.new("char *[]", owned or [ffi.NULL])
+
+
 def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code: bytes,
           drop_caps: bool, keep_caps: int, keep_fds: list[int],
           write_rules: list[tuple[str, int]], handled_fs: int, ns_mode: int = 0,
@@ -57,13 +63,10 @@ def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code
     insns = ffi.new("struct ztsa_filter_insn[]", n)
     ffi.memmove(insns, filter_code, len(filter_code))
     fds = ffi.new("int[]", keep_fds or [0])
-    c_paths = [ffi.new("char[]", os.fsencode(p)) for p, _ in write_rules]
-    paths = ffi.new("char *[]", c_paths or [ffi.NULL])
+    _alive, paths = _strings([p for p, _ in write_rules])  # kept until the call returns
     rights = ffi.new("unsigned long long[]", [r for _, r in write_rules] or [0])
-    c_ro = [ffi.new("char[]", os.fsencode(p)) for p in ro_paths or []]
-    ro_arr = ffi.new("char *[]", c_ro or [ffi.NULL])
-    c_prot = [ffi.new("char[]", os.fsencode(p)) for p in protected or []]
-    prot_arr = ffi.new("char *[]", c_prot or [ffi.NULL])
+    c_ro, ro_arr = _strings(ro_paths or [])
+    c_prot, prot_arr = _strings(protected or [])
     sync_fd = ffi.new("int *")
     err_fd = ffi.new("int *")
     pid = lib.ztsa_spawn(os.fsencode(path), argv_arr, env_arr, os.fsencode(cwd), insns, n,
@@ -118,8 +121,7 @@ def fast_connects() -> int:
 def net_set_unix(entries: list[str], workspace: str) -> None:
     """--allow-unix entries and the resolved workspace, for connects the file helper
     answers (set before spawn: the helper inherits them)."""
-    c = [ffi.new("char[]", os.fsencode(e)) for e in entries]
-    arr = ffi.new("char *[]", c or [ffi.NULL])
+    c, arr = _strings(entries)
     _check(lib.ztsa_net_set_unix(arr, len(c), os.fsencode(workspace)), "allow-unix")
 
 
@@ -129,10 +131,8 @@ def fs_set_creation(make: list[str] | None, chain: list[str], cont: bool) -> Non
     if make is None:
         _check(lib.ztsa_fs_set_creation(ffi.NULL, -1, ffi.NULL, 0, 0), "creation rules")
         return
-    c_make = [ffi.new("char[]", os.fsencode(p)) for p in make]
-    c_chain = [ffi.new("char[]", os.fsencode(p)) for p in chain]
-    make_arr = ffi.new("char *[]", c_make or [ffi.NULL])
-    chain_arr = ffi.new("char *[]", c_chain or [ffi.NULL])
+    c_make, make_arr = _strings(make)
+    c_chain, chain_arr = _strings(chain)
     _check(lib.ztsa_fs_set_creation(make_arr, len(c_make), chain_arr, len(c_chain),
                                     int(cont)), "creation rules")
 
