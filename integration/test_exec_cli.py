@@ -89,3 +89,26 @@ def test_a_failed_gate_comes_before_a_missing_command(tmp_path):
              "no-such-program-anywhere", cwd=ws)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 127 and "command not found" in err
+
+
+def test_a_report_shown_by_exec_is_whole(tmp_path):
+    """exec runs the rules that cannot block only when the gate fails; the report it
+    then shows has their warnings, as `ztsa check` does."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "package.json").write_text('{"name": "x", "version": "1.0.0"}')  # SUP001: warns
+    token = "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    (ws / ".npmrc").write_text(f"//registry.npmjs.org/:_authToken={token}\n")  # FS005
+    marker = ws / "ran"
+    p = ztsa("exec", "--profile", "repo", "--workspace", str(ws), "--", "touch", str(marker),
+             cwd=ws)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 3 and not marker.exists()
+    assert "BLOCK  FS005" in err and "WARN   SUP001" in err, err
+    # the same workspace without the token: the gate passes and CMD runs
+    (ws / ".npmrc").unlink()
+    p = ztsa("exec", "--profile", "repo", "--workspace", str(ws), "--", "touch", str(marker),
+             cwd=ws)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert marker.exists() and "SUP001" not in err

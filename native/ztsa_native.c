@@ -1375,16 +1375,28 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         if (n != 1)
             _exit(127);
         close(sync_pipe[0]);
-        /* nothing but stdio (and the named fds) reaches CMD */
-        for (int fd = 3; fd < 1024; fd++) {
-            int keep = (fd == efd || (protect && fd == log_fd));
+        /* nothing but stdio (and the named fds) reaches CMD: the gaps between the fds
+           kept are closed a range at a time (one call each instead of one per number) */
+        int lo = 3;
+        for (;;) {
+            int next = -1; /* the lowest fd kept at or above lo */
+            if (efd >= lo)
+                next = efd;
+            if (protect && log_fd >= lo && (next < 0 || log_fd < next))
+                next = log_fd;
             for (int i = 0; i < n_keep_fds; i++)
-                if (keep_fds[i] == fd)
-                    keep = 1;
-            if (!keep)
-                close(fd);
+                if (keep_fds[i] >= lo && (next < 0 || keep_fds[i] < next))
+                    next = keep_fds[i];
+            unsigned int last = next < 0 ? ~0U : (unsigned int)next - 1;
+            if (next != lo && syscall(SYS_close_range, (unsigned int)lo, last, 0) < 0) {
+                /* before Linux 5.9: one by one, as far as 1024 */
+                for (int fd = lo; fd <= (next < 0 ? 1023 : next - 1); fd++)
+                    close(fd);
+            }
+            if (next < 0)
+                break;
+            lo = next + 1;
         }
-        syscall(SYS_close_range, 1024, ~0U, 0);
         for (int i = 0; i < n_keep_fds; i++) {
             int flags = fcntl(keep_fds[i], F_GETFD);
             if (flags >= 0)

@@ -166,7 +166,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(tmp_path):
 def test_internal_error_is_125_and_one_line(monkeypatch, capsys, tmp_path):
     import ztsa.engine
 
-    def broken(ctx):
+    def broken(ctx, **kw):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(ztsa.engine, "run", broken)

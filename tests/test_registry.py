@@ -61,3 +61,45 @@ def test_docs_rules_md_is_current():
 
     assert (ROOT / "docs" / "rules.md").read_text() == render(), (
         "docs/rules.md is stale: run `python -m ztsa.rulesdoc > docs/rules.md`")
+
+
+def test_every_declaration_reads_from_the_source_as_the_module_declares_it():
+    from ztsa.registry import _rule_modules, declared_actions
+
+    rules = load_rules()
+    for module, path in _rule_modules():
+        declared = declared_actions(path)
+        assert declared is not None, f"{path}: write @rule(id=\"...\", ..., actions=\"...\")"
+        rule_id, actions = declared
+        assert rules[rule_id].module == module and rules[rule_id].actions == actions
+
+
+def test_gating_rules_are_the_blocking_ones_of_each_profile():
+    from ztsa.model import Action, Profile
+    from ztsa.registry import gating_rules
+
+    rules = load_rules()
+    for profile in Profile:
+        want = {i for i, r in rules.items() if r.action(profile) is Action.BLOCK}
+        got = gating_rules(profile)
+        assert got is not None and set(got) == want, profile
+
+
+def test_a_declaration_that_is_not_plain_literals_is_not_read(tmp_path):
+    from ztsa.registry import declared_actions
+
+    cases = {
+        "constant.py": 'A = "W/B/B"\n@rule(id="ENV001", slug="x", actions=A)\ndef f(c): ...\n',
+        "two.py": '@rule(id="ENV001", actions="W/B/B")\ndef f(c): ...\n'
+                  '@rule(id="ENV002", actions="B/B/B")\ndef g(c): ...\n',
+        "no_id.py": '@rule(\n    id="ENV001", actions="W/B/B")\ndef f(c): ...\n',
+        "bad.py": b'\xff\xfe@rule(id="ENV001", actions="W/B/B")\n',
+    }
+    for name, text in cases.items():
+        p = tmp_path / name
+        p.write_bytes(text if isinstance(text, bytes) else text.encode())
+        assert declared_actions(str(p)) is None, name
+    ok = tmp_path / "ok.py"
+    ok.write_text('@rule(id="ENV001", slug="x",\n      actions="W/B/-")\ndef f(c): ...\n')
+    assert declared_actions(str(ok)) is not None
+    assert declared_actions(str(tmp_path / "absent.py")) is None

@@ -229,7 +229,10 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
                            "exclude": list(args.excludes),
                            "allow_registry": list(args.registries),
                            "no_cache": args.no_cache})
-    report = run(ctx)
+    # a report shown only on failure needs the warnings only then (a blocking result
+    # of the caller's, added below, fails the gate whatever the rules say)
+    report = run(ctx, warnings_if_blocked=only_on_failure
+                 and not any(r.blocks for r in extra))
     if extra:
         report = report._replace(results=report.results + extra)
     if only_on_failure and report.passed:

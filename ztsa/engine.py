@@ -9,7 +9,7 @@ from ztsa import __version__
 from ztsa.context import Context
 from ztsa.host import ProbeError
 from ztsa.model import Action, Category, NotRun, Outcome, Report, Result, Status
-from ztsa.registry import Rule, load_rules
+from ztsa.registry import Rule, gating_rules, load_rules
 
 
 def evaluate(rule: Rule, ctx: Context) -> Outcome:
@@ -25,45 +25,74 @@ def evaluate(rule: Rule, ctx: Context) -> Outcome:
     return outcome
 
 
-def run(ctx: Context, only: set[str] | None = None) -> Report:
+def run(ctx: Context, only: set[str] | None = None, *, warnings_if_blocked: bool = False) \
+        -> Report:
+    """Run the profile's rules. warnings_if_blocked, for a caller that shows the report
+    only when the gate fails (`ztsa exec`): the rules that can block run first, and the
+    others, whose results can only be warnings, run only if one of them blocks, so that
+    a report that is shown is always whole. A passing report then holds the gating
+    rules alone; its verdict is the same, since no warning can fail a gate."""
     # The audit builds hundreds of thousands of small objects (a 3,000-package lockfile is
     # 40,000 YAML nodes) and frees them by reference counting; the cycle collector would
     # rescan them dozens of times for nothing (a third of the parse time), so it waits.
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return _run(ctx, only)
+        return _run(ctx, only, warnings_if_blocked)
     finally:
         if gc_was_on:
             gc.enable()
 
 
-def _run(ctx: Context, only: set[str] | None) -> Report:
+def _run(ctx: Context, only: set[str] | None, warnings_if_blocked: bool) -> Report:
     results: list[Result] = []
     not_run: list[NotRun] = []
-    active = [r for r in load_rules().values()
-              if (only is None or r.id in only) and r.action(ctx.profile) is not Action.OFF]
-    if any(r.category is Category.SUP for r in active):
+
+    def wanted(r: Rule) -> bool:
+        return (only is None or r.id in only) and r.action(ctx.profile) is not Action.OFF
+
+    first: list[Rule] | None = None  # the rules that can block, when they go first
+    if warnings_if_blocked:
+        # only their modules are imported, unless a declaration could not be read
+        gating = gating_rules(ctx.profile)
+        if gating is None:
+            gating = {r.id: r for r in load_rules().values()
+                      if r.action(ctx.profile) is Action.BLOCK}
+        first = [r for r in gating.values() if wanted(r)]
+    try:
+        if first is not None:
+            _run_phase(ctx, first, results, not_run)
+        if first is not None and not any(r.blocks for r in results):
+            active = first  # the gate passed: the rest could only warn, and is not shown
+        else:
+            active = [r for r in load_rules().values() if wanted(r)]
+            done = {r.id for r in first or ()}
+            _run_phase(ctx, [r for r in active if r.id not in done], results, not_run)
+    finally:
+        from ztsa.manifests.project import parse_cache
+
+        if "parse_cache" in ctx.cache:
+            parse_cache(ctx).close()
+    order = {r.id: i for i, r in enumerate(sorted(active, key=lambda r: r.id))}
+    return Report(
+        tool_version=__version__,
+        profile=ctx.profile,
+        path=ctx.workspace,
+        results=tuple(sorted(results, key=lambda r: order[r.id])),
+        not_run=tuple(sorted(not_run, key=lambda n: order[n.id])),
+    )
+
+
+def _run_phase(ctx: Context, rules: list[Rule], results: list[Result],
+               not_run: list[NotRun]) -> None:
+    if any(r.category is Category.SUP for r in rules):
         from ztsa.manifests.locks import prefetch
 
         # large lockfiles: from the parse cache, or parsed by workers meanwhile; it is
         # only a speed-up, so a failure in it leaves the parsing to the rules
         with contextlib.suppress(Exception):
             prefetch(ctx)
-    try:
-        _run_rules(ctx, active, results, not_run)
-    finally:
-        from ztsa.manifests.project import parse_cache
-
-        if "parse_cache" in ctx.cache:
-            parse_cache(ctx).close()
-    return Report(
-        tool_version=__version__,
-        profile=ctx.profile,
-        path=ctx.workspace,
-        results=tuple(results),
-        not_run=tuple(not_run),
-    )
+    _run_rules(ctx, rules, results, not_run)
 
 
 def _run_rules(ctx: Context, active: list[Rule], results: list[Result],

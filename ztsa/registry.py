@@ -7,6 +7,7 @@ decorated with :func:`rule`. Its docstring is the documentation, with the sectio
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -43,7 +44,7 @@ class Rule(NamedTuple):
         return self.actions[profile]
 
     def section(self, name: str) -> str:
-        return doc_sections(self.doc).get(name, "")
+        return _sections(self.doc).get(name, "")
 
     @property
     def fix(self) -> str:
@@ -61,6 +62,12 @@ def parse_actions(spec: str) -> dict[Profile, Action]:
             (Profile.REPO, Profile.DEPENDENCY, Profile.UNTRUSTED), parts, strict=True
         )
     }
+
+
+@functools.cache
+def _sections(doc: str) -> dict[str, str]:
+    """doc_sections, once per docstring (every result of a report reads its fix)."""
+    return doc_sections(doc)
 
 
 def doc_sections(doc: str) -> dict[str, str]:
@@ -123,15 +130,70 @@ def rule(
     return register
 
 
+_ALL_LOADED = False
+
+
+def _rule_modules() -> list[tuple[str, str]]:
+    """(module name, file path) of every rule module, in ID order of their files."""
+    base = os.path.join(os.path.dirname(__file__), "rules")
+    out = []
+    for cat in sorted(os.listdir(base)):
+        folder = os.path.join(base, cat)
+        if not os.path.isdir(folder) or cat.startswith(("_", ".")):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py") and not name.startswith("_"):
+                out.append((f"ztsa.rules.{cat}.{name[:-3]}", os.path.join(folder, name)))
+    return out
+
+
 def load_rules() -> dict[str, Rule]:
     """Import every rule module once; return the rules sorted by ID."""
-    if not _REGISTRY:
-        base = os.path.join(os.path.dirname(__file__), "rules")
-        for cat in sorted(os.listdir(base)):
-            folder = os.path.join(base, cat)
-            if not os.path.isdir(folder) or cat.startswith(("_", ".")):
-                continue
-            for name in sorted(os.listdir(folder)):
-                if name.endswith(".py") and not name.startswith("_"):
-                    importlib.import_module(f"ztsa.rules.{cat}.{name[:-3]}")
+    global _ALL_LOADED
+    if not _ALL_LOADED:
+        for module, _path in _rule_modules():
+            importlib.import_module(module)
+        _ALL_LOADED = True
     return dict(sorted(_REGISTRY.items()))
+
+
+# the literal arguments of a rule's decorator, as a rule module must write them (the
+# registry test holds every module to it)
+_DECLARED_ID = LazyRe(r'^@rule\(id="([A-Z]+\d{3})"', re.MULTILINE)
+_DECLARED_ACTIONS = LazyRe(r'\bactions="([BW-]/[BW-]/[BW-])"')
+
+
+def declared_actions(path: str) -> tuple[str, dict[Profile, Action]] | None:
+    """A rule module's ID and actions, read from its source without importing it; None
+    unless the file declares exactly one of each as literals."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    ids = _DECLARED_ID.compiled.findall(text)
+    actions = _DECLARED_ACTIONS.compiled.findall(text)
+    if len(ids) != 1 or len(actions) != 1 or text.count("@rule(") != 1:
+        return None
+    return ids[0], parse_actions(actions[0])
+
+
+def gating_rules(profile: Profile) -> dict[str, Rule] | None:
+    """The rules that block under profile, importing only their modules (`ztsa exec`
+    needs the others only when the gate fails). None where a module's declaration cannot
+    be read exactly from its source: then the caller loads every rule."""
+    wanted = []
+    for module, path in _rule_modules():
+        declared = declared_actions(path)
+        if declared is None:
+            return None
+        if declared[1][profile] is Action.BLOCK:
+            wanted.append((module, declared[0]))
+    rules = {}
+    for module, rule_id in wanted:
+        importlib.import_module(module)
+        found = _REGISTRY.get(rule_id)
+        if found is None or found.module != module or found.action(profile) is not Action.BLOCK:
+            return None  # the source said otherwise than the module: trust neither
+        rules[rule_id] = found
+    return dict(sorted(rules.items()))
