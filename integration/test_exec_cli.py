@@ -112,3 +112,39 @@ def test_a_report_shown_by_exec_is_whole(tmp_path):
     _, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert marker.exists() and "SUP001" not in err
+
+
+def test_the_next_run_removes_what_a_killed_run_left(tmp_path):
+    """SIGKILL leaves ztsa no time to remove its private home and TMPDIR; the next run
+    removes them (their process is gone and their lock free), and nothing else."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    base = tmp_path / "tmp"
+    base.mkdir()
+    (base / "ztsa-run-0123456789ab").mkdir()  # an older ztsa's, or one kept: stays
+    env = {**os.environ, "TMPDIR": str(base)}
+    code = ("import os, time\n"
+            "open(os.path.join(os.environ['HOME'], 'secret'), 'w').write('x')\n"
+            "print(os.environ['TMPDIR'], flush=True)\n"
+            "time.sleep(60)\n")
+    p = subprocess.Popen([sys.executable, "-m", "ztsa", "exec", "--profile", "repo",
+                          "--workspace", str(ws), "--", sys.executable, "-c", code],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws,
+                         env=env)
+    private = os.path.dirname(p.stdout.readline().strip())
+    assert os.path.dirname(private) == str(base)
+    # while it runs, another run leaves it alone
+    q = subprocess.run([sys.executable, "-m", "ztsa", "exec", "--profile", "repo",
+                        "--workspace", str(ws), "--", "true"], capture_output=True,
+                       text=True, cwd=ws, env=env, timeout=60)
+    assert q.returncode == 0, q.stderr
+    assert os.path.exists(os.path.join(private, "home", "secret"))
+    p.kill()
+    p.communicate(timeout=30)
+    assert os.path.exists(os.path.join(private, "home", "secret"))  # left behind
+    q = subprocess.run([sys.executable, "-m", "ztsa", "exec", "--profile", "repo",
+                        "--workspace", str(ws), "--", "true"], capture_output=True,
+                       text=True, cwd=ws, env=env, timeout=60)
+    assert q.returncode == 0, q.stderr
+    assert not os.path.lexists(private)
+    assert sorted(os.listdir(base)) == ["ztsa-run-0123456789ab"]

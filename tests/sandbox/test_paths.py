@@ -7,7 +7,7 @@ import os
 import shutil
 import stat
 
-from ztsa.sandbox.paths import find_program, private_dir, remove_tree
+from ztsa.sandbox.paths import find_program, private_dir, reap_stale, remove_tree
 
 
 def test_remove_tree_never_follows_links(tmp_path):
@@ -42,13 +42,85 @@ def test_remove_tree_of_a_missing_path_is_quiet(tmp_path):
 
 def test_private_dir_is_new_private_and_unique(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    made = {private_dir() for _ in range(20)}
-    assert len(made) == 20
-    for path in made:
+    made = [private_dir() for _ in range(20)]
+    assert len({path for path, _ in made}) == 20
+    for path, fd in made:
         assert os.path.dirname(path) == str(tmp_path)
+        assert os.path.basename(path).startswith(f"ztsa-run-{os.getpid()}-")
         st = os.lstat(path)
         assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700
         assert st.st_uid == os.geteuid()
+        assert os.path.samestat(os.fstat(fd), st)
+        os.close(fd)
+    kept, fd = private_dir(reapable=False)
+    os.close(fd)
+    assert os.path.basename(kept).count("-") == 2  # no process ID: never reaped
+
+
+def _dead_pid() -> int:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+def _stale(base, name: str):
+    d = base / name
+    (d / "home" / ".cache").mkdir(parents=True)
+    (d / "home" / ".cache" / "f").write_text("x")
+    (d / "tmp").mkdir()
+    return d
+
+
+def test_reap_stale_removes_only_the_dirs_of_dead_unlocked_runs(tmp_path):
+    import fcntl
+    import subprocess
+    import sys
+
+    dead = _dead_pid()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("keep")
+    base = tmp_path / "tmp"
+    base.mkdir()
+    gone = _stale(base, f"ztsa-run-{dead}-aaaaaaaaaaaa")
+    os.symlink(outside, gone / "tmp" / "link")  # never followed
+    alive = _stale(base, f"ztsa-run-{os.getpid()}-bbbbbbbbbbbb")
+    old_style = _stale(base, "ztsa-run-cccccccccccc")  # an older ztsa's, or --keep-tmp
+    locked = _stale(base, f"ztsa-run-{dead}-dddddddddddd")
+    os.symlink(outside, base / f"ztsa-run-{dead}-eeeeeeeeeeee")
+    other = base / f"ztsa-run-{dead}-ffffffffffff"
+    if os.geteuid() == 0:
+        other.mkdir()
+        os.chown(other, 65534, 65534)  # someone else's
+    (base / f"ztsa-run-{dead}-notadir").write_text("x")
+    # a run in another PID namespace: its ID is not alive here, but it holds its lock
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys, time\n"
+         f"fd = os.open({str(locked)!r}, os.O_RDONLY)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+         "print('locked', flush=True)\n"
+         "time.sleep(60)\n"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        removed = reap_stale(str(base))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert removed == [str(gone)]
+    assert not os.path.lexists(gone)
+    for d in (alive, old_style, locked, base / f"ztsa-run-{dead}-notadir"):
+        assert d.exists(), d
+    assert os.path.islink(base / f"ztsa-run-{dead}-eeeeeeeeeeee")
+    assert (outside / "keep").read_text() == "keep"
+    assert other.exists() or os.geteuid() != 0
+    # the lock released: the next run reaps it
+    assert reap_stale(str(base)) == [str(locked)]
+    fd = os.open(alive, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nothing else holds it
+    os.close(fd)
 
 
 def test_find_program_agrees_with_shutil_which(tmp_path, monkeypatch):

@@ -27,20 +27,80 @@ def find_program(cmd: str, path: str | None) -> str | None:
     return None
 
 
-def private_dir() -> str:
-    """A new 0700 directory for the run's home and TMPDIR (as tempfile.mkdtemp makes
-    it: a random name, created exclusively, never an existing one)."""
+def private_base() -> str:
+    """Where private directories are made: $TMPDIR if it is a directory, else /tmp."""
     base = os.environ.get("TMPDIR") or "/tmp"
-    if not os.path.isdir(base):
-        base = "/tmp"
+    return os.path.abspath(base if os.path.isdir(base) else "/tmp")
+
+
+def private_dir(reapable: bool = True) -> tuple[str, int]:
+    """A new 0700 directory for the run's home and TMPDIR (as tempfile.mkdtemp makes
+    it: a random name, created exclusively, never an existing one), and a descriptor of
+    it holding an flock for as long as the run lives. reapable: the name carries this
+    process's ID, so that a later run may remove it once that process is gone and the
+    lock free (reap_stale); a directory kept with --keep-tmp is named without it."""
+    import fcntl
+
+    base = private_base()
+    owner = f"{os.getpid()}-" if reapable else ""
     for _ in range(100):
-        path = os.path.join(os.path.abspath(base), f"ztsa-run-{os.urandom(6).hex()}")
+        path = os.path.join(base, f"ztsa-run-{owner}{os.urandom(6).hex()}")
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
             continue
-        return path
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: nobody else can hold it
+        return path, fd
     raise FileExistsError(errno.EEXIST, "no free name for the private directory", base)
+
+
+def reap_stale(base: str | None = None) -> list[str]:
+    """Remove the private directories that runs killed before their own cleanup (by
+    SIGKILL, say) left behind; return their paths. A directory qualifies only if its
+    name carries a process ID (`ztsa-run-PID-HEX`), it is ours (owner and not a link),
+    no process has that ID here, and its lock is free: a run in another PID namespace
+    sharing this /tmp still holds its lock, a run of an older ztsa has no ID in the
+    name, and a directory kept with --keep-tmp has none either."""
+    import fcntl
+
+    base = base or private_base()
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return removed
+    uid = os.geteuid()
+    for entry in entries:
+        parts = entry.name.split("-")
+        if len(parts) != 4 or parts[:2] != ["ztsa", "run"] or not parts[2].isdigit():
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not entry.is_dir(follow_symlinks=False) or st.st_uid != uid:
+                continue
+            os.kill(int(parts[2]), 0)
+            continue  # its process (or one with its ID) is alive
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # unreadable, or a process we may not signal: alive
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW |
+                         os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # a live run holds it
+        try:
+            remove_tree(entry.path)
+            removed.append(entry.path)
+        finally:
+            os.close(fd)
+    return removed
 
 
 def remove_tree(path: str) -> None:

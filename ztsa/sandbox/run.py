@@ -14,7 +14,7 @@ from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import USERNS_MISSING
 from ztsa.sandbox.filter import build
-from ztsa.sandbox.paths import find_program, private_dir, remove_tree
+from ztsa.sandbox.paths import find_program, private_dir, reap_stale, remove_tree
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer
 
@@ -93,7 +93,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control."""
     log = AuditLog(log_stream)
-    private = private_dir()  # 0700, removed at the end
+    private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
     try:
         own_home = os.path.join(private, "home")
         tmpdir = os.path.join(private, "tmp")
@@ -126,6 +126,9 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
         else:
             remove_tree(private)
+        os.close(lock)
+        # what runs killed before their own cleanup left (after CMD, off its start-up)
+        reap_stale()
 
 
 def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
