@@ -20,13 +20,30 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # No cycle collection while ztsa starts (its imports and the gate make tens of
 # thousands of objects that live until exit; the collector rescanned them several
 # times, about a millisecond); `ztsa exec` turns it on again for the tracer's loop.
-# Site-packages first, without their .pth files; when ztsa is not found there (an
-# editable install is a .pth file; a --user install is the user site), site's full
-# start-up, then the import again.
+# Site-packages first, without their .pth files: a virtual environment's own (found
+# as site finds it, by the pyvenv.cfg beside the interpreter or one directory up; -S
+# skips that too), then the interpreter's, unless the environment leaves them out.
+# When ztsa is not found there (an editable install is a .pth file; a --user install is
+# the user site), site's full start-up, then the import again.
 BOOT = """\
-import gc, sys, site
+import gc, os, sys, site
 gc.disable()
-sys.path += site.getsitepackages()
+exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+prefixes = None
+for cfg in (exe_dir + "/pyvenv.cfg", os.path.dirname(exe_dir) + "/pyvenv.cfg"):
+    try:
+        with open(cfg, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, ValueError):
+        continue
+    prefixes = [os.path.dirname(exe_dir)]
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip().lower() == "include-system-site-packages" and \\
+                value.strip().lower() == "true":
+            prefixes.append(sys.base_prefix)
+    break
+sys.path += site.getsitepackages(prefixes)
 try:
     from ztsa.cli import entry
 except ImportError:

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shlex
+import site
 import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from ztsa import __version__
 
@@ -51,3 +59,45 @@ def test_the_command_starts_python_isolated_without_site(ztsa_bin):
     assert 'exec "$py" -I -S -c ' in text
     py = next(line for line in text.splitlines() if line.startswith("py="))[3:].strip("'")
     assert os.access(py, os.X_OK), py
+
+
+@pytest.mark.parametrize("system", [False, True], ids=["own", "system-site-packages"])
+def test_in_a_virtual_environment_the_command_imports_its_own_ztsa(ztsa_bin, tmp_path,
+                                                                  system):
+    """Installed in a virtual environment (pipx makes one), the command imports the
+    environment's ztsa, not one of the interpreter it was made from, and still runs no
+    .pth file; the interpreter's site-packages are on the path only where the
+    environment includes them."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip",
+                    *(["--system-site-packages"] if system else []), str(venv)], check=True)
+    python = venv / "bin" / "python3"
+    site_dir = Path(subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True).stdout.strip())
+    marker = tmp_path / "pth-ran"
+    (site_dir / "planted.pth").write_text(
+        f"import os; open({str(marker)!r}, 'w').write('ran')\n")
+    (site_dir / "ztsa").mkdir()
+    (site_dir / "ztsa" / "__init__.py").write_text("")
+    (site_dir / "ztsa" / "cli.py").write_text(
+        "import json, sys\n"
+        "def entry():\n"
+        "    print(json.dumps({'file': __file__, 'path': sys.path}))\n")
+    with open(ztsa_bin, encoding="utf-8") as f:
+        text = f.read()
+    launcher = venv / "bin" / "ztsa"
+    launcher.write_text(re.sub(r"^py=.*$", f"py={shlex.quote(str(python))}", text,
+                               count=1, flags=re.MULTILINE))
+    launcher.chmod(0o755)
+    proc = subprocess.run([str(launcher), "--version"], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["file"] == str(site_dir / "ztsa" / "cli.py")
+    assert not marker.exists()
+    base = site.getsitepackages([sys.base_prefix])[0]
+    assert str(site_dir) in doc["path"]
+    assert (base in doc["path"]) == system
+    if system:  # the environment's own come first
+        assert doc["path"].index(str(site_dir)) < doc["path"].index(base)

@@ -221,7 +221,6 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
     from ztsa.engine import run
     from ztsa.host import Host
     from ztsa.model import Profile
-    from ztsa.output import Format, render
 
     ctx = Context(host=Host(), workspace=path, profile=Profile(args.profile),
                   options={"probe_network": args.probe_network,
@@ -237,6 +236,8 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
         report = report._replace(results=report.results + extra)
     if only_on_failure and report.passed:
         return True
+    from ztsa.output import Format, render
+
     text = render(report, Format(args.fmt), color=_use_color(stream, args.output is not None))
     if args.output:
         try:

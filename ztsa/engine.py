@@ -69,9 +69,9 @@ def _run(ctx: Context, only: set[str] | None, warnings_if_blocked: bool) -> Repo
             done = {r.id for r in first or ()}
             _run_phase(ctx, [r for r in active if r.id not in done], results, not_run)
     finally:
-        from ztsa.manifests.project import parse_cache
+        if "parse_cache" in ctx.cache:  # opened by a rule that read a manifest
+            from ztsa.manifests.project import parse_cache
 
-        if "parse_cache" in ctx.cache:
             parse_cache(ctx).close()
     order = {r.id: i for i, r in enumerate(sorted(active, key=lambda r: r.id))}
     return Report(
