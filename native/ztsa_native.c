@@ -1680,6 +1680,10 @@ static int n_fast_ev;
 static unsigned char expect_bm[TID_BITS / 8];  /* forked, first stop not seen yet */
 static unsigned char started_bm[TID_BITS / 8]; /* first stop seen */
 static int fast_helper;
+/* The bitmaps are 1 MB of zeroed BSS: clearing them on every reset touched all 256
+   pages (about 0.45 ms of page faults per run); only bytes a bit was set in are
+   cleared, from the lowest to the highest set since the last reset */
+static pid_t bm_lo = TID_BITS, bm_hi = -1;
 
 static int bit(unsigned char *bm, pid_t t) {
     return t > 0 && t < TID_BITS && (bm[t >> 3] >> (t & 7)) & 1;
@@ -1688,9 +1692,13 @@ static int bit(unsigned char *bm, pid_t t) {
 static void set_bit(unsigned char *bm, pid_t t, int on) {
     if (t <= 0 || t >= TID_BITS)
         return;
-    if (on)
+    if (on) {
         bm[t >> 3] |= (unsigned char)(1 << (t & 7));
-    else
+        if (t < bm_lo)
+            bm_lo = t;
+        if (t > bm_hi)
+            bm_hi = t;
+    } else
         bm[t >> 3] &= (unsigned char)~(1 << (t & 7));
 }
 
@@ -1713,8 +1721,13 @@ int ztsa_fast_events(int *out, int max) {
 static pid_t fast_main, fast_helper_pid; /* their exits always go to the tracer */
 
 void ztsa_fast_reset(int helper) {
-    memset(started_bm, 0, sizeof started_bm);
-    memset(expect_bm, 0, sizeof expect_bm);
+    if (bm_hi >= bm_lo) {
+        size_t from = (size_t)bm_lo >> 3, len = ((size_t)bm_hi >> 3) - from + 1;
+        memset(started_bm + from, 0, len);
+        memset(expect_bm + from, 0, len);
+    }
+    bm_lo = TID_BITS;
+    bm_hi = -1;
     n_fast_ev = 0;
     fast_helper = helper;
     fast_main = fast_helper_pid = 0;
