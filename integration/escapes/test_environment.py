@@ -46,3 +46,23 @@ def test_private_home_and_tmpdir_are_empty_private_and_removed(run):
     assert listing == [] and mode == "0o700" and gettempdir == tmp
     assert home != os.path.expanduser("~")
     assert not os.path.exists(home) and not os.path.exists(tmp)  # gone after the run
+
+
+def test_what_the_tree_makes_unreadable_in_its_tmpdir_is_removed_too(run):
+    """chmod 000 on directories the tree made in its HOME and TMPDIR: the run's cleanup
+    still removes them (for an unprivileged ztsa, the owner's rights come back first)."""
+    code = ("import os, json\n"
+            "h, t = os.environ['HOME'], os.environ['TMPDIR']\n"
+            "for top in (h, t):\n"
+            "    os.makedirs(os.path.join(top, 'a', 'b'))\n"
+            "    open(os.path.join(top, 'a', 'b', 'f'), 'w').write('x')\n"
+            "    os.chmod(os.path.join(top, 'a', 'b'), 0)\n"
+            "    os.chmod(os.path.join(top, 'a'), 0)\n"
+            "os.chmod(t, 0o100)\n"
+            "print(json.dumps([h, t]))\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    home, tmp = json.loads(proc.stdout)
+    private = os.path.dirname(home)
+    assert os.path.dirname(tmp) == private
+    assert not os.path.lexists(private), sorted(os.listdir(private))

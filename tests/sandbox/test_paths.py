@@ -140,3 +140,58 @@ def test_find_program_agrees_with_shutil_which(tmp_path, monkeypatch):
             assert find_program(name, path) == shutil.which(name, path=path), (name, path)
     assert find_program(str(c / "tool"), "") == str(c / "tool")
     assert find_program(str(c / "absent"), "") is None
+
+
+def test_remove_tree_empties_what_the_tree_made_unreadable():
+    """The tree owns its TMPDIR: chmod 000 on a directory there stopped the cleanup of
+    an unprivileged ztsa (root is not stopped by it). Run unprivileged where we are
+    root, so that the access checks are real."""
+    import pickle
+    import tempfile
+    from pathlib import Path
+
+    top = Path(tempfile.mkdtemp(prefix="ztsa-test-"))  # world-traversable, unlike tmp_path
+    os.chmod(top, 0o755)
+    try:
+        base = top / "base"
+        base.mkdir()
+        outside = top / "outside"
+        outside.mkdir()
+        (outside / "keep").write_text("keep")
+        os.chmod(outside, 0o777)
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            result: object = "not run"
+            try:
+                os.close(rfd)
+                if os.geteuid() == 0:
+                    os.chown(base, 65534, 65534)
+                    os.setgroups([])
+                    os.setresgid(65534, 65534, 65534)
+                    os.setresuid(65534, 65534, 65534)
+                root = base / "private"
+                (root / "tmp" / "locked" / "deeper").mkdir(parents=True)
+                (root / "tmp" / "locked" / "deeper" / "f").write_text("x")
+                (root / "tmp" / "locked" / "f").write_text("x")
+                os.symlink(outside, root / "tmp" / "locked" / "link")
+                os.chmod(root / "tmp" / "locked" / "deeper", 0)
+                os.chmod(root / "tmp" / "locked", 0)
+                os.chmod(root / "tmp", 0o100)  # searchable, not listable
+                remove_tree(str(root))
+                result = os.path.lexists(root)
+            except BaseException as exc:  # reported to the parent
+                result = repr(exc)
+            finally:
+                with os.fdopen(wfd, "wb") as w:
+                    w.write(pickle.dumps(result))
+                os._exit(0)
+        os.close(wfd)
+        with os.fdopen(rfd, "rb") as r:
+            left = pickle.loads(r.read())
+        os.waitpid(pid, 0)
+        assert left is False
+        assert (outside / "keep").read_text() == "keep"
+        assert stat.S_IMODE(os.stat(outside).st_mode) == 0o777  # no link is followed
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

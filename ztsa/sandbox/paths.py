@@ -106,8 +106,18 @@ def reap_stale(base: str | None = None) -> list[str]:
 def remove_tree(path: str) -> None:
     """Remove PATH and everything under it, never following a symbolic link (the tree
     could plant one in its TMPDIR): directories are walked by file descriptor, and
-    entries are removed relative to their directory's descriptor. Errors are ignored,
-    as shutil.rmtree(ignore_errors=True) would."""
+    entries are removed relative to their directory's descriptor. A directory the tree
+    made unreadable (chmod 000, which does not stop its owner from changing it back) is
+    given its owner's rights again and emptied too. Other errors are ignored, as
+    shutil.rmtree(ignore_errors=True) would. Called once the tree is gone: nothing
+    swaps a directory for a link meanwhile."""
+    _remove(path)
+    if os.path.lexists(path):
+        _owner_rights(path)
+        _remove(path)
+
+
+def _remove(path: str) -> None:
     # bottom-up; each dirfd is valid only until the walk moves on (the walk raises only
     # when PATH itself is gone)
     with contextlib.suppress(OSError):
@@ -124,3 +134,21 @@ def remove_tree(path: str) -> None:
                         os.unlink(name, dir_fd=dirfd)
     with contextlib.suppress(OSError):
         os.rmdir(path)
+
+
+def _owner_rights(path: str) -> None:
+    """rwx for the owner on PATH and every directory beneath it (top-down, so that each
+    can then be listed), links never followed."""
+    import stat
+
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if stat.S_ISDIR(st.st_mode):
+            os.chmod(path, stat.S_IMODE(st.st_mode) | 0o700)
+    with contextlib.suppress(OSError):
+        for _dirpath, dirnames, _filenames, dirfd in os.fwalk(path):
+            for name in dirnames:
+                with contextlib.suppress(OSError):
+                    st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode) and st.st_mode & 0o700 != 0o700:
+                        os.chmod(name, stat.S_IMODE(st.st_mode) | 0o700, dir_fd=dirfd)
