@@ -185,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--home", metavar="PATH", type=_directory,
                     help="use PATH as HOME instead of a private empty directory")
     ex.add_argument("--keep-tmp", action="store_true",
-                    help="keep the private HOME and TMPDIR after the run")
+                    help="keep the private HOME and TMPDIR after the run (later runs, "
+                         "which remove what killed runs left, leave it alone)")
     ex.add_argument("--allow-write", action="append", default=[], metavar="PATH",
                     type=_directory, help="also let the tree write beneath PATH (it may "
                                           "write only in the workspace, its private HOME "
