@@ -39,8 +39,6 @@ def private_dir(reapable: bool = True) -> tuple[str, int]:
     it holding an flock for as long as the run lives. reapable: the name carries this
     process's ID, so that a later run may remove it once that process is gone and the
     lock free (reap_stale); a directory kept with --keep-tmp is named without it."""
-    import fcntl
-
     base = private_base()
     owner = f"{os.getpid()}-" if reapable else ""
     for _ in range(100):
@@ -49,10 +47,22 @@ def private_dir(reapable: bool = True) -> tuple[str, int]:
             os.mkdir(path, 0o700)
         except FileExistsError:
             continue
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: nobody else can hold it
-        return path, fd
+        return path, _locked(path)  # new: nobody else can hold its lock
     raise FileExistsError(errno.EEXIST, "no free name for the private directory", base)
+
+
+def _locked(path: str) -> int:
+    """A descriptor of the directory PATH (not a link) holding its flock; OSError if
+    another holds it."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def reap_stale(base: str | None = None) -> list[str]:
@@ -62,7 +72,7 @@ def reap_stale(base: str | None = None) -> list[str]:
     no process has that ID here, and its lock is free: a run in another PID namespace
     sharing this /tmp still holds its lock, a run of an older ztsa has no ID in the
     name, and a directory kept with --keep-tmp has none either."""
-    import fcntl
+    import stat
 
     base = base or private_base()
     removed: list[str] = []
@@ -77,7 +87,7 @@ def reap_stale(base: str | None = None) -> list[str]:
             continue
         try:
             st = entry.stat(follow_symlinks=False)
-            if not entry.is_dir(follow_symlinks=False) or st.st_uid != uid:
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
                 continue
             os.kill(int(parts[2]), 0)
             continue  # its process (or one with its ID) is alive
@@ -86,15 +96,9 @@ def reap_stale(base: str | None = None) -> list[str]:
         except OSError:
             continue  # unreadable, or a process we may not signal: alive
         try:
-            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW |
-                         os.O_CLOEXEC)
+            fd = _locked(entry.path)
         except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # a live run holds it
+            continue  # a live run holds it (or it is gone)
         try:
             remove_tree(entry.path)
             removed.append(entry.path)
