@@ -767,24 +767,32 @@ static char **cont_chain; /* workspace-relative chain directories; "" is the roo
 static int n_cont_chain;
 static struct stat *cont_ids; /* the helper's view of cont_make (same files as CMD's rules) */
 static int n_cont_ids;
+static char **cont_closed; /* absolute: outside the workspace, no name made by the tree */
+static int n_cont_closed;
 
 int ztsa_fs_set_creation(const char *const *make, int n_make, const char *const *chain,
-                         int n_chain, int cont) {
+                         int n_chain, const char *const *closed, int n_closed, int cont) {
     if (cont_make)
         free_list(cont_make, n_cont_make);
     if (cont_chain)
         free_list(cont_chain, n_cont_chain);
+    if (cont_closed)
+        free_list(cont_closed, n_cont_closed);
     cont_make = NULL;
     cont_chain = NULL;
+    cont_closed = NULL;
     n_cont_make = -1;
     n_cont_chain = 0;
+    n_cont_closed = 0;
     cont_mode = 0;
     if (n_make < 0)
         return 0;
-    if (!(cont_make = copy_list(make, n_make)) || !(cont_chain = copy_list(chain, n_chain)))
+    if (!(cont_make = copy_list(make, n_make)) || !(cont_chain = copy_list(chain, n_chain)) ||
+        !(cont_closed = copy_list(closed, n_closed)))
         return -ENOMEM;
     n_cont_make = n_make;
     n_cont_chain = n_chain;
+    n_cont_closed = n_closed;
     cont_mode = cont;
     return 0;
 }
@@ -797,8 +805,10 @@ static int is_chain(const char *rel, size_t len) {
 }
 
 /* Does CMD's ruleset let the tree make names in this directory (opened O_PATH)? Outside
-   the workspace the second ruleset grants what the first does; inside, only beneath a
-   directory that was a non-chain entry of a chain directory at spawn. */
+   the workspace the second ruleset grants what the first does, except in the directories
+   on the way to the workspace from a writable root that contains it (cont_closed);
+   inside, only beneath a directory that was a non-chain entry of a chain directory at
+   spawn. */
 static int make_allowed_in(int dirfd) {
     char link[64], real[4097], ws[4097];
     snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
@@ -811,8 +821,12 @@ static int make_allowed_in(int dirfd) {
     ws[w] = 0;
     if (strcmp(ws, "/") == 0)
         w = 0; /* a workspace of "/": everything is inside it */
-    if (strncmp(real, ws, (size_t)w) != 0 || (real[w] != '/' && real[w] != 0))
+    if (strncmp(real, ws, (size_t)w) != 0 || (real[w] != '/' && real[w] != 0)) {
+        for (int i = 0; i < n_cont_closed; i++)
+            if (strcmp(real, cont_closed[i]) == 0)
+                return 0;
         return 1; /* outside the workspace */
+    }
     const char *rel = real[w] == '/' ? real + w + 1 : real + w;
     size_t at = 0, len = strlen(rel);
     for (;;) {
@@ -938,22 +952,22 @@ static int create_in_caller(pid_t pid, long long dirfd, const char *path) {
     return cont_mode && !protected_name(path) && made_in_caller(pid, dirfd, path);
 }
 
-static int helper_layer2; /* CMD has the second ruleset */
 static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2);
 static int tracee_dirfd(pid_t pid, long long fd, const char *path);
 static void close_dirfd(int fd);
 
 /* bind(2) of a Unix socket to a path makes a name without any other syscall the filter
    sees. Where the second ruleset lets the tree make names, the kernel binds for the
-   caller; in a chain directory (where it would refuse), the helper refuses a protected
-   name and binds the others itself, on a duplicate of the caller's socket, from its own
-   copy of the address. Other families, abstract names and autobind name nothing. */
+   caller; in a chain directory (where it would refuse), and everywhere without a second
+   ruleset or with a log, the helper refuses a protected name and binds the others
+   itself, on a duplicate of the caller's socket, from its own copy of the address.
+   Other families, abstract names and autobind name nothing. */
 static long bind_notification(int lfd, const struct seccomp_notif *req) {
     pid_t pid = (pid_t)req->pid;
     unsigned int len = (unsigned int)req->data.args[2];
     struct sockaddr_un sa;
     size_t head = offsetof(struct sockaddr_un, sun_path);
-    if (!helper_layer2 || len <= head || len > sizeof sa)
+    if (len <= head || len > sizeof sa)
         return 1; /* no path: the kernel answers (EINVAL for a bad length) */
     memset(&sa, 0, sizeof sa);
     struct iovec local = {&sa, len};
@@ -1516,7 +1530,6 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             for (int i = 0; i < n_cont_make; i++)
                 if (make_fds[i] >= 0 && fstat(make_fds[i], &cont_ids[n_cont_ids]) == 0)
                     n_cont_ids++;
-            helper_layer2 = 1;
         } else {
             cont_mode = 0; /* no second ruleset: every creation is the helper's */
         }

@@ -44,7 +44,7 @@ int ztsa_net_set_unix(const char *const *entries, int n, const char *workspace);
    (workspace-relative; "" is the root) that hold or lead to protected paths. cont: the
    file helper lets an O_CREAT open outside them run in the caller. 0 or -errno. */
 int ztsa_fs_set_creation(const char *const *make, int n_make, const char *const *chain,
-                         int n_chain, int cont);
+                         int n_chain, const char *const *closed, int n_closed, int cont);
 
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);

@@ -143,26 +143,39 @@ def test_a_thread_flipping_the_name_never_creates_the_protected_one(run, progs, 
     ("rename", "sub/cl.md", "CLAUDE.md"),
     ("symlink", "sub/gm.md", "GEMINI.md"),
 ])
+@pytest.mark.parametrize("around", [False, True], ids=["", "in-a-writable-root"])
 def test_a_name_flipped_from_a_subdirectory_to_the_top_is_never_created(
-        run, progs, op, allowed, protected):
+        run, progs, op, allowed, protected, around):
     """The allowed name lies in a directory where, without a log, the helper lets the
     caller's kernel make names itself: a thread that rewrites the path after the
-    helper read it must meet a kernel that refuses every new name at the top level."""
+    helper read it must meet a kernel that refuses every new name at the top level.
+    Also when a writable root contains the workspace (its rules are then the entries
+    along the way, never a rule above the top level)."""
     (run.workspace / "sub").mkdir()
     os.chmod(run.workspace / "sub", 0o777)
-    proc, _ = run(str(progs / "nameflip"), op, allowed, protected, "10000")
+    extra = ["--allow-write", str(run.workspace.parent)] if around else []
+    proc, _ = run(str(progs / "nameflip"), op, allowed, protected, "10000", extra=extra)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout) > 0
     assert not os.path.lexists(run.workspace / protected)
 
 
-def test_a_unix_socket_cannot_take_an_agent_files_name(run):
+@pytest.mark.parametrize("layout", ["plain", "in-a-writable-root", "no-second-ruleset"])
+def test_a_unix_socket_cannot_take_an_agent_files_name(run, layout):
     """bind() makes a name: the kernel refuses the tree's own where protected paths live
     (the top level, .git, .github), the file helper binds there for it unless the name
-    is protected, and below and in TMPDIR the kernel binds."""
-    for d in ("sub", ".git", ".github"):
+    is protected, and below and in TMPDIR the kernel binds. The same when a writable
+    root contains the workspace, and where CMD has no second ruleset (a chain directory
+    that is a symlink) and the helper binds everywhere."""
+    for d in ("sub", ".git", ".github", "real"):
         (run.workspace / d).mkdir()
         os.chmod(run.workspace / d, 0o777)
+    extra: list[str] = []
+    if layout == "in-a-writable-root":
+        extra = ["--allow-write", str(run.workspace.parent)]
+    elif layout == "no-second-ruleset":
+        (run.workspace / "lnk").symlink_to("real")
+        extra = ["--protect", "lnk/AGENTS.md"]
     code = ("import os, socket\n"
             "for name in ['CLAUDE.md', '.claude', '.git/hooks', '.github/instructions',"
             " 'top.sock', '.github/gh.sock', 'sub/ok.sock', os.environ['TMPDIR'] + '/t.sock',"
@@ -171,7 +184,7 @@ def test_a_unix_socket_cannot_take_an_agent_files_name(run):
             "    try: s.bind(name); print('bound')\n"
             "    except OSError as e: print('refused', e.errno)\n"
             "s = socket.socket(socket.AF_UNIX); s.bind('top.sock')\n")
-    proc, events = run(run.python, "-c", code)
+    proc, events = run(run.python, "-c", code, extra=extra)
     assert proc.returncode == 1 and "Address already in use" in proc.stderr, proc.stderr
     assert proc.stdout.split("\n")[:9] == ["refused 13"] * 4 + ["bound"] * 5
     refused = ["CLAUDE.md", ".claude", ".git/hooks", ".github/instructions"]

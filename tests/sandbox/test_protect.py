@@ -77,12 +77,38 @@ def test_names_are_made_below_the_chain_directories_never_in_them(tmp_path):
     assert str(outside) in c.make and "/dev/shm" in c.make and str(ws) not in c.make
 
 
+def test_a_writable_root_around_the_workspace_is_granted_entry_by_entry(tmp_path):
+    """A rule on a root that contains the workspace would grant the make rights in it
+    too: the directories on the way down get none, their other directories do."""
+    ws = _ws(tmp_path / "a" / "b")
+    for d in ("a/sib", "a/b/other", "top"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "a" / "file").write_text("x")
+    (tmp_path / "a" / "lnk").symlink_to("sib")
+    entries = protect.plan(str(ws), []).entries
+    c = protect.creation(str(ws), entries, [str(tmp_path), str(ws), str(tmp_path / "a")])
+    assert c.make is not None
+    assert sorted(c.closed) == sorted(str(p) for p in (tmp_path, tmp_path / "a",
+                                                       tmp_path / "a" / "b"))
+    outside = sorted(p for p in c.make if not p.startswith(str(ws) + "/"))
+    # no directory on the way, no file, no symlink; each other directory once
+    assert outside == sorted(str(tmp_path / d) for d in ("a/b/other", "a/sib", "top"))
+    assert not any(p == str(ws) or str(ws).startswith(p + "/") for p in c.make)
+    assert {os.path.relpath(p, ws) for p in c.make if p.startswith(str(ws) + "/")} == {
+        ".git/objects", ".github/workflows", "node_modules", "src"}
+    # "/": every ancestor of the workspace is on the way
+    c = protect.creation(str(ws), entries, ["/"], limit=10**6)
+    assert c.make is not None and "/" in c.closed and str(tmp_path) in c.closed
+    assert not any(p == str(ws) or str(ws).startswith(p + "/") for p in c.make)
+    # too many entries on the way: no second ruleset rather than a partial one
+    for i in range(5):
+        (tmp_path / f"d{i}").mkdir()
+    assert protect.creation(str(ws), entries, [str(tmp_path)], limit=4).make is None
+
+
 def test_no_second_ruleset_where_it_cannot_be_exact(tmp_path):
     ws = _ws(tmp_path)
     entries = protect.plan(str(ws), []).entries
-    # a writable root that contains the workspace would grant the make rights in it
-    assert protect.creation(str(ws), entries, [str(tmp_path)]).make is None
-    assert protect.creation(str(ws), entries, ["/"]).make is None
     # a chain directory that is a symlink leads the kernel somewhere the rules don't say
     (ws / ".github").rename(ws / "gh")
     (ws / ".github").symlink_to("gh")

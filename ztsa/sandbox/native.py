@@ -125,16 +125,21 @@ def net_set_unix(entries: list[str], workspace: str) -> None:
     _check(lib.ztsa_net_set_unix(arr, len(c), os.fsencode(workspace)), "allow-unix")
 
 
-def fs_set_creation(make: list[str] | None, chain: list[str], cont: bool) -> None:
-    """CMD's second Landlock ruleset (make None: none) and whether the file helper lets
-    O_CREAT opens outside the chain directories run in the caller; set before spawn."""
+def fs_set_creation(make: list[str] | None, chain: list[str], closed: list[str],
+                    cont: bool) -> None:
+    """CMD's second Landlock ruleset (make None: none; `closed`, the directories outside
+    the workspace it makes no name in) and whether the file helper lets O_CREAT opens
+    where the ruleset allows names run in the caller; set before spawn."""
     if make is None:
-        _check(lib.ztsa_fs_set_creation(ffi.NULL, -1, ffi.NULL, 0, 0), "creation rules")
+        _check(lib.ztsa_fs_set_creation(ffi.NULL, -1, ffi.NULL, 0, ffi.NULL, 0, 0),
+               "creation rules")
         return
     c_make, make_arr = _strings(make)
     c_chain, chain_arr = _strings(chain)
+    c_closed, closed_arr = _strings(closed)
     _check(lib.ztsa_fs_set_creation(make_arr, len(c_make), chain_arr, len(c_chain),
-                                    int(cont)), "creation rules")
+                                    closed_arr, len(c_closed), int(cont)),
+           "creation rules")
 
 
 def helper_connects() -> int:

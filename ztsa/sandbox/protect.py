@@ -43,6 +43,8 @@ class Creation(NamedTuple):
     make: list[str] | None  # absolute directories; None: no second ruleset
     chain: list[str]  # workspace-relative directories holding or leading to protected
     # paths ("" is the root)
+    closed: list[str]  # absolute directories outside the workspace where no name can
+    # be made either: those on the way to it from a writable root that contains it
 
 
 def normalise(workspace: str, path: str) -> str:
@@ -104,7 +106,8 @@ def plan(workspace: str, extra: list[str]) -> Protection:
     return Protection(entries, list(dict.fromkeys(ro)))
 
 
-def creation(workspace: str, entries: list[str], writable: list[str]) -> Creation:
+def creation(workspace: str, entries: list[str], writable: list[str],
+             limit: int = 4096) -> Creation:
     """The directories the tree may make names beneath: every writable root of the first
     ruleset that lies outside the workspace (`writable`: the directories it grants the
     make rights), and, inside it, each directory that exists now below a chain
@@ -114,8 +117,15 @@ def creation(workspace: str, entries: list[str], writable: list[str]) -> Creatio
     refuses the protected ones, and a path that a racing thread rewrites after the
     helper read it reaches a kernel that refuses every name there.
 
-    No second ruleset (make None) when one cannot say this exactly: a writable root
-    that contains the workspace, or a chain directory that is a symlink."""
+    A writable root that contains the workspace (`--allow-write ~` for a project in
+    the home, /dev/shm for one below it) would grant the make rights in the workspace
+    too, since a rule covers a whole hierarchy. It is granted instead entry by entry
+    along the way down: each directory that exists now in it, or in a directory on the
+    way to the workspace, other than the next one on that way. The directories on the
+    way (`closed`) are then like chain directories: a name new in one is the helper's.
+
+    No second ruleset (make None) when one cannot say this exactly: a chain directory
+    that is a symlink, or more than `limit` entries in the directories on the way."""
     ws = os.path.realpath(workspace)
     chain = [""]
     for rel in entries:
@@ -126,17 +136,33 @@ def creation(workspace: str, entries: list[str], writable: list[str]) -> Creatio
                 continue
             path = os.path.join(ws, prefix)
             if os.path.islink(path):
-                return Creation(None, [])
+                return Creation(None, [], [])
             if os.path.isdir(path):
                 chain.append(prefix)
     make: list[str] = []
+    closed: list[str] = []
     for d in writable:
         real = os.path.realpath(d)
         if real == ws or real.startswith(ws + "/"):
             continue  # inside: covered below
         if ws.startswith(real.rstrip("/") + "/"):
-            return Creation(None, [])
-        make.append(real)
+            way = ws
+            while way != real:
+                way = os.path.dirname(way)
+                closed.append(way)
+        else:
+            make.append(real)
+    closed = list(dict.fromkeys(closed))
+    on_way = {ws, *closed}
+    for d in closed:
+        try:
+            children = list(os.scandir(d))
+        except OSError:
+            continue
+        make += [e.path for e in children
+                 if e.path not in on_way and e.is_dir(follow_symlinks=False)]
+        if len(make) > limit:
+            return Creation(None, [], [])
     skip = set(chain) | set(entries)
     for c in chain:
         try:
@@ -147,4 +173,6 @@ def creation(workspace: str, entries: list[str], writable: list[str]) -> Creatio
             rel = f"{c}/{e.name}" if c else e.name
             if rel not in skip and e.is_dir(follow_symlinks=False):
                 make.append(e.path)
-    return Creation(make, chain)
+    if len(make) > limit:
+        return Creation(None, [], [])
+    return Creation(make, chain, closed)

@@ -151,11 +151,11 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     # names are made only where no protected one can be (a second ruleset for CMD);
     # without a log (whose deny lines need the helper to decide every creation), the
     # helper lets opens outside the chain directories run in the caller
-    creation = protect.Creation(None, [])
+    creation = protect.Creation(None, [], [])
     if guard is not None and fs.handled & landlock.MAKE_REG:
         writable = [path for path, rights in fs.rules if rights & landlock.MAKE_REG]
         creation = protect.creation(policy.workspace, guard.entries, writable)
-    nat.fs_set_creation(creation.make, creation.chain, log_stream is None)
+    nat.fs_set_creation(creation.make, creation.chain, creation.closed, log_stream is None)
     pid, sync_fd, err_fd = nat.spawn(
         program, argv, env, cwd,
         build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None,
