@@ -1544,6 +1544,7 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
         helper_log = log_fd;
         helper_denials = shared_denials;
         helper_connects = shared_denials + 1;
+        prctl(PR_SET_NAME, "ztsa-helper", 0, 0, 0); /* for ps and perf, as ztsa's child */
         fs_helper(lfd);
         _exit(0);
     }

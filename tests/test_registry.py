@@ -93,6 +93,9 @@ def test_a_declaration_that_is_not_plain_literals_is_not_read(tmp_path):
         "two.py": '@rule(id="ENV001", actions="W/B/B")\ndef f(c): ...\n'
                   '@rule(id="ENV002", actions="B/B/B")\ndef g(c): ...\n',
         "no_id.py": '@rule(\n    id="ENV001", actions="W/B/B")\ndef f(c): ...\n',
+        "indented.py": '  @rule(id="ENV001", actions="W/B/B")\ndef f(c): ...\n',
+        "elsewhere.py": 'A = "W/B/B"\n@rule(id="ENV001", actions=A)\ndef f(c):\n'
+                        '    """actions="B/B/B"."""\n',
         "bad.py": b'\xff\xfe@rule(id="ENV001", actions="W/B/B")\n',
     }
     for name, text in cases.items():
