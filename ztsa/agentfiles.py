@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.parsing import ParseError, load_jsonc, load_toml
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 

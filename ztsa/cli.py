@@ -14,9 +14,12 @@ import argparse
 import gettext
 import os
 import sys
-from typing import Any
 
 from ztsa import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # argparse asks gettext for a translation of each of its messages as the parser is built
 # (a catalogue search under /usr/share/locale, with locale's import, each time: 4-6 ms of

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
 from ztsa.host import Host, ProbeError, decode
 from ztsa.model import Profile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Context:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
 
 from ztsa.host import Host, ProbeError
 from ztsa.model import Evidence, Outcome
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+    T = TypeVar("T")
 
 
 class Findings:

@@ -18,7 +18,12 @@ import os
 import stat
 from collections.abc import Iterator, Mapping
 from functools import cached_property
-from typing import Any, NamedTuple
+
+from ztsa.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_READ = 16 * 1024 * 1024
 _ABSENT = (errno.ENOENT, errno.ENOTDIR)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class LazyRe:

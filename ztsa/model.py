@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from typing import NamedTuple
+
+from ztsa.records import NamedTuple
 
 
 class Severity(str, enum.Enum):

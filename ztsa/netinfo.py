@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import NamedTuple
 
 from ztsa.host import Host, ProbeError
+from ztsa.records import NamedTuple
 
 LISTEN = "0A"
 

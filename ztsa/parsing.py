@@ -10,10 +10,15 @@ import functools
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
 
 from ztsa.host import ProbeError
 from ztsa.lazy import LazyRe
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ParamSpec, TypeVar
+    P = ParamSpec("P")
+    R = TypeVar("R")
 
 
 class ParseError(ProbeError):
@@ -178,10 +183,6 @@ def parse_ini_pairs(text: str) -> list[tuple[str, str, int]]:
         if sep:
             out.append((key.strip(), value.strip().strip('"'), i))
     return out
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 def structural(fn: Callable[P, R]) -> Callable[P, R]:

@@ -12,11 +12,12 @@ import importlib
 import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
 
 from ztsa.lazy import LazyRe
 from ztsa.model import Action, Category, Outcome, Profile, Severity
+from ztsa.records import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ztsa.context import Context
 

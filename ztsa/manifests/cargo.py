@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, line_of, load_toml, structural
+from ztsa.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DEP_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
 CRATES_IO = ("registry+https://github.com/rust-lang/crates.io-index",

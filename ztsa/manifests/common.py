@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any
 
 from ztsa.context import Context
 from ztsa.manifests import MAX_LOCK_BYTES
 from ztsa.parsing import ParseError, structural
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_NODES = 5_000_000
 

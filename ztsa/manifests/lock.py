@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from ztsa.records import NamedTuple
 
 
 class LockEntry(NamedTuple):

@@ -6,7 +6,6 @@ import os
 import posixpath
 from collections.abc import Callable
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -14,7 +13,10 @@ from ztsa.host import ProbeError
 from ztsa.manifests import BUNDLE_BYTES, MAX_LOCK_BYTES, PARALLEL_BYTES
 from ztsa.manifests.project import PY_LOCKS, is_pylock, load, matching, parse_cache
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ztsa.manifests.lock import LockEntry
 
 DEFAULT_HOSTS = frozenset({

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 from ztsa.manifests.common import key_lines
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, line_of, load_json, structural
+from ztsa.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DEP_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
 LIFECYCLE = ("preinstall", "install", "postinstall")

@@ -28,10 +28,13 @@ import pickle
 import stat
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from ztsa import __version__
 from ztsa.host import ProbeError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
 MAX_ENTRIES = 256

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, structural
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KNOWN = ("6", "7", "8", "9")
 

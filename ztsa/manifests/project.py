@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
@@ -12,10 +11,13 @@ from ztsa.manifests import BUNDLE_BYTES, MAX_LOCK_BYTES
 from ztsa.manifests.common import ancestors
 from ztsa.walk import all_files
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ztsa.manifests.parsecache import ParseCache
+    from typing import Any, TypeVar
 
-T = TypeVar("T")
+    from ztsa.manifests.parsecache import ParseCache
+    T = TypeVar("T")
+
 
 NPM_LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml",
              "bun.lock", "bun.lockb")

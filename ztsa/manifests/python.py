@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
 
 from ztsa.lazy import LazyRe
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, line_of, load_json, load_toml, structural
+from ztsa.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 INDEX_OPTIONS = {"-i": "--index-url", "--index-url": "--index-url",
                  "--extra-index-url": "--extra-index-url", "--trusted-host": "--trusted-host",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -11,6 +10,7 @@ from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
 from ztsa.walk import all_files
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ztsa.manifests.cargo import CargoToml
 

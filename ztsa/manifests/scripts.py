@@ -5,15 +5,18 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.host import ProbeError
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
+from ztsa.records import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ztsa.manifests.npm import PackageJson
 
 MAX_INSTALLED = 20_000

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ztsa.lazy import LazyRe
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, structural
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _V1_VALUE = LazyRe(r'^("(?:[^"\\]|\\.)*"|[^\s"]+)\s+(.*)$')
 

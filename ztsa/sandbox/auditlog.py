@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import IO, Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 SCHEMA = "ztsa.audit/v1"
 

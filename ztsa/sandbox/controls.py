@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from ztsa.sandbox import landlock
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 USERNS_MISSING = "user namespaces (agent files cannot be made read-only)"
 

@@ -11,7 +11,8 @@ ruleset is inherited across fork and exec), so no check can be raced:
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+
+from ztsa.records import NamedTuple
 
 # LANDLOCK_ACCESS_FS_* (linux/landlock.h; Debian 12's headers lack the newer ones)
 WRITE_FILE, REMOVE_DIR, REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5

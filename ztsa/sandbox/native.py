@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any
 
 import ztsa._native as _native
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ffi: Any = _native.ffi
 lib: Any = _native.lib

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
 
+from ztsa.records import NamedTuple
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # ipaddress is imported where addresses are made (a millisecond)
     import ipaddress
 

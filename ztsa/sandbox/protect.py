@@ -19,7 +19,8 @@ covered unless named with --protect)."""
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+
+from ztsa.records import NamedTuple
 
 # the agent configuration files of the confinement issue, and ztsa's own policy files
 AGENT_FILES = (

@@ -7,7 +7,6 @@ import gc
 import os
 import sys
 from collections.abc import Sequence
-from typing import IO, TYPE_CHECKING
 
 from ztsa.sandbox import landlock, protect
 from ztsa.sandbox import native as nat
@@ -18,8 +17,10 @@ from ztsa.sandbox.paths import find_program, private_dir, reap_stale, remove_tre
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal as _signal
+    from typing import IO
 else:  # its constants and signal(), without signal.py's enum conversions (a millisecond)
     import _signal
 

@@ -16,13 +16,14 @@ import errno
 import os
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
 
+from ztsa.records import NamedTuple
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.filter import TAG_EXEC, TAG_NET
 from ztsa.sandbox.policy import Decision, Policy
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal as _signal
 else:  # the constants, without signal.py's enum conversions (a millisecond at import)

@@ -22,7 +22,6 @@ configuration for tools you trust.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ztsa.agentfiles import get, json_file, toml_file
 from ztsa.context import Context
@@ -30,6 +29,10 @@ from ztsa.findings import Findings
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of
 from ztsa.registry import rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 JSON_FILES = ((".mcp.json", "mcpServers"), (".cursor/mcp.json", "mcpServers"),
               (".vscode/mcp.json", "servers"), (".gemini/settings.json", "mcpServers"))

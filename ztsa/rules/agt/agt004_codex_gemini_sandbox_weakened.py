@@ -17,14 +17,16 @@ user (`~/.codex/config.toml`) and only for trusted work.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ztsa.agentfiles import get, json_file, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of
 from ztsa.registry import rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CODEX = ".codex/config.toml"
 GEMINI = ".gemini/settings.json"

@@ -19,8 +19,6 @@ Pin the full commit: `github:owner/repo#<40-hex sha>`, `git = "…", rev = "<sha
 
 from __future__ import annotations
 
-from typing import Any
-
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
@@ -28,6 +26,10 @@ from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, matching, named
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SHA = LazyRe(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
 NPM_GIT = LazyRe(r"^(git\+|git://|github:|gitlab:|bitbucket:|gist:)")

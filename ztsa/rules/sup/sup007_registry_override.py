@@ -23,7 +23,6 @@ your own user configuration and keep integrity hashes in the lockfile.
 from __future__ import annotations
 
 import posixpath
-from typing import Any
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -34,6 +33,10 @@ from ztsa.manifests.project import load, matching, named
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of, load_toml, parse_ini_pairs
 from ztsa.registry import rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_NPM = ("https://registry.npmjs.org", "https://registry.yarnpkg.com")
 ENV = LazyRe(r"^(PIP_\w*INDEX\w*|UV_\w*INDEX\w*|PIP_TRUSTED_HOST|PIP_FIND_LINKS|"

@@ -21,7 +21,6 @@ checksum).
 from __future__ import annotations
 
 import posixpath
-from typing import Any
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -31,6 +30,10 @@ from ztsa.manifests.project import load, matching, named
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of, load_toml, parse_ini_pairs
 from ztsa.registry import rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NPMRC_KEYS = {"script-shell", "node-options", "shell", "git"}
 

@@ -19,7 +19,6 @@ Generate the file with hashes: `pip-compile --generate-hashes requirements.in` o
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -29,6 +28,7 @@ from ztsa.manifests.project import load, matching
 from ztsa.model import Outcome, Profile, Severity
 from ztsa.registry import rule
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ztsa.manifests.python import RequirementsFile
 

@@ -20,8 +20,6 @@ install commands, and never run network or shell code from `setup.py`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
@@ -30,6 +28,7 @@ from ztsa.model import Outcome, Severity
 from ztsa.parsing import ParseError
 from ztsa.registry import rule
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
 
