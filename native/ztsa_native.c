@@ -822,10 +822,36 @@ static int make_allowed_in(int dirfd) {
     if (strcmp(ws, "/") == 0)
         w = 0; /* a workspace of "/": everything is inside it */
     if (strncmp(real, ws, (size_t)w) != 0 || (real[w] != '/' && real[w] != 0)) {
-        for (int i = 0; i < n_cont_closed; i++)
-            if (strcmp(real, cont_closed[i]) == 0)
-                return 0;
-        return 1; /* outside the workspace */
+        /* outside the workspace: below the deepest directory on the way to it, names
+           are made beneath the entries that existed there at spawn only */
+        size_t deepest = 0;
+        int below = 0;
+        for (int i = 0; i < n_cont_closed; i++) {
+            size_t c = strlen(cont_closed[i]);
+            size_t cut = strcmp(cont_closed[i], "/") == 0 ? 0 : c;
+            if (strncmp(real, cont_closed[i], c) != 0)
+                continue;
+            if (real[c] == 0)
+                return 0; /* a directory on the way itself */
+            if (real[cut] == '/' && (!below || cut >= deepest)) {
+                deepest = cut;
+                below = 1;
+            }
+        }
+        if (!below)
+            return 1; /* beneath a writable root of its own */
+        const char *slash = strchr(real + deepest + 1, '/');
+        char entry[4097];
+        size_t end = slash ? (size_t)(slash - real) : strlen(real);
+        memcpy(entry, real, end);
+        entry[end] = 0;
+        struct stat st;
+        if (lstat(entry, &st) < 0)
+            return 0;
+        for (int i = 0; i < n_cont_ids; i++)
+            if (cont_ids[i].st_dev == st.st_dev && cont_ids[i].st_ino == st.st_ino)
+                return 1;
+        return 0;
     }
     const char *rel = real[w] == '/' ? real + w + 1 : real + w;
     size_t at = 0, len = strlen(rel);

@@ -244,6 +244,37 @@ def test_creations_follow_directories_the_tree_moves(run):
     assert sorted(os.listdir(ws / "src")) == ["h", "top", "x"]
 
 
+def test_work_beside_the_workspace_in_a_writable_root_that_contains_it(run):
+    """With --allow-write of the workspace's parent, the parent is granted entry by
+    entry: names made in it (by the helper), in its old directories and in directories
+    new there (everything below a new one is the helper's too) must all work, and the
+    workspace's top level still takes no protected name."""
+    import shutil
+
+    parent = run.workspace.parent
+    old = parent / f"ztsa-old-{os.urandom(4).hex()}"
+    new = parent / f"ztsa-new-{os.urandom(4).hex()}"
+    old.mkdir()
+    os.chmod(old, 0o777)
+    mode = parent.stat().st_mode
+    os.chmod(parent, 0o1777)  # the unprivileged tree may make names there too
+    try:
+        proc, _ = run("/bin/sh", "-c",
+                      f"echo 1 > {old}/f && mkdir -p {new}/a/b && echo 2 > {new}/a/b/g && "
+                      f"echo 3 > {new}/h && mkdir {old}/d && echo 4 > {old}/d/i && "
+                      f"cat {old}/f {new}/a/b/g {new}/h {old}/d/i; "
+                      "echo x > CLAUDE.md; mkdir .claude; echo done",
+                      extra=["--allow-write", str(parent)])
+        assert proc.stdout.split() == ["1", "2", "3", "4", "done"], proc.stderr
+        assert not (run.workspace / "CLAUDE.md").exists()
+        assert not (run.workspace / ".claude").exists()
+        assert (new / "a" / "b" / "g").read_text() == "2\n"
+    finally:
+        os.chmod(parent, stat.S_IMODE(mode))
+        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(new, ignore_errors=True)
+
+
 def test_ordinary_work_in_the_workspace_still_works(run):
     out = sh(run, "mkdir -p src/a && echo 1 > src/a/f && mv src/a src/b && ln src/b/f g "
                   "&& ln -s g s && cat s && mkdir docs && echo x > docs/CLAUDE.md "
