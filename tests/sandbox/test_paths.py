@@ -36,6 +36,23 @@ def test_remove_tree_never_follows_links(tmp_path):
         assert not os.path.lexists(root)
 
 
+def test_remove_tree_shortcut_for_empty_directories_follows_no_link(tmp_path):
+    """Empty HOME and TMPDIR go in three rmdir calls; a link to a directory in their
+    place (empty, so the shortcut would otherwise apply) is removed, its target kept."""
+    root = tmp_path / "private"
+    (root / "home").mkdir(parents=True)
+    (root / "tmp").mkdir()
+    remove_tree(str(root))
+    assert not os.path.lexists(root)
+    target = tmp_path / "target"
+    (target / "empty").mkdir(parents=True)
+    (root / "home").mkdir(parents=True)
+    os.symlink(target / "empty", root / "tmp")
+    remove_tree(str(root))
+    assert not os.path.lexists(root)
+    assert (target / "empty").is_dir()
+
+
 def test_remove_tree_of_a_missing_path_is_quiet(tmp_path):
     remove_tree(str(tmp_path / "absent"))
 

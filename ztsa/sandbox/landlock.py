@@ -78,12 +78,15 @@ def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
     while stack:
         d = stack.pop()
         try:
-            names = os.listdir(d)
+            with os.scandir(d) as it:
+                entries = list(it)
         except OSError:
             continue
-        for name in names:
-            path = os.path.join(d, name)
-            real = os.path.realpath(path)
+        for e in entries:
+            # d is real (/ or an ancestor of a real hidden path): so is an entry that is
+            # no symlink
+            link = e.is_symlink()
+            path, real = e.path, os.path.realpath(e.path) if link else e.path
             if real in hidden_real or any(real.startswith(h + "/") for h in hidden_real):
                 continue
             if path in ancestors:
@@ -91,7 +94,8 @@ def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
             elif real in ancestors:
                 continue  # a symlink to an ancestor: its other entries are covered
             else:
-                rules.append((real, READ if os.path.isdir(real) else READ & FILE_RIGHTS))
+                is_dir = os.path.isdir(real) if link else e.is_dir(follow_symlinks=False)
+                rules.append((real, READ if is_dir else READ & FILE_RIGHTS))
             if len(rules) > limit:
                 raise OSError(f"more than {limit} read rules")
     return rules
