@@ -110,11 +110,12 @@ def shortcuts(read: list[tuple[str, int]], hidden: list[str], dirs: list[str]) \
     directory, the prefixes of PATH's directories: /usr, a pyenv or nvm version) keep
     those walks short instead of running up to an entry of `/` or of the home (pip's
     run: 8-14 ms of Landlock with the home's entries alone). A directory that holds a
-    hidden path, or lies outside every whole-tree rule, gets no rule."""
-    hidden_real = {os.path.realpath(h) for h in hidden}
+    hidden path, or lies outside every whole-tree rule, gets no rule. `dirs` are real
+    paths."""
+    hidden_real = {os.path.realpath(h) for h in hidden if os.path.lexists(h)}
     whole = [p for p, rights in read if rights == READ]
     out: list[tuple[str, int]] = []
-    for d in dict.fromkeys(os.path.realpath(d) for d in dirs if d):
+    for d in dict.fromkeys(dirs):  # real paths already
         if d == "/" or d in whole or not os.path.isdir(d):
             continue
         if any(h == d or h.startswith(d + "/") for h in hidden_real):
@@ -143,10 +144,11 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
         hidden = [os.path.join(home, c) for c in CREDENTIALS] if home else []
         try:
             read = read_rules(hidden, limit)
-            path_dirs = [d for d in (search_path or "").split(os.pathsep) if d.startswith("/")]
+            path_dirs = [os.path.realpath(d) for d in dict.fromkeys(
+                (search_path or "").split(os.pathsep)) if d.startswith("/")]
             rules += read + shortcuts(read, hidden, [
-                *writable_dirs, *(os.path.dirname(os.path.realpath(d)) for d in path_dirs),
-                *path_dirs])
+                *(p for p, _ in rules[:len(writable_dirs)]), *path_dirs,
+                *(os.path.dirname(d) for d in path_dirs)])
         except OSError:
             handled &= ~READ
             missing.append(f"Landlock read rules for the credential paths of {home} (the "
