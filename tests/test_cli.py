@@ -111,18 +111,26 @@ def test_help_is_wrapped_to_columns(columns):
 
 def test_building_the_parser_imports_no_locale_machinery():
     """argparse's messages are not looked up in gettext catalogues (a search under
-    /usr/share/locale per message, milliseconds of every run); nor is shutil imported
-    for the terminal width."""
+    /usr/share/locale per message, milliseconds of every run), nor is gettext itself
+    imported (a stand-in during argparse's import; the real one imports later); nor is
+    shutil imported for the terminal width."""
     code = ("import sys\n"
             "from ztsa import cli\n"
             "cli.build_parser().parse_args(['exec', '--profile', 'repo'])\n"
-            "print(sorted({'locale', 'shutil'} & set(sys.modules)))\n")
+            "print(sorted({'locale', 'shutil', 'gettext'} & set(sys.modules)))\n"
+            "import gettext, argparse\n"  # the real module, for whoever imports it later
+            "print(gettext.ngettext is not argparse.ngettext, gettext.__file__ is not None)\n"
+            "p = argparse.ArgumentParser(prog='x')\n"
+            "p.add_argument('--n', type=int)\n"
+            "try: p.parse_args(['--n', 'a'])\n"
+            "except SystemExit: pass\n")
     # -S, as the installed command starts: site's .pth files may import anything
     proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
                           env={**os.environ, "LANG": "de_DE.UTF-8", "LANGUAGE": "de"},
                           timeout=60, cwd=Path(__file__).parent.parent)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    assert proc.stdout.split("\n")[:2] == ["[]", "True True"]
+    assert "error: argument --n: invalid int value: 'a'" in proc.stderr  # as written
 
 
 def test_rules_and_explain():
