@@ -101,32 +101,8 @@ def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
     return rules
 
 
-def shortcuts(read: list[tuple[str, int]], hidden: list[str], dirs: list[str]) \
-        -> list[tuple[str, int]]:
-    """READ again on directories that `read` already lets be read whole: a rule changes
-    nothing there, but Landlock decides an open by walking from the file up to the
-    first rule that grants it, taking and dropping a reference on each directory on the
-    way. Rules at the tops of the trees a build reads most (the workspace, the private
-    directory, the prefixes of PATH's directories: /usr, a pyenv or nvm version) keep
-    those walks short instead of running up to an entry of `/` or of the home (pip's
-    run: 8-14 ms of Landlock with the home's entries alone). A directory that holds a
-    hidden path, or lies outside every whole-tree rule, gets no rule. `dirs` are real
-    paths."""
-    hidden_real = {os.path.realpath(h) for h in hidden if os.path.lexists(h)}
-    whole = [p for p, rights in read if rights == READ]
-    out: list[tuple[str, int]] = []
-    for d in dict.fromkeys(dirs):  # real paths already
-        if d == "/" or d in whole or not os.path.isdir(d):
-            continue
-        if any(h == d or h.startswith(d + "/") for h in hidden_real):
-            continue  # it holds a hidden path
-        if any(d.startswith(w + "/") for w in whole):
-            out.append((d, READ))
-    return out
-
-
 def plan(abi: int, writable_dirs: list[str], home: str | None,
-         limit: int = 4096, search_path: str | None = None) -> Plan:
+         limit: int = 4096) -> Plan:
     """The ruleset. When the directories leading to the credential paths hold more
     entries than `limit` read rules, reads are not handled and that control is listed
     as missing (refused under untrusted, recorded otherwise)."""
@@ -143,12 +119,7 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
     if handled:
         hidden = [os.path.join(home, c) for c in CREDENTIALS] if home else []
         try:
-            read = read_rules(hidden, limit)
-            path_dirs = [os.path.realpath(d) for d in dict.fromkeys(
-                (search_path or "").split(os.pathsep)) if d.startswith("/")]
-            rules += read + shortcuts(read, hidden, [
-                *(p for p, _ in rules[:len(writable_dirs)]), *path_dirs,
-                *(os.path.dirname(d) for d in path_dirs)])
+            rules += read_rules(hidden, limit)
         except OSError:
             handled &= ~READ
             missing.append(f"Landlock read rules for the credential paths of {home} (the "

@@ -105,12 +105,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
         real_home = os.environ.get("HOME") or _passwd_home()
         program = find_program(argv[0], env.get("PATH"))
-        # the trees CMD will read most: its own installation's, and those on its PATH
-        # (landlock.shortcuts)
-        hot = [os.path.dirname(os.path.dirname(os.path.realpath(program)))] \
-            if program else []
-        fs = landlock.plan(nat.landlock_abi(), writable, real_home,
-                           search_path=":".join([*hot, env.get("PATH", "")]))
+        fs = landlock.plan(nat.landlock_abi(), writable, real_home)
         ns_mode = 1 if os.geteuid() == 0 else 2 if nat.userns_available() else 0
         missing = list(fs.missing)
         if not ns_mode:
