@@ -126,7 +126,8 @@ def creation(workspace: str, entries: list[str], writable: list[str],
     way (`closed`) are then like chain directories: a name new in one is the helper's.
 
     No second ruleset (make None) when one cannot say this exactly: a chain directory
-    that is a symlink, or more than `limit` entries in the directories on the way."""
+    that is a symlink, or more than `limit` rules (every creation is then the
+    helper's)."""
     ws = os.path.realpath(workspace)
     chain = [""]
     for rel in entries:
