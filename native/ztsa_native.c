@@ -809,6 +809,17 @@ static int is_chain(const char *rel, size_t len) {
    on the way to the workspace from a writable root that contains it (cont_closed);
    inside, only beneath a directory that was a non-chain entry of a chain directory at
    spawn. */
+/* Is path (relative to at, not followed) one of the directories of CMD's make rules? */
+static int has_make_rule(int at, const char *path) {
+    struct stat st;
+    if (fstatat(at, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return 0;
+    for (int i = 0; i < n_cont_ids; i++)
+        if (cont_ids[i].st_dev == st.st_dev && cont_ids[i].st_ino == st.st_ino)
+            return 1;
+    return 0;
+}
+
 static int make_allowed_in(int dirfd) {
     char link[64], real[4097], ws[4097];
     snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
@@ -845,13 +856,7 @@ static int make_allowed_in(int dirfd) {
         size_t end = slash ? (size_t)(slash - real) : strlen(real);
         memcpy(entry, real, end);
         entry[end] = 0;
-        struct stat st;
-        if (lstat(entry, &st) < 0)
-            return 0;
-        for (int i = 0; i < n_cont_ids; i++)
-            if (cont_ids[i].st_dev == st.st_dev && cont_ids[i].st_ino == st.st_ino)
-                return 1;
-        return 0;
+        return has_make_rule(AT_FDCWD, entry);
     }
     const char *rel = real[w] == '/' ? real + w + 1 : real + w;
     size_t at = 0, len = strlen(rel);
@@ -862,15 +867,9 @@ static int make_allowed_in(int dirfd) {
         size_t end = slash ? (size_t)(slash - rel) : len;
         if (!is_chain(rel, end)) {
             char cand[4097];
-            struct stat st;
             memcpy(cand, rel, end);
             cand[end] = 0;
-            if (fstatat(helper_root, cand, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return 0;
-            for (int i = 0; i < n_cont_ids; i++)
-                if (cont_ids[i].st_dev == st.st_dev && cont_ids[i].st_ino == st.st_ino)
-                    return 1;
-            return 0;
+            return has_make_rule(helper_root, cand);
         }
         at = end + 1;
     }
@@ -1440,8 +1439,8 @@ int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
             _exit(127);
         close(sync_pipe[0]);
         /* nothing but stdio (and the named fds) reaches CMD */
-        int keep_here[3] = {efd, protect ? log_fd : -1, -1};
-        close_all_but(keep_here, 3, keep_fds, n_keep_fds);
+        int keep_here[2] = {efd, protect ? log_fd : -1};
+        close_all_but(keep_here, 2, keep_fds, n_keep_fds);
         for (int i = 0; i < n_keep_fds; i++) {
             int flags = fcntl(keep_fds[i], F_GETFD);
             if (flags >= 0)

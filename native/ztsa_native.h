@@ -41,8 +41,10 @@ int ztsa_net_set_unix(const char *const *entries, int n, const char *workspace);
 /* CMD's second Landlock ruleset, set before ztsa_spawn (with protect): the rights to make
    names only beneath the directories `make` (absolute; n_make -1: no second ruleset),
    so that nothing can be created by the tree itself in the `chain` directories
-   (workspace-relative; "" is the root) that hold or lead to protected paths. cont: the
-   file helper lets an O_CREAT open outside them run in the caller. 0 or -errno. */
+   (workspace-relative; "" is the root) that hold or lead to protected paths, nor in
+   the `closed` directories (absolute: those on the way to the workspace from a writable
+   root that contains it). cont: the file helper lets an O_CREAT open outside them run
+   in the caller. 0 or -errno. */
 int ztsa_fs_set_creation(const char *const *make, int n_make, const char *const *chain,
                          int n_chain, const char *const *closed, int n_closed, int cont);
 

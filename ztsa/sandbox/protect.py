@@ -163,8 +163,6 @@ def creation(workspace: str, entries: list[str], writable: list[str],
             continue
         make += [e.path for e in children
                  if e.path not in on_way and e.is_dir(follow_symlinks=False)]
-        if len(make) > limit:
-            return Creation(None, [], [])
     skip = set(chain) | set(entries)
     for c in chain:
         try:

@@ -104,7 +104,6 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir)
         writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
         real_home = os.environ.get("HOME") or _passwd_home()
-        program = find_program(argv[0], env.get("PATH"))
         fs = landlock.plan(nat.landlock_abi(), writable, real_home)
         ns_mode = 1 if os.geteuid() == 0 else 2 if nat.userns_available() else 0
         missing = list(fs.missing)
@@ -121,8 +120,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 log.close()
                 return EXIT_GATE
         guard = protect.plan(policy.workspace, list(protect_extra)) if ns_mode else None
-        return _execute(argv, program, policy, log, log_stream, cwd, keep_caps, pass_fds,
-                        env, fs, ns_mode, guard)
+        return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
+                        ns_mode, guard)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -133,10 +132,10 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         reap_stale()
 
 
-def _execute(argv: list[str], program: str | None, policy: Policy, log: AuditLog,
-             log_stream: IO[str] | None, cwd: str, keep_caps: list[str], pass_fds: list[int],
-             env: dict[str, str], fs: landlock.Plan, ns_mode: int,
-             guard: protect.Protection | None) -> int:
+def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
+             cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
+             fs: landlock.Plan, ns_mode: int, guard: protect.Protection | None) -> int:
+    program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
