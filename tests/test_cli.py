@@ -203,3 +203,17 @@ def test_a_rule_that_raises_is_unknown(tmp_path):
 def test_a_rule_that_returns_garbage_is_unknown(tmp_path):
     out = evaluate(_rule(lambda ctx: True), Context(Host(), str(tmp_path)))
     assert out.status is Status.UNKNOWN
+
+
+@pytest.mark.parametrize(("args", "usage", "hint"), [
+    (("exec", "--bogus", "--", "true"), "usage: ztsa exec", False),
+    (("exec", "--profile", "repo", "true"), "usage: ztsa exec", True),
+    (("check", "--bogus", "."), "usage: ztsa check", False),
+    (("rules", "--bogus"), "usage: ztsa rules", False),
+])
+def test_unknown_arguments_get_the_commands_own_usage(args, usage, hint):
+    proc = ztsa(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(usage), proc.stderr
+    assert "unrecognized arguments:" in proc.stderr
+    assert ("CMD goes after --" in proc.stderr) == hint

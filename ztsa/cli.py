@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "environment; exit 3 on failure.")
     _gate_options(check)
     check.add_argument("path", nargs="?", default=".", type=_directory)
-    check.set_defaults(func=cmd_check)
+    check.set_defaults(func=cmd_check, parser=check)
 
     ex = sub.add_parser(
         "exec", usage="ztsa exec [OPTIONS] -- CMD [ARG...]", epilog=EPILOG,
@@ -224,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also keep PATH (relative to the workspace) read-only for the tree, "
                          "like the agent files (CLAUDE.md, .claude/, .git/hooks/, ...); "
                          "repeatable")
-    ex.set_defaults(func=cmd_exec, command=[])
+    ex.set_defaults(func=cmd_exec, command=[], parser=ex)
 
     rules = sub.add_parser("rules", help="list the rule catalogue", formatter_class=_Plain,
                            description="List the rule catalogue: ID, slug, category, severity, "
@@ -232,14 +232,14 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--profile", choices=PROFILES, default=None,
                        help="show only what this profile does")
     rules.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
-    rules.set_defaults(func=cmd_rules)
+    rules.set_defaults(func=cmd_rules, parser=rules)
 
     explain = sub.add_parser("explain", help="show a rule's documentation",
                              formatter_class=_Plain,
                              description="Show a rule's documentation: what it checks, why it "
                                          "matters, how to fix it.")
     explain.add_argument("rule_id", metavar="ID")
-    explain.set_defaults(func=cmd_explain)
+    explain.set_defaults(func=cmd_explain, parser=explain)
     return parser
 
 
@@ -416,7 +416,11 @@ def main(argv: list[str] | None = None) -> int:
         argv, command = argv[:cut], argv[cut + 1 :]
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # reported with the command's own usage, not the top level's
+            hint = " (CMD goes after --)" if args.command_name == "exec" and any(
+                not a.startswith("-") for a in unknown) else ""
+            args.parser.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     except SystemExit as exc:  # --help, --version (0) and usage errors (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if command:
