@@ -2,8 +2,10 @@
 
 Skips `node_modules`, `target`, `.git`, `.venv`, `venv`, `__pypackages__` and the
 paths given with `--exclude` (glob patterns relative to the workspace), never
-follows a symlinked directory (so no loop and no way out of the tree), and stops at
-MAX_FILES with a ProbeError rather than silently auditing part of the tree.
+follows a symlinked directory (so no loop and no way out of the tree, also when a
+directory is replaced by a symlink while the walk runs), and stops at MAX_FILES with a
+ProbeError rather than silently auditing part of the tree. A directory it cannot list
+is a ProbeError too, never a partial list.
 """
 
 from __future__ import annotations
@@ -17,10 +19,16 @@ from ztsa.host import ProbeError
 
 SKIP_DIRS = frozenset({"node_modules", "target", ".git", ".venv", "venv", "__pypackages__"})
 MAX_FILES = 200_000
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def all_files(ctx: Context) -> list[str]:
-    """Workspace-relative paths (with /) of every file and symlink outside SKIP_DIRS."""
+    """Workspace-relative paths (with /) of every file and symlink outside SKIP_DIRS.
+
+    Depth first, each directory's files (sorted) before its subdirectories (sorted).
+    Each subdirectory is opened relative to its parent's descriptor with O_NOFOLLOW, so
+    a directory swapped for a symlink during the walk is not followed (ELOOP is a
+    listing error like any other)."""
     cached = ctx.cache.get("walk")
     if isinstance(cached, list):
         return cached
@@ -33,19 +41,49 @@ def all_files(ctx: Context) -> list[str]:
         return any(fnmatch.fnmatchcase(rel, pat) or rel.startswith(pat + "/")
                    for pat in excludes)
 
-    def onerror(exc: OSError) -> None:
-        errors.append(f"{os.path.relpath(exc.filename or root, root)}: {exc.strerror}")
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror):
-        rel = os.path.relpath(dirpath, root)
-        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
-                             and not os.path.islink(os.path.join(dirpath, d))
-                             and not (excludes and excluded(prefix + d)))
-        out.extend(prefix + f for f in sorted(filenames)
+    def listing(fd: int, prefix: str) -> None:
+        files: list[str] = []
+        dirs: list[str] = []
+        try:
+            with os.scandir(fd) as it:
+                for entry in it:
+                    try:
+                        is_dir = entry.is_dir()  # follows a symlink, as a file's type
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        files.append(entry.name)
+                    elif not entry.is_symlink() and entry.name not in SKIP_DIRS:
+                        dirs.append(entry.name)
+        except OSError as exc:
+            errors.append(f"{prefix.rstrip('/') or '.'}: {exc.strerror}")
+            return
+        out.extend(prefix + f for f in sorted(files)
                    if not (excludes and excluded(prefix + f)))
         if len(out) > MAX_FILES:
             raise ProbeError(root, f"more than {MAX_FILES} files: audit a smaller tree")
+        for d in sorted(dirs):
+            rel = prefix + d
+            if excludes and excluded(rel):
+                continue
+            try:
+                sub = os.open(d, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                errors.append(f"{rel}: {exc.strerror}")
+                continue
+            try:
+                listing(sub, rel + "/")
+            finally:
+                os.close(sub)
+
+    try:
+        top = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    except OSError as exc:
+        raise ProbeError(root, f"cannot list .: {exc.strerror}") from None
+    try:
+        listing(top, "")
+    finally:
+        os.close(top)
     if errors:
         raise ProbeError(root, "cannot list " + "; ".join(errors[:3]))
     ctx.cache["walk"] = out

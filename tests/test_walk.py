@@ -1,0 +1,147 @@
+"""The shared workspace walk: what it lists, in which order, and what it never follows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ztsa.context import Context
+from ztsa.host import Host, ProbeError
+from ztsa.model import Profile
+from ztsa.walk import all_files, find_files
+
+
+def ctx(root: Path, exclude: tuple[str, ...] = ()) -> Context:
+    return Context(host=Host(), workspace=str(root), profile=Profile.REPO,
+                   options={"exclude": list(exclude)})
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    for rel in ("b/2", "a/1", "a/c/3", "top", "Z", "target", "node_modules/x/4",
+                "z/.venv/lib/5", ".git/config", "sk/ip/6"):
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x")
+    outside = tmp_path.parent / (tmp_path.name + "-outside")
+    outside.mkdir()
+    (outside / "secret").write_text("x")
+    (tmp_path / "linkdir").symlink_to(outside)
+    (tmp_path / "linkfile").symlink_to(outside / "secret")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nonexistent")
+    return tmp_path
+
+
+def test_files_before_subdirectories_each_sorted_skipping_tool_directories(tree):
+    # a file named like a skipped directory (`target`) is still a file; a symlink to a
+    # file and a dangling one are listed, a symlinked directory is neither listed nor
+    # walked
+    assert all_files(ctx(tree)) == [
+        "Z", "dangling", "linkfile", "target", "top", "a/1", "a/c/3", "b/2", "sk/ip/6"]
+
+
+def test_excludes_prune_directories_and_files(tree):
+    assert all_files(ctx(tree, ("sk", "a/c", "t*"))) == [
+        "Z", "dangling", "linkfile", "a/1", "b/2"]
+    assert find_files(ctx(tree), lambda name: name.isdigit()) == [
+        "a/1", "a/c/3", "b/2", "sk/ip/6"]
+
+
+def test_the_walk_is_done_once_per_context(tree):
+    c = ctx(tree)
+    first = all_files(c)
+    (tree / "new").write_text("x")
+    assert all_files(c) is first
+
+
+def test_a_workspace_given_through_a_symlink_is_walked(tree, tmp_path_factory):
+    link = tmp_path_factory.mktemp("via") / "ws"
+    link.symlink_to(tree)
+    assert "a/c/3" in all_files(ctx(link))
+
+
+def test_too_many_files_is_a_probe_error(tree, monkeypatch):
+    monkeypatch.setattr("ztsa.walk.MAX_FILES", 3)
+    with pytest.raises(ProbeError, match="more than 3 files"):
+        all_files(ctx(tree))
+
+
+def test_an_unreadable_directory_is_a_probe_error_not_a_partial_list():
+    # as an unprivileged user (root reads a mode-000 directory): ztsa's tests run as
+    # root in CI, so the walk runs in a forked child that drops to nobody first
+    root = tempfile.mkdtemp(dir="/tmp")
+    try:
+        os.chmod(root, 0o755)
+        os.makedirs(f"{root}/locked/inner")
+        os.makedirs(f"{root}/ok")
+        Path(f"{root}/ok/f").write_text("x")
+        os.chmod(f"{root}/locked", 0)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the child)
+            try:
+                os.close(r)
+                if os.geteuid() == 0:
+                    os.setgroups([])
+                    os.setgid(65534)
+                    os.setuid(65534)
+                try:
+                    answer = repr(all_files(ctx(Path(root))))
+                except ProbeError as exc:
+                    answer = f"ProbeError {exc}"
+                os.write(w, answer.encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            answer = f.read()
+        os.waitpid(pid, 0)
+        assert answer.startswith("ProbeError"), answer
+        assert answer.endswith("cannot list locked: Permission denied"), answer
+    finally:
+        os.chmod(f"{root}/locked", 0o755)
+        subprocess.run(["rm", "-rf", root], check=True)
+
+
+def test_a_directory_swapped_for_a_symlink_mid_walk_is_never_followed(tmp_path):
+    # a thread keeps replacing `d` with a symlink to a directory outside the workspace
+    # and back; whatever each walk sees, it never lists the outside directory's file
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    for i in range(30):
+        (ws / f"s{i:02}").mkdir(parents=True)
+    (ws / "d").mkdir()
+    (ws / "d" / "inside").write_text("x")
+    outside.mkdir()
+    (outside / "secret").write_text("x")
+    stop = threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            os.rename(ws / "d", ws / "d.real")
+            os.symlink(outside, ws / "d.tmp")
+            os.rename(ws / "d.tmp", ws / "d")
+            os.unlink(ws / "d")
+            os.rename(ws / "d.real", ws / "d")
+
+    t = threading.Thread(target=flip)
+    t.start()
+    seen = 0
+    try:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            try:
+                files = all_files(ctx(ws))
+            except ProbeError:
+                continue
+            seen += "d/inside" in files
+            assert "d/secret" not in files
+    finally:
+        stop.set()
+        t.join()
+    assert seen  # the walk did get into the real directory
