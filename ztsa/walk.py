@@ -23,23 +23,34 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def all_files(ctx: Context) -> list[str]:
-    """Workspace-relative paths (with /) of every file and symlink outside SKIP_DIRS.
-
-    Depth first, each directory's files (sorted) before its subdirectories (sorted).
-    Each subdirectory is opened relative to its parent's descriptor with O_NOFOLLOW, so
-    a directory swapped for a symlink during the walk is not followed (ELOOP is a
-    listing error like any other)."""
+    """Workspace-relative paths (with /) of every file and symlink outside SKIP_DIRS."""
     cached = ctx.cache.get("walk")
     if isinstance(cached, list):
         return cached
-    out: list[str] = []
-    errors: list[str] = []
-    root = ctx.workspace
     excludes = [str(p).strip("/") for p in ctx.options.get("exclude") or ()]
 
     def excluded(rel: str) -> bool:
         return any(fnmatch.fnmatchcase(rel, pat) or rel.startswith(pat + "/")
                    for pat in excludes)
+
+    out = files_below(ctx.workspace, "", SKIP_DIRS, MAX_FILES,
+                      excluded if excludes else None)
+    ctx.cache["walk"] = out
+    return out
+
+
+def files_below(root: str, prefix: str, skip: frozenset[str], limit: int,
+                excluded: Callable[[str], bool] | None = None) -> list[str]:
+    """prefix + the root-relative path (with /) of every file and symlink below root,
+    which is followed if it is a symlink itself. Depth first, each directory's files
+    (sorted) before its subdirectories (sorted); directories named in skip, symlinked
+    ones and those `excluded(path)` holds for are left out. Each subdirectory is opened
+    relative to its parent's descriptor with O_NOFOLLOW, so a directory swapped for a
+    symlink during the walk is not followed (ELOOP is a listing error like any other).
+    A directory that cannot be listed, or more than limit files, is a ProbeError: never
+    a partial list."""
+    out: list[str] = []
+    errors: list[str] = []
 
     def listing(fd: int, prefix: str) -> None:
         files: list[str] = []
@@ -53,18 +64,18 @@ def all_files(ctx: Context) -> list[str]:
                         is_dir = False
                     if not is_dir:
                         files.append(entry.name)
-                    elif not entry.is_symlink() and entry.name not in SKIP_DIRS:
+                    elif not entry.is_symlink() and entry.name not in skip:
                         dirs.append(entry.name)
         except OSError as exc:
             errors.append(f"{prefix.rstrip('/') or '.'}: {exc.strerror}")
             return
         out.extend(prefix + f for f in sorted(files)
-                   if not (excludes and excluded(prefix + f)))
-        if len(out) > MAX_FILES:
-            raise ProbeError(root, f"more than {MAX_FILES} files: audit a smaller tree")
+                   if not (excluded and excluded(prefix + f)))
+        if len(out) > limit:
+            raise ProbeError(root, f"more than {limit} files: audit a smaller tree")
         for d in sorted(dirs):
             rel = prefix + d
-            if excludes and excluded(rel):
+            if excluded and excluded(rel):
                 continue
             try:
                 sub = os.open(d, _DIR_FLAGS, dir_fd=fd)
@@ -79,14 +90,14 @@ def all_files(ctx: Context) -> list[str]:
     try:
         top = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
     except OSError as exc:
-        raise ProbeError(root, f"cannot list .: {exc.strerror}") from None
+        raise ProbeError(root, f"cannot list {prefix.rstrip('/') or '.'}: "
+                               f"{exc.strerror}") from None
     try:
-        listing(top, "")
+        listing(top, prefix)
     finally:
         os.close(top)
     if errors:
         raise ProbeError(root, "cannot list " + "; ".join(errors[:3]))
-    ctx.cache["walk"] = out
     return out
 
 

@@ -4,6 +4,8 @@
 ELF (`\\x7fELF`) and PE (`MZ`) executables inside the dependencies that run build or
 install code: the installed `node_modules` packages that SUP003 reports, and the crates
 with build scripts that SUP011 reports. Only the first bytes of each file are read.
+A hooked package of more than 20,000 files, or with a directory that cannot be
+listed, makes the result unknown: a package is never audited in part.
 
 ## Why it matters
 A package that both runs an install hook and ships a binary can execute code that no
@@ -25,9 +27,10 @@ from ztsa.findings import Findings
 from ztsa.manifests.rust import crates
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
-from ztsa.walk import all_files
+from ztsa.walk import all_files, files_below
 
 MAX_FILES = 20_000
+_NESTED = frozenset({"node_modules"})
 
 
 def _magic(head: bytes | None) -> str | None:
@@ -41,16 +44,10 @@ def _magic(head: bytes | None) -> str | None:
 
 
 def _tree(ctx: Context, top: str) -> list[str]:
-    """Regular files below a workspace directory (walk does not enter node_modules)."""
-    out = []
-    for dirpath, dirnames, filenames in os.walk(ctx.ws_path(top)):
-        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))
-                       and d != "node_modules"]
-        rel_dir = os.path.relpath(dirpath, ctx.workspace).replace(os.sep, "/")
-        out += [f"{rel_dir}/{n}" for n in filenames]
-        if len(out) > MAX_FILES:
-            break
-    return out[:MAX_FILES]
+    """Files below a package directory, not entering its own node_modules (the shared
+    walk does not enter node_modules at all). More than MAX_FILES, or a directory that
+    cannot be listed, is a ProbeError: the package is not audited in part."""
+    return files_below(ctx.ws_path(top), top.rstrip("/") + "/", _NESTED, MAX_FILES)
 
 
 @rule(id="SUP016", slug="prebuilt-executables", severity=Severity.MEDIUM,
@@ -63,7 +60,9 @@ def check(ctx: Context) -> Outcome:
     for s in scripted(ctx, f):
         rel = posixpath.join(s.project, s.where) if s.project else s.where
         if "node_modules" in rel and os.path.isdir(ctx.ws_path(rel)):
-            hooked.append((s.name, _tree(ctx, rel)))
+            files_of = f.attempt(_tree, ctx, rel)
+            if files_of is not None:
+                hooked.append((s.name, files_of))
     files = all_files(ctx)
     for crate in crates(ctx, f):
         if crate.build_script:
