@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import pickle
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from support import FIXTURES
+from support import FIXTURES, unprivileged
 
 from ztsa.context import Context
 from ztsa.engine import evaluate
@@ -90,26 +89,7 @@ class Machine:
 
     def run_unprivileged(self, rule_id: str) -> Outcome:
         """Evaluate as uid/gid 65534 in a forked child when we are root (real access checks)."""
-        if os.geteuid() != 0:
-            return self.run(rule_id)
-        rfd, wfd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # child
-            try:
-                os.close(rfd)
-                os.setgroups([])
-                os.setresgid(65534, 65534, 65534)
-                os.setresuid(65534, 65534, 65534)
-                data = pickle.dumps(self.run(rule_id))
-                with os.fdopen(wfd, "wb") as w:
-                    w.write(data)
-            finally:
-                os._exit(0)
-        os.close(wfd)
-        with os.fdopen(rfd, "rb") as r:
-            data = r.read()
-        os.waitpid(pid, 0)
-        return pickle.loads(data)  # type: ignore[no-any-return]
+        return unprivileged(lambda: self.run(rule_id))
 
 
 @pytest.fixture

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from support import unprivileged
 
 from ztsa.context import Context
 from ztsa.host import Host, ProbeError
@@ -72,41 +71,24 @@ def test_too_many_files_is_a_probe_error(tree, monkeypatch):
         all_files(ctx(tree))
 
 
-def test_an_unreadable_directory_is_a_probe_error_not_a_partial_list():
-    # as an unprivileged user (root reads a mode-000 directory): ztsa's tests run as
-    # root in CI, so the walk runs in a forked child that drops to nobody first
-    root = tempfile.mkdtemp(dir="/tmp")
+def test_an_unreadable_directory_is_a_probe_error_not_a_partial_list(machine):
+    # as an unprivileged user: root reads a mode-000 directory
+    (machine.workspace / "locked" / "inner").mkdir(parents=True)
+    machine.ws("ok/f", "x")
+    os.chmod(machine.workspace / "locked", 0)
+
+    def walk() -> str:
+        try:
+            return repr(all_files(ctx(machine.workspace)))
+        except ProbeError as exc:
+            return f"ProbeError {exc}"
+
     try:
-        os.chmod(root, 0o755)
-        os.makedirs(f"{root}/locked/inner")
-        os.makedirs(f"{root}/ok")
-        Path(f"{root}/ok/f").write_text("x")
-        os.chmod(f"{root}/locked", 0)
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover (the child)
-            try:
-                os.close(r)
-                if os.geteuid() == 0:
-                    os.setgroups([])
-                    os.setgid(65534)
-                    os.setuid(65534)
-                try:
-                    answer = repr(all_files(ctx(Path(root))))
-                except ProbeError as exc:
-                    answer = f"ProbeError {exc}"
-                os.write(w, answer.encode())
-            finally:
-                os._exit(0)
-        os.close(w)
-        with os.fdopen(r) as f:
-            answer = f.read()
-        os.waitpid(pid, 0)
-        assert answer.startswith("ProbeError"), answer
-        assert answer.endswith("cannot list locked: Permission denied"), answer
+        answer = unprivileged(walk)
     finally:
-        os.chmod(f"{root}/locked", 0o755)
-        subprocess.run(["rm", "-rf", root], check=True)
+        os.chmod(machine.workspace / "locked", 0o755)
+    assert answer.startswith("ProbeError"), answer
+    assert answer.endswith("cannot list locked: Permission denied"), answer
 
 
 def test_a_directory_swapped_for_a_symlink_mid_walk_is_never_followed(tmp_path):
