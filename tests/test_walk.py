@@ -110,6 +110,7 @@ def test_a_directory_swapped_for_a_symlink_mid_walk_is_never_followed(tmp_path):
             os.rename(ws / "d.tmp", ws / "d")
             os.unlink(ws / "d")
             os.rename(ws / "d.real", ws / "d")
+            stop.wait(0.0005)  # a directory for a moment too, so that walks also see it
 
     t = threading.Thread(target=flip)
     t.start()
