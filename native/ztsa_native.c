@@ -804,11 +804,6 @@ static int is_chain(const char *rel, size_t len) {
     return 0;
 }
 
-/* Does CMD's ruleset let the tree make names in this directory (opened O_PATH)? Outside
-   the workspace the second ruleset grants what the first does, except in the directories
-   on the way to the workspace from a writable root that contains it (cont_closed);
-   inside, only beneath a directory that was a non-chain entry of a chain directory at
-   spawn. */
 /* Is path (relative to at, not followed) one of the directories of CMD's make rules? */
 static int has_make_rule(int at, const char *path) {
     struct stat st;
@@ -820,6 +815,11 @@ static int has_make_rule(int at, const char *path) {
     return 0;
 }
 
+/* Does CMD's ruleset let the tree make names in this directory (opened O_PATH)? Outside
+   the workspace the second ruleset grants what the first does, except in the directories
+   on the way to the workspace from a writable root that contains it (cont_closed);
+   inside, only beneath a directory that was a non-chain entry of a chain directory at
+   spawn. */
 static int make_allowed_in(int dirfd) {
     char link[64], real[4097], ws[4097];
     snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);

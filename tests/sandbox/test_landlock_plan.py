@@ -26,4 +26,3 @@ def test_too_many_entries_on_the_way_is_a_missing_control(tmp_path):
     assert not plan.handled & landlock.READ_FILE  # reads not confined at all ...
     assert plan.handled & landlock.WRITE_FILE  # ... writes still are
     assert len(plan.missing) == 1 and "more than 10 entries" in plan.missing[0]
-
