@@ -4,8 +4,8 @@ The `ztsa` command is a small shell launcher written here, not a console-script 
 point: a console script starts Python with the site module, which runs every `.pth` file
 of site-packages and honours PYTHONPATH, PYTHONHOME and the user site-packages before
 ztsa's first line. The launcher starts the interpreter this package is built for with
-`-I -S` (isolated, no site start-up) and adds site-packages itself; see
-docs/design.md, "Start-up".
+`-I -S` (isolated, no site start-up), and its boot code, ztsa/_boot.py, adds
+site-packages itself; see docs/design.md, "Start-up".
 """
 
 import os
@@ -16,43 +16,11 @@ from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# The Python code the launcher runs (`python -I -S -c BOOT LAUNCHER-PATH ARGS...`).
-# No cycle collection while ztsa starts (its imports and the gate make tens of
-# thousands of objects that live until exit; the collector rescanned them several
-# times, about a millisecond); `ztsa exec` turns it on again for the tracer's loop.
-# Site-packages first, without their .pth files: a virtual environment's own (found
-# as site finds it, by the pyvenv.cfg beside the interpreter or one directory up; -S
-# skips that too), then the interpreter's, unless the environment leaves them out.
-# When ztsa is not found there (an editable install is a .pth file; a --user install is
-# the user site), site's full start-up, then the import again.
-BOOT = """\
-import gc, os, sys, site
-gc.disable()
-exe_dir = os.path.dirname(os.path.abspath(sys.executable))
-prefixes = None
-for cfg in (exe_dir + "/pyvenv.cfg", os.path.dirname(exe_dir) + "/pyvenv.cfg"):
-    try:
-        with open(cfg, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except (OSError, ValueError):
-        continue
-    prefixes = [os.path.dirname(exe_dir)]
-    for line in lines:
-        key, _, value = line.partition("=")
-        if key.strip().lower() == "include-system-site-packages" and \\
-                value.strip().lower() == "true":
-            prefixes.append(sys.base_prefix)
-    break
-sys.path += site.getsitepackages(prefixes)
-try:
-    from ztsa.cli import entry
-except ImportError:
-    site.ENABLE_USER_SITE = True
-    site.main()
-    from ztsa.cli import entry
-sys.argv[0:2] = sys.argv[1:2]
-entry()
-"""
+# The Python code the launcher runs (`python -I -S -c BOOT LAUNCHER-PATH ARGS...`): the
+# text of ztsa/_boot.py, a module of its own so that it is linted and type-checked, run
+# as a script so that nothing of ztsa is imported before site-packages are on the path.
+with open(os.path.join(HERE, "ztsa", "_boot.py"), encoding="utf-8") as f:
+    BOOT = f.read()
 
 LAUNCHER = f"""\
 #!/bin/sh

@@ -61,6 +61,15 @@ def test_the_command_starts_python_isolated_without_site(ztsa_bin):
     assert os.access(py, os.X_OK), py
 
 
+def test_the_command_runs_the_boot_module_as_it_is_now(ztsa_bin):
+    """The launcher embeds ztsa/_boot.py's text, as this checkout has it (else reinstall:
+    `pip install .`)."""
+    boot = (Path(__file__).resolve().parent.parent / "ztsa" / "_boot.py").read_text()
+    with open(ztsa_bin, encoding="utf-8") as f:
+        text = f.read()
+    assert f'exec "$py" -I -S -c {shlex.quote(boot)} "$0" "$@"\n' in text
+
+
 @pytest.mark.parametrize("system", [False, True], ids=["own", "system-site-packages"])
 def test_in_a_virtual_environment_the_command_imports_its_own_ztsa(ztsa_bin, tmp_path,
                                                                   system):

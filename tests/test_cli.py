@@ -109,27 +109,30 @@ def test_help_is_wrapped_to_columns(columns):
     assert max(len(line) for line in options.splitlines()) > columns - 20
 
 
-def test_building_the_parser_imports_no_locale_machinery():
+def test_building_the_parser_looks_up_no_catalogue():
     """argparse's messages are not looked up in gettext catalogues (a search under
-    /usr/share/locale per message, milliseconds of every run), nor is gettext itself
-    imported (a stand-in during argparse's import; the real one imports later); nor is
-    shutil imported for the terminal width."""
-    code = ("import sys\n"
+    /usr/share/locale per message, with locale's import), and read as written whatever
+    the locale; nor is shutil imported for the terminal width. gettext itself is the
+    real module, unchanged for others."""
+    code = ("import sys, gettext\n"
+            "looked_up = []\n"
+            "gettext.find = lambda *a, **k: looked_up.append(a)\n"
             "from ztsa import cli\n"
             "cli.build_parser().parse_args(['exec', '--profile', 'repo'])\n"
-            "print(sorted({'locale', 'shutil', 'gettext'} & set(sys.modules)))\n"
-            "import gettext, argparse\n"  # the real module, for whoever imports it later
+            "print(sorted({'locale', 'shutil'} & set(sys.modules)), looked_up)\n"
+            "import argparse\n"
             "print(gettext.ngettext is not argparse.ngettext, gettext.__file__ is not None)\n"
             "p = argparse.ArgumentParser(prog='x')\n"
             "p.add_argument('--n', type=int)\n"
             "try: p.parse_args(['--n', 'a'])\n"
-            "except SystemExit: pass\n")
+            "except SystemExit: pass\n"
+            "print('locale' in sys.modules, looked_up)\n")
     # -S, as the installed command starts: site's .pth files may import anything
     proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
                           env={**os.environ, "LANG": "de_DE.UTF-8", "LANGUAGE": "de"},
                           timeout=60, cwd=Path(__file__).parent.parent)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:2] == ["[]", "True True"]
+    assert proc.stdout.split("\n")[:3] == ["[] []", "True True", "False []"]
     assert "error: argument --n: invalid int value: 'a'" in proc.stderr  # as written
 
 

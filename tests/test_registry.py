@@ -63,15 +63,18 @@ def test_docs_rules_md_is_current():
         "docs/rules.md is stale: run `python -m ztsa.rulesdoc > docs/rules.md`")
 
 
-def test_every_declaration_reads_from_the_source_as_the_module_declares_it():
-    from ztsa.registry import _rule_modules, declared_actions
+def test_the_rule_index_is_current():
+    from ztsa.rulesdoc import render_index
 
-    rules = load_rules()
-    for module, path in _rule_modules():
-        declared = declared_actions(path)
-        assert declared is not None, f"{path}: write @rule(id=\"...\", ..., actions=\"...\")"
-        rule_id, actions = declared
-        assert rules[rule_id].module == module and rules[rule_id].actions == actions
+    assert (ROOT / "ztsa" / "rules" / "_index.py").read_text() == render_index(), (
+        "ztsa/rules/_index.py is stale: run "
+        "`python -m ztsa.rulesdoc --index > ztsa/rules/_index.py`")
+
+
+def test_every_rule_module_registers_one_rule():
+    from ztsa.registry import _rule_modules
+
+    assert sorted(r.module for r in RULES.values()) == sorted(_rule_modules())
 
 
 def test_gating_rules_are_the_blocking_ones_of_each_profile():
@@ -85,24 +88,28 @@ def test_gating_rules_are_the_blocking_ones_of_each_profile():
         assert got is not None and set(got) == want, profile
 
 
-def test_a_declaration_that_is_not_plain_literals_is_not_read(tmp_path):
-    from ztsa.registry import declared_actions
+def test_an_index_that_disagrees_with_the_rules_is_not_trusted(monkeypatch):
+    """A stale index makes the caller load every rule: a rule module it does not name, a
+    module it names that is not there, a rule whose module or actions are not the ones
+    it lists."""
+    from ztsa.registry import format_actions, gating_rules
+    from ztsa.rules import _index
 
-    cases = {
-        "constant.py": 'A = "W/B/B"\n@rule(id="ENV001", slug="x", actions=A)\ndef f(c): ...\n',
-        "two.py": '@rule(id="ENV001", actions="W/B/B")\ndef f(c): ...\n'
-                  '@rule(id="ENV002", actions="B/B/B")\ndef g(c): ...\n',
-        "no_id.py": '@rule(\n    id="ENV001", actions="W/B/B")\ndef f(c): ...\n',
-        "indented.py": '  @rule(id="ENV001", actions="W/B/B")\ndef f(c): ...\n',
-        "elsewhere.py": 'A = "W/B/B"\n@rule(id="ENV001", actions=A)\ndef f(c):\n'
-                        '    """actions="B/B/B"."""\n',
-        "bad.py": b'\xff\xfe@rule(id="ENV001", actions="W/B/B")\n',
+    index = {i: (r.module, format_actions(r.actions)) for i, r in RULES.items()}
+    assert index == _index.RULES
+    blocks = next(i for i, r in RULES.items() if r.action(Profile.REPO) is Action.BLOCK)
+    warns = next(i for i, r in RULES.items() if r.action(Profile.REPO) is Action.WARN)
+    renamed = {("ENV999" if i == blocks else i): v for i, v in index.items()}
+    stale = {
+        "a module left out": {i: v for i, v in index.items() if i != warns},
+        "a module not there": {**index, "ENV999": ("ztsa.rules.env.env999_gone", "W/W/W")},
+        "modules swapped": {**index, blocks: (index[warns][0], index[blocks][1]),
+                            warns: (index[blocks][0], index[warns][1])},
+        "another ID": renamed,
+        "other actions": {**index, warns: (index[warns][0], "B/B/B")},
     }
-    for name, text in cases.items():
-        p = tmp_path / name
-        p.write_bytes(text if isinstance(text, bytes) else text.encode())
-        assert declared_actions(str(p)) is None, name
-    ok = tmp_path / "ok.py"
-    ok.write_text('@rule(id="ENV001", slug="x",\n      actions="W/B/-")\ndef f(c): ...\n')
-    assert declared_actions(str(ok)) is not None
-    assert declared_actions(str(tmp_path / "absent.py")) is None
+    for case, rules in stale.items():
+        monkeypatch.setattr(_index, "RULES", rules)
+        assert gating_rules(Profile.REPO) is None, case
+    monkeypatch.setattr(_index, "RULES", index)
+    assert gating_rules(Profile.REPO) is not None

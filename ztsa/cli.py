@@ -1,8 +1,8 @@
 """Command line. Thin: parse, call the engine, format, choose the exit code.
 
-Built on the standard library's argparse: ztsa runs before every agent command, and
-importing click cost about 20 ms, a fifth of the whole preflight (measured side by side
-by bench/preflight); argparse costs about 3 ms.
+Built on the standard library's argparse, not click: ztsa runs before every agent
+command, and click's import costs much more than argparse's (measured side by side by
+bench/preflight; see docs/design.md, "Start-up cost").
 
 Exit codes: 0 gate passed; 3 gate failed; 2 usage or configuration error;
 125 internal error (one line on stderr; a traceback with --debug).
@@ -10,6 +10,7 @@ Exit codes: 0 gate passed; 3 gate failed; 2 usage or configuration error;
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -17,45 +18,25 @@ from ztsa import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
-    import types
     from typing import Any
 
 
-def _import_argparse() -> types.ModuleType:
-    """argparse, with its messages as written. It asks gettext for a translation of
-    each message as the parser is built (a catalogue search under /usr/share/locale,
-    with locale's import, each time: 4-6 ms of every run); ztsa's text is English only,
-    and its output should read the same in every locale. So argparse is imported
-    against a stand-in `gettext` that returns each message unchanged, and the stand-in
-    is then removed (a later `import gettext` gets the real module): the real one's
-    import, with the regular expression it compiles, was half a millisecond more."""
-    if "argparse" in sys.modules:
-        module = sys.modules["argparse"]
-        module._ = lambda message: message  # type: ignore[attr-defined]
-        module.ngettext = (  # type: ignore[attr-defined]
-            lambda singular, plural, n: singular if n == 1 else plural)
-        return module
-    import types
-
-    real = sys.modules.get("gettext")
-    stand_in = types.ModuleType("gettext")
-    stand_in.gettext = lambda message: message  # type: ignore[attr-defined]
-    stand_in.ngettext = (  # type: ignore[attr-defined]
-        lambda singular, plural, n: singular if n == 1 else plural)
-    sys.modules["gettext"] = stand_in
-    try:
-        import argparse
-    finally:
-        if real is None:
-            del sys.modules["gettext"]
-        else:
-            sys.modules["gettext"] = real
-    return argparse
+def _as_written(message: str) -> str:
+    return message
 
 
-if not TYPE_CHECKING:
-    argparse = _import_argparse()
+def _as_written_n(singular: str, plural: str, n: int) -> str:
+    return singular if n == 1 else plural
+
+
+# argparse's own messages as written. It asks gettext for a translation of each one as
+# the parser is built and as it reports an error, and each time gettext searches for a
+# catalogue under /usr/share/locale, importing locale to do it. ztsa's text is English
+# only and should read the same in every locale, so argparse's module-level `_` and
+# `ngettext` (bound by its `from gettext import gettext as _, ngettext`) return each
+# message unchanged; gettext itself is left as it is for anyone else.
+argparse._ = _as_written  # type: ignore[attr-defined]
+argparse.ngettext = _as_written_n  # type: ignore[attr-defined]
 
 EXIT_PASS = 0
 EXIT_USAGE = 2
@@ -110,8 +91,7 @@ def _directory(path: str) -> str:
 # -- parser ----------------------------------------------------------------------------------
 def _columns() -> int:
     """The terminal's width as shutil.get_terminal_size finds it: argparse's formatters
-    import shutil (and through it zlib, bz2 and lzma) for it, a few milliseconds of every
-    run of ztsa, when no width is given."""
+    import shutil (and through it zlib, bz2 and lzma) for it when no width is given."""
     try:
         columns = int(os.environ.get("COLUMNS", "0"))
     except ValueError:
@@ -396,8 +376,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 # -- entry point -----------------------------------------------------------------------------
 def entry() -> None:
     """The console script: run, flush, and leave without the interpreter's teardown
-    (several milliseconds of module cleanup, paid before every agent command). Every
-    file ztsa writes is closed by then; nothing registers atexit work."""
+    (its module cleanup would be paid before every agent command). Every file ztsa
+    writes is closed by then; nothing registers atexit work."""
     code = main()
     try:
         sys.stdout.flush()

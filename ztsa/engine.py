@@ -53,7 +53,7 @@ def _run(ctx: Context, only: set[str] | None, warnings_if_blocked: bool) -> Repo
 
     first: list[Rule] | None = None  # the rules that can block, when they go first
     if warnings_if_blocked:
-        # only their modules are imported, unless a declaration could not be read
+        # only their modules are imported, unless the rule index is stale
         gating = gating_rules(ctx.profile)
         if gating is None:
             gating = {r.id: r for r in load_rules().values()

@@ -3,6 +3,12 @@
 A rule is a module ``ztsa/rules/<category>/<id>_<slug>.py`` holding one function
 decorated with :func:`rule`. Its docstring is the documentation, with the sections
 ``What it checks``, ``Why it matters`` and ``How to fix``.
+
+:func:`load_rules` imports every rule module. :func:`gating_rules` imports only those
+that can block under a profile, as the generated index ``ztsa/rules/_index.py`` (rule ID
+to module and actions) lists them: ``python -m ztsa.rulesdoc --index >
+ztsa/rules/_index.py`` writes it from the registered rules, and a registry test fails
+when it is stale.
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ RULE_ID = LazyRe(r"^(ENV|FS|NET|SUP|AGT)\d{3}$")
 SLUG = LazyRe(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 DOC_SECTIONS = ("What it checks", "Why it matters", "How to fix")
 _ACTIONS = {"B": Action.BLOCK, "W": Action.WARN, "-": Action.OFF}
+_SYMBOLS = {action: symbol for symbol, action in _ACTIONS.items()}
+# the order of the profiles in an actions spec, the r/d/u columns of RULES.md
+_PROFILES = (Profile.REPO, Profile.DEPENDENCY, Profile.UNTRUSTED)
 
 Check = Callable[["Context"], Outcome]
 
@@ -57,12 +66,12 @@ def parse_actions(spec: str) -> dict[Profile, Action]:
     parts = spec.split("/")
     if len(parts) != 3 or any(p not in _ACTIONS for p in parts):
         raise ValueError(f"bad profile actions {spec!r}: want three of B, W, - joined by /")
-    return {
-        profile: _ACTIONS[p]
-        for profile, p in zip(
-            (Profile.REPO, Profile.DEPENDENCY, Profile.UNTRUSTED), parts, strict=True
-        )
-    }
+    return {profile: _ACTIONS[p] for profile, p in zip(_PROFILES, parts, strict=True)}
+
+
+def format_actions(actions: dict[Profile, Action]) -> str:
+    """The inverse of :func:`parse_actions`: actions to ``"W/B/B"``."""
+    return "/".join(_SYMBOLS[actions[profile]] for profile in _PROFILES)
 
 
 @functools.cache
@@ -134,8 +143,8 @@ def rule(
 _ALL_LOADED = False
 
 
-def _rule_modules() -> list[tuple[str, str]]:
-    """(module name, file path) of every rule module, in ID order of their files."""
+def _rule_modules() -> list[str]:
+    """The module name of every rule module, in ID order of their files."""
     base = os.path.join(os.path.dirname(__file__), "rules")
     out = []
     for cat in sorted(os.listdir(base)):
@@ -144,7 +153,7 @@ def _rule_modules() -> list[tuple[str, str]]:
             continue
         for name in sorted(os.listdir(folder)):
             if name.endswith(".py") and not name.startswith("_"):
-                out.append((f"ztsa.rules.{cat}.{name[:-3]}", os.path.join(folder, name)))
+                out.append(f"ztsa.rules.{cat}.{name[:-3]}")
     return out
 
 
@@ -152,56 +161,32 @@ def load_rules() -> dict[str, Rule]:
     """Import every rule module once; return the rules sorted by ID."""
     global _ALL_LOADED
     if not _ALL_LOADED:
-        for module, _path in _rule_modules():
+        for module in _rule_modules():
             importlib.import_module(module)
         _ALL_LOADED = True
     return dict(sorted(_REGISTRY.items()))
 
 
-# the literal arguments of a rule's decorator, as a rule module must write them (the
-# registry test holds every module to it)
-_DECLARED_ID = LazyRe(r'^@rule\(id="([A-Z]+\d{3})"', re.MULTILINE)
-_DECLARED_ACTIONS = LazyRe(r'\bactions="([BW-]/[BW-]/[BW-])"')
-
-
-def declared_actions(path: str) -> tuple[str, dict[Profile, Action]] | None:
-    """A rule module's ID and actions, read from its source without importing it; None
-    unless the file declares exactly one of each as literals."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    start = text.find("@rule(")
-    if start < 0 or text.find("@rule(", start + 1) >= 0:
-        return None
-    # the decorator's own lines: the regular expressions need not scan the docstring
-    # (a third of `ztsa exec`'s gate under `repo` when they did)
-    end = text.find("\ndef ", start)
-    call = text[text.rfind("\n", 0, start) + 1:end if end >= 0 else len(text)]
-    ids = _DECLARED_ID.compiled.findall(call)
-    actions = _DECLARED_ACTIONS.compiled.findall(call)
-    if len(ids) != 1 or len(actions) != 1:
-        return None
-    return ids[0], parse_actions(actions[0])
-
-
 def gating_rules(profile: Profile) -> dict[str, Rule] | None:
     """The rules that block under profile, importing only their modules (`ztsa exec`
-    needs the others only when the gate fails). None where a module's declaration cannot
-    be read exactly from its source: then the caller loads every rule."""
-    wanted = []
-    for module, path in _rule_modules():
-        declared = declared_actions(path)
-        if declared is None:
-            return None
-        if declared[1][profile] is Action.BLOCK:
-            wanted.append((module, declared[0]))
+    needs the others only when the gate fails), as the generated index lists them. None
+    where the index and the rules disagree (a rule module on disk that it does not name,
+    or one it names that is not there; a rule imported that is not the one it lists):
+    then the caller loads every rule."""
+    try:
+        from ztsa.rules._index import RULES as index
+    except ImportError:
+        return None
+    if sorted(module for module, _ in index.values()) != sorted(_rule_modules()):
+        return None
+    column = _PROFILES.index(profile)
     rules = {}
-    for module, rule_id in wanted:
+    for rule_id, (module, actions) in index.items():
+        if actions.split("/")[column] != "B":
+            continue
         importlib.import_module(module)
         found = _REGISTRY.get(rule_id)
-        if found is None or found.module != module or found.action(profile) is not Action.BLOCK:
-            return None  # the source said otherwise than the module: trust neither
+        if found is None or found.module != module or format_actions(found.actions) != actions:
+            return None  # the index is stale: trust neither
         rules[rule_id] = found
     return dict(sorted(rules.items()))

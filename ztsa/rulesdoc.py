@@ -1,9 +1,12 @@
-"""Generate docs/rules.md from the rule docstrings: `python -m ztsa.rulesdoc > docs/rules.md`."""
+"""Generate, from the registered rules, docs/rules.md (`python -m ztsa.rulesdoc >
+docs/rules.md`) and the index of their modules and actions that `ztsa exec`'s gate reads
+(`python -m ztsa.rulesdoc --index > ztsa/rules/_index.py`). A test fails when either is
+stale."""
 
 from __future__ import annotations
 
 from ztsa.model import CATEGORY_TITLES, Action, Profile
-from ztsa.registry import load_rules
+from ztsa.registry import format_actions, load_rules
 
 _SYMBOL = {Action.BLOCK: "block", Action.WARN: "warn", Action.OFF: "off"}
 
@@ -30,5 +33,24 @@ def render() -> str:
     return "\n".join(out) + "\n"
 
 
+INDEX_HEADER = '''"""Every rule's module and actions (repo/dependency/untrusted, as in RULES.md), by
+ID: registry.gating_rules imports only the modules of the rules that can block.
+
+Generated from the registered rules by `python -m ztsa.rulesdoc --index >
+ztsa/rules/_index.py`; do not edit (a registry test fails when it is stale).
+"""
+'''
+
+
+def render_index() -> str:
+    rules = load_rules()
+    out = [INDEX_HEADER, "RULES = {"]
+    for r in rules.values():
+        out.append(f'    "{r.id}": ("{r.module}", "{format_actions(r.actions)}"),')
+    return "\n".join(out) + "\n}\n"
+
+
 if __name__ == "__main__":
-    print(render(), end="")
+    import sys
+
+    print(render_index() if sys.argv[1:] == ["--index"] else render(), end="")
