@@ -1,20 +1,26 @@
-"""cffi builder for ztsa._native (API mode, compiled by `pip install .`)."""
+"""cffi builder for ztsa._native (API mode, compiled by `pip install .`).
+
+The interface is ztsa_nr.h (the syscall numbers Python shares) and ztsa_native.h; the
+sources are split by the process that runs them (see ztsa_native.h)."""
 
 from pathlib import Path
 
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
+SOURCES = ["allow.c", "child.c", "creation.c", "helper.c", "landlock.c", "supervisor.c",
+           "util.c"]
 
 ffibuilder = FFI()
-ffibuilder.cdef((HERE / "ztsa_native.h").read_text().replace("/*", "\n/*"))
+ffibuilder.cdef("\n".join((HERE / name).read_text().replace("/*", "\n/*")
+                          for name in ("ztsa_nr.h", "ztsa_native.h")))
 ffibuilder.set_source(
     "ztsa._native",
-    '#include "ztsa_native.h"\n',
+    '#include "ztsa_nr.h"\n#include "ztsa_native.h"\n',
     # relative to the project root: setuptools refuses absolute source paths
-    sources=["native/ztsa_native.c"],
+    sources=[f"native/{name}" for name in SOURCES],
     include_dirs=["native"],
-    extra_compile_args=["-O2", "-Wall"],
+    extra_compile_args=["-O2", "-Wall", "-Wextra", "-Werror"],
 )
 
 if __name__ == "__main__":

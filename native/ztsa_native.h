@@ -1,5 +1,13 @@
-/* ztsa's native helper: the only ztsa code that runs in the confined child, and the
-   raw syscalls the tracer needs (ptrace, process_vm_readv, pidfd_getfd). */
+/* The interface of ztsa's native module (ztsa._native, built with cffi): what Python
+   calls. build_native.py passes ztsa_nr.h and this file to cffi's cdef, so they hold
+   declarations only. Which process runs what is said in each .c file:
+     child.c       the spawned child's set-up, up to CMD's exec (and the helper's start)
+     helper.c      the file helper: the tree's seccomp notifications
+     creation.c    the helper's view of CMD's second Landlock ruleset
+     supervisor.c  ztsa's own process: the tracer's wait loop and its process table
+     allow.c       the connect/send decision (supervisor and helper)
+     landlock.c    Landlock rulesets (child, and the supervisor's probe)
+     util.c        small calls every role uses */
 
 struct ztsa_filter_insn {
     unsigned short code;
@@ -8,45 +16,133 @@ struct ztsa_filter_insn {
     unsigned int k;
 };
 
-/* Fork a child that waits for the tracer (one byte on *sync_fd), then: with ns_mode 1
-   (a mount namespace) or 2 (a user and a mount namespace) bind-mounts ro_paths
-   read-only; drops capabilities (when drop_caps or in a user namespace); sets
-   NoNewPrivs; applies Landlock. Without protect it installs the seccomp filter and
-   execs path. With protect it forks CMD, which installs the filter with a listener,
-   passes the listener back and execs path, and stays as CMD's parent: the file helper
-   that answers the filter's user notifications (the name-creating syscalls) for the
-   whole tree, refusing the protected_paths (relative to workspace) and logging
-   refusals as JSON lines to log_fd (-1: none). Returns the pid or -errno; *sync_fd is
-   the write end to release the child, *err_fd the read end that carries the errno of
-   a failed step or exec (EOF on success). keep_fds: more fds than stdio for CMD. */
-int ztsa_spawn(const char *path, char *const argv[], char *const envp[],
-               const char *cwd, const struct ztsa_filter_insn *filter,
-               unsigned short filter_len, int drop_caps,
-               unsigned long long keep_caps, const int *keep_fds, int n_keep_fds,
-               const char *const *write_paths, const unsigned long long *write_rights,
-               int n_write_paths, unsigned long long handled_fs,
-               int ns_mode, const char *const *ro_paths, int n_ro, int protect, int log_fd,
-               const char *workspace, const char *const *protected_paths, int n_protected,
-               int *sync_fd, int *err_fd);
+/* ---- the allow table and the one connect/send decision (allow.c) ---- */
 
-/* How many name-creating syscalls (and connects) the file helper of the last spawn
-   refused. */
-unsigned long ztsa_fs_denials(void);
-/* How many connects the file helper of the last spawn decided. */
+/* An address rule: version 4 or 6, network and mask in network byte order (the first 4
+   bytes for IPv4), port 0 for any; id names the rule for the caller (ZTSA_RULE_DNS: a
+   resolver on port 53). */
+struct ztsa_net_rule {
+    int version;
+    unsigned char net[16];
+    unsigned char mask[16];
+    int port;
+    int id;
+};
+enum { ZTSA_RULE_DNS = -2 };
+
+struct ztsa_allow {
+    const struct ztsa_net_rule *net;
+    int n_net;
+    const char *const *unix_paths; /* --allow-unix: resolved paths, "@name" abstract */
+    int n_unix;
+    const char *workspace;         /* resolved */
+};
+
+enum ztsa_call { ZTSA_CALL_CONNECT = 0, ZTSA_CALL_SEND = 1 };
+
+/* Why a destination is allowed (> 0) or denied (< 0). */
+enum ztsa_why {
+    ZTSA_ALLOW_RULE = 1,      /* an address rule: *rule is its id */
+    ZTSA_ALLOW_DISCONNECT = 2, /* connect with AF_UNSPEC: dissolves the association */
+    ZTSA_ALLOW_PEER = 3,      /* a send whose AF_UNSPEC address the kernel ignores */
+    ZTSA_ALLOW_KERNEL = 4,    /* too short to name anything: the kernel refuses it */
+    ZTSA_ALLOW_UNIX = 5,      /* an --allow-unix entry: *rule is its index */
+    ZTSA_ALLOW_WORKSPACE = 6, /* a Unix socket inside the workspace */
+    ZTSA_DENY_NET = -1,       /* an address no rule allows */
+    ZTSA_DENY_FAMILY = -2,    /* not AF_INET, AF_INET6, AF_UNIX, or truncated */
+    ZTSA_DENY_ABSTRACT = -3,  /* an abstract Unix name not in --allow-unix */
+    ZTSA_DENY_UNNAMED = -4,   /* an AF_UNIX address without a path (EINVAL) */
+    ZTSA_DENY_OUTSIDE = -5,   /* a Unix socket outside the workspace */
+    ZTSA_DENY_UNRESOLVED = -6 /* a Unix path whose real place is not known */
+};
+
+/* The decision for a connect or send with the sockaddr sa (len bytes, the caller's own
+   copy) on a socket of family domain (SO_DOMAIN; read only for AF_UNSPEC sends).
+   unix_real: where an AF_UNIX path really is (ztsa_unix_open), else NULL. */
+int ztsa_decide(const struct ztsa_allow *allow, int call, int domain, const void *addr,
+                unsigned int len, const char *unix_real, int *rule);
+
+/* Open an AF_UNIX socket path once, as pid's connect would resolve it (relative to its
+   cwd, following symlinks): an O_PATH descriptor, and its real path in real (size
+   bytes). The caller connects through /proc/self/fd/N, the same file. fd or -errno. */
+int ztsa_unix_open(int pid, const char *path, unsigned int len, char *real,
+                   unsigned int size);
+
+/* ---- the run plan and the spawn (child.c) ---- */
+
+enum ztsa_ns {
+    ZTSA_NS_NONE = 0,  /* no namespace: agent files cannot be mounted read-only */
+    ZTSA_NS_MOUNT = 1, /* a mount namespace (root) */
+    ZTSA_NS_USER = 2   /* a user and a mount namespace (an ordinary user) */
+};
+
+enum ztsa_connects {
+    ZTSA_CONNECTS_TRACER = 0, /* ptrace stops decided by the Python tracer (a log, wildcards) */
+    ZTSA_CONNECTS_LOOP = 1,   /* ptrace stops, allowed ones performed by the C wait loop */
+    ZTSA_CONNECTS_HELPER = 2  /* seccomp notifications, answered by the file helper */
+};
+
+/* Every decision about a run, built by ztsa/sandbox/plan.py. */
+struct ztsa_plan {
+    const char *path;      /* CMD's executable */
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    const struct ztsa_filter_insn *filter;
+    unsigned short filter_len;
+    int drop_caps;         /* started by root: drop every capability but keep_caps */
+    unsigned long long keep_caps;
+    const int *keep_fds;   /* more fds than stdio for CMD */
+    int n_keep_fds;
+    /* the first Landlock ruleset: rights[i] beneath write_paths[i] */
+    const char *const *write_paths;
+    const unsigned long long *write_rights;
+    int n_write;
+    unsigned long long handled_fs; /* 0: no Landlock */
+    int namespaces;        /* enum ztsa_ns */
+    const char *const *ro_paths; /* bind-mounted read-only in the mount namespace */
+    int n_ro;
+    int helper;            /* the file helper answers the name-creating syscalls */
+    int log_fd;            /* the helper's deny lines (-1: none) */
+    const char *workspace;
+    const char *const *protected_paths; /* workspace-relative */
+    int n_protected;
+    /* CMD's second ruleset: the rights to make names only beneath make (n_make -1:
+       none); chain (workspace-relative, "" the root) and closed (absolute) are where
+       the tree makes no name itself; cont: O_CREAT opens outside them run in the caller */
+    const char *const *make;
+    int n_make;
+    const char *const *chain;
+    int n_chain;
+    const char *const *closed;
+    int n_closed;
+    int cont;
+    int connects;          /* enum ztsa_connects */
+    struct ztsa_allow allow; /* for the helper (ZTSA_CONNECTS_HELPER) */
+};
+
+/* Fork a child that waits for the tracer (one byte on *sync_fd), then sets itself up
+   by the plan and execs CMD, or stays as CMD's parent, the file helper. Returns the
+   pid or -errno; *err_fd is the read end that carries the step and errno of a failed
+   set-up or exec (EOF on success). */
+int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd);
+
+/* what failed in the child (the high 16 bits of what it writes on the error pipe) */
+enum ztsa_step {
+    ZTSA_STEP_EXEC = 0,
+    ZTSA_STEP_NAMESPACES = 1,
+    ZTSA_STEP_CHDIR = 2,
+    ZTSA_STEP_CAPS = 3,
+    ZTSA_STEP_NNP = 4,
+    ZTSA_STEP_LANDLOCK = 5,
+    ZTSA_STEP_HELPER = 6,
+    ZTSA_STEP_FILTER = 7
+};
+
+/* What the file helper of the last spawn did, read from memory it shares with the
+   supervisor: name-creating syscalls and connects refused, connects decided. */
+unsigned long ztsa_helper_denials(void);
 unsigned long ztsa_helper_connects(void);
-/* The --allow-unix entries ("@name" for abstract sockets) and the resolved workspace,
-   for connects the file helper answers; set before ztsa_spawn. 0 or -errno. */
-int ztsa_net_set_unix(const char *const *entries, int n, const char *workspace);
-
-/* CMD's second Landlock ruleset, set before ztsa_spawn (with protect): the rights to make
-   names only beneath the directories `make` (absolute; n_make -1: no second ruleset),
-   so that nothing can be created by the tree itself in the `chain` directories
-   (workspace-relative; "" is the root) that hold or lead to protected paths, nor in
-   the `closed` directories (absolute: those on the way to the workspace from a writable
-   root that contains it). cont: the file helper lets an O_CREAT open outside them run
-   in the caller. 0 or -errno. */
-int ztsa_fs_set_creation(const char *const *make, int n_make, const char *const *chain,
-                         int n_chain, const char *const *closed, int n_closed, int cont);
 
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);
@@ -54,6 +150,54 @@ int ztsa_landlock_abi(void);
 /* 0 when a child of this process can create a user and a mount namespace, map its ids
    and make its mounts private, or -errno. */
 int ztsa_userns_probe(void);
+
+/* ---- the tracer (supervisor.c) ---- */
+
+/* What ztsa_wait hands to Python. */
+enum ztsa_ev {
+    ZTSA_EV_SYSCALL = 1, /* tid stopped at a traced syscall for Python to decide */
+    ZTSA_EV_EXEC = 2,    /* tid stopped after an exec (logging runs only) */
+    ZTSA_EV_EXIT = 3,    /* a process ended: CMD, the helper, or any with logging */
+    ZTSA_EV_SIGNAL = 4,  /* a signal came to ztsa (the wake fd is readable) */
+    ZTSA_EV_GONE = 5     /* no process of the tree is left */
+};
+
+struct ztsa_event {
+    int kind;   /* enum ztsa_ev */
+    int tid;
+    int tgid;
+    int status; /* the wait status of an exit */
+    int role;   /* enum ztsa_role of the process */
+};
+
+enum ztsa_role { ZTSA_ROLE_TREE = 0, ZTSA_ROLE_CMD = 1, ZTSA_ROLE_HELPER = 2 };
+
+/* A new run: root (seized by the caller) is CMD, or with helper the file helper whose
+   first child is CMD. log: execs and every exit come to Python. wake_fd: readable when
+   a signal came (set_wakeup_fd), -1 for none. tag_exec and tag_net are the filter's
+   RET_TRACE data. 0 or -errno. */
+int ztsa_trace_begin(int root, int helper, int log, int wake_fd, unsigned long tag_exec,
+                     unsigned long tag_net);
+/* The run is over: SIGCHLD's disposition and mask as before. */
+void ztsa_trace_end(void);
+
+/* The next event for Python. allow: the C loop performs the connects it allows
+   (ZTSA_CONNECTS_LOOP), NULL: every traced syscall comes to Python. 0 or -errno. */
+int ztsa_wait(const struct ztsa_allow *allow, struct ztsa_event *ev);
+
+/* Resume a tracee Python was handed stopped. 0 or -errno. */
+int ztsa_resume(int tid);
+
+/* The live processes of the tree (thread group ids; the helper excluded), up to max.
+   Returns how many. */
+int ztsa_procs(int *out, int max);
+
+/* The thread group of a live tid (tid itself when unknown). */
+int ztsa_tgid(int tid);
+
+/* Execs seen and connects the C loop performed since ztsa_trace_begin. */
+unsigned long ztsa_trace_execs(void);
+unsigned long ztsa_trace_connects(void);
 
 long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data);
 
@@ -64,58 +208,13 @@ int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]);
 /* Skip the syscall the tracee is stopped in and make it return result. */
 int ztsa_syscall_return(int pid, long result);
 
-
-/* An --allow-net rule for the fast path: version 4 or 6, network and mask in network
-   byte order (the first 4 bytes for IPv4), port 0 for any. */
-struct ztsa_net_allow {
-    int version;
-    unsigned char net[16];
-    unsigned char mask[16];
-    int port;
-};
-
-/* Enable the fast path with these static rules (n = -1: disable). 0 or -errno. */
-int ztsa_fast_set(const struct ztsa_net_allow *rules, int n);
-
-/* How many connects the fast path performed. */
-unsigned long ztsa_fast_connects(void);
-
-/* waitpid(-1, __WALL) for the tracer, handling without Python: the seccomp stops of
-   execve (tagged tag_exec: the exec event follows) and allowed IPv4/IPv6 connects
-   (tagged tag_net), when the fast path is on. Returns the pid of the next event for
-   Python, with *status, or -errno. */
-int ztsa_wait(int *status, unsigned long tag_exec, unsigned long tag_net);
-
-/* At a signal-delivery stop: if the tracee was waiting for the file helper (a notified
-   syscall that returns -ERESTARTSYS), make the syscall restart after the handler
-   (-ERESTARTNOINTR) instead of failing with EINTR, which these calls never do without
-   ztsa. 1 if changed, 0 if not, -errno. */
-int ztsa_restart_interrupted(int pid);
-/* Records of the process events the fast path answered (kind, tid, other: the child of
-   a fork or vfork, the former tid of an exec, the wait status of an exit), oldest first;
-   returns how many were copied into out (max records of 3 ints). */
-int ztsa_fast_events(int *out, int max);
-/* A new run: nothing of the tree seen yet; helper: the file helper exists (a call
-   interrupted while waiting for it restarts). */
-void ztsa_fast_reset(int helper);
-/* The tracer saw tid's first stop itself. */
-void ztsa_fast_started(int tid);
-/* The processes whose exits the tracer handles itself: CMD (0 while not known yet: every
-   exit then goes to the tracer) and the file helper (0: none). Other exits are recorded
-   (kind ZTSA_FAST_EXIT, tid, wait status). */
-void ztsa_fast_roles(int main, int helper);
-#define ZTSA_FAST_EXIT 256
-/* a new process's first stop that came before its parent's fork event (kind, tid, 0) */
-#define ZTSA_FAST_NEW 257
-
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len);
+long ztsa_writemem(int pid, unsigned long long addr, const void *buf, unsigned long len);
 
 /* A duplicate of the tracee thread's file descriptor fd, or -errno. */
 int ztsa_pidfd_getfd(int tid, int fd);
 
 int ztsa_set_dumpable(int on);
-
-long ztsa_writemem(int pid, unsigned long long addr, const void *buf, unsigned long len);
 
 /* The supervisor's own network calls on a duplicated socket, with raw sockaddr bytes
    (so every family, AF_UNSPEC included, behaves as in the tracee). -errno on error. */

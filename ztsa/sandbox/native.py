@@ -1,4 +1,5 @@
-"""The only wrapper of ztsa's native module (native/ztsa_native.c, built with cffi)."""
+"""The only wrapper of ztsa's native module (native/*.c, built with cffi; the
+interface is native/ztsa_native.h)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import errno
 import os
 
 import ztsa._native as _native
+from ztsa.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ztsa.sandbox.plan import RunPlan
 
 ffi: Any = _native.ffi
 lib: Any = _native.lib
@@ -52,30 +56,102 @@ def _strings(items: list[str]) -> tuple[list[Any], Any]:
     return owned, ffi.new("char *[]", owned or [ffi.NULL])
 
 
-def spawn(path: str, argv: list[str], env: dict[str, str], cwd: str, filter_code: bytes,
-          drop_caps: bool, keep_caps: int, keep_fds: list[int],
-          write_rules: list[tuple[str, int]], handled_fs: int, ns_mode: int = 0,
-          ro_paths: list[str] | None = None, protect: bool = False, log_fd: int = -1,
-          workspace: str = "/", protected: list[str] | None = None) -> tuple[int, int, int]:
-    """(pid, sync_fd, err_fd); see ztsa_spawn in native/ztsa_native.h."""
-    c_argv = [ffi.new("char[]", os.fsencode(a)) for a in argv]
-    c_env = [ffi.new("char[]", os.fsencode(f"{k}={v}")) for k, v in env.items()]
-    argv_arr = ffi.new("char *[]", [*c_argv, ffi.NULL])
-    env_arr = ffi.new("char *[]", [*c_env, ffi.NULL])
-    n = len(filter_code) // 8
+class AllowTable:
+    """The allow table ztsa_decide reads (struct ztsa_allow): address rules as
+    (version, network int, mask int, port or 0, id), --allow-unix entries (resolved;
+    "@name" abstract) and the workspace. The memory is owned here."""
+
+    def __init__(self, rules: list[tuple[int, int, int, int, int]], unix: list[str],
+                 workspace: str) -> None:
+        self.c = ffi.new("struct ztsa_allow *")
+        self._unix = _strings(unix)
+        self._workspace = ffi.new("char[]", os.fsencode(workspace))
+        self.c.unix_paths = self._unix[1]
+        self.c.n_unix = len(unix)
+        self.c.workspace = self._workspace
+        self._rule = ffi.new("int *")
+        self.replace(rules)
+
+    def replace(self, rules: list[tuple[int, int, int, int, int]]) -> None:
+        arr = ffi.new("struct ztsa_net_rule[]", max(len(rules), 1))
+        for i, (version, net, mask, port, rule_id) in enumerate(rules):
+            size = 4 if version == 4 else 16
+            arr[i].version = version
+            arr[i].net[0:size] = list(net.to_bytes(size, "big"))
+            arr[i].mask[0:size] = list(mask.to_bytes(size, "big"))
+            arr[i].port = port
+            arr[i].id = rule_id
+        self._net = arr
+        self.c.net = arr
+        self.c.n_net = len(rules)
+
+    def decide(self, call: int, domain: int, sockaddr: bytes,
+               unix_real: str | None) -> tuple[int, int]:
+        """(why, rule): ztsa_decide's verdict (> 0 allowed) and the rule's id or index."""
+        real = os.fsencode(unix_real) if unix_real else ffi.NULL
+        why = int(lib.ztsa_decide(self.c, call, domain, sockaddr, len(sockaddr), real,
+                                  self._rule))
+        return why, int(self._rule[0])
+
+
+def unix_open(tid: int, path: bytes) -> tuple[int, str]:
+    """(O_PATH descriptor, real path) of a socket path resolved as tid's connect would
+    resolve it (ztsa_unix_open); the real path is "" when unknown. NativeError."""
+    real = ffi.new("char[]", 4097)
+    fd = _check(lib.ztsa_unix_open(tid, path, len(path), real, 4097), "socket path")
+    return fd, os.fsdecode(ffi.string(real))
+
+
+def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
+    """(pid, sync_fd, err_fd): the plan as one struct ztsa_plan (ztsa_native.h). Every
+    buffer lives until ztsa_spawn returns, and the child has its own copy by then."""
+    keep: list[Any] = []
+
+    def strings(items: list[str]) -> tuple[Any, int]:
+        owned, arr = _strings(items)
+        keep.append((owned, arr))
+        return arr, len(items)
+
+    def cstr(text: str) -> Any:
+        buf = ffi.new("char[]", os.fsencode(text))
+        keep.append(buf)
+        return buf
+
+    c = ffi.new("struct ztsa_plan *")
+    c.path = cstr(plan.program)
+    argv = [cstr(a) for a in plan.argv]
+    envp = [cstr(f"{k}={v}") for k, v in plan.env]
+    c.argv = arr_argv = ffi.new("char *[]", [*argv, ffi.NULL])
+    c.envp = arr_env = ffi.new("char *[]", [*envp, ffi.NULL])
+    c.cwd = cstr(plan.cwd)
+    n = len(plan.filter) // 8
     insns = ffi.new("struct ztsa_filter_insn[]", n)
-    ffi.memmove(insns, filter_code, len(filter_code))
-    fds = ffi.new("int[]", keep_fds or [0])
-    _alive, paths = _strings([p for p, _ in write_rules])  # kept until the call returns
-    rights = ffi.new("unsigned long long[]", [r for _, r in write_rules] or [0])
-    c_ro, ro_arr = _strings(ro_paths or [])
-    c_prot, prot_arr = _strings(protected or [])
+    ffi.memmove(insns, plan.filter, len(plan.filter))
+    c.filter, c.filter_len = insns, n
+    c.drop_caps, c.keep_caps = int(plan.drop_caps), plan.keep_caps
+    fds = ffi.new("int[]", list(plan.keep_fds) or [0])
+    c.keep_fds, c.n_keep_fds = fds, len(plan.keep_fds)
+    c.write_paths, c.n_write = strings([path for path, _ in plan.landlock.rules])
+    rights = ffi.new("unsigned long long[]", [r for _, r in plan.landlock.rules] or [0])
+    c.write_rights, c.handled_fs = rights, plan.landlock.handled
+    c.namespaces = int(plan.namespaces)
+    guard = plan.protection
+    c.ro_paths, c.n_ro = strings(guard.ro_paths if guard else [])
+    c.helper, c.log_fd = int(plan.helper), plan.log_fd
+    c.workspace = cstr(plan.workspace)
+    c.protected_paths, c.n_protected = strings(guard.entries if guard else [])
+    creation = plan.creation
+    c.make, c.n_make = strings(creation.make or [])
+    if creation.make is None:
+        c.n_make = -1
+    c.chain, c.n_chain = strings(creation.chain)
+    c.closed, c.n_closed = strings(creation.closed)
+    c.cont, c.connects = int(plan.cont), int(plan.connects)
+    c.allow = allow.c[0]
     sync_fd = ffi.new("int *")
     err_fd = ffi.new("int *")
-    pid = lib.ztsa_spawn(os.fsencode(path), argv_arr, env_arr, os.fsencode(cwd), insns, n,
-                         int(drop_caps), keep_caps, fds, len(keep_fds), paths, rights,
-                         len(write_rules), handled_fs, ns_mode, ro_arr, len(c_ro), int(protect),
-                         log_fd, os.fsencode(workspace), prot_arr, len(c_prot), sync_fd, err_fd)
+    pid = lib.ztsa_spawn(c, sync_fd, err_fd)
+    keep.append((arr_argv, arr_env, insns, fds, rights))  # alive until here
     _check(pid, "spawn")
     return pid, sync_fd[0], err_fd[0]
 
@@ -96,53 +172,9 @@ def userns_available() -> bool:
     return _userns[0]
 
 
-def fs_denials() -> int:
-    """Name-creating syscalls the file helper of the last spawn refused."""
-    return int(lib.ztsa_fs_denials())
-
-
-def fast_set(rules: list[tuple[int, int, int, int]] | None) -> None:
-    """The tracer loop's fast path: allowed connects to these (version, network int,
-    mask int, port or 0) are performed in C; None turns it off."""
-    if rules is None:
-        _check(lib.ztsa_fast_set(ffi.NULL, -1), "fast path")
-        return
-    arr = ffi.new("struct ztsa_net_allow[]", max(len(rules), 1))
-    for i, (version, net, mask, port) in enumerate(rules):
-        size = 4 if version == 4 else 16
-        arr[i].version = version
-        arr[i].net[0:size] = list(net.to_bytes(size, "big"))
-        arr[i].mask[0:size] = list(mask.to_bytes(size, "big"))
-        arr[i].port = port
-    _check(lib.ztsa_fast_set(arr, len(rules)), "fast path")
-
-
-def fast_connects() -> int:
-    return int(lib.ztsa_fast_connects())
-
-
-def net_set_unix(entries: list[str], workspace: str) -> None:
-    """--allow-unix entries and the resolved workspace, for connects the file helper
-    answers (set before spawn: the helper inherits them)."""
-    c, arr = _strings(entries)
-    _check(lib.ztsa_net_set_unix(arr, len(c), os.fsencode(workspace)), "allow-unix")
-
-
-def fs_set_creation(make: list[str] | None, chain: list[str], closed: list[str],
-                    cont: bool) -> None:
-    """CMD's second Landlock ruleset (make None: none; `closed`, the directories outside
-    the workspace it makes no name in) and whether the file helper lets O_CREAT opens
-    where the ruleset allows names run in the caller; set before spawn."""
-    if make is None:
-        _check(lib.ztsa_fs_set_creation(ffi.NULL, -1, ffi.NULL, 0, ffi.NULL, 0, 0),
-               "creation rules")
-        return
-    c_make, make_arr = _strings(make)
-    c_chain, chain_arr = _strings(chain)
-    c_closed, closed_arr = _strings(closed)
-    _check(lib.ztsa_fs_set_creation(make_arr, len(c_make), chain_arr, len(c_chain),
-                                    closed_arr, len(c_closed), int(cont)),
-           "creation rules")
+def helper_denials() -> int:
+    """Name-creating syscalls and connects the file helper of the last spawn refused."""
+    return int(lib.ztsa_helper_denials())
 
 
 def helper_connects() -> int:
@@ -150,54 +182,67 @@ def helper_connects() -> int:
     return int(lib.ztsa_helper_connects())
 
 
-def wait(tag_exec: int, tag_net: int) -> tuple[int, int]:
-    """waitpid(-1, __WALL), with the fast path's stops handled in C; EINTR retried
-    after Python's signal handlers ran."""
-    status = ffi.new("int *")
-    while True:
-        pid = int(lib.ztsa_wait(status, tag_exec, tag_net))
-        if pid == -errno.EINTR:
-            continue  # returning to Python ran the handlers
-        if pid == -errno.ECHILD:
-            raise ChildProcessError(errno.ECHILD, "no child processes")
-        _check(pid, "waitpid")
-        return pid, int(status[0])
+# the tracer's wait loop (native/supervisor.c), which owns the process table
+EV_SYSCALL = int(lib.ZTSA_EV_SYSCALL)  # a traced syscall stop for Python to decide
+EV_EXEC = int(lib.ZTSA_EV_EXEC)  # an exec, tracee stopped (logging runs only)
+EV_EXIT = int(lib.ZTSA_EV_EXIT)  # a process ended (CMD, the helper, or any when logging)
+EV_SIGNAL = int(lib.ZTSA_EV_SIGNAL)  # a signal came to ztsa: status is its number
+EV_GONE = int(lib.ZTSA_EV_GONE)  # no process of the tree is left
+ROLE_CMD = int(lib.ZTSA_ROLE_CMD)
+ROLE_HELPER = int(lib.ZTSA_ROLE_HELPER)
 
 
-_events = ffi.new("int[]", 3 * 4096)
+class Event(NamedTuple):
+    kind: int
+    tid: int
+    tgid: int
+    status: int
+    role: int
 
 
-def fast_events() -> list[tuple[int, int, int]]:
-    """What the fast path answered since the last call, oldest first: (EVENT_FORK or
-    EVENT_VFORK, parent, child), (EVENT_STOP, tid, 0) for a first stop, (FAST_NEW, tid,
-    0) for a first stop before the fork event, (EVENT_EXEC, tid, former tid), (FAST_EXIT,
-    tid, wait status)."""
-    out: list[tuple[int, int, int]] = []
-    while n := int(lib.ztsa_fast_events(_events, 4096)):
-        out += [(_events[3 * i], _events[3 * i + 1], _events[3 * i + 2]) for i in range(n)]
-    return out
+def trace_begin(root: int, helper: bool, log: bool, wake_fd: int, tag_exec: int,
+                tag_net: int) -> None:
+    _check(lib.ztsa_trace_begin(root, int(helper), int(log), wake_fd, tag_exec, tag_net),
+           "tracer")
 
 
-def fast_reset(helper: bool) -> None:
-    """A new run: the fast path has seen nothing of the tree (helper: the file helper
-    exists, so a call interrupted while waiting for it restarts)."""
-    lib.ztsa_fast_reset(int(helper))
+def trace_end() -> None:
+    lib.ztsa_trace_end()
 
 
-FAST_EXIT = int(lib.ZTSA_FAST_EXIT)  # (FAST_EXIT, tid, wait status): an exit it took in
-FAST_NEW = int(lib.ZTSA_FAST_NEW)  # (FAST_NEW, tid, 0): a first stop before the fork event
+_event = ffi.new("struct ztsa_event *")
 
 
-def fast_roles(main: int, helper: int) -> None:
-    """Exits of main (CMD; 0 while unknown: then every exit) and helper come to the
-    tracer; the fast path records the others (FAST_EXIT)."""
-    lib.ztsa_fast_roles(main, helper)
+def wait(allow: AllowTable | None) -> Event:
+    """The next event the C loop leaves to Python; with allow, it performs the
+    connects the table allows itself."""
+    _check(lib.ztsa_wait(allow.c if allow is not None else ffi.NULL, _event), "waitpid")
+    e = _event
+    return Event(int(e.kind), int(e.tid), int(e.tgid), int(e.status), int(e.role))
 
 
-def fast_started(tid: int) -> None:
-    """The tracer handled tid's first stop itself (the fast path must not take a later
-    stop of it for a first one)."""
-    lib.ztsa_fast_started(tid)
+def resume(tid: int) -> None:
+    r = int(lib.ztsa_resume(tid))
+    if r < 0 and r != -errno.ESRCH:  # killed meanwhile: its exit follows
+        _check(r, "PTRACE_CONT")
+
+
+_procs = ffi.new("int[]", 1 << 16)
+
+
+def procs() -> list[int]:
+    """The live processes of the tree (thread group ids), the helper excluded."""
+    n = int(lib.ztsa_procs(_procs, 1 << 16))
+    return [int(_procs[i]) for i in range(n)]
+
+
+def tgid(tid: int) -> int:
+    return int(lib.ztsa_tgid(tid))
+
+
+def trace_counts() -> tuple[int, int]:
+    """(execs seen, connects the C loop performed) since trace_begin."""
+    return int(lib.ztsa_trace_execs()), int(lib.ztsa_trace_connects())
 
 
 def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> int:
@@ -220,10 +265,6 @@ def syscall_get(pid: int) -> tuple[int, list[int]]:
 
 def syscall_return(pid: int, result: int) -> None:
     _check(lib.ztsa_syscall_return(pid, result), "SETREGS")
-
-
-def restart_interrupted(pid: int) -> None:
-    lib.ztsa_restart_interrupted(pid)  # a tracee that vanished meanwhile is not an error
 
 
 def readmem(pid: int, addr: int, length: int) -> bytes:

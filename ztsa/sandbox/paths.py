@@ -1,8 +1,8 @@
 """Paths of a run: finding CMD, and the private directory for its home and TMPDIR.
 
 These stand in for shutil.which, tempfile.mkdtemp and shutil.rmtree, which `ztsa exec`
-does not import: shutil and tempfile (with random, weakref, zlib, bz2 and lzma) cost
-several milliseconds of every run's start-up.
+does not import: shutil and tempfile (with random, weakref, zlib, bz2 and lzma) would
+add to every run's start-up (docs/performance.md).
 """
 
 from __future__ import annotations

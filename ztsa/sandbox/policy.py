@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import struct
 
 from ztsa.records import NamedTuple
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # ipaddress is imported where addresses are made (a millisecond)
+if TYPE_CHECKING:  # ipaddress is imported where addresses are made
     import ipaddress
+    from typing import Any
 
     IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
     IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -64,7 +66,7 @@ def _port(spec: str, text: str) -> int:
 def resolve(name: str) -> tuple[IPAddress, ...]:
     """A host name's addresses, looked up once when ztsa starts."""
     import ipaddress
-    import socket  # only for names: its import costs milliseconds
+    import socket  # only for names: socket.py's import is not free
 
     try:
         infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
@@ -99,30 +101,53 @@ def parse_net(spec: str) -> NetRule:
     return NetRule(spec, tuple(ipaddress.ip_network(a) for a in addrs), port)
 
 
-DENIED_NET = Decision(False, "not in --allow-net")
+# why a destination is denied (the native decision's reasons, ztsa_native.h: ztsa_why)
+DENIALS = {
+    -1: "not in --allow-net", -2: "unsupported family",
+    -3: "abstract Unix socket not in --allow-unix", -4: "unnamed Unix socket",
+    -5: "Unix socket outside the workspace, not in --allow-unix", -6: "unresolvable path",
+}
+RULE_DNS = -2  # ztsa_native.h: a resolver on port 53
+CONNECT, SEND = 0, 1  # enum ztsa_call
 
 
 class Policy:
+    """The allowlist of one run. Its decisions are the native module's ztsa_decide (one
+    function for the Python tracer, the C wait loop and the file helper); this class
+    builds the table it reads and words its answers for the log."""
+
     def __init__(self, net: list[NetRule], unix: list[str], workspace: str,
                  dns: list[IPAddress]) -> None:
         self.net = net
-        self.unix = [p if p.startswith("@") else os.path.abspath(p) for p in unix]
+        # resolved: the decision compares where a socket really is
+        self.unix = [p if p.startswith("@") else os.path.realpath(p) for p in unix]
         self.workspace = os.path.realpath(workspace)
         self.dns = dns
-        # the tracer decides on integers: (version, network, mask, port or 0, decision)
-        self._rules: list[tuple[int, int, int, int, Decision]] = [
-            (n.version, int(n.network_address), int(n.netmask), rule.port or 0,
-             Decision(True, f"--allow-net {rule.spec}"))
-            for rule in net for n in rule.networks]
-        self._dns = {(a.version, int(a)) for a in dns}
         self.wildcards = [r for r in net if r.suffix]
+        # (version, network, mask, port or 0, id); id indexes self.reasons
+        self.rules: list[tuple[int, int, int, int, int]] = []
+        self.reasons: list[str] = []
+        for rule in net:
+            for n in rule.networks:
+                self._add(n.version, int(n.network_address), int(n.netmask), rule.port or 0,
+                          f"--allow-net {rule.spec}")
+        self._dns = {(a.version, int(a)) for a in dns}
+        for version, value in sorted(self._dns):
+            self.rules.append((version, value, _full(version), 53, RULE_DNS))
+        self._table: Any = None
 
-    def static_rules(self) -> list[tuple[int, int, int, int]]:
-        """Every allow rule as (version, network, mask, port or 0), resolvers on port 53
-        included: what the tracer's C fast path needs (no wildcards: those learn)."""
-        out = [(v, net, mask, port) for v, net, mask, port, _ in self._rules]
-        out += [(v, value, (1 << (32 if v == 4 else 128)) - 1, 53) for v, value in self._dns]
-        return out
+    def _add(self, version: int, net: int, mask: int, port: int, reason: str) -> None:
+        self.rules.append((version, net, mask, port, len(self.reasons)))
+        self.reasons.append(reason)
+
+    @property
+    def table(self) -> Any:
+        """The native allow table (ztsa.sandbox.native.AllowTable), made on first use."""
+        if self._table is None:
+            from ztsa.sandbox import native as nat
+
+            self._table = nat.AllowTable(self.rules, self.unix, self.workspace)
+        return self._table
 
     def wildcard_for(self, name: str) -> NetRule | None:
         for rule in self.wildcards:
@@ -137,38 +162,51 @@ class Policy:
         """Allow the addresses a wildcard name resolved to, on the rule's port."""
         for version, raw in addresses:
             value = int.from_bytes(raw, "big")
-            mask = (1 << (32 if version == 4 else 128)) - 1
-            entry = (version, value, mask, rule.port or 0,
-                     Decision(True, f"--allow-net {rule.spec} ({name})"))
-            if entry not in self._rules:
-                self._rules.append(entry)
+            if any(r[:4] == (version, value, _full(version), rule.port or 0)
+                   for r in self.rules):
+                continue
+            self._add(version, value, _full(version), rule.port or 0,
+                      f"--allow-net {rule.spec} ({name})")
+            if self._table is not None:
+                self._table.replace(self.rules)
+
+    def decide(self, call: int, domain: int, sockaddr: bytes,
+               unix_real: str | None = None) -> Decision:
+        """The decision for a connect or send (CONNECT, SEND) to sockaddr (raw bytes) on a
+        socket of family domain; unix_real: where an AF_UNIX path really is."""
+        why, rule = self.table.decide(call, domain, sockaddr, unix_real)
+        return Decision(why > 0, self.explain(why, rule))
+
+    def explain(self, why: int, rule: int) -> str:
+        if why == 1:  # an address rule
+            return "dns" if rule == RULE_DNS else self.reasons[rule]
+        if why == 5:
+            return f"--allow-unix {self.unix[rule]}"
+        return {2: "disconnect", 3: "no destination", 4: "no destination",
+                6: "inside the workspace"}.get(why) or DENIALS.get(why, f"reason {why}")
 
     def decide_ip(self, addr: IPAddress, port: int) -> Decision:
-        addr = normalise(addr)
-        return self.decide_int(addr.version, int(addr), port)
+        """A connect to addr:port (for tests and callers with an address object)."""
+        import ipaddress
 
-    def decide_int(self, version: int, value: int, port: int) -> Decision:
-        """The decision for an address given as an integer (IPv4-mapped already mapped)."""
-        for v, network, mask, rport, decision in self._rules:
-            if v == version and value & mask == network and (rport == 0 or rport == port):
-                return decision
-        if port == 53 and (version, value) in self._dns:
-            return Decision(True, "dns")
-        return DENIED_NET
+        packed = addr.packed
+        if isinstance(addr, ipaddress.IPv4Address):
+            raw = struct.pack("<H", 2) + struct.pack(">H", port) + packed + bytes(8)
+        else:
+            raw = struct.pack("<H", 10) + struct.pack(">H", port) + bytes(4) + packed + \
+                bytes(4)
+        return self.decide(CONNECT, 0, raw)
 
     def decide_unix(self, path: str | None, abstract: bool) -> Decision:
-        if abstract:
-            if path is not None and f"@{path}" in self.unix:
-                return Decision(True, f"--allow-unix @{path}")
-            return Decision(False, "abstract Unix socket not in --allow-unix")
-        if path is None:
-            return Decision(False, "unnamed Unix socket")
-        if path in self.unix:
-            return Decision(True, f"--allow-unix {path}")
-        real = os.path.realpath(path)
-        if real == self.workspace or real.startswith(self.workspace + os.sep):
-            return Decision(True, "inside the workspace")
-        return Decision(False, "Unix socket outside the workspace, not in --allow-unix")
+        """A connect to a Unix socket path (decided on its real place) or abstract name."""
+        name = os.fsencode(path or "")
+        raw = struct.pack("<H", 1) + (b"\0" + name if abstract else name + b"\0" * bool(name))
+        real = None if abstract or not path else os.path.realpath(path)
+        return self.decide(CONNECT, 1, raw, real)
+
+
+def _full(version: int) -> int:
+    return (1 << (32 if version == 4 else 128)) - 1
 
 
 def resolvers(explicit: list[str]) -> list[IPAddress]:

@@ -8,11 +8,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ztsa.sandbox import landlock, protect
+from ztsa.sandbox import landlock, plan
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import USERNS_MISSING
-from ztsa.sandbox.filter import build
 from ztsa.sandbox.paths import find_program, private_dir, reap_stale, remove_tree
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer
@@ -21,14 +20,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal as _signal
     from typing import IO
-else:  # its constants and signal(), without signal.py's enum conversions (a millisecond)
+else:  # its constants and signal(), without signal.py's enum conversions
     import _signal
 
 EXIT_CANNOT_EXEC = 126
 EXIT_NOT_FOUND = 127
 EXIT_INTERNAL = 125
 EXIT_GATE = 3
-# what the child was doing when it failed (native/ztsa_native.c, STEP_*)
+# what the child was doing when it failed (native/ztsa_native.h, enum ztsa_step)
 SETUP_STEPS = {1: "mount and user namespaces, read-only agent files",
                2: "changing to the working directory", 3: "dropping capabilities",
                4: "NoNewPrivs", 5: "Landlock", 6: "the file helper", 7: "the seccomp filter"}
@@ -105,9 +104,9 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
         real_home = os.environ.get("HOME") or _passwd_home()
         fs = landlock.plan(nat.landlock_abi(), writable, real_home)
-        ns_mode = 1 if os.geteuid() == 0 else 2 if nat.userns_available() else 0
+        ns = plan.namespaces(os.geteuid() == 0 or nat.userns_available())
         missing = list(fs.missing)
-        if not ns_mode:
+        if ns == plan.Namespaces.NONE:
             missing.append(USERNS_MISSING)
         if missing:
             for control in missing:
@@ -119,9 +118,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                       file=sys.stderr)
                 log.close()
                 return EXIT_GATE
-        guard = protect.plan(policy.workspace, list(protect_extra)) if ns_mode else None
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
-                        ns_mode, guard)
+                        ns, list(protect_extra))
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -134,39 +132,19 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
 
 def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
              cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
-             fs: landlock.Plan, ns_mode: int, guard: protect.Protection | None) -> int:
+             fs: landlock.Plan, ns: plan.Namespaces, protect_extra: list[str]) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
         log.close()
         return EXIT_NOT_FOUND
-    # without a log to write, allowed connects and exec stops need no Python: with the
-    # file helper, connects are its notifications (no ptrace stop); otherwise the
-    # tracer's C loop performs them. Set before spawning: the helper inherits them.
-    fast = log_stream is None and not policy.wildcards
-    nat.fast_set(policy.static_rules() if fast else None)
-    notify_connect = fast and guard is not None
-    if notify_connect:
-        nat.net_set_unix(policy.unix, policy.workspace)
-    # names are made only where no protected one can be (a second ruleset for CMD);
-    # without a log (whose deny lines need the helper to decide every creation), the
-    # helper lets opens outside the chain directories run in the caller
-    creation = protect.Creation(None, [], [])
-    if guard is not None and fs.handled & landlock.MAKE_REG:
-        writable = [path for path, rights in fs.rules if rights & landlock.MAKE_REG]
-        creation = protect.creation(policy.workspace, guard.entries, writable)
-    nat.fs_set_creation(creation.make, creation.chain, creation.closed, log_stream is None)
-    pid, sync_fd, err_fd = nat.spawn(
-        program, argv, env, cwd,
-        build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None,
-              notify_connect=notify_connect),
-        drop_caps=os.geteuid() == 0, keep_caps=cap_mask(keep_caps), keep_fds=pass_fds,
-        write_rules=fs.rules, handled_fs=fs.handled, ns_mode=ns_mode,
-        ro_paths=guard.ro_paths if guard else [], protect=guard is not None,
-        log_fd=log_stream.fileno() if log_stream is not None and guard else -1,
-        workspace=policy.workspace, protected=guard.entries if guard else [])
-    tracer = Tracer(policy, log, pid, helper=guard is not None)
+    run = plan.make(program, argv, env, cwd, policy, fs, ns, protect_extra,
+                    cap_mask(keep_caps), pass_fds,
+                    log_stream.fileno() if log_stream is not None else None)
+    pid, sync_fd, err_fd = nat.spawn(run, policy.table)
+    tracer = Tracer(policy, log, pid, helper=run.helper,
+                    connects_in_loop=run.connects == plan.Connects.LOOP)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)
     except OSError:
@@ -181,20 +159,29 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     nat.set_dumpable(False)
     os.write(sync_fd, b"g")
     os.close(sync_fd)
-    handlers = {s: _signal.signal(s, lambda sig, _f: tracer.on_signal(sig))
+    # a signal to ztsa is only recorded: the interpreter writes its number to the wake
+    # pipe, and the tracer's loop forwards it to the tree
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    handlers = {s: _signal.signal(s, _recorded)
                 for s in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)}
+    wakeup = _signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     # the launcher starts ztsa without cycle collection; the loop may run for hours: on
     # again, with what start-up made kept out of every collection
     gc.freeze()
     gc.enable()
     try:
-        status = tracer.run()
+        status = tracer.run(wake_r)
     except BaseException:
         tracer.kill_all("ztsa failed")
         raise
     finally:
+        _signal.set_wakeup_fd(wakeup)
         for s, h in handlers.items():
             _signal.signal(s, h)
+        os.close(wake_r)
+        os.close(wake_w)
     failure = os.read(err_fd, 4)
     os.close(err_fd)
     if len(failure) == 4:
@@ -214,8 +201,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     else:
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
-    denied = log.counts["denied"] + nat.fs_denials()  # the helper logs its own
-    log.counts["connect"] += nat.fast_connects() + nat.helper_connects()
+    denied = log.counts["denied"] + nat.helper_denials()  # the helper logs its own
+    log.counts["connect"] += nat.helper_connects()
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
               connects=log.counts["connect"], sends=log.counts["send"],
               killed=log.counts["kill"])
@@ -224,3 +211,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
           f"{log.counts['kill']} killed at exit{where}", file=sys.stderr)
     log.close()
     return code
+
+
+def _recorded(sig: int, frame: object) -> None:
+    """The Python handler of the signals ztsa forwards: the record is the byte the
+    interpreter wrote to the wake pipe before calling it."""

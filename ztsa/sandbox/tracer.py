@@ -10,7 +10,7 @@ thread or process can change what the kernel sees between the check and the use.
 
 from __future__ import annotations
 
-import _socket as socket  # constants and inet_*: socket.py's import costs ms
+import _socket as socket  # constants and inet_*, without socket.py's import
 import contextlib
 import errno
 import os
@@ -20,18 +20,17 @@ from collections.abc import Callable
 from ztsa.records import NamedTuple
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
-from ztsa.sandbox.filter import TAG_EXEC, TAG_NET
-from ztsa.sandbox.policy import Decision, Policy
+from ztsa.sandbox.filter import NR, TAG_EXEC, TAG_NET
+from ztsa.sandbox.policy import CONNECT, SEND, Decision, Policy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal as _signal
-else:  # the constants, without signal.py's enum conversions (a millisecond at import)
+else:  # the constants, without signal.py's enum conversions at import
     import _signal
 
-SYS_CONNECT, SYS_SENDTO, SYS_SENDMSG, SYS_SENDMMSG = 42, 44, 46, 307
-SYS_EXECVE, SYS_EXECVEAT = 59, 322
-STOP_SIGNALS = {_signal.SIGSTOP, _signal.SIGTSTP, _signal.SIGTTIN, _signal.SIGTTOU}
+SYS_CONNECT, SYS_SENDTO, SYS_SENDMSG, SYS_SENDMMSG = (
+    NR["connect"], NR["sendto"], NR["sendmsg"], NR["sendmmsg"])
 MAX_SEND = 1 << 20  # bytes copied per emulated send; a short count is legal for send
 MAX_IOV = 1024
 MSG_FASTOPEN = 0x20000000
@@ -90,13 +89,6 @@ def argv_of(pid: int) -> list[str]:
     return [a.decode("utf-8", "replace") for a in _proc(pid, "cmdline").split(b"\0") if a]
 
 
-def tgid_of(tid: int) -> int:
-    for line in _proc(tid, "status").splitlines():
-        if line.startswith(b"Tgid:"):
-            return int(line.split()[1])
-    return tid
-
-
 def ppid_of(pid: int) -> int | None:
     stat = _proc(pid, "stat")
     fields = stat[stat.rfind(b")") + 2 :].split()
@@ -104,68 +96,71 @@ def ppid_of(pid: int) -> int | None:
 
 
 class Tracer:
-    def __init__(self, policy: Policy, log: AuditLog, main_pid: int,
-                 helper: bool = False) -> None:
-        """helper: main_pid is the file helper, whose one child is CMD; the helper is
-        traced (it is an ancestor of the tree) but never logged."""
+    """The Python side of the tracer. The C wait loop (native/supervisor.c) owns the
+    process table and answers every process event itself; it hands this class only a
+    traced syscall to decide, an exec or exit to log, CMD's and the helper's exits, and
+    a signal that came to ztsa."""
+
+    def __init__(self, policy: Policy, log: AuditLog, root: int, helper: bool,
+                 connects_in_loop: bool) -> None:
+        """root: the spawned child: CMD, or (helper) the file helper whose first child is
+        CMD; the helper is traced (it is an ancestor of the tree) but never logged.
+        connects_in_loop: the C loop performs the connects the policy allows."""
         self.policy = policy
-        self.helper = main_pid if helper else None
-        self.helper_lost = False  # the helper died while CMD ran: the tree was killed
         self.log = log
-        self.main = main_pid
-        self.tgid: dict[int, int] = {main_pid: main_pid}  # live tid -> tgid
-        self.started: set[int] = set()  # tids whose first stop was seen
-        nat.fast_reset(helper)  # the C loop's view of the tree starts empty too
-        # with a helper, CMD is not known yet: the C loop leaves every exit to us
-        nat.fast_roles(0 if helper else main_pid, main_pid if helper else 0)
+        self.root = root
+        self.helper = helper
+        self.helper_lost = False  # the helper died while CMD ran: the tree was killed
         self.main_status: int | None = None
-        self.pending_signals: list[int] = []
+        self._allow = policy.table if connects_in_loop else None
         self._handlers: dict[int, Callable[[int, list[int]], int]] = {
             SYS_CONNECT: self._connect, SYS_SENDTO: self._sendto,
             SYS_SENDMSG: self._sendmsg, SYS_SENDMMSG: self._sendmmsg,
         }
 
     # -- the loop ------------------------------------------------------------------------
-    def run(self) -> int:
-        """Trace until every process of the tree is gone; return CMD's wait status."""
-        while self.tgid:
-            try:
-                tid, status = nat.wait(TAG_EXEC, TAG_NET)
-            except ChildProcessError:
-                self._drain()  # the exits the C loop took in last
-                break
-            self._drain()
-            if self.pending_signals:
-                self._forward_signals()
-            if os.WIFEXITED(status) or os.WIFSIGNALED(status):
-                self._gone(tid, status)
-            elif os.WIFSTOPPED(status):
-                self._stopped(tid, status)
+    def run(self, wake_fd: int) -> int:
+        """Trace until every process of the tree is gone; return CMD's wait status.
+        wake_fd: where the signal module writes the number of each signal ztsa gets."""
+        nat.trace_begin(self.root, self.helper, self.log.enabled, wake_fd, TAG_EXEC, TAG_NET)
+        try:
+            while True:
+                ev = nat.wait(self._allow)
+                if ev.kind == nat.EV_GONE:
+                    break
+                if ev.kind == nat.EV_SYSCALL:
+                    self._syscall(ev.tid)
+                    nat.resume(ev.tid)
+                elif ev.kind == nat.EV_EXEC:
+                    self._exec(ev.tid)
+                    nat.resume(ev.tid)
+                elif ev.kind == nat.EV_EXIT:
+                    self._gone(ev)
+                elif ev.kind == nat.EV_SIGNAL:
+                    self._forward(ev.status)
+        finally:
+            nat.trace_end()
+        execs, connects = nat.trace_counts()
+        self.log.counts["exec"] = execs
+        self.log.counts["connect"] += connects
         if self.main_status is None:
             raise TracerError("CMD vanished without an exit status")
         return self.main_status
 
-    def on_signal(self, sig: int) -> None:
-        """Signal handler: remember; forwarded from the loop (never ptrace from here)."""
-        self.pending_signals.append(sig)
-        self._drain()  # the processes the fast path has seen born since
-        for tgid in set(self.tgid.values()):
+    def _forward(self, sig: int) -> None:
+        """A signal that came to ztsa goes to every process of the tree."""
+        pids = sorted(nat.procs())
+        self.log.event("signal", signal=signal_name(sig), target="tree", pids=pids)
+        for pid in pids:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(tgid, sig)
-
-    def _forward_signals(self) -> None:
-        while self.pending_signals:
-            sig = self.pending_signals.pop(0)
-            self.log.event("signal", signal=signal_name(sig), target="tree",
-                           pids=sorted(set(self.tgid.values()) - {self.helper}))
+                os.kill(pid, sig)
 
     def kill_all(self, reason: str) -> None:
         """SIGKILL every remaining process of the tree, logging what it was."""
-        for tgid in sorted(set(self.tgid.values())):
-            if tgid == self.helper:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(tgid, _signal.SIGKILL)
-                continue
+        if self.helper:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.root, _signal.SIGKILL)
+        for tgid in sorted(nat.procs()):
             argv = argv_of(tgid)
             try:
                 os.kill(tgid, _signal.SIGKILL)
@@ -173,112 +168,25 @@ class Tracer:
                 continue
             self.log.event("kill", pid=tgid, argv=argv, reason=reason)
 
-    # -- events --------------------------------------------------------------------------
-    def _drain(self) -> None:
-        """Take in what the C loop answered by itself (forks, first stops, execs, exits
-        other than CMD's and the helper's), in order, as if each had come through
-        _stopped or _gone."""
-        for kind, tid, other in nat.fast_events():
-            if kind in (nat.EVENT_FORK, nat.EVENT_VFORK):
-                self._born(other, kind)
-            elif kind == nat.EVENT_STOP:
-                self.tgid.setdefault(tid, tid)
-                self.started.add(tid)
-            elif kind == nat.FAST_NEW:  # a process (the C loop checked) not yet born
-                if tid not in self.tgid:
-                    self.tgid[tid] = tid
-                    self._adopt(tid)
-                self.started.add(tid)
-            elif kind == nat.EVENT_EXEC:
-                self._execed(tid, other)
-            elif kind == nat.FAST_EXIT:
-                self._gone(tid, other)
-
-    def _born(self, child: int, event: int) -> None:
-        if child not in self.tgid:
-            # fork and vfork make a process; clone may make a thread
-            self.tgid[child] = child if event != nat.EVENT_CLONE else tgid_of(child)
-            self._adopt(child)
-
-    def _execed(self, tid: int, former: int) -> None:
-        if former != tid:  # exec from a non-leader thread: that tid is gone
-            self.tgid.pop(former, None)
-            self.started.discard(former)
-        self.tgid[tid] = tid
-        self._exec(tid)
-
-    def _adopt(self, tid: int) -> None:
-        """The first process after the helper is CMD."""
-        if self.main == self.helper and self.tgid.get(tid) == tid and tid != self.helper:
-            self.main = tid
-            nat.fast_roles(tid, self.helper or 0)
-
-    def _gone(self, tid: int, status: int) -> None:
-        tgid = self.tgid.pop(tid, tid)
-        self.started.discard(tid)
-        # the helper leaves by itself (status 0) once no process of the tree uses the
-        # filter, which can be just before the tracer sees CMD's exit
-        if tid == self.helper and self.main != self.helper and self.main_status is None \
-                and status != 0:
-            # without its helper the tree's name-creating syscalls fail (ENOSYS); a
-            # confinement component that fails ends the run, as the tracer's own failure
-            self.helper_lost = True
-            self.kill_all("ztsa's file helper died")
-        if tid != tgid or tid == self.helper:
-            return  # a thread, or the file helper
-        code = os.waitstatus_to_exitcode(status)
-        self.log.event("exit", pid=tid, status=code if code >= 0 else 128 - code,
+    def _gone(self, ev: nat.Event) -> None:
+        if ev.role == nat.ROLE_HELPER:
+            # the helper leaves by itself (status 0) once no process of the tree uses the
+            # filter, which can be just before the C loop sees CMD's exit; without it the
+            # tree's name-creating syscalls fail (ENOSYS): a confinement component that
+            # fails ends the run, as the tracer's own failure would
+            if ev.status != 0 and self.main_status is None and nat.procs():
+                self.helper_lost = True
+                self.kill_all("ztsa's file helper died")
+            return
+        code = os.waitstatus_to_exitcode(ev.status)
+        self.log.event("exit", pid=ev.tid, status=code if code >= 0 else 128 - code,
                        signal=signal_name(-code) if code < 0 else None)
-        if tid == self.main:
-            self.main_status = status
-            if self.tgid:
+        if ev.role == nat.ROLE_CMD:
+            self.main_status = ev.status
+            if nat.procs():
                 self.kill_all("CMD exited")
 
-    def _cont(self, tid: int, sig: int = 0, request: int = nat.PTRACE_CONT) -> None:
-        try:
-            nat.ptrace(request, tid, 0, sig)
-        except nat.NativeError as exc:
-            if exc.errno != errno.ESRCH:  # killed meanwhile: its exit follows
-                raise
-
-    def _stopped(self, tid: int, status: int) -> None:
-        if tid not in self.tgid:  # a new child whose stop beat its parent's event
-            self.tgid[tid] = tgid_of(tid)
-            self._adopt(tid)
-        event = status >> 16
-        sig = os.WSTOPSIG(status)
-        if event == nat.EVENT_SECCOMP:
-            if nat.geteventmsg(tid) != TAG_EXEC:  # execve is logged at the exec event
-                self._syscall(tid)
-            self._cont(tid)
-        elif event in (nat.EVENT_FORK, nat.EVENT_VFORK, nat.EVENT_CLONE):
-            self._born(nat.geteventmsg(tid), event)
-            self._cont(tid)
-        elif event == nat.EVENT_EXEC:
-            self._execed(tid, nat.geteventmsg(tid))
-            self._cont(tid)
-        elif event == nat.EVENT_STOP:
-            if tid not in self.started:
-                self.started.add(tid)  # first stop of a new tracee
-                nat.fast_started(tid)
-                self._cont(tid)
-            elif sig in STOP_SIGNALS:
-                self._cont(tid, request=nat.PTRACE_LISTEN)  # group stop: stay stopped
-            else:
-                self._cont(tid)
-        else:
-            self.started.add(tid)
-            nat.fast_started(tid)
-            if self.helper is not None:
-                # a call waiting for the file helper must restart after the handler,
-                # not fail with EINTR (it never would without ztsa)
-                nat.restart_interrupted(tid)
-            self._cont(tid, sig)  # deliver the signal
-
     def _exec(self, pid: int) -> None:
-        if not self.log.enabled:
-            self.log.count("exec")  # /proc reads only when someone reads the log
-            return
         self.log.event("exec", pid=pid, ppid=ppid_of(pid), executable=_readlink(pid, "exe"),
                        argv=argv_of(pid), cwd=_readlink(pid, "cwd"))
 
@@ -287,7 +195,7 @@ class Tracer:
         nr, args = nat.syscall_get(tid)
         handler = self._handlers.get(nr)
         if handler is None:
-            return  # execve/execveat: logged at the exec event
+            return  # only the network calls stop for Python
         try:
             result = handler(tid, args)
         except nat.NativeError as exc:
@@ -296,76 +204,57 @@ class Tracer:
             result = -(exc.errno or errno.EPERM)  # e.g. unreadable memory: EFAULT/EPERM
         nat.syscall_return(tid, result)
 
-    def _destination(self, tid: int, fd: int, raw: bytes) -> Destination:
+    def _destination(self, tid: int, fd: int, raw: bytes, call: int) -> Destination:
+        """Where a connect or send (CONNECT, SEND) to the sockaddr copy raw would go, and
+        the native decision on it (ztsa_decide, as in the C loop and the file helper)."""
         family = struct.unpack_from("<H", raw)[0] if len(raw) >= 2 else 0
-        if family == 0:
-            try:
+        domain = 0
+        if family == 0 and call == SEND and len(raw) >= 2:
+            try:  # the kernel may read it as the socket's own family (UDPv4)
                 dup = nat.pidfd_getfd(tid, fd)
             except nat.NativeError:
                 return Destination(0, "?", Decision(False, "socket unavailable"), None, None)
             try:
-                family = nat.sockopt_int(dup, SOL_SOCKET, SO_DOMAIN)
+                domain = nat.sockopt_int(dup, SOL_SOCKET, SO_DOMAIN)
             finally:
                 os.close(dup)
-            if len(raw) < 2:
-                return Destination(family, "AF_UNSPEC", Decision(True, "no destination"),
-                                   None, None)
-        # Decide on integers; format addresses only for the log or a denial (the hot
-        # path of an allowed connect builds no strings).
+        pathfd, real = None, None
+        if family == socket.AF_UNIX and len(raw) > 2 and raw[2] != 0:
+            try:  # resolved once; the decision is on where it really is
+                pathfd, real = nat.unix_open(tid, raw[2:])
+            except nat.NativeError as exc:  # no such socket: the tracee's call fails so too
+                shown = os.fsdecode(raw[2:].split(b"\0", 1)[0])
+                return Destination(family, shown, Decision(True, "no such socket"), None, None,
+                                   error=exc.errno or errno.ENOENT)
+        decision = self.policy.decide(call, domain, raw, real)
+        if decision.rule == "unnamed Unix socket":
+            return Destination(family, "", decision, None, None, error=errno.EINVAL)
+        if family == 0 and domain == socket.AF_INET and len(raw) >= 8:
+            family = socket.AF_INET  # a UDPv4 send to the address
         if family == socket.AF_INET and len(raw) >= 8:
             port = struct.unpack_from(">H", raw, 2)[0]
-            decision = self.policy.decide_int(4, int.from_bytes(raw[4:8], "big"), port)
             if not self.log.enabled and decision.allowed:
-                return Destination(family, "", decision, None, port)
+                return Destination(family, "", decision, None, port)  # no strings built
             ip = socket.inet_ntop(socket.AF_INET, raw[4:8])
             return Destination(family, f"{ip}:{port}", decision, ip, port)
         if family == socket.AF_INET6 and len(raw) >= 24:
             port = struct.unpack_from(">H", raw, 2)[0]
-            a = raw[8:24]
-            mapped = a[:12] == MAPPED_PREFIX  # ::ffff:a.b.c.d is a.b.c.d
-            decision = (self.policy.decide_int(4, int.from_bytes(a[12:], "big"), port)
-                        if mapped else self.policy.decide_int(6, int.from_bytes(a, "big"), port))
             if not self.log.enabled and decision.allowed:
                 return Destination(family, "", decision, None, port)
-            shown = socket.inet_ntop(socket.AF_INET, a[12:]) if mapped else \
+            a = raw[8:24]
+            shown = socket.inet_ntop(socket.AF_INET, a[12:]) if a[:12] == MAPPED_PREFIX else \
                 socket.inet_ntop(socket.AF_INET6, a)
             full = socket.inet_ntop(socket.AF_INET6, a)
             return Destination(family, f"[{full}]:{port}", decision, shown, port)
         if family == socket.AF_UNIX:
-            path = raw[2:]
-            if path[:1] == b"\0":
-                name = path[1:].decode("utf-8", "replace")
-                return Destination(family, f"@{name}", self.policy.decide_unix(name, True),
-                                   None, None)
-            return self._unix_path(tid, path.split(b"\0", 1)[0])
-        if family == 0 and len(raw) >= 2:
-            return Destination(0, "AF_UNSPEC", Decision(True, "disconnect"), None, None)
-        return Destination(family, f"family {family}", Decision(False, "unsupported family"),
-                           None, None)
-
-    def _unix_path(self, tid: int, path: bytes) -> Destination:
-        """Resolve a socket path once, as the tracee's connect would (relative to its cwd,
-        following symlinks), into an O_PATH descriptor; decide on where it really is, and
-        let the supervisor connect through /proc/self/fd/N, which names that same file.
-        A symlink swapped after the check cannot redirect the connection."""
-        if not path:
-            return Destination(socket.AF_UNIX, "", Decision(False, "unnamed Unix socket"),
-                               None, None, error=errno.EINVAL)
-        where = path if path.startswith(b"/") else f"/proc/{tid}/cwd/".encode() + path
-        shown = os.fsdecode(path)
-        try:
-            pathfd = os.open(where, os.O_PATH | os.O_CLOEXEC)
-        except OSError as exc:
-            return Destination(socket.AF_UNIX, shown, Decision(True, "no such socket"),
-                               None, None, error=exc.errno or errno.ENOENT)
-        try:
-            real = os.readlink(f"/proc/self/fd/{pathfd}")
-        except OSError:
-            os.close(pathfd)
-            return Destination(socket.AF_UNIX, shown, Decision(False, "unresolvable path"),
-                               None, None)
-        decision = self.policy.decide_unix(real, False)
-        return Destination(socket.AF_UNIX, real, decision, None, None, pathfd=pathfd)
+            if pathfd is not None:
+                return Destination(family, real or os.fsdecode(raw[2:].split(b"\0", 1)[0]),
+                                   decision, None, None, pathfd=pathfd)
+            name = raw[3:].decode("utf-8", "replace")
+            return Destination(family, f"@{name}", decision, None, None)
+        if family == 0:
+            return Destination(0, "AF_UNSPEC", decision, None, None)
+        return Destination(family, f"family {family}", decision, None, None)
 
     @staticmethod
     def _unix_target(dest: Destination) -> bytes:
@@ -383,14 +272,14 @@ class Tracer:
             if not dest.decision.allowed:
                 self.log.count("denied")
             return
-        self.log.event(kind, pid=self.tgid.get(tid, tid), tid=tid,
+        self.log.event(kind, pid=nat.tgid(tid), tid=tid,
                        family=FAMILIES.get(dest.family, str(dest.family)),
                        address=dest.ip if dest.ip is not None else dest.shown, port=dest.port,
                        protocol=proto, decision="allow" if dest.decision.allowed else "deny",
                        rule=dest.decision.rule,
                        result=0 if result >= 0 else errno.errorcode.get(-result, str(-result)))
         if not dest.decision.allowed:
-            self.log.event("deny", pid=self.tgid.get(tid, tid), syscall=kind,
+            self.log.event("deny", pid=nat.tgid(tid), syscall=kind,
                            address=dest.shown, rule=dest.decision.rule)
 
     def _proto(self, dup: int) -> str:
@@ -402,7 +291,7 @@ class Tracer:
     def _connect(self, tid: int, args: list[int]) -> int:
         fd, addr, length = int(args[0] & 0xFFFFFFFF), args[1], args[2] & 0xFFFFFFFF
         raw = nat.readmem(tid, addr, min(length, 128)) if length else b""
-        dest = self._destination(tid, fd, raw)
+        dest = self._destination(tid, fd, raw, CONNECT)
         try:
             if dest.error:
                 return -dest.error
@@ -430,7 +319,7 @@ class Tracer:
         if rule is None or name is None:
             return
         if raw is None:  # a connected socket (glibc's resolver): ask who the peer is
-            import socket as pysocket  # only here: its import costs milliseconds
+            import socket as pysocket  # only here: socket.py's import is not free
 
             with pysocket.socket(fileno=os.dup(dup)) as s:
                 try:
@@ -475,7 +364,7 @@ class Tracer:
                           else nat.sendto(dup, data, flags, None))
                 self._sigpipe(tid, result)
                 return result
-            dest = self._destination(tid, fd, raw)
+            dest = self._destination(tid, fd, raw, SEND)
             try:
                 if dest.error:
                     return -dest.error
@@ -496,7 +385,7 @@ class Tracer:
     def _sigpipe(self, tid: int, result: int) -> None:
         if result == -errno.EPIPE:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.tgid.get(tid, tid), _signal.SIGPIPE)
+                os.kill(nat.tgid(tid), _signal.SIGPIPE)
 
     def _sendto(self, tid: int, args: list[int]) -> int:
         fd, buf, length = int(args[0] & 0xFFFFFFFF), args[1], args[2]

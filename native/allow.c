@@ -1,0 +1,123 @@
+/* The one decision on where a connect or a send may go, and the resolution of a Unix
+   socket path it decides on. Runs in the supervisor (the C wait loop, and the Python
+   tracer through cffi) and in the file helper, each on its own copy of the address.
+   ztsa_decide keeps no state and makes no system call. */
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int net_match(const struct ztsa_allow *a, int version, const unsigned char *addr,
+                     int port, int *rule) {
+    int len = version == 4 ? 4 : 16;
+    for (int i = 0; i < a->n_net; i++) {
+        const struct ztsa_net_rule *r = &a->net[i];
+        if (r->version != version || (r->port && r->port != port))
+            continue;
+        int match = 1;
+        for (int k = 0; k < len && match; k++)
+            match = (addr[k] & r->mask[k]) == r->net[k];
+        if (match) {
+            *rule = r->id;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int unix_listed(const struct ztsa_allow *a, const char *name, size_t len, int *rule) {
+    for (int i = 0; i < a->n_unix; i++)
+        if (strlen(a->unix_paths[i]) == len && memcmp(a->unix_paths[i], name, len) == 0) {
+            *rule = i;
+            return 1;
+        }
+    return 0;
+}
+
+int ztsa_decide(const struct ztsa_allow *allow, int call, int domain, const void *addr,
+                unsigned int len, const char *unix_real, int *rule) {
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    const unsigned char *sa = addr;
+    *rule = -1;
+    if (len < 2)
+        return ZTSA_ALLOW_KERNEL; /* no family: the kernel answers EINVAL */
+    unsigned short family;
+    memcpy(&family, sa, 2);
+    if (family == AF_UNSPEC) {
+        /* connect: every family dissolves its association (inet_dgram_connect,
+           __inet_stream_connect, unix_dgram_connect). A send: UDPv4 sends to the
+           address as if it were AF_INET (udp_sendmsg); IPv6 and Unix sockets ignore or
+           refuse the name (udpv6_sendmsg, unix_*_sendmsg) */
+        if (call == ZTSA_CALL_CONNECT)
+            return ZTSA_ALLOW_DISCONNECT;
+        if (domain == AF_INET6 || domain == AF_UNIX)
+            return ZTSA_ALLOW_PEER;
+        if (domain != AF_INET)
+            return ZTSA_DENY_FAMILY;
+        family = AF_INET;
+    }
+    int port = len >= 4 ? (sa[2] << 8) | sa[3] : 0;
+    if (family == AF_INET) {
+        if (len < 8)
+            return ZTSA_DENY_FAMILY;
+        return net_match(allow, 4, sa + 4, port, rule) ? ZTSA_ALLOW_RULE : ZTSA_DENY_NET;
+    }
+    if (family == AF_INET6) {
+        if (len < 24)
+            return ZTSA_DENY_FAMILY;
+        int ok = memcmp(sa + 8, mapped, 12) == 0 ? net_match(allow, 4, sa + 20, port, rule)
+                                                 : net_match(allow, 6, sa + 8, port, rule);
+        return ok ? ZTSA_ALLOW_RULE : ZTSA_DENY_NET;
+    }
+    if (family != AF_UNIX)
+        return ZTSA_DENY_FAMILY;
+    const char *path = (const char *)sa + 2;
+    size_t plen = len - 2;
+    if (plen && path[0] == 0) { /* abstract: only a name --allow-unix gives ("@name") */
+        char name[130];
+        if (plen > sizeof name - 1)
+            return ZTSA_DENY_ABSTRACT;
+        name[0] = '@';
+        memcpy(name + 1, path + 1, plen - 1);
+        return unix_listed(allow, name, plen, rule) ? ZTSA_ALLOW_UNIX : ZTSA_DENY_ABSTRACT;
+    }
+    if (strnlen(path, plen) == 0)
+        return ZTSA_DENY_UNNAMED;
+    if (!unix_real || !*unix_real)
+        return ZTSA_DENY_UNRESOLVED;
+    size_t n = strlen(unix_real);
+    if (unix_listed(allow, unix_real, n, rule))
+        return ZTSA_ALLOW_UNIX;
+    const char *ws = allow->workspace ? allow->workspace : "";
+    size_t w = strcmp(ws, "/") == 0 ? 0 : strlen(ws);
+    if (*ws && strncmp(unix_real, ws, w) == 0 && (unix_real[w] == '/' || unix_real[w] == 0))
+        return ZTSA_ALLOW_WORKSPACE;
+    return ZTSA_DENY_OUTSIDE;
+}
+
+int ztsa_unix_open(int pid, const char *path, unsigned int len, char *real,
+                   unsigned int size) {
+    size_t n = strnlen(path, len);
+    if (size)
+        real[0] = 0;
+    if (n == 0)
+        return -EINVAL;
+    char where[PATH_MAX + 64];
+    if (path[0] == '/')
+        snprintf(where, sizeof where, "%.*s", (int)n, path);
+    else
+        snprintf(where, sizeof where, "/proc/%d/cwd/%.*s", pid, (int)n, path);
+    int fd = open(where, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return -errno; /* no such socket: the caller's connect fails the same way */
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t r = size ? readlink(link, real, size - 1) : -1;
+    if (r > 0)
+        real[r] = 0; /* else real stays "": unresolved, denied */
+    return fd;
+}

@@ -1,0 +1,805 @@
+/* Runs in the file helper: the process the spawned child becomes once it has forked
+   CMD. It is CMD's parent and an ancestor of the whole tree, with the tree's
+   credentials, namespaces and first Landlock domain, and no filter. It answers the
+   filter's user notifications: the name-creating syscalls (open/openat/creat with
+   O_CREAT, mkdir, mknod, symlink, link, rename and their *at forms, bind of a Unix
+   socket path), umask, and connect when the plan gives it connects. For each it copies
+   the arguments once into its own memory, takes the directory descriptors, checks that
+   the notification is still live, and then decides and performs on its own copies only:
+   nothing the tree rewrites afterwards reaches a decision or an operation. Its state (H
+   and U below) is its own; it shares only the counters in struct ztsa_shared with the
+   supervisor, and writes deny lines to the plan's log fd. */
+#include "internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOTIF_SET_FLAGS _IOW('!', 4, unsigned long long)
+#define NOTIF_SYNC_WAKE_UP 1ULL
+#ifndef CLONE_UNTRACED
+#define CLONE_UNTRACED 0x00800000
+#endif
+
+/* How the helper answers a notification. */
+enum reply_kind {
+    REPLY_RESULT,    /* the syscall returns result: 0 or -errno */
+    REPLY_FD,        /* an opened file, placed in the caller as the syscall's result */
+    REPLY_CONTINUE,  /* the caller's own kernel performs the call */
+    REPLY_ELSEWHERE  /* another process (an opener child) answers */
+};
+
+struct reply {
+    enum reply_kind kind;
+    long result;
+    int fd;
+};
+
+#define RESULT(r) ((struct reply){REPLY_RESULT, (r), -1})
+#define CONTINUE ((struct reply){REPLY_CONTINUE, 0, -1})
+
+enum { OP_CREATE = 1, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME };
+
+static struct {
+    const struct ztsa_plan *plan; /* the helper's copy (the fork's): protected paths,
+                                     allow table, log fd */
+    int lfd;                      /* the listener */
+    int root;                     /* the workspace, O_PATH; it never moves during a run */
+    struct stat root_st;
+    size_t resp_size;
+    struct ztsa_shared *shared;
+} H;
+
+static void answer(const struct seccomp_notif *req, struct reply r);
+
+static int same_as(int fd, const char *name, int follow, const struct stat *want) {
+    struct stat st;
+    int r = name ? fstatat(fd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) : fstat(fd, &st);
+    return r == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+}
+
+/* Is the directory parentfd the workspace-relative directory dir ("" for the root)? */
+static int parent_is(int parentfd, const char *dir, size_t dirlen) {
+    struct stat st;
+    char buf[4096];
+    if (dirlen == 0)
+        return same_as(parentfd, NULL, 0, &H.root_st);
+    if (dirlen >= sizeof buf)
+        return 0;
+    memcpy(buf, dir, dirlen);
+    buf[dirlen] = 0;
+    return fstatat(H.root, buf, &st, 0) == 0 && same_as(parentfd, NULL, 0, &st);
+}
+
+/* 1: (parentfd, name) is a protected path; 2: a directory on the way to one; 0:
+   neither. */
+static int classify(int parentfd, const char *name) {
+    int result = 0;
+    for (int i = 0; i < H.plan->n_protected; i++) {
+        const char *entry = H.plan->protected_paths[i];
+        const char *start = entry;
+        for (;;) {
+            const char *end = strchr(start, '/');
+            size_t len = end ? (size_t)(end - start) : strlen(start);
+            if (len == strlen(name) && memcmp(start, name, len) == 0 &&
+                parent_is(parentfd, entry, start == entry ? 0 : (size_t)(start - entry - 1))) {
+                if (!end || end[1] == 0)
+                    return 1;
+                result = 2;
+            }
+            if (!end || end[1] == 0)
+                break;
+            start = end + 1;
+        }
+    }
+    return result;
+}
+
+/* Split path into its parent directory (opened O_PATH relative to dirfd, as the kernel
+   would resolve it) and its last component. */
+static int open_parent(int dirfd, const char *path, char *name, size_t name_size, int *slash) {
+    char buf[4097];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return -(n ? ENAMETOOLONG : ENOENT);
+    memcpy(buf, path, n + 1);
+    *slash = 0;
+    while (n > 1 && buf[n - 1] == '/') {
+        buf[--n] = 0;
+        *slash = 1;
+    }
+    char *last = strrchr(buf, '/');
+    const char *dir = ".";
+    const char *base = buf;
+    if (last == buf) {
+        dir = "/";
+        base = last + 1;
+    } else if (last) {
+        *last = 0;
+        dir = buf;
+        base = last + 1;
+    }
+    if (*base == 0)
+        base = ".";
+    if (strlen(base) >= name_size)
+        return -ENAMETOOLONG;
+    strcpy(name, base);
+    int fd = openat(dirfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+static unsigned long tty_of(const char *stat_path) {
+    char buf[1024];
+    if (!read_proc(stat_path, buf, sizeof buf))
+        return 0;
+    char *p = strrchr(buf, ')');
+    /* after ") ": state ppid pgrp session tty_nr */
+    unsigned long tty = 0;
+    if (p && sscanf(p + 2, "%*c %*d %*d %*d %lu", &tty) != 1)
+        tty = 0;
+    return tty;
+}
+
+/* open("/dev/tty") on behalf of pid: its own controlling terminal (ENXIO without one) */
+static int caller_tty(pid_t pid, int flags) {
+    char where[64];
+    snprintf(where, sizeof where, "/proc/%d/stat", pid);
+    unsigned long tty = tty_of(where);
+    if (!tty)
+        return -ENXIO;
+    int fd;
+    if (tty == tty_of("/proc/self/stat")) {
+        fd = open("/dev/tty", (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC);
+    } else {
+        unsigned int major = (unsigned int)((tty >> 8) & 0xfff);
+        unsigned int minor = (unsigned int)((tty & 0xff) | ((tty >> 12) & 0xfff00));
+        if (major < 136 || major > 143)
+            return -ENXIO; /* not a pseudo-terminal: not reachable from here */
+        char pts[64];
+        snprintf(pts, sizeof pts, "/dev/pts/%u", (major - 136) * 256 + minor);
+        fd = open(pts, (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY);
+    }
+    return fd < 0 ? -errno : fd;
+}
+
+/* Can opening this file wait (a FIFO without its other end, a serial line without
+   carrier)? Memory devices (null, zero, ...), ttys and pseudo-terminals do not. */
+static int may_block(const struct stat *st) {
+    if (S_ISFIFO(st->st_mode))
+        return 1;
+    if (!S_ISCHR(st->st_mode))
+        return 0;
+    unsigned int major = major(st->st_rdev);
+    return !(major == 1 || major == 5 || (major >= 136 && major <= 143));
+}
+
+/* One name-creating syscall of req, performed by the helper. Returns 0 or an errno;
+   *denied is set for a protected name; out becomes REPLY_FD for the opened file of
+   OP_CREATE, or REPLY_ELSEWHERE when an opener child answers. */
+static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned int mode,
+                 unsigned long long dev, const char *p1, const char *p2, int fd1, int fd2,
+                 struct reply *out, int *denied) {
+    char name1[256], name2[256];
+    int slash1 = 0, slash2 = 0, par1 = -1, par2 = -1, r = 0, err = 0;
+    const char *n1 = name1; /* the name relative to dir1 */
+    int dir1 = -1;          /* par1, or the caller's fd1 when no parent was opened */
+    *denied = 0;
+    int empty_link = op == OP_LINK && (flags & AT_EMPTY_PATH) && *p1 == 0;
+    if ((op == OP_CREATE || op == OP_MKDIR || op == OP_MKNOD) && !creation_protected_name(p1)) {
+        /* a last component that no protected path has cannot make one: the kernel
+           resolves the whole path for us (trailing slashes included), as for the caller */
+        dir1 = fd1;
+        n1 = p1;
+    } else if (!empty_link && op != OP_SYMLINK) {
+        par1 = open_parent(fd1, p1, name1, sizeof name1, &slash1);
+        if (par1 < 0)
+            return -par1;
+        dir1 = par1;
+    }
+    if (op == OP_LINK || op == OP_RENAME || op == OP_SYMLINK) {
+        par2 = open_parent(op == OP_SYMLINK ? fd1 : fd2, op == OP_SYMLINK ? p1 : p2, name2,
+                           sizeof name2, &slash2);
+        if (par2 < 0) {
+            err = -par2;
+            goto done;
+        }
+    }
+    switch (op) {
+    case OP_CREATE: {
+        if (slash1) {
+            err = EISDIR;
+            break;
+        }
+        if (par1 >= 0 && classify(par1, name1) == 1) {
+            *denied = 1;
+            break;
+        }
+        /* what the name is now, if anything (one lookup for both checks below) */
+        struct stat fst;
+        int exists = fstatat(dir1, n1, &fst, 0) == 0;
+        /* /dev/tty is the caller's controlling terminal, not the helper's */
+        if (exists && S_ISCHR(fst.st_mode) && fst.st_rdev == makedev(5, 0)) {
+            int r = caller_tty((pid_t)req->pid, flags);
+            if (r < 0)
+                err = -r;
+            else
+                *out = (struct reply){REPLY_FD, 0, r};
+            break;
+        }
+        /* an open that may wait (a FIFO for its other end, ...) runs in a child of the
+           helper, which answers itself, so the tree's other calls are not held up */
+        int in_child = 0;
+        if (exists && may_block(&fst)) {
+            /* untraced: it is ztsa's, not part of the tree */
+            pid_t opener = (pid_t)syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
+            if (opener > 0) {
+                *out = (struct reply){REPLY_ELSEWHERE, 0, -1};
+                break;
+            }
+            in_child = opener == 0; /* fork failed: open here, blocking */
+        }
+        /* never follow a final symlink while creating: a dangling one could name a
+           protected path; an existing target is opened without O_CREAT */
+        int fd = openat(dir1, n1, flags | O_NOFOLLOW, mode);
+        if (fd < 0 && errno == ELOOP && !(flags & (O_NOFOLLOW | O_EXCL)))
+            fd = openat(dir1, n1, flags & ~O_CREAT, mode);
+        if (fd < 0)
+            err = errno;
+        else
+            *out = (struct reply){REPLY_FD, 0, fd};
+        if (in_child) {
+            answer(req, fd < 0 ? (struct reply){REPLY_RESULT, -err, -1} : *out);
+            _exit(0);
+        }
+        break;
+    }
+    case OP_MKDIR:
+    case OP_MKNOD:
+        if (par1 >= 0 && classify(par1, name1) == 1) {
+            *denied = 1;
+            break;
+        }
+        r = op == OP_MKDIR ? mkdirat(dir1, n1, mode)
+                           : mknodat(dir1, n1, mode, (dev_t)dev);
+        err = r < 0 ? errno : 0;
+        break;
+    case OP_SYMLINK:
+        if (classify(par2, name2) == 1) {
+            *denied = 1;
+            break;
+        }
+        err = symlinkat(p2, par2, name2) < 0 ? errno : 0;
+        break;
+    case OP_LINK:
+        if ((!empty_link && classify(par1, name1) == 1) || classify(par2, name2) == 1) {
+            *denied = 1;
+            break;
+        }
+        r = empty_link ? linkat(fd1, "", par2, name2, AT_EMPTY_PATH)
+                       : linkat(par1, name1, par2, name2, flags & AT_SYMLINK_FOLLOW);
+        err = r < 0 ? errno : 0;
+        break;
+    case OP_RENAME: {
+        int src = classify(par1, name1), dst = classify(par2, name2);
+        if (same_as(par1, name1, 0, &H.root_st))
+            src = 2; /* the workspace itself */
+        struct stat st;
+        int src_dir = fstatat(par1, name1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        /* never move a protected path, a directory on the way to one, or the workspace;
+           never move a directory into such a place (it could bring protected names) */
+        if (src || dst == 1 || (dst == 2 && (src_dir || (flags & 2 /* EXCHANGE */)))) {
+            *denied = 1;
+            break;
+        }
+        r = (int)syscall(SYS_renameat2, par1, name1, par2, name2, (unsigned int)flags);
+        err = r < 0 ? errno : 0;
+        if (r == 0 && (src_dir || (flags & 2)))
+            creation_forget(); /* a directory moved: what lies beneath it may be elsewhere now */
+        break;
+    }
+    default:
+        err = ENOSYS;
+    }
+done:
+    if (par1 >= 0)
+        close(par1);
+    if (par2 >= 0)
+        close(par2);
+    return err;
+}
+
+/* A NUL-terminated string of the tracee, read page by page. 0 or an errno. */
+static int read_string(pid_t pid, unsigned long long addr, char *buf, size_t size) {
+    size_t got = 0;
+    while (got < size) {
+        size_t chunk = 4096 - (size_t)((addr + got) % 4096);
+        if (chunk > size - got)
+            chunk = size - got;
+        struct iovec local = {buf + got, chunk};
+        struct iovec remote = {(void *)(unsigned long)(addr + got), chunk};
+        ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (n <= 0)
+            return n < 0 ? errno : EFAULT;
+        if (memchr(buf + got, 0, (size_t)n))
+            return 0;
+        got += (size_t)n;
+    }
+    return ENAMETOOLONG;
+}
+
+static void close_dirfd(int fd) {
+    if (fd >= 0 && fd != H.root)
+        close(fd);
+}
+
+static int tracee_dirfd(pid_t pid, long long fd, const char *path) {
+    if (path[0] == '/')
+        return H.root; /* ignored by the kernel for an absolute path; never closed */
+    if ((int)fd == AT_FDCWD) {
+        char where[64];
+        snprintf(where, sizeof where, "/proc/%d/cwd", pid);
+        int r = open(where, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return r < 0 ? -errno : r;
+    }
+    return ztsa_pidfd_getfd(pid, (int)fd);
+}
+
+/* The callers' umasks, read from /proc once per thread and kept for a second. A umask(2)
+   of the tree reaches the helper too (it needs no check: its argument is a register):
+   the calling thread's entry becomes the new value at once (it cannot make another call
+   before its umask(2) has run), and every other entry is dropped, since threads and
+   CLONE_FS processes share a umask. For 50 ms after one, values read from /proc for
+   other threads are not kept, so a value read while that umask(2) was still under way
+   is not kept either. A stale umask could only shape the modes of the tree's own new
+   files, never what the tree may reach. */
+#define UMASK_SLOTS 4096
+struct umask_slot {
+    pid_t pid;
+    unsigned int mask;
+    unsigned long long since, gen;
+};
+static struct {
+    struct umask_slot slot[UMASK_SLOTS];
+    unsigned long long changed, gen;
+} U = {.gen = 1};
+
+static unsigned long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+static unsigned int tracee_umask_read(pid_t pid);
+
+static unsigned int tracee_umask(pid_t pid) {
+    unsigned long long now = now_ns();
+    struct umask_slot *slot = &U.slot[(unsigned int)pid % UMASK_SLOTS];
+    if (slot->pid == pid && now - slot->since < 1000000000ULL && slot->gen == U.gen)
+        return slot->mask;
+    unsigned int mask = tracee_umask_read(pid);
+    if (now - U.changed > 50000000ULL) {
+        slot->pid = pid;
+        slot->mask = mask;
+        slot->since = now;
+        slot->gen = U.gen;
+    }
+    return mask;
+}
+
+/* The helper's own umask becomes the caller's (umask(2) only when it changes). */
+static void use_umask_of(pid_t pid) {
+    static int now = -1;
+    int want = (int)tracee_umask(pid);
+    if (want != now)
+        umask((mode_t)(now = want));
+}
+
+static unsigned int tracee_umask_read(pid_t pid) {
+    char where[64], buf[2048];
+    snprintf(where, sizeof where, "/proc/%d/status", pid);
+    if (!read_proc(where, buf, sizeof buf))
+        return 022;
+    char *line = strstr(buf, "\nUmask:");
+    return line ? (unsigned int)strtoul(line + 7, NULL, 8) & 0777 : 022;
+}
+
+/* JSON string body: quotes, backslashes and control bytes escaped; bytes of invalid
+   UTF-8 as \u00XX. */
+static size_t json_escape(const char *in, char *out, size_t size) {
+    size_t o = 0;
+    const unsigned char *s = (const unsigned char *)in;
+    while (*s && o + 8 < size) {
+        unsigned char c = *s;
+        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        int ok = len > 1;
+        for (int i = 1; ok && i < len; i++)
+            ok = (s[i] & 0xC0) == 0x80;
+        if (c == '"' || c == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)c;
+            s++;
+        } else if (c < 0x20 || (c >= 0x80 && !ok)) {
+            o += (size_t)snprintf(out + o, size - o, "\\u%04x", c);
+            s++;
+        } else {
+            memcpy(out + o, s, (size_t)len);
+            o += (size_t)len;
+            s += len;
+        }
+    }
+    out[o] = 0;
+    return o;
+}
+
+static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2) {
+    __atomic_fetch_add(&H.shared->denials, 1, __ATOMIC_RELAXED);
+    if (H.plan->log_fd < 0)
+        return;
+    static char e1[4 * 4096 * 2], e2[4 * 4096 * 2], line[sizeof e1 + sizeof e2 + 512];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    json_escape(p1, e1, sizeof e1);
+    json_escape(p2, e2, sizeof e2);
+    int n = snprintf(line, sizeof line,
+                     "{\"schema\":\"ztsa.audit/v1\",\"time\":%lld.%06ld,\"event\":\"deny\","
+                     "\"pid\":%d,\"syscall\":\"%s\",\"path\":\"%s%s%s\","
+                     "\"rule\":\"protected agent file\"}\n",
+                     (long long)ts.tv_sec, ts.tv_nsec / 1000, pid, syscall_name, e1,
+                     *p2 ? " -> " : "", e2);
+    if (n > 0) {
+        ssize_t ignored = write(H.plan->log_fd, line, (size_t)n < sizeof line ? (size_t)n
+                                                                          : sizeof line - 1);
+        (void)ignored;
+    }
+}
+
+struct fs_call {
+    int nr;
+    const char *name;
+    int op;
+    int dirfd1, path1, dirfd2, path2; /* argument indexes, -1: none (AT_FDCWD) */
+    int flags, mode;
+};
+
+static const struct fs_call FS_CALLS[] = {
+    {ZTSA_NR_open, "open", OP_CREATE, -1, 0, -1, -1, 1, 2},
+    {ZTSA_NR_creat, "creat", OP_CREATE, -1, 0, -1, -1, -1, 1},
+    {ZTSA_NR_openat, "openat", OP_CREATE, 0, 1, -1, -1, 2, 3},
+    {ZTSA_NR_mkdir, "mkdir", OP_MKDIR, -1, 0, -1, -1, -1, 1},
+    {ZTSA_NR_mkdirat, "mkdirat", OP_MKDIR, 0, 1, -1, -1, -1, 2},
+    {ZTSA_NR_mknod, "mknod", OP_MKNOD, -1, 0, -1, -1, -1, 1},
+    {ZTSA_NR_mknodat, "mknodat", OP_MKNOD, 0, 1, -1, -1, -1, 2},
+    {ZTSA_NR_symlink, "symlink", OP_SYMLINK, -1, 1, -1, -1, -1, -1},
+    {ZTSA_NR_symlinkat, "symlinkat", OP_SYMLINK, 1, 2, -1, -1, -1, -1},
+    {ZTSA_NR_link, "link", OP_LINK, -1, 0, -1, 1, -1, -1},
+    {ZTSA_NR_linkat, "linkat", OP_LINK, 0, 1, 2, 3, 4, -1},
+    {ZTSA_NR_rename, "rename", OP_RENAME, -1, 0, -1, 1, -1, -1},
+    {ZTSA_NR_renameat, "renameat", OP_RENAME, 0, 1, 2, 3, -1, -1},
+    {ZTSA_NR_renameat2, "renameat2", OP_RENAME, 0, 1, 2, 3, 4, -1},
+};
+
+/* The caller's names for its own descriptors (/dev/stdout, /dev/fd/N, /proc/self/...)
+   would mean the helper's here: rewritten to /proc/PID/... of the caller. */
+static void own_proc_paths(pid_t pid, char *path, size_t size) {
+    static const struct { const char *from; const char *to; } map[] = {
+        {"/dev/stdin", "fd/0"}, {"/dev/stdout", "fd/1"}, {"/dev/stderr", "fd/2"},
+        {"/dev/fd/", "fd/"}, {"/proc/self/", ""}, {"/proc/thread-self/", ""},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        size_t n = strlen(map[i].from);
+        int exact = map[i].from[n - 1] != '/';
+        if (strncmp(path, map[i].from, n) != 0 || (exact && path[n] != 0))
+            continue;
+        char out[4200];
+        int k = snprintf(out, sizeof out, "/proc/%d/%s%s", pid, map[i].to, path + n);
+        if (k > 0 && (size_t)k < size)
+            memcpy(path, out, (size_t)k + 1);
+        return;
+    }
+}
+
+/* ---- connects answered by the helper (the fast mode: no audit log, no wildcards) ---- */
+
+/* bind(2) of a Unix socket to a path makes a name without any other syscall the filter
+   sees. Where the second ruleset lets the tree make names, the kernel binds for the
+   caller; in a chain directory (where it would refuse), and everywhere without a second
+   ruleset or with a log, the helper refuses a protected name and binds the others
+   itself, on a duplicate of the caller's socket, from its own copy of the address.
+   Other families, abstract names and autobind name nothing. */
+static struct reply bind_notification(const struct seccomp_notif *req) {
+    pid_t pid = (pid_t)req->pid;
+    unsigned int len = (unsigned int)req->data.args[2];
+    struct sockaddr_un sa;
+    size_t head = offsetof(struct sockaddr_un, sun_path);
+    if (len <= head || len > sizeof sa)
+        return CONTINUE; /* no path: the kernel answers (EINVAL for a bad length) */
+    memset(&sa, 0, sizeof sa);
+    struct iovec local = {&sa, len};
+    struct iovec remote = {(void *)(unsigned long)req->data.args[1], len};
+    if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+        return CONTINUE; /* the kernel reads it again and answers EFAULT */
+    if (sa.sun_family != AF_UNIX || sa.sun_path[0] == 0)
+        return CONTINUE;
+    char path[sizeof sa.sun_path + 1];
+    size_t plen = strnlen(sa.sun_path, len - head);
+    memcpy(path, sa.sun_path, plen);
+    path[plen] = 0;
+    if (creation_in_caller(pid, AT_FDCWD, path))
+        return CONTINUE;
+    int fd1 = tracee_dirfd(pid, AT_FDCWD, path);
+    if (fd1 < 0)
+        return RESULT(fd1);
+    int sock = ztsa_pidfd_getfd(pid, (int)(unsigned int)req->data.args[0]);
+    unsigned long long id = req->id;
+    if (sock < 0 || ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
+        close_dirfd(fd1);
+        if (sock >= 0)
+            close(sock);
+        return RESULT(sock < 0 ? sock : -ESRCH); /* not a socket: bind(2) would say so */
+    }
+    char name[256];
+    int slash = 0;
+    int par = open_parent(fd1, path, name, sizeof name, &slash);
+    close_dirfd(fd1);
+    long result;
+    if (par < 0) {
+        result = par;
+    } else if (slash) {
+        result = -ENOENT; /* as the kernel answers a socket path with a trailing slash */
+    } else if (classify(par, name) == 1) {
+        log_denial(pid, "bind", path, "");
+        result = -EACCES;
+    } else {
+        use_umask_of(pid);
+        struct sockaddr_un mine = {AF_UNIX, {0}};
+        snprintf(mine.sun_path, sizeof mine.sun_path, "%.*s", (int)sizeof mine.sun_path - 1, name);
+        /* the helper's cwd is its own: bound by name in the parent it opened */
+        long r = fchdir(par) == 0 ? bind(sock, (struct sockaddr *)&mine, sizeof mine) : -1;
+        result = r < 0 ? -errno : 0;
+        if (fchdir(H.root) < 0)
+            _exit(1);
+    }
+    if (par >= 0)
+        close(par);
+    close(sock);
+    return RESULT(result);
+}
+
+/* A connect, decided by ztsa_decide (allow.c, the decision every path uses) and
+   performed here on a duplicate of the caller's socket from the helper's own copy of
+   the address: nothing the tree rewrites afterwards reaches the kernel. A Unix path is
+   resolved once (ztsa_unix_open) and connected through /proc/self/fd/N, the same file. */
+static long connect_notification(const struct seccomp_notif *req) {
+    pid_t pid = (pid_t)req->pid;
+    int fd = (int)(unsigned int)req->data.args[0];
+    unsigned int len = (unsigned int)req->data.args[2];
+    unsigned char sa[128];
+    if (len > sizeof sa)
+        return -EINVAL;
+    if (len) {
+        struct iovec local = {sa, len};
+        struct iovec remote = {(void *)(unsigned long)req->data.args[1], len};
+        if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+            return -EFAULT;
+    }
+    int dup = ztsa_pidfd_getfd(pid, fd);
+    if (dup < 0)
+        return dup == -ESRCH ? -ESRCH : -EBADF;
+    unsigned long long id = req->id;
+    if (ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
+        close(dup);
+        return -ESRCH;
+    }
+    unsigned short family = 0xffff;
+    if (len >= 2)
+        memcpy(&family, sa, 2);
+    const void *addr = sa;
+    unsigned int addrlen = len;
+    int pathfd = -1;
+    char real[4097] = "";
+    struct sockaddr_un target;
+    if (family == AF_UNIX && len > 2 && sa[2] != 0) {
+        pathfd = ztsa_unix_open(pid, (const char *)sa + 2, len - 2, real, sizeof real);
+        if (pathfd < 0) {
+            close(dup);
+            return pathfd; /* no such socket: the caller's connect fails the same way */
+        }
+        memset(&target, 0, sizeof target);
+        target.sun_family = AF_UNIX;
+        int k = snprintf(target.sun_path, sizeof target.sun_path, "/proc/self/fd/%d", pathfd);
+        addr = &target;
+        addrlen = (unsigned int)(offsetof(struct sockaddr_un, sun_path) + (size_t)k + 1);
+    }
+    int rule;
+    int why = ztsa_decide(&H.plan->allow, ZTSA_CALL_CONNECT, -1, sa, len,
+                          pathfd >= 0 ? real : NULL, &rule);
+    long result;
+    if (why == ZTSA_DENY_UNNAMED) {
+        result = -EINVAL; /* as the kernel answers an address without a path */
+    } else if (why > 0) {
+        long r = syscall(SYS_connect, dup, addr, addrlen);
+        result = r < 0 ? -errno : r;
+    } else {
+        result = -EPERM;
+        __atomic_fetch_add(&H.shared->denials, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_fetch_add(&H.shared->connects, 1, __ATOMIC_RELAXED);
+    if (pathfd >= 0)
+        close(pathfd);
+    close(dup);
+    return result;
+}
+
+/* A umask(2) of the tree: noted (its argument is a register, nothing to race), then
+   run by the kernel as asked. */
+static struct reply umask_notification(const struct seccomp_notif *req) {
+    U.changed = now_ns();
+    U.gen++;
+    struct umask_slot *slot = &U.slot[(unsigned int)req->pid % UMASK_SLOTS];
+    slot->pid = (pid_t)req->pid;
+    slot->mask = (unsigned int)req->data.args[0] & 0777;
+    slot->since = U.changed;
+    slot->gen = U.gen;
+    return CONTINUE;
+}
+
+/* How to answer one notification. */
+static struct reply decide(const struct seccomp_notif *req) {
+    static char p1[4097], p2[4097];
+    if (req->data.nr == ZTSA_NR_connect) /* when the plan gives the helper connects */
+        return RESULT(connect_notification(req));
+    if (req->data.nr == ZTSA_NR_bind)
+        return bind_notification(req);
+    if (req->data.nr == ZTSA_NR_umask)
+        return umask_notification(req);
+    const struct fs_call *call = NULL;
+    for (size_t i = 0; i < sizeof FS_CALLS / sizeof FS_CALLS[0]; i++)
+        if (FS_CALLS[i].nr == req->data.nr)
+            call = &FS_CALLS[i];
+    if (!call)
+        return RESULT(-ENOSYS);
+    const unsigned long long *a = req->data.args;
+    pid_t pid = (pid_t)req->pid;
+    int flags = call->flags >= 0 ? (int)a[call->flags] : 0;
+    if (call->nr == ZTSA_NR_creat)
+        flags = O_CREAT | O_WRONLY | O_TRUNC;
+    unsigned int mode = call->mode >= 0 ? (unsigned int)a[call->mode] : 0;
+    int err = read_string(pid, a[call->path1], p1, sizeof p1);
+    if (!err && call->path2 >= 0)
+        err = read_string(pid, a[call->path2], p2, sizeof p2);
+    if (!err && call->op == OP_SYMLINK)
+        err = read_string(pid, a[0], p2, sizeof p2); /* the link's target */
+    if (err)
+        return RESULT(-err);
+    if (call->path2 < 0 && call->op != OP_SYMLINK)
+        p2[0] = 0;
+    if (call->op == OP_CREATE &&
+        creation_in_caller(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD, p1))
+        return CONTINUE; /* the kernel performs it, as the caller's ruleset allows */
+    if (call->op == OP_CREATE)
+        own_proc_paths(pid, p1, sizeof p1);
+    int empty_ok = call->op == OP_LINK && (flags & AT_EMPTY_PATH);
+    if ((!p1[0] && !empty_ok) || (call->path2 >= 0 && !p2[0]))
+        return RESULT(-ENOENT);
+    int fd1 = tracee_dirfd(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD,
+                           p1);
+    if (fd1 < 0)
+        return RESULT(fd1);
+    int fd2 = -1;
+    if (call->path2 >= 0) {
+        fd2 = tracee_dirfd(pid, call->dirfd2 >= 0 ? (long long)a[call->dirfd2] : AT_FDCWD, p2);
+        if (fd2 < 0) {
+            close_dirfd(fd1);
+            return RESULT(fd2);
+        }
+    }
+    /* the paths and descriptors are ours now; is the request still the one we read? */
+    unsigned long long id = req->id;
+    if (ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
+        close_dirfd(fd1);
+        close_dirfd(fd2);
+        return RESULT(-ESRCH);
+    }
+    use_umask_of(pid);
+    int denied = 0;
+    unsigned long long dev = call->nr == ZTSA_NR_mknod     ? a[2]
+                             : call->nr == ZTSA_NR_mknodat ? a[3]
+                                                           : 0;
+    struct reply out = RESULT(0);
+    err = fs_op(req, call->op, flags, mode, dev, p1, p2, fd1, fd2 >= 0 ? fd2 : fd1, &out,
+                &denied);
+    close_dirfd(fd1);
+    close_dirfd(fd2);
+    if (denied) {
+        log_denial(pid, call->name, p1, call->op == OP_SYMLINK ? "" : p2);
+        return RESULT(-EACCES);
+    }
+    return out.kind == REPLY_RESULT ? RESULT(-err) : out;
+}
+
+/* Send the reply: the opened file (ADDFD, placed as the syscall's result), a result,
+   or CONTINUE (the caller's kernel performs the call). */
+static void answer(const struct seccomp_notif *req, struct reply r) {
+    static char resp_buf[4096];
+    struct seccomp_notif_resp *resp = (struct seccomp_notif_resp *)resp_buf;
+    if (r.kind == REPLY_ELSEWHERE)
+        return;
+    if (r.kind == REPLY_FD) {
+        struct seccomp_notif_addfd add;
+        memset(&add, 0, sizeof add);
+        add.id = req->id;
+        add.flags = SECCOMP_ADDFD_FLAG_SEND;
+        add.srcfd = (unsigned int)r.fd;
+        add.newfd_flags = req->data.nr == ZTSA_NR_creat ? 0 : (unsigned int)(
+            req->data.args[req->data.nr == ZTSA_NR_openat ? 2 : 1] & O_CLOEXEC);
+        int ok = ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+        close(r.fd);
+        if (ok >= 0 || errno == ENOENT)
+            return;
+        r = RESULT(-errno);
+    }
+    memset(resp, 0, H.resp_size);
+    resp->id = req->id;
+    resp->val = 0;
+    resp->error = r.kind == REPLY_CONTINUE ? 0 : (int)r.result;
+    if (r.kind == REPLY_CONTINUE)
+        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+}
+
+void helper_main(const struct ztsa_plan *plan, int lfd, int root, const int *make_fds,
+                 struct ztsa_shared *shared) {
+    H.plan = plan;
+    H.lfd = lfd;
+    H.root = root;
+    H.shared = shared;
+    if (fstat(root, &H.root_st) < 0)
+        _exit(127);
+    creation_init(plan, root, make_fds);
+    struct seccomp_notif_sizes sizes;
+    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+        _exit(1);
+    size_t req_size = sizes.seccomp_notif > sizeof(struct seccomp_notif)
+                          ? sizes.seccomp_notif : sizeof(struct seccomp_notif);
+    H.resp_size = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+                      ? sizes.seccomp_notif_resp : sizeof(struct seccomp_notif_resp);
+    static char req_buf[4096];
+    if (req_size > sizeof req_buf || H.resp_size > 4096)
+        _exit(1);
+    struct seccomp_notif *req = (struct seccomp_notif *)req_buf;
+    /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
+       other across CPUs (an interprocessor interrupt per syscall); older: ignored */
+    int sync = ioctl(lfd, NOTIF_SET_FLAGS, (unsigned long long)NOTIF_SYNC_WAKE_UP) == 0;
+    for (;;) {
+        /* with SYNC_WAKE_UP (Linux 6.6+), RECV itself waits, and returns (ENOENT) once
+           no process uses the filter: no poll before each RECV. Older: poll for POLLHUP
+           first. */
+        struct pollfd pfd = {lfd, POLLIN, 0};
+        if (!sync && poll(&pfd, 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            _exit(1);
+        }
+        if (!sync && !(pfd.revents & POLLIN))
+            _exit(0); /* POLLHUP: the tree is gone */
+        memset(req, 0, req_size);
+        if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+            if (sync && errno != EINTR && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP))
+                _exit(0);
+            continue; /* EINTR, or the caller died (ENOENT) */
+        }
+        answer(req, decide(req));
+    }
+}

@@ -1,0 +1,61 @@
+/* Declarations shared between the native files (not part of the Python interface). */
+#ifndef ZTSA_INTERNAL_H
+#define ZTSA_INTERNAL_H
+
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <linux/seccomp.h>
+
+#include "ztsa_nr.h"
+#include "ztsa_native.h"
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* Landlock's MAKE_CHAR ... MAKE_SYM rights: what creating a name needs */
+#define ZTSA_LL_MAKE (0x7FULL << 6)
+
+/* util.c */
+int read_proc(const char *path, char *buf, size_t size);
+void close_all_but(const int *keep, int n, const int *more, int n_more);
+char **copy_list(const char *const *in, int n);
+void free_list(char **list, int n);
+
+/* landlock.c (in the child) */
+int restrict_beneath(unsigned long long handled, int *fds, const unsigned long long *rights,
+                     int n);
+int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
+                   unsigned long long handled);
+
+/* counters the file helper shares with the supervisor (MAP_SHARED, made at spawn) */
+struct ztsa_shared {
+    unsigned long denials;  /* name-creating syscalls and connects refused */
+    unsigned long connects; /* connects decided */
+};
+
+/* helper.c: the file helper's loop, entered by the child after it forked CMD; never
+   returns. root: the workspace (O_PATH); make_fds: the directories of CMD's second
+   ruleset, -1 entries absent (NULL: no second ruleset). */
+void helper_main(const struct ztsa_plan *plan, int lfd, int root, const int *make_fds,
+                 struct ztsa_shared *shared);
+
+/* creation.c: the helper's view of CMD's second ruleset */
+void creation_init(const struct ztsa_plan *plan, int root, const int *make_fds);
+int creation_in_caller(pid_t pid, long long dirfd, const char *path);
+int creation_protected_name(const char *path);
+void creation_forget(void);
+
+#endif

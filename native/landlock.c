@@ -1,0 +1,68 @@
+/* Landlock rulesets. ztsa_landlock_abi runs in the supervisor (a probe); the rest in
+   the spawned child, between NoNewPrivs and the filter, and in CMD (its second
+   ruleset). Stateless. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+
+/* Debian 12's headers lack the newer Landlock structures: ztsa's own copies */
+struct ll_ruleset_attr {
+    unsigned long long handled_access_fs;
+};
+
+struct ll_path_beneath_attr {
+    unsigned long long allowed_access;
+    int parent_fd;
+} __attribute__((packed));
+
+int ztsa_landlock_abi(void) {
+    long r = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+    return r < 0 ? -errno : (int)r;
+}
+
+/* A ruleset handling `handled` that grants rights[i] (every handled right when rights
+   is NULL) beneath fds[i], restricting this process. The fds are closed here; -1 is a
+   path that did not exist, which allows nothing. 0 or -errno. */
+int restrict_beneath(unsigned long long handled, int *fds, const unsigned long long *rights,
+                     int n) {
+    struct ll_ruleset_attr attr = {handled};
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    int err = ruleset < 0 ? errno : 0;
+    for (int i = 0; i < n; i++) {
+        if (fds[i] < 0)
+            continue;
+        struct ll_path_beneath_attr pb = {(rights ? rights[i] : handled) & handled, fds[i]};
+        if (!err && syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+            err = errno;
+        close(fds[i]);
+    }
+    if (!err && syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+        err = errno;
+    if (ruleset >= 0)
+        close(ruleset);
+    return -err;
+}
+
+/* The first ruleset: the handled rights only beneath the given paths. 0 or -errno. */
+int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
+                   unsigned long long handled) {
+    int *fds = calloc((size_t)(n ? n : 1), sizeof *fds);
+    if (!fds)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++)
+        fds[i] = open(paths[i], O_PATH | O_CLOEXEC);
+    int r = restrict_beneath(handled, fds, rights, n);
+    free(fds);
+    return r;
+}

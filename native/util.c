@@ -1,0 +1,88 @@
+/* Small calls that every process role uses (the supervisor, the child, the helper);
+   nothing here keeps state. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ztsa_nr.h is the table Python reads: it must be the kernel's */
+#define SAME_NR(name) _Static_assert(ZTSA_NR_##name == SYS_##name, #name)
+SAME_NR(open); SAME_NR(ioctl); SAME_NR(socket); SAME_NR(connect); SAME_NR(sendto);
+SAME_NR(sendmsg); SAME_NR(bind); SAME_NR(clone); SAME_NR(execve); SAME_NR(rename);
+SAME_NR(mkdir); SAME_NR(creat); SAME_NR(link); SAME_NR(symlink); SAME_NR(umask);
+SAME_NR(ptrace); SAME_NR(mknod); SAME_NR(prctl); SAME_NR(openat); SAME_NR(mkdirat);
+SAME_NR(mknodat); SAME_NR(renameat); SAME_NR(linkat); SAME_NR(symlinkat);
+SAME_NR(sendmmsg); SAME_NR(process_vm_readv); SAME_NR(process_vm_writev);
+SAME_NR(renameat2); SAME_NR(seccomp); SAME_NR(execveat);
+#ifdef SYS_io_uring_setup
+SAME_NR(io_uring_setup); SAME_NR(io_uring_enter); SAME_NR(io_uring_register);
+#endif
+#ifdef SYS_clone3
+SAME_NR(clone3);
+#endif
+#ifdef SYS_openat2
+SAME_NR(openat2);
+#endif
+
+int ztsa_pidfd_getfd(int tid, int fd) {
+    int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+    if (pidfd < 0)
+        return -errno;
+    int dup = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    int e = errno;
+    close(pidfd);
+    return dup < 0 ? -e : dup;
+}
+
+/* The start of a small /proc file, NUL-terminated; 0 when unreadable. */
+int read_proc(const char *path, char *buf, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    return n > 0;
+}
+
+/* Close every fd from 3 up but those in keep and more (-1 entries ignored), the gaps
+   between them a range at a time (one close_range each, not one close per number). */
+void close_all_but(const int *keep, int n, const int *more, int n_more) {
+    int lo = 3;
+    for (;;) {
+        int next = -1; /* the lowest fd kept at or above lo */
+        for (int i = 0; i < n + n_more; i++) {
+            int fd = i < n ? keep[i] : more[i - n];
+            if (fd >= lo && (next < 0 || fd < next))
+                next = fd;
+        }
+        unsigned int last = next < 0 ? ~0U : (unsigned int)next - 1;
+        if (next != lo && syscall(SYS_close_range, (unsigned int)lo, last, 0) < 0) {
+            /* before Linux 5.9: one by one, as far as 1024 */
+            for (int fd = lo; fd <= (next < 0 ? 1023 : next - 1); fd++)
+                close(fd);
+        }
+        if (next < 0)
+            break;
+        lo = next + 1;
+    }
+}
+
+void free_list(char **list, int n) {
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+char **copy_list(const char *const *in, int n) {
+    char **out = calloc((size_t)(n > 0 ? n : 1), sizeof *out);
+    for (int i = 0; out && i < n; i++)
+        if (!(out[i] = strdup(in[i]))) {
+            free_list(out, i);
+            return NULL;
+        }
+    return out;
+}

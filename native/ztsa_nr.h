@@ -1,0 +1,41 @@
+/* The x86_64 system call numbers that ztsa's filter, file helper and tracer name: one
+   table for C and Python. build_native.py hands this file to cffi, so Python reads the
+   same values as ZTSA_NR_* (ztsa/sandbox/filter.py builds its NR table from them);
+   util.c checks each against <sys/syscall.h> at compile time. */
+enum ztsa_nr {
+    ZTSA_NR_open = 2,
+    ZTSA_NR_ioctl = 16,
+    ZTSA_NR_socket = 41,
+    ZTSA_NR_connect = 42,
+    ZTSA_NR_sendto = 44,
+    ZTSA_NR_sendmsg = 46,
+    ZTSA_NR_bind = 49,
+    ZTSA_NR_clone = 56,
+    ZTSA_NR_execve = 59,
+    ZTSA_NR_rename = 82,
+    ZTSA_NR_mkdir = 83,
+    ZTSA_NR_creat = 85,
+    ZTSA_NR_link = 86,
+    ZTSA_NR_symlink = 88,
+    ZTSA_NR_umask = 95,
+    ZTSA_NR_ptrace = 101,
+    ZTSA_NR_mknod = 133,
+    ZTSA_NR_prctl = 157,
+    ZTSA_NR_openat = 257,
+    ZTSA_NR_mkdirat = 258,
+    ZTSA_NR_mknodat = 259,
+    ZTSA_NR_renameat = 264,
+    ZTSA_NR_linkat = 265,
+    ZTSA_NR_symlinkat = 266,
+    ZTSA_NR_sendmmsg = 307,
+    ZTSA_NR_process_vm_readv = 310,
+    ZTSA_NR_process_vm_writev = 311,
+    ZTSA_NR_renameat2 = 316,
+    ZTSA_NR_seccomp = 317,
+    ZTSA_NR_execveat = 322,
+    ZTSA_NR_io_uring_setup = 425,
+    ZTSA_NR_io_uring_enter = 426,
+    ZTSA_NR_io_uring_register = 427,
+    ZTSA_NR_clone3 = 435,
+    ZTSA_NR_openat2 = 437
+};

@@ -1,0 +1,92 @@
+"""The run plan: every decision about one `ztsa exec` run, made here, once, in Python.
+
+`make` turns what the command line and the kernel allow into a frozen `RunPlan`; the
+native module receives it whole as one `struct ztsa_plan` (ztsa.sandbox.native.spawn),
+and the tracer reads the same record. Nothing about a run's mode is decided anywhere
+else. A new confinement control becomes a field here, applied by the native file of the
+process that applies it (native/child.c for the child's set-up)."""
+
+from __future__ import annotations
+
+import os
+from enum import IntEnum
+
+from ztsa.records import NamedTuple
+from ztsa.sandbox import landlock, protect
+from ztsa.sandbox.filter import build
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ztsa.sandbox.policy import Policy
+
+
+class Namespaces(IntEnum):
+    """The child's namespaces (ztsa_native.h: enum ztsa_ns)."""
+
+    NONE = 0  # no namespace: existing agent files cannot be mounted read-only
+    MOUNT = 1  # a mount namespace (started by root)
+    USER = 2  # a user and a mount namespace (an ordinary user)
+
+
+class Connects(IntEnum):
+    """Which process decides and performs the tree's connects (enum ztsa_connects)."""
+
+    TRACER = 0  # the Python tracer, at ptrace stops: with an audit log or wildcard rules
+    LOOP = 1  # the C wait loop performs the allowed ones (no file helper)
+    HELPER = 2  # the file helper, as seccomp notifications (no ptrace stop)
+
+
+class RunPlan(NamedTuple):
+    program: str  # CMD's executable, found on the child's PATH
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    cwd: str
+    filter: bytes  # the seccomp program (ztsa.sandbox.filter)
+    drop_caps: bool  # started by root: drop every capability but keep_caps
+    keep_caps: int
+    keep_fds: tuple[int, ...]
+    landlock: landlock.Plan  # the first ruleset: what the tree may write and read
+    namespaces: Namespaces
+    protection: protect.Protection | None  # None: no file helper, no read-only mounts
+    creation: protect.Creation  # CMD's second ruleset (make None: none)
+    cont: bool  # the helper may let O_CREAT opens run in the caller (no log)
+    connects: Connects
+    log: bool  # an audit log is written
+    log_fd: int  # the helper's deny lines (-1: none)
+    workspace: str  # resolved
+
+    @property
+    def helper(self) -> bool:
+        return self.protection is not None
+
+
+def namespaces(userns_available: bool) -> Namespaces:
+    if os.geteuid() == 0:
+        return Namespaces.MOUNT
+    return Namespaces.USER if userns_available else Namespaces.NONE
+
+
+def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: Policy,
+         fs: landlock.Plan, ns: Namespaces, protect_extra: list[str], keep_caps: int,
+         keep_fds: list[int], log_fd: int | None) -> RunPlan:
+    """log_fd: the audit log's descriptor, None without a log."""
+    log = log_fd is not None
+    guard = protect.plan(policy.workspace, protect_extra) if ns != Namespaces.NONE else None
+    if log or policy.wildcards:
+        connects = Connects.TRACER  # each connect is logged, or may teach a wildcard
+    else:
+        connects = Connects.HELPER if guard is not None else Connects.LOOP
+    creation = protect.Creation(None, [], [])
+    if guard is not None and fs.handled & landlock.MAKE_REG:
+        writable = [path for path, rights in fs.rules if rights & landlock.MAKE_REG]
+        creation = protect.creation(policy.workspace, guard.entries, writable)
+    code = build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None,
+                 notify_connect=connects == Connects.HELPER)
+    return RunPlan(
+        program=program, argv=tuple(argv), env=tuple(env.items()), cwd=cwd, filter=code,
+        drop_caps=os.geteuid() == 0, keep_caps=keep_caps, keep_fds=tuple(keep_fds),
+        landlock=fs, namespaces=ns, protection=guard, creation=creation,
+        # with a log, every creation stays the helper's, so every refusal is a deny line
+        cont=not log, connects=connects, log=log,
+        log_fd=log_fd if log_fd is not None and guard is not None else -1,
+        workspace=policy.workspace)
