@@ -1,4 +1,5 @@
-# The cffi extension built from native/ztsa_native.c; typed through ztsa.sandbox.native.
+# The cffi extension built from native/*.c (interface: native/ztsa_native.h); typed
+# through ztsa.sandbox.native.
 from typing import Any
 
 ffi: Any

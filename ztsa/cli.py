@@ -2,7 +2,7 @@
 
 Built on the standard library's argparse, not click: ztsa runs before every agent
 command, and click's import costs much more than argparse's (measured side by side by
-bench/preflight; see docs/design.md, "Start-up cost").
+bench/preflight; see docs/performance.md, "Start-up cost").
 
 Exit codes: 0 gate passed; 3 gate failed; 2 usage or configuration error;
 125 internal error (one line on stderr; a traceback with --debug).

@@ -209,13 +209,13 @@ class Host:
     def tcp_listeners(self) -> list[tuple[int, bytes, int, str]] | None:
         """(family, address in network order, port, inode) of every listening TCP socket,
         asked of the kernel through NETLINK_SOCK_DIAG, which filters by state itself: on a
-        host with tens of thousands of connections, /proc/net/tcp lists them all (tens of
-        milliseconds to read and parse) for the two or three listeners wanted. None when
-        the answer must come from the files instead: a /proc other than the real one
-        (tests), or netlink unavailable or answering anything unexpected."""
+        host with tens of thousands of connections, /proc/net/tcp lists them all, to be
+        read and parsed for the two or three listeners wanted. None when the answer must
+        come from the files instead: a /proc other than the real one (tests), or netlink
+        unavailable or answering anything unexpected."""
         if self.proc != "/proc":
             return None
-        import _socket  # the C module: socket.py's import costs milliseconds
+        import _socket  # the C module: socket.py's import is start-up cost
         import struct
 
         out: list[tuple[int, bytes, int, str]] = []

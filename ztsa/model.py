@@ -1,9 +1,8 @@
 """The data that flows from rules to formatters: all frozen, no behaviour beyond helpers.
 
 The records are typed NamedTuples rather than frozen dataclasses: both are immutable and
-typed, but a NamedTuple class costs about a fifth of a frozen dataclass to create
-(measured 0.25 ms against 1.3 ms here), and ztsa's start-up runs before every agent
-command."""
+typed, but a NamedTuple class is much cheaper to create, and ztsa's start-up runs before
+every agent command (figures in docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def _closes_next(text: str, k: int) -> bool:
 
 def load_jsonc(text: str, name: str) -> Any:
     """Parse JSON that may hold comments and trailing commas (VS Code, bun.lock)."""
-    import json  # here: most gates read no JSON, and json's import costs milliseconds
+    import json  # here: most gates read no JSON, and json's import is start-up cost
 
     try:
         return json.loads(strip_jsonc(text))

@@ -1,9 +1,9 @@
 """typing.NamedTuple's class syntax, without importing typing at run time.
 
 ztsa's start-up is paid before every agent command, and `typing` is one of its dearest
-imports (about 2 ms here), with about 80 us more for each field of each
-`typing.NamedTuple` class (it turns every string annotation into a ForwardRef, compiling
-it). The classes here are plain `collections.namedtuple` classes with the class body's
+imports, with more for each field of each `typing.NamedTuple` class (it turns every
+string annotation into a ForwardRef, compiling it; figures in docs/performance.md).
+The classes here are plain `collections.namedtuple` classes with the class body's
 methods, docstring and annotations, and the type checker sees `typing.NamedTuple`
 itself. Modules write `TYPE_CHECKING = False` and import from typing under
 `if TYPE_CHECKING:` (mypy treats any condition of that name as true).

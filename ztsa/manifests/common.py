@@ -46,7 +46,7 @@ class _NotCore(Exception):
 def _construct(root: Any) -> Any:
     """Nodes composed by libyaml (PyYAML's C parser, composer and resolver) to Python
     values, for the core tags only (str, bool, int, float, null, seq, map). This is
-    PyYAML's SafeConstructor restricted to what lockfiles use, several times faster;
+    PyYAML's SafeConstructor restricted to what lockfiles use, and much faster;
     anything else raises _NotCore and the caller falls back to yaml.load. Shared nodes
     (aliases) are built once."""
     import yaml

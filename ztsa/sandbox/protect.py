@@ -11,7 +11,7 @@ Two mechanisms, both enforced without a check that the tree could race:
   domain; it copies the paths once, resolves the parent directory to a descriptor,
   refuses a protected name (or moving a directory on the way to one, such as `.git`),
   and performs the operation itself, handing an opened file to the caller with
-  SECCOMP_ADDFD_FLAG_SEND (native/ztsa_native.c, fs_helper).
+  SECCOMP_ADDFD_FLAG_SEND (native/helper.c).
 
 Paths are relative to the workspace root (nested CLAUDE.md files below it are not
 covered unless named with --protect)."""
@@ -37,8 +37,8 @@ class Protection(NamedTuple):
 
 
 class Creation(NamedTuple):
-    """CMD's second Landlock ruleset (native/ztsa_native.c: restrict_beneath, called in
-    ztsa_spawn): names can be made only beneath `make`, so never in a `chain`
+    """CMD's second Landlock ruleset (native/child.c applies it, native/creation.c is the
+    helper's view of it): names can be made only beneath `make`, so never in a `chain`
     directory."""
 
     make: list[str] | None  # absolute directories; None: no second ruleset
