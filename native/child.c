@@ -229,10 +229,13 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
     ssize_t sent = write(pair[0], "k", 1);
     (void)sent;
     close(pair[0]);
+    /* the helper's view of CMD's second ruleset, from the same directories, before the
+       descriptors go */
+    creation_init(plan, root, make_fds);
     int keep[3] = {lfd, root, plan->log_fd};
     close_all_but(keep, 3, NULL, 0);
     prctl(PR_SET_NAME, "ztsa-helper", 0, 0, 0); /* for ps and perf, as ztsa's child */
-    helper_main(plan, lfd, root, make_fds, shared);
+    helper_main(plan, lfd, root, shared);
 }
 
 /* The child's set-up, in the order each step needs the one before. */

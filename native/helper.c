@@ -759,7 +759,7 @@ static void answer(const struct seccomp_notif *req, struct reply r) {
     ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
-void helper_main(const struct ztsa_plan *plan, int lfd, int root, const int *make_fds,
+void helper_main(const struct ztsa_plan *plan, int lfd, int root,
                  struct ztsa_shared *shared) {
     H.plan = plan;
     H.lfd = lfd;
@@ -767,7 +767,6 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, const int *mak
     H.shared = shared;
     if (fstat(root, &H.root_st) < 0)
         _exit(127);
-    creation_init(plan, root, make_fds);
     struct seccomp_notif_sizes sizes;
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
         _exit(1);

@@ -47,12 +47,11 @@ struct ztsa_shared {
 };
 
 /* helper.c: the file helper's loop, entered by the child after it forked CMD; never
-   returns. root: the workspace (O_PATH); make_fds: the directories of CMD's second
-   ruleset, -1 entries absent (NULL: no second ruleset). */
-void helper_main(const struct ztsa_plan *plan, int lfd, int root, const int *make_fds,
-                 struct ztsa_shared *shared);
+   returns. root: the workspace (O_PATH). */
+void helper_main(const struct ztsa_plan *plan, int lfd, int root, struct ztsa_shared *shared);
 
-/* creation.c: the helper's view of CMD's second ruleset */
+/* creation.c: the helper's view of CMD's second ruleset. make_fds: its directories,
+   -1 entries absent (NULL: no second ruleset), read before they are closed. */
 void creation_init(const struct ztsa_plan *plan, int root, const int *make_fds);
 int creation_in_caller(pid_t pid, long long dirfd, const char *path);
 int creation_protected_name(const char *path);
