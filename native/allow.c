@@ -101,22 +101,28 @@ int ztsa_decide(const struct ztsa_allow *allow, int call, int domain, const void
 
 int ztsa_unix_open(int pid, const char *path, unsigned int len, char *real,
                    unsigned int size) {
+    return unix_open_at(-1, pid, path, len, real, size);
+}
+
+int unix_open_at(int proc, int pid, const char *path, unsigned int len, char *real,
+                 unsigned int size) {
     size_t n = strnlen(path, len);
     if (size)
         real[0] = 0;
     if (n == 0)
         return -EINVAL;
     char where[PATH_MAX + 64];
+    const char *procdir = proc < 0 ? "/proc/" : "";
     if (path[0] == '/')
         snprintf(where, sizeof where, "%.*s", (int)n, path);
     else
-        snprintf(where, sizeof where, "/proc/%d/cwd/%.*s", pid, (int)n, path);
-    int fd = open(where, O_PATH | O_CLOEXEC);
+        snprintf(where, sizeof where, "%s%d/cwd/%.*s", procdir, pid, (int)n, path);
+    int fd = openat(proc < 0 || path[0] == '/' ? AT_FDCWD : proc, where, O_PATH | O_CLOEXEC);
     if (fd < 0)
         return -errno; /* no such socket: the caller's connect fails the same way */
     char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t r = size ? readlink(link, real, size - 1) : -1;
+    snprintf(link, sizeof link, "%sself/fd/%d", procdir, fd);
+    ssize_t r = size ? readlinkat(proc < 0 ? AT_FDCWD : proc, link, real, size - 1) : -1;
     if (r > 0)
         real[r] = 0; /* else real stays "": unresolved, denied */
     return fd;

@@ -6,7 +6,7 @@
    with a listener, hands the listener back and execs) and becomes the helper
    (helper_main in helper.c). The child touches only its own copy of the plan (the
    fork's) and the error pipe; it writes nothing the supervisor reads but that pipe and
-   the shared counters. ztsa_userns_probe's child runs protect_mounts only. */
+   the shared counters. ztsa_ns_probe's child tries the namespaces only. */
 #include "internal.h"
 
 #include <errno.h>
@@ -39,6 +39,7 @@
 #define AT_RECURSIVE 0x8000
 #endif
 #define WAIT_KILLABLE_RECV (1UL << 5)
+#define KEYCTL_JOIN_SESSION_KEYRING_ 1
 
 struct mount_attr_ {
     unsigned long long attr_set, attr_clr, propagation, userns_fd;
@@ -86,18 +87,38 @@ static int protect_mounts(int userns, const char *const *ro_paths, int n_ro) {
     return 0;
 }
 
-int ztsa_userns_probe(void) {
+/* In the probe's child: a PID and IPC namespace whose first process can mount a /proc
+   of its own (what the run's init does). */
+static int pidns_works(void) {
+    if (unshare(CLONE_NEWPID | CLONE_NEWIPC) < 0)
+        return 0;
+    pid_t init = fork();
+    if (init < 0)
+        return 0;
+    if (init == 0)
+        _exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0);
+    int status;
+    while (waitpid(init, &status, 0) < 0)
+        if (errno != EINTR)
+            return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int ztsa_ns_probe(int userns) {
     pid_t pid = fork();
     if (pid < 0)
         return -errno;
-    if (pid == 0) /* what the child will do, without mounts (AppArmor may allow the
-                     namespace but deny what comes after) */
-        _exit(protect_mounts(1, NULL, 0) < 0 ? 1 : 0);
+    if (pid == 0) { /* what the child will do, without mounts (AppArmor may allow the
+                       namespace but deny what comes after) */
+        if (protect_mounts(userns, NULL, 0) < 0)
+            _exit(1);
+        _exit(pidns_works() ? 0 : 2);
+    }
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             return -errno;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 static void fail_at(int err_fd, int step, int err) {
@@ -141,15 +162,41 @@ static void ordinary_signals(void) {
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* Capabilities, NoNewPrivs and the first Landlock ruleset: what every process ztsa
+   starts for the tree has, the helper included. 0, or the failed step << 16 | errno. */
+static int confine_steps(const struct ztsa_plan *plan) {
+    if (plan->drop_caps || plan->namespaces == ZTSA_NS_USER) {
+        int r = drop_capabilities(plan->keep_caps);
+        if (r < 0)
+            return ZTSA_STEP_CAPS << 16 | -r;
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return ZTSA_STEP_NNP << 16 | errno;
+    if (plan->handled_fs) {
+        int r = apply_landlock(plan->write_paths, plan->write_rights, plan->n_write,
+                               plan->handled_fs);
+        if (r < 0)
+            return ZTSA_STEP_LANDLOCK << 16 | -r;
+    }
+    return 0;
+}
+
+static void confine_self(const struct ztsa_plan *plan, int efd) {
+    int r = confine_steps(plan);
+    if (r)
+        fail_at(efd, r >> 16, r & 0xFFFF);
+}
+
 static void exec_cmd(const struct ztsa_plan *plan, int efd) {
     ordinary_signals();
     execve(plan->path, plan->argv, plan->envp);
     fail_at(efd, ZTSA_STEP_EXEC, errno);
 }
 
-/* In CMD, forked by the helper: the second ruleset, the filter with its listener, the
-   listener's number to the helper (which takes it with pidfd_getfd), then the exec. */
-static void start_cmd(const struct ztsa_plan *plan, int efd, int sock, int *make_fds) {
+/* The tree's own restrictions, in the first process of the tree (CMD, or the init): the
+   second Landlock ruleset, the signal scope, and the filter with its listener, whose
+   number goes to the helper (which takes it with pidfd_getfd). */
+static void tree_filter(const struct ztsa_plan *plan, int efd, int sock, int *make_fds) {
     struct sock_fprog prog = {plan->filter_len, (struct sock_filter *)plan->filter};
     if (make_fds) {
         int r = restrict_beneath(plan->handled_fs & ZTSA_LL_MAKE, make_fds, NULL,
@@ -157,6 +204,9 @@ static void start_cmd(const struct ztsa_plan *plan, int efd, int sock, int *make
         if (r < 0)
             fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
     }
+    int r = restrict_scope(plan->scoped);
+    if (r < 0)
+        fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
     /* WAIT_KILLABLE_RECV (Linux 5.19+): once the helper has taken a call, only a fatal
        signal interrupts the wait, so a call the helper performed is never restarted and
        performed twice (a second mkdir would say EEXIST) */
@@ -168,20 +218,67 @@ static void start_cmd(const struct ztsa_plan *plan, int efd, int sock, int *make
     if (lfd < 0)
         fail_at(efd, ZTSA_STEP_FILTER, errno);
     /* the filter is on: sendmsg would stop in the tracer, so say the number and let the
-       helper take the listener, then exec */
+       helper take the listener, then go on */
     char ack;
     if (write(sock, &lfd, sizeof lfd) != sizeof lfd || read(sock, &ack, 1) != 1)
         fail_at(efd, ZTSA_STEP_HELPER, EPIPE);
     close(lfd);
     close(sock);
-    exec_cmd(plan, efd);
 }
 
-/* In the child, after its set-up: fork CMD and become the file helper. */
+/* Overwrite this process's argument and environment strings: /proc/PID/cmdline is
+   readable by the tree, and the init's are ztsa's (its caller's environment too). */
+static void scrub_args(void) {
+    char buf[1024];
+    if (!read_proc("/proc/self/stat", buf, sizeof buf))
+        return;
+    char *p = strrchr(buf, ')');
+    unsigned long arg_start = 0, arg_end = 0, env_start = 0, env_end = 0;
+    /* fields 48-51 of stat(5): the 46th space after the ")" that ends field 2 comes
+       before field 48 */
+    for (int space = 0; p && space < 46; space++)
+        p = strchr(p + 1, ' ');
+    if (!p || sscanf(p + 1, "%lu %lu %lu %lu", &arg_start, &arg_end, &env_start,
+                     &env_end) != 4)
+        return;
+    /* the kernel's layout: the arguments, then the environment, together on the stack */
+    if (arg_start > arg_end || arg_end > env_start || env_start > env_end ||
+        env_end - arg_start > (64UL << 20))
+        return;
+    static const char name[] = "ztsa-helper";
+    if (arg_end > arg_start) {
+        memset((void *)arg_start, 0, arg_end - arg_start);
+        if (arg_end - arg_start >= sizeof name)
+            memcpy((void *)arg_start, name, sizeof name);
+    }
+    if (env_end > env_start)
+        memset((void *)env_start, 0, env_end - env_start);
+}
+
+/* In the helper, pid 1 of the tree's PID namespace, while it still has the namespaces'
+   rights: the tree's /proc (only its processes), a private /dev/shm and a fresh session
+   keyring. */
+static void tree_mounts(int efd) {
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        fail_at(efd, ZTSA_STEP_INIT, errno);
+    struct stat st;
+    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
+        mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+        fail_at(efd, ZTSA_STEP_INIT, errno);
+    if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING_, NULL) < 0 && errno != ENOSYS)
+        fail_at(efd, ZTSA_STEP_INIT, errno);
+    scrub_args(); /* the helper is /proc/1 of the tree */
+}
+
+/* In the child (or, with a PID namespace, its child, pid 1 there), after the namespaces:
+   fork CMD and become the file helper. */
 static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared) {
     int root = open(plan->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    /* the /proc whose pids are those of the helper's notifications: the tree's own, in
+       its PID namespace */
+    int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
     int pair[2];
-    if (root < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    if (root < 0 || proc < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
         fail_at(efd, ZTSA_STEP_HELPER, errno);
     /* the directories of CMD's second ruleset, opened once for both: CMD's rules and
        the helper's idea of them are the same files */
@@ -193,25 +290,28 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
         for (int i = 0; i < plan->n_make; i++)
             make_fds[i] = open(plan->make[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
-    pid_t cmd = fork();
-    if (cmd < 0)
+    confine_self(plan, efd);
+    pid_t first = fork();
+    if (first < 0)
         fail_at(efd, ZTSA_STEP_HELPER, errno);
-    if (cmd == 0) {
+    if (first == 0) {
         close(pair[0]);
         close(root);
+        close(proc);
         if (plan->log_fd >= 0)
             close(plan->log_fd);
-        start_cmd(plan, efd, pair[1], make_fds);
+        tree_filter(plan, efd, pair[1], make_fds);
+        exec_cmd(plan, efd);
     }
     close(pair[1]);
     close(efd);
     /* nothing in the tree may take the listener (pidfd_getfd) or read or write the
        helper through /proc: only an attached tracer (ztsa) keeps its access */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-        kill(cmd, SIGKILL);
+        kill(first, SIGKILL);
         _exit(127);
     }
-    /* CMD's exit reaches the tracer first, then is reaped here automatically; the
+    /* the tree's exits reach the tracer first, then are reaped here automatically; the
        signals that ztsa forwards to the tree must not end the helper */
     signal(SIGCHLD, SIG_IGN);
     signal(SIGINT, SIG_IGN);
@@ -221,9 +321,9 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
     signal(SIGPIPE, SIG_IGN);
     int lfd = -1, theirs = -1;
     if (read(pair[0], &theirs, sizeof theirs) == sizeof theirs)
-        lfd = ztsa_pidfd_getfd(cmd, theirs);
+        lfd = ztsa_pidfd_getfd(first, theirs);
     if (lfd < 0) {
-        kill(cmd, SIGKILL); /* no helper, no CMD: its creations could not be checked */
+        kill(first, SIGKILL); /* no helper, no CMD: its creations could not be checked */
         _exit(127);
     }
     ssize_t sent = write(pair[0], "k", 1);
@@ -231,11 +331,41 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
     close(pair[0]);
     /* the helper's view of CMD's second ruleset, from the same directories, before the
        descriptors go */
-    creation_init(plan, root, make_fds);
-    int keep[3] = {lfd, root, plan->log_fd};
-    close_all_but(keep, 3, NULL, 0);
+    creation_init(plan, root, proc, make_fds);
+    int keep[4] = {lfd, root, proc, plan->log_fd};
+    close_all_but(keep, 4, NULL, 0);
     prctl(PR_SET_NAME, "ztsa-helper", 0, 0, 0); /* for ps and perf, as ztsa's child */
-    helper_main(plan, lfd, root, shared);
+    helper_main(plan, lfd, root, proc, shared);
+}
+
+/* With a PID namespace: the child stays outside it, as ztsa's direct child, and forks
+   the helper into it as its pid 1 (whose end, or the child's, ends every process of the
+   tree). The child only waits for the helper and leaves with its status. */
+static void keeper(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared) {
+    if (unshare(CLONE_NEWPID | CLONE_NEWIPC) < 0)
+        fail_at(efd, ZTSA_STEP_NAMESPACES, errno);
+    pid_t helper = fork();
+    if (helper < 0)
+        fail_at(efd, ZTSA_STEP_HELPER, errno);
+    if (helper == 0) {
+        /* the keeper's end is the helper's (and so the tree's); the keeper itself ends
+           with ztsa (its own PR_SET_PDEATHSIG) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        tree_mounts(efd);
+        become_helper(plan, efd, shared);
+    }
+    close(efd);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    prctl(PR_SET_NAME, "ztsa-keeper", 0, 0, 0);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    int status = 0;
+    while (waitpid(helper, &status, 0) < 0)
+        if (errno != EINTR)
+            _exit(127);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 /* The child's set-up, in the order each step needs the one before. */
@@ -267,21 +397,14 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     }
     if (plan->cwd && chdir(plan->cwd) < 0)
         fail_at(efd, ZTSA_STEP_CHDIR, errno);
-    if (plan->drop_caps || plan->namespaces == ZTSA_NS_USER) {
-        int r = drop_capabilities(plan->keep_caps);
-        if (r < 0)
-            fail_at(efd, ZTSA_STEP_CAPS, -r);
-    }
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        fail_at(efd, ZTSA_STEP_NNP, errno);
-    if (plan->handled_fs) {
-        int r = apply_landlock(plan->write_paths, plan->write_rights, plan->n_write,
-                               plan->handled_fs);
-        if (r < 0)
-            fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
-    }
+    if (plan->helper && plan->pid_ns)
+        keeper(plan, efd, shared);
     if (plan->helper)
         become_helper(plan, efd, shared);
+    confine_self(plan, efd);
+    int r = restrict_scope(plan->scoped);
+    if (r < 0)
+        fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
     struct sock_fprog prog = {plan->filter_len, (struct sock_filter *)plan->filter};
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
         fail_at(efd, ZTSA_STEP_FILTER, errno);

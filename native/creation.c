@@ -34,6 +34,7 @@ struct cover_slot {
 static struct {
     const struct ztsa_plan *plan; /* protected paths, chain and closed directories */
     int root;                     /* the workspace, O_PATH */
+    int proc;                     /* the helper's /proc (host pids) */
     int cont;                     /* a second ruleset exists and opens may CONTINUE */
     struct stat *ids;             /* the make directories, as CMD's rules hold them */
     int n_ids;
@@ -41,9 +42,10 @@ static struct {
     int n_cover;
 } C;
 
-void creation_init(const struct ztsa_plan *plan, int root, const int *make_fds) {
+void creation_init(const struct ztsa_plan *plan, int root, int proc, const int *make_fds) {
     C.plan = plan;
     C.root = root;
+    C.proc = proc;
     C.cont = 0;
     C.n_ids = 0;
     if (!make_fds)
@@ -109,10 +111,10 @@ static int has_make_rule(int at, const char *path) {
    spawn. */
 static int make_allowed_in(int dirfd) {
     char link[64], real[4097], ws[4097];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
-    ssize_t n = readlink(link, real, sizeof real - 1);
-    snprintf(link, sizeof link, "/proc/self/fd/%d", C.root);
-    ssize_t w = readlink(link, ws, sizeof ws - 1);
+    snprintf(link, sizeof link, "self/fd/%d", dirfd);
+    ssize_t n = readlinkat(C.proc, link, real, sizeof real - 1);
+    snprintf(link, sizeof link, "self/fd/%d", C.root);
+    ssize_t w = readlinkat(C.proc, link, ws, sizeof ws - 1);
     if (n <= 0 || w <= 0)
         return 0;
     real[n] = 0;
@@ -195,13 +197,16 @@ static int made_in_caller(pid_t pid, long long dirfd, const char *path) {
     size_t n = strlen(path);
     if (n == 0 || path[n - 1] == '/')
         return 0;
+    /* an absolute path in the tree's view (the helper's mount namespace is the tree's);
+       a relative one beneath the caller's directory of the helper's /proc */
     char full[4200], dir[4200];
+    int base = path[0] == '/' ? AT_FDCWD : C.proc;
     if (path[0] == '/')
         snprintf(full, sizeof full, "%s", path);
     else if ((int)dirfd == AT_FDCWD)
-        snprintf(full, sizeof full, "/proc/%d/cwd/%s", pid, path);
+        snprintf(full, sizeof full, "%d/cwd/%s", pid, path);
     else
-        snprintf(full, sizeof full, "/proc/%d/fd/%d/%s", pid, (int)dirfd, path);
+        snprintf(full, sizeof full, "%d/fd/%d/%s", pid, (int)dirfd, path);
     size_t cut = (size_t)(strrchr(full, '/') - full);
     memcpy(dir, full, cut);
     dir[cut ? cut : 1] = 0;
@@ -213,7 +218,7 @@ static int made_in_caller(pid_t pid, long long dirfd, const char *path) {
     } u;
     u.fh.handle_bytes = COVER_HANDLE;
     int mount_id, hit = 0, verdict = -1;
-    if (name_to_handle_at(AT_FDCWD, dir, &u.fh, &mount_id, AT_SYMLINK_FOLLOW) == 0) {
+    if (name_to_handle_at(base, dir, &u.fh, &mount_id, AT_SYMLINK_FOLLOW) == 0) {
         struct cover_slot *slot = cover_find(mount_id, &u.fh, &hit);
         if (hit)
             verdict = slot->verdict;
@@ -221,7 +226,7 @@ static int made_in_caller(pid_t pid, long long dirfd, const char *path) {
     if (verdict < 0) {
         /* decided on the directory opened, and kept under that directory's own handle:
            a path that a racing thread swaps meanwhile cannot file a verdict elsewhere */
-        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int fd = openat(base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         verdict = fd >= 0 && make_allowed_in(fd);
         u.fh.handle_bytes = COVER_HANDLE;
         if (fd >= 0 && name_to_handle_at(fd, "", &u.fh, &mount_id, AT_EMPTY_PATH) == 0) {
@@ -242,7 +247,7 @@ static int made_in_caller(pid_t pid, long long dirfd, const char *path) {
             close(fd);
     }
     struct stat st;
-    return verdict || stat(full, &st) == 0;
+    return verdict || fstatat(base, full, &st, 0) == 0;
 }
 
 /* An O_CREAT open the caller may perform itself (1), or one for the helper (0): its

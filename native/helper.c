@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -32,6 +33,14 @@
 #ifndef CLONE_UNTRACED
 #define CLONE_UNTRACED 0x00800000
 #endif
+#define PROC_SUPER_MAGIC_ 0x9fa0
+#define SYS_openat2_ 437
+#define RESOLVE_NO_MAGICLINKS_ 0x02
+#define RESOLVE_BENEATH_ 0x08
+
+struct open_how_ {
+    unsigned long long flags, mode, resolve;
+};
 
 /* How the helper answers a notification. */
 enum reply_kind {
@@ -52,11 +61,15 @@ struct reply {
 
 enum { OP_CREATE = 1, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME };
 
+/* how an open names the caller itself (own_path) */
+enum { OWN_NONE, OWN_FD, OWN_BENEATH };
+
 static struct {
     const struct ztsa_plan *plan; /* the helper's copy (the fork's): protected paths,
                                      allow table, log fd */
     int lfd;                      /* the listener */
     int root;                     /* the workspace, O_PATH; it never moves during a run */
+    int proc;                     /* /proc with the host's pids, opened before the tree's */
     struct stat root_st;
     size_t resp_size;
     struct ztsa_shared *shared;
@@ -140,9 +153,10 @@ static int open_parent(int dirfd, const char *path, char *name, size_t name_size
     return fd < 0 ? -errno : fd;
 }
 
+/* The tty_nr of a /proc stat file (relative to the helper's /proc of host pids). */
 static unsigned long tty_of(const char *stat_path) {
     char buf[1024];
-    if (!read_proc(stat_path, buf, sizeof buf))
+    if (!read_proc_at(H.proc, stat_path, buf, sizeof buf))
         return 0;
     char *p = strrchr(buf, ')');
     /* after ") ": state ppid pgrp session tty_nr */
@@ -155,12 +169,12 @@ static unsigned long tty_of(const char *stat_path) {
 /* open("/dev/tty") on behalf of pid: its own controlling terminal (ENXIO without one) */
 static int caller_tty(pid_t pid, int flags) {
     char where[64];
-    snprintf(where, sizeof where, "/proc/%d/stat", pid);
+    snprintf(where, sizeof where, "%d/stat", pid);
     unsigned long tty = tty_of(where);
     if (!tty)
         return -ENXIO;
     int fd;
-    if (tty == tty_of("/proc/self/stat")) {
+    if (tty == tty_of("self/stat")) {
         fd = open("/dev/tty", (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC);
     } else {
         unsigned int major = (unsigned int)((tty >> 8) & 0xfff);
@@ -190,14 +204,15 @@ static int may_block(const struct stat *st) {
    OP_CREATE, or REPLY_ELSEWHERE when an opener child answers. */
 static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned int mode,
                  unsigned long long dev, const char *p1, const char *p2, int fd1, int fd2,
-                 struct reply *out, int *denied) {
+                 int own, struct reply *out, int *denied) {
     char name1[256], name2[256];
     int slash1 = 0, slash2 = 0, par1 = -1, par2 = -1, r = 0, err = 0;
     const char *n1 = name1; /* the name relative to dir1 */
     int dir1 = -1;          /* par1, or the caller's fd1 when no parent was opened */
     *denied = 0;
     int empty_link = op == OP_LINK && (flags & AT_EMPTY_PATH) && *p1 == 0;
-    if ((op == OP_CREATE || op == OP_MKDIR || op == OP_MKNOD) && !creation_protected_name(p1)) {
+    if (own || ((op == OP_CREATE || op == OP_MKDIR || op == OP_MKNOD) &&
+                !creation_protected_name(p1))) {
         /* a last component that no protected path has cannot make one: the kernel
            resolves the whole path for us (trailing slashes included), as for the caller */
         dir1 = fd1;
@@ -252,9 +267,23 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
         }
         /* never follow a final symlink while creating: a dangling one could name a
            protected path; an existing target is opened without O_CREAT */
-        int fd = openat(dir1, n1, flags | O_NOFOLLOW, mode);
-        if (fd < 0 && errno == ELOOP && !(flags & (O_NOFOLLOW | O_EXCL)))
-            fd = openat(dir1, n1, flags & ~O_CREAT, mode);
+        int fd;
+        if (own == OWN_BENEATH) {
+            struct open_how_ how = {(unsigned long long)flags | O_CLOEXEC, mode,
+                                    RESOLVE_BENEATH_ | RESOLVE_NO_MAGICLINKS_};
+            fd = (int)syscall(SYS_openat2_, dir1, n1, &how, sizeof how);
+        } else {
+            fd = openat(dir1, n1, flags | O_NOFOLLOW, mode);
+            if (fd < 0 && errno == ELOOP && !(flags & (O_NOFOLLOW | O_EXCL)))
+                fd = openat(dir1, n1, flags & ~O_CREAT, mode);
+        }
+        struct statfs sfs;
+        if (fd >= 0 && !own && fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_) {
+            close(fd); /* some spelling of /proc: what it names is the helper's view */
+            fd = -1;
+            errno = EACCES;
+            *denied = 2;
+        }
         if (fd < 0)
             err = errno;
         else
@@ -349,8 +378,8 @@ static int tracee_dirfd(pid_t pid, long long fd, const char *path) {
         return H.root; /* ignored by the kernel for an absolute path; never closed */
     if ((int)fd == AT_FDCWD) {
         char where[64];
-        snprintf(where, sizeof where, "/proc/%d/cwd", pid);
-        int r = open(where, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        snprintf(where, sizeof where, "%d/cwd", pid);
+        int r = openat(H.proc, where, O_PATH | O_DIRECTORY | O_CLOEXEC);
         return r < 0 ? -errno : r;
     }
     return ztsa_pidfd_getfd(pid, (int)fd);
@@ -408,8 +437,8 @@ static void use_umask_of(pid_t pid) {
 
 static unsigned int tracee_umask_read(pid_t pid) {
     char where[64], buf[2048];
-    snprintf(where, sizeof where, "/proc/%d/status", pid);
-    if (!read_proc(where, buf, sizeof buf))
+    snprintf(where, sizeof where, "%d/status", pid);
+    if (!read_proc_at(H.proc, where, buf, sizeof buf))
         return 022;
     char *line = strstr(buf, "\nUmask:");
     return line ? (unsigned int)strtoul(line + 7, NULL, 8) & 0777 : 022;
@@ -443,7 +472,8 @@ static size_t json_escape(const char *in, char *out, size_t size) {
     return o;
 }
 
-static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2) {
+static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2,
+                       const char *rule) {
     __atomic_fetch_add(&H.shared->denials, 1, __ATOMIC_RELAXED);
     if (H.plan->log_fd < 0)
         return;
@@ -453,11 +483,11 @@ static void log_denial(pid_t pid, const char *syscall_name, const char *p1, cons
     json_escape(p1, e1, sizeof e1);
     json_escape(p2, e2, sizeof e2);
     int n = snprintf(line, sizeof line,
-                     "{\"schema\":\"ztsa.audit/v1\",\"time\":%lld.%06ld,\"event\":\"deny\","
-                     "\"pid\":%d,\"syscall\":\"%s\",\"path\":\"%s%s%s\","
-                     "\"rule\":\"protected agent file\"}\n",
-                     (long long)ts.tv_sec, ts.tv_nsec / 1000, pid, syscall_name, e1,
-                     *p2 ? " -> " : "", e2);
+                     "{\"schema\":\"ztsa.audit/v1\",\"time\":%lld.%06ld,\"run\":\"%s\","
+                     "\"event\":\"deny\",\"pid\":%d,\"syscall\":\"%s\","
+                     "\"path\":\"%s%s%s\",\"rule\":\"%s\"}\n",
+                     (long long)ts.tv_sec, ts.tv_nsec / 1000, H.plan->run_id ? H.plan->run_id : "",
+                     pid, syscall_name, e1, *p2 ? " -> " : "", e2, rule);
     if (n > 0) {
         ssize_t ignored = write(H.plan->log_fd, line, (size_t)n < sizeof line ? (size_t)n
                                                                           : sizeof line - 1);
@@ -490,9 +520,13 @@ static const struct fs_call FS_CALLS[] = {
     {ZTSA_NR_renameat2, "renameat2", OP_RENAME, 0, 1, 2, 3, 4, -1},
 };
 
-/* The caller's names for its own descriptors (/dev/stdout, /dev/fd/N, /proc/self/...)
-   would mean the helper's here: rewritten to /proc/PID/... of the caller. */
-static void own_proc_paths(pid_t pid, char *path, size_t size) {
+/* The caller's names for itself (/dev/stdout, /dev/fd/N, /proc/self/..., and
+   /proc/thread-self/...) would mean the helper if the helper opened them: each becomes a
+   path beneath the caller's own directory of the helper's /proc. OWN_FD: "fd/N", whose
+   magic link is the caller's file; OWN_BENEATH: anything else there, opened with neither
+   ".." nor magic links. Every other open the helper makes that lands on procfs is
+   refused (fs_op), whatever its spelling. */
+static int own_path(const char *path, char *rest, size_t size) {
     static const struct { const char *from; const char *to; } map[] = {
         {"/dev/stdin", "fd/0"}, {"/dev/stdout", "fd/1"}, {"/dev/stderr", "fd/2"},
         {"/dev/fd/", "fd/"}, {"/proc/self/", ""}, {"/proc/thread-self/", ""},
@@ -502,12 +536,17 @@ static void own_proc_paths(pid_t pid, char *path, size_t size) {
         int exact = map[i].from[n - 1] != '/';
         if (strncmp(path, map[i].from, n) != 0 || (exact && path[n] != 0))
             continue;
-        char out[4200];
-        int k = snprintf(out, sizeof out, "/proc/%d/%s%s", pid, map[i].to, path + n);
-        if (k > 0 && (size_t)k < size)
-            memcpy(path, out, (size_t)k + 1);
-        return;
+        int k = snprintf(rest, size, "%s%s", map[i].to, path + n);
+        if (k <= 0 || (size_t)k >= size)
+            return OWN_BENEATH; /* too long: openat2 gets the truncated name, and fails */
+        const char *d = rest + 3;
+        if (strncmp(rest, "fd/", 3) != 0 || !*d)
+            return OWN_BENEATH;
+        while (*d >= '0' && *d <= '9')
+            d++;
+        return *d ? OWN_BENEATH : OWN_FD;
     }
+    return OWN_NONE;
 }
 
 /* ---- connects answered by the helper (the fast mode: no audit log, no wildcards) ---- */
@@ -559,7 +598,7 @@ static struct reply bind_notification(const struct seccomp_notif *req) {
     } else if (slash) {
         result = -ENOENT; /* as the kernel answers a socket path with a trailing slash */
     } else if (classify(par, name) == 1) {
-        log_denial(pid, "bind", path, "");
+        log_denial(pid, "bind", path, "", "protected agent file");
         result = -EACCES;
     } else {
         use_umask_of(pid);
@@ -611,14 +650,16 @@ static long connect_notification(const struct seccomp_notif *req) {
     char real[4097] = "";
     struct sockaddr_un target;
     if (family == AF_UNIX && len > 2 && sa[2] != 0) {
-        pathfd = ztsa_unix_open(pid, (const char *)sa + 2, len - 2, real, sizeof real);
+        pathfd = unix_open_at(H.proc, pid, (const char *)sa + 2, len - 2, real, sizeof real);
         if (pathfd < 0) {
             close(dup);
             return pathfd; /* no such socket: the caller's connect fails the same way */
         }
+        /* connected as "N" from the helper's own fd directory of its /proc (the tree's
+           /proc does not show the helper) */
         memset(&target, 0, sizeof target);
         target.sun_family = AF_UNIX;
-        int k = snprintf(target.sun_path, sizeof target.sun_path, "/proc/self/fd/%d", pathfd);
+        int k = snprintf(target.sun_path, sizeof target.sun_path, "%d", pathfd);
         addr = &target;
         addrlen = (unsigned int)(offsetof(struct sockaddr_un, sun_path) + (size_t)k + 1);
     }
@@ -629,8 +670,16 @@ static long connect_notification(const struct seccomp_notif *req) {
     if (why == ZTSA_DENY_UNNAMED) {
         result = -EINVAL; /* as the kernel answers an address without a path */
     } else if (why > 0) {
-        long r = syscall(SYS_connect, dup, addr, addrlen);
+        int here = pathfd >= 0 ? openat(H.proc, "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC)
+                               : -1;
+        long r = pathfd >= 0 && (here < 0 || fchdir(here) < 0)
+                     ? -1 : syscall(SYS_connect, dup, addr, addrlen);
         result = r < 0 ? -errno : r;
+        if (here >= 0) {
+            close(here);
+            if (fchdir(H.root) < 0)
+                _exit(1);
+        }
     } else {
         result = -EPERM;
         __atomic_fetch_add(&H.shared->denials, 1, __ATOMIC_RELAXED);
@@ -688,13 +737,22 @@ static struct reply decide(const struct seccomp_notif *req) {
     if (call->op == OP_CREATE &&
         creation_in_caller(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD, p1))
         return CONTINUE; /* the kernel performs it, as the caller's ruleset allows */
-    if (call->op == OP_CREATE)
-        own_proc_paths(pid, p1, sizeof p1);
+    static char rest[4097];
+    int own = call->op == OP_CREATE ? own_path(p1, rest, sizeof rest) : OWN_NONE;
     int empty_ok = call->op == OP_LINK && (flags & AT_EMPTY_PATH);
     if ((!p1[0] && !empty_ok) || (call->path2 >= 0 && !p2[0]))
         return RESULT(-ENOENT);
-    int fd1 = tracee_dirfd(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD,
+    int fd1;
+    if (own) { /* beneath the caller's own directory of the helper's /proc */
+        char dir[32];
+        snprintf(dir, sizeof dir, "%d", pid);
+        fd1 = openat(H.proc, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        fd1 = fd1 < 0 ? -errno : fd1;
+        memcpy(p1, rest, sizeof rest);
+    } else {
+        fd1 = tracee_dirfd(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD,
                            p1);
+    }
     if (fd1 < 0)
         return RESULT(fd1);
     int fd2 = -1;
@@ -718,12 +776,14 @@ static struct reply decide(const struct seccomp_notif *req) {
                              : call->nr == ZTSA_NR_mknodat ? a[3]
                                                            : 0;
     struct reply out = RESULT(0);
-    err = fs_op(req, call->op, flags, mode, dev, p1, p2, fd1, fd2 >= 0 ? fd2 : fd1, &out,
+    err = fs_op(req, call->op, flags, mode, dev, p1, p2, fd1, fd2 >= 0 ? fd2 : fd1, own, &out,
                 &denied);
     close_dirfd(fd1);
     close_dirfd(fd2);
     if (denied) {
-        log_denial(pid, call->name, p1, call->op == OP_SYMLINK ? "" : p2);
+        log_denial(pid, call->name, p1, call->op == OP_SYMLINK ? "" : p2,
+                   denied == 2 ? "a /proc file the helper would open as itself"
+                               : "protected agent file");
         return RESULT(-EACCES);
     }
     return out.kind == REPLY_RESULT ? RESULT(-err) : out;
@@ -759,11 +819,12 @@ static void answer(const struct seccomp_notif *req, struct reply r) {
     ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
-void helper_main(const struct ztsa_plan *plan, int lfd, int root,
+void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc,
                  struct ztsa_shared *shared) {
     H.plan = plan;
     H.lfd = lfd;
     H.root = root;
+    H.proc = proc;
     H.shared = shared;
     if (fstat(root, &H.root_st) < 0)
         _exit(127);

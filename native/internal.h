@@ -30,15 +30,15 @@
 
 /* util.c */
 int read_proc(const char *path, char *buf, size_t size);
+int read_proc_at(int dirfd, const char *path, char *buf, size_t size);
 void close_all_but(const int *keep, int n, const int *more, int n_more);
-char **copy_list(const char *const *in, int n);
-void free_list(char **list, int n);
 
 /* landlock.c (in the child) */
 int restrict_beneath(unsigned long long handled, int *fds, const unsigned long long *rights,
                      int n);
 int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
                    unsigned long long handled);
+int restrict_scope(unsigned long long scoped);
 
 /* counters the file helper shares with the supervisor (MAP_SHARED, made at spawn) */
 struct ztsa_shared {
@@ -48,11 +48,17 @@ struct ztsa_shared {
 
 /* helper.c: the file helper's loop, entered by the child after it forked CMD; never
    returns. root: the workspace (O_PATH). */
-void helper_main(const struct ztsa_plan *plan, int lfd, int root, struct ztsa_shared *shared);
+void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc,
+                 struct ztsa_shared *shared);
+
+/* allow.c: ztsa_unix_open with the /proc to read the caller's cwd from (proc: a dirfd of
+   a procfs with the caller's pid; -1 for /proc) */
+int unix_open_at(int proc, int pid, const char *path, unsigned int len, char *real,
+                 unsigned int size);
 
 /* creation.c: the helper's view of CMD's second ruleset. make_fds: its directories,
    -1 entries absent (NULL: no second ruleset), read before they are closed. */
-void creation_init(const struct ztsa_plan *plan, int root, const int *make_fds);
+void creation_init(const struct ztsa_plan *plan, int root, int proc, const int *make_fds);
 int creation_in_caller(pid_t pid, long long dirfd, const char *path);
 int creation_protected_name(const char *path);
 void creation_forget(void);

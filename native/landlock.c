@@ -21,6 +21,11 @@ struct ll_ruleset_attr {
     unsigned long long handled_access_fs;
 };
 
+/* with ABI 6's scopes (handled_access_net is ABI 4's) */
+struct ll_ruleset_attr_scoped {
+    unsigned long long handled_access_fs, handled_access_net, scoped;
+};
+
 struct ll_path_beneath_attr {
     unsigned long long allowed_access;
     int parent_fd;
@@ -65,4 +70,18 @@ int apply_landlock(const char *const *paths, const unsigned long long *rights, i
     int r = restrict_beneath(handled, fds, rights, n);
     free(fds);
     return r;
+}
+
+/* A ruleset that handles no access and only scopes (ABI 6: LANDLOCK_SCOPE_SIGNAL keeps
+   the tree from signalling any process outside its own domain). 0 or -errno. */
+int restrict_scope(unsigned long long scoped) {
+    if (!scoped)
+        return 0;
+    struct ll_ruleset_attr_scoped attr = {0, 0, scoped};
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (ruleset < 0)
+        return -errno;
+    int err = syscall(SYS_landlock_restrict_self, ruleset, 0) < 0 ? errno : 0;
+    close(ruleset);
+    return -err;
 }

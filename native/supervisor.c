@@ -46,6 +46,8 @@ struct proc {
     int tid;     /* 0: empty slot; -1: a removed one */
     int tgid;
     int started; /* its first stop was seen (a later EVENT_STOP is a group stop) */
+    int gone;    /* it exited before its parent's fork event: that event must not
+                    bring it back (its pid may be another process's by then) */
 };
 
 static struct {
@@ -71,7 +73,7 @@ static struct proc *find(int tid) {
 
 static int grow(void) {
     size_t cap = T.cap ? T.cap : 256;
-    while ((T.live + 1) * 2 > cap)
+    while ((T.live + 1) * 4 > cap) /* half full at most after any add until the next */
         cap *= 2;
     struct proc *fresh = calloc(cap, sizeof *fresh);
     if (!fresh)
@@ -103,7 +105,7 @@ static struct proc *add(int tid, int tgid) {
         i = (i + 1) & (T.cap - 1);
     if (T.slot[i].tid == 0)
         T.used++;
-    T.slot[i] = (struct proc){tid, tgid, 0};
+    T.slot[i] = (struct proc){tid, tgid, 0, 0};
     T.live++;
     return &T.slot[i];
 }
@@ -128,10 +130,13 @@ static int tgid_from_proc(int tid) {
 /* ---- the run ---- */
 
 static struct {
-    int root, helper, cmd; /* cmd: 0 until known (the helper's first child) */
+    int root, helper, cmd; /* cmd: 0 until known (the helper's or the init's first child) */
+    int keeper;            /* with a PID namespace: root, whose first child is the helper */
     int log, wake_fd;
     unsigned long tag_exec, tag_net;
     unsigned long execs, connects;
+    int killing;           /* CMD has exited: every new process is killed at once */
+    unsigned events;       /* events answered since the wake fd was last read */
     sigset_t mask_before;
     struct sigaction chld_before;
 } R;
@@ -140,18 +145,21 @@ static void on_sigchld(int sig) {
     (void)sig; /* only to end ppoll: the loop reads what happened with waitpid */
 }
 
-int ztsa_trace_begin(int root, int helper, int log, int wake_fd, unsigned long tag_exec,
-                     unsigned long tag_net) {
+int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
+                     unsigned long tag_exec, unsigned long tag_net) {
     free(T.slot);
     memset(&T, 0, sizeof T);
     R.root = root;
-    R.helper = helper ? root : 0;
+    R.keeper = helper && init ? root : 0;
+    R.helper = helper && !init ? root : 0; /* the keeper's: 0 until seen */
     R.cmd = helper ? 0 : root;
     R.log = log;
     R.wake_fd = wake_fd;
     R.tag_exec = tag_exec;
     R.tag_net = tag_net;
     R.execs = R.connects = 0;
+    R.killing = 0;
+    R.events = 0;
     struct proc *p = add(root, root);
     if (!p)
         return -ENOMEM;
@@ -179,17 +187,29 @@ void ztsa_trace_end(void) {
 
 int ztsa_procs(int *out, int max) {
     int n = 0;
-    for (size_t i = 0; i < T.cap && n < max; i++) {
+    for (size_t i = 0; i < T.cap; i++) {
         const struct proc *p = &T.slot[i];
-        if (p->tid > 0 && p->tid == p->tgid && p->tid != R.helper)
-            out[n++] = p->tid;
+        if (p->tid > 0 && !p->gone && p->tid == p->tgid && p->tid != R.helper &&
+            p->tid != R.keeper) {
+            if (n < max)
+                out[n] = p->tid;
+            n++;
+        }
     }
-    return n;
+    return n; /* more than max: call again with room for them all */
+}
+
+void ztsa_trace_killing(void) {
+    R.killing = 1;
+}
+
+int ztsa_trace_helper(void) {
+    return R.helper;
 }
 
 int ztsa_tgid(int tid) {
     const struct proc *p = find(tid);
-    return p ? p->tgid : tid;
+    return p && !p->gone ? p->tgid : tid;
 }
 
 unsigned long ztsa_trace_execs(void) {
@@ -200,14 +220,34 @@ unsigned long ztsa_trace_connects(void) {
     return R.connects;
 }
 
-/* The first process the helper makes is CMD. */
-static void adopt(int tid, int tgid) {
-    if (R.helper && !R.cmd && tgid == tid && tid != R.helper)
+static int ppid_from_proc(int tid) {
+    char where[64], buf[2048];
+    snprintf(where, sizeof where, "/proc/%d/status", tid);
+    if (!read_proc(where, buf, sizeof buf))
+        return 0;
+    char *line = strstr(buf, "\nPPid:");
+    return line ? (int)strtol(line + 7, NULL, 10) : 0;
+}
+
+/* The keeper's first process is the helper; the helper's first is CMD. parent: the new
+   process's parent, 0 when not known yet. */
+static void adopt(int tid, int tgid, int parent) {
+    if (R.cmd || tgid != tid || tid == R.helper || tid == R.keeper ||
+        (!R.helper && !R.keeper))
+        return;
+    if (!parent)
+        parent = ppid_from_proc(tid);
+    if (R.keeper && !R.helper) {
+        if (parent == R.keeper)
+            R.helper = tid;
+    } else if (parent == R.helper) {
         R.cmd = tid;
+    }
 }
 
 static int role_of(int tid) {
-    return tid == R.helper ? ZTSA_ROLE_HELPER : tid == R.cmd ? ZTSA_ROLE_CMD : ZTSA_ROLE_TREE;
+    return tid == R.helper ? ZTSA_ROLE_HELPER : tid == R.cmd ? ZTSA_ROLE_CMD
+         : tid == R.keeper ? ZTSA_ROLE_KEEPER : ZTSA_ROLE_TREE;
 }
 
 /* ---- registers ---- */
@@ -361,12 +401,21 @@ static int clone_tgid(int parent, int child) {
 static int stopped(const struct ztsa_allow *allow, int pid, int st, struct ztsa_event *ev) {
     int event = st >> 16, sig = WSTOPSIG(st);
     struct proc *p = find(pid);
+    if (p && p->gone) { /* a pid that was ours, now a new tracee's */
+        drop(pid);
+        p = NULL;
+    }
     if (!p) { /* its stop beat its parent's fork event */
         int tgid = syscall(SYS_tgkill, pid, pid, 0) == 0 ? pid : tgid_from_proc(pid);
         p = add(pid, tgid);
-        adopt(pid, tgid);
+        adopt(pid, tgid, 0);
         if (!p) /* out of memory: the tracer cannot go on */
             return ev->kind = -ENOMEM, 0;
+        if (R.killing) {
+            kill(pid, SIGKILL);
+            cont(pid, 0);
+            return 1;
+        }
         if (event == PTRACE_EVENT_STOP) {
             p->started = 1;
             cont(pid, 0);
@@ -378,12 +427,19 @@ static int stopped(const struct ztsa_allow *allow, int pid, int st, struct ztsa_
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
     case PTRACE_EVENT_CLONE:
-        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 && !find((int)msg)) {
+        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0) {
             int child = (int)msg;
-            int tgid = event == PTRACE_EVENT_CLONE ? clone_tgid(pid, child) : child;
-            if (!add(child, tgid))
-                return ev->kind = -ENOMEM, 0;
-            adopt(child, tgid);
+            struct proc *c = find(child);
+            if (c && c->gone) {
+                drop(child); /* it has come and gone already */
+            } else if (!c) {
+                int tgid = event == PTRACE_EVENT_CLONE ? clone_tgid(pid, child) : child;
+                if (!add(child, tgid))
+                    return ev->kind = -ENOMEM, 0;
+                adopt(child, tgid, p->tgid);
+                if (R.killing)
+                    kill(child, SIGKILL); /* born as CMD's exit was being cleaned up */
+            }
         }
         cont(pid, 0);
         return 1;
@@ -425,7 +481,7 @@ static int stopped(const struct ztsa_allow *allow, int pid, int st, struct ztsa_
         return 1;
     case 0: /* a signal on its way: deliver it */
         p->started = 1;
-        if (R.helper)
+        if (R.helper || R.keeper)
             restart_interrupted(pid);
         cont(pid, sig);
         return 1;
@@ -440,8 +496,13 @@ static int exited(int pid, int st, struct ztsa_event *ev) {
     struct proc *p = find(pid);
     int tgid = p ? p->tgid : pid;
     drop(pid);
-    if (pid != tgid && pid != R.helper)
-        return 1; /* a thread */
+    if (!p) { /* before its parent's fork event: remember it, unlisted */
+        struct proc *g = add(pid, pid);
+        if (g)
+            g->gone = 1;
+    }
+    if ((pid != tgid && pid != R.helper) || pid == R.keeper)
+        return 1; /* a thread, or the keeper (its end follows the helper's) */
     if (pid == R.helper || pid == R.cmd || R.log) {
         *ev = (struct ztsa_event){ZTSA_EV_EXIT, pid, tgid, st, role_of(pid)};
         return 0;
@@ -471,9 +532,14 @@ int ztsa_wait(const struct ztsa_allow *allow, struct ztsa_event *ev) {
         }
         if (pid < 0 && errno != EINTR)
             return -errno;
-        if (pid <= 0) {
+        if (pid <= 0 || ++R.events >= 64) {
+            /* a signal to ztsa is handed over when the tree is idle, and at least every
+               64 events when it is not */
+            R.events = 0;
             if (signalled(ev))
                 return 0;
+        }
+        if (pid <= 0) {
             /* nothing yet: sleep until a SIGCHLD or a signal to ztsa (which Python's
                handler turns into a byte on the wake fd) */
             struct pollfd pfd = {R.wake_fd, POLLIN, 0};

@@ -16,7 +16,8 @@ SAME_NR(mkdir); SAME_NR(creat); SAME_NR(link); SAME_NR(symlink); SAME_NR(umask);
 SAME_NR(ptrace); SAME_NR(mknod); SAME_NR(prctl); SAME_NR(openat); SAME_NR(mkdirat);
 SAME_NR(mknodat); SAME_NR(renameat); SAME_NR(linkat); SAME_NR(symlinkat);
 SAME_NR(sendmmsg); SAME_NR(process_vm_readv); SAME_NR(process_vm_writev);
-SAME_NR(renameat2); SAME_NR(seccomp); SAME_NR(execveat);
+SAME_NR(renameat2); SAME_NR(seccomp); SAME_NR(execveat); SAME_NR(add_key);
+SAME_NR(request_key); SAME_NR(keyctl);
 #ifdef SYS_io_uring_setup
 SAME_NR(io_uring_setup); SAME_NR(io_uring_enter); SAME_NR(io_uring_register);
 #endif
@@ -39,7 +40,11 @@ int ztsa_pidfd_getfd(int tid, int fd) {
 
 /* The start of a small /proc file, NUL-terminated; 0 when unreadable. */
 int read_proc(const char *path, char *buf, size_t size) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    return read_proc_at(AT_FDCWD, path, buf, size);
+}
+
+int read_proc_at(int dirfd, const char *path, char *buf, size_t size) {
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
     ssize_t n = read(fd, buf, size - 1);
@@ -69,20 +74,4 @@ void close_all_but(const int *keep, int n, const int *more, int n_more) {
             break;
         lo = next + 1;
     }
-}
-
-void free_list(char **list, int n) {
-    for (int i = 0; i < n; i++)
-        free(list[i]);
-    free(list);
-}
-
-char **copy_list(const char *const *in, int n) {
-    char **out = calloc((size_t)(n > 0 ? n : 1), sizeof *out);
-    for (int i = 0; out && i < n; i++)
-        if (!(out[i] = strdup(in[i]))) {
-            free_list(out, i);
-            return NULL;
-        }
-    return out;
 }

@@ -119,6 +119,11 @@ struct ztsa_plan {
     int cont;
     int connects;          /* enum ztsa_connects */
     struct ztsa_allow allow; /* for the helper (ZTSA_CONNECTS_HELPER) */
+    /* the tree's own PID and IPC namespaces (with the helper): the helper is their pid 1,
+       and mounts the tree's /proc and /dev/shm; the child stays outside as the keeper */
+    int pid_ns;
+    unsigned long long scoped; /* Landlock scopes of the tree (LANDLOCK_SCOPE_SIGNAL) */
+    const char *run_id;    /* in every line the helper writes to the log */
 };
 
 /* Fork a child that waits for the tracer (one byte on *sync_fd), then sets itself up
@@ -136,7 +141,8 @@ enum ztsa_step {
     ZTSA_STEP_NNP = 4,
     ZTSA_STEP_LANDLOCK = 5,
     ZTSA_STEP_HELPER = 6,
-    ZTSA_STEP_FILTER = 7
+    ZTSA_STEP_FILTER = 7,
+    ZTSA_STEP_INIT = 8     /* the tree's /proc, /dev/shm and session keyring */
 };
 
 /* What the file helper of the last spawn did, read from memory it shares with the
@@ -147,9 +153,10 @@ unsigned long ztsa_helper_connects(void);
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);
 
-/* 0 when a child of this process can create a user and a mount namespace, map its ids
-   and make its mounts private, or -errno. */
-int ztsa_userns_probe(void);
+/* What a child of this process can make (with userns: a user namespace first): 0 all
+   of it, 1 no user and mount namespace (map ids, private mounts), 2 no PID and IPC
+   namespace with a /proc of its own, or -errno. */
+int ztsa_ns_probe(int userns);
 
 /* ---- the tracer (supervisor.c) ---- */
 
@@ -170,14 +177,20 @@ struct ztsa_event {
     int role;   /* enum ztsa_role of the process */
 };
 
-enum ztsa_role { ZTSA_ROLE_TREE = 0, ZTSA_ROLE_CMD = 1, ZTSA_ROLE_HELPER = 2 };
+enum ztsa_role {
+    ZTSA_ROLE_TREE = 0,
+    ZTSA_ROLE_CMD = 1,
+    ZTSA_ROLE_HELPER = 2,
+    ZTSA_ROLE_KEEPER = 3 /* with a PID namespace: ztsa's child, parent of the helper */
+};
 
 /* A new run: root (seized by the caller) is CMD, or with helper the file helper whose
-   first child is CMD. log: execs and every exit come to Python. wake_fd: readable when
+   first child is CMD, or with init too the keeper, whose first child is the helper, pid
+   1 of the tree's PID namespace. log: execs and every exit come to Python. wake_fd: readable when
    a signal came (set_wakeup_fd), -1 for none. tag_exec and tag_net are the filter's
    RET_TRACE data. 0 or -errno. */
-int ztsa_trace_begin(int root, int helper, int log, int wake_fd, unsigned long tag_exec,
-                     unsigned long tag_net);
+int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
+                     unsigned long tag_exec, unsigned long tag_net);
 /* The run is over: SIGCHLD's disposition and mask as before. */
 void ztsa_trace_end(void);
 
@@ -188,9 +201,15 @@ int ztsa_wait(const struct ztsa_allow *allow, struct ztsa_event *ev);
 /* Resume a tracee Python was handed stopped. 0 or -errno. */
 int ztsa_resume(int tid);
 
-/* The live processes of the tree (thread group ids; the helper excluded), up to max.
-   Returns how many. */
+/* The live processes of the tree (thread group ids; the keeper and the helper
+   excluded), up to max. Returns how many there are (more than max: call again). */
 int ztsa_procs(int *out, int max);
+
+/* The file helper (0: none, or not seen yet). */
+int ztsa_trace_helper(void);
+
+/* CMD has exited: from now on the loop kills every new process of the tree at once. */
+void ztsa_trace_killing(void);
 
 /* The thread group of a live tid (tid itself when unknown). */
 int ztsa_tgid(int tid);

@@ -200,11 +200,10 @@ class Runner:
             anc = parent
         return real, []
 
-    def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
-                 timeout: float = 180, pass_fds: tuple[int, ...] = (),
-                 mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
-                 profile: str = "repo", log: bool | None = None
-                 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    def command(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
+                mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
+                profile: str = "repo", log: bool | None = None) -> tuple[list[str], Path]:
+        """(the argv that runs `ztsa exec ... -- cmd` in this mode, its audit log path)."""
         log = self.log if log is None else log
         log_path = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
         logging = ["--audit-log", str(log_path)] if log else []
@@ -231,15 +230,60 @@ class Runner:
             argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", script]
             if self.mode == "nouserns":
                 argv = [sys.executable, str(NOUSERNS), *argv]
+        return argv, log_path
+
+    def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
+                 timeout: float = 180, pass_fds: tuple[int, ...] = (),
+                 mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
+                 profile: str = "repo", log: bool | None = None
+                 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+        argv, log_path = self.command(*cmd, allow=allow, extra=extra, mounts=mounts,
+                                      wrap=wrap, profile=profile, log=log)
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               cwd=self.workspace, pass_fds=pass_fds)
+        return proc, self.finish(proc.stderr, log_path)
+
+    def finish(self, stderr: str, log_path: Path) -> list[dict[str, Any]]:
         if self.mode == "nouserns":
             # the mode tests what it claims: no user namespaces, so no file helper
-            assert "lacks user namespaces" in proc.stderr, proc.stderr
+            assert "lacks user namespaces" in stderr, stderr
         events = []
         if log_path.exists():
             events = [json.loads(line) for line in log_path.read_text().splitlines()]
-        return proc, events
+        return events
+
+
+def pids_with(token: str) -> list[int]:
+    """The host's pids of the processes whose command line holds token (how a test finds
+    a process of the tree it started: inside, pids are those of the tree's namespace)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if token.encode() in f.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def ztsa_pid(root: int) -> int | None:
+    """The ztsa process at or below root (the runner's process: ztsa itself as root, a
+    wrapper otherwise), by walking root's descendants."""
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"-m\0ztsa\0exec" in f.read():
+                    return pid
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                todo += [int(c) for c in f.read().split()]
+        except OSError:
+            continue
+    return None
 
 
 def _q(s: str) -> str:

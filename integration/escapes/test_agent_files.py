@@ -328,23 +328,23 @@ def test_without_user_namespaces_untrusted_refuses_and_repo_says_so(user_run, pr
         assert any(e["event"] == "confinement" and not e["refused"] for e in events)
 
 
-def test_killing_the_file_helper_ends_the_run(run):
-    """CMD's parent is ztsa's file helper; killing it must not leave the tree running
-    unchecked (its creations would fail with ENOSYS) but end the run: exit 125."""
-    marker = run.workspace / "sleeper.pid"
-    code = ("import os, signal, subprocess, time\n"
-            "p = subprocess.Popen(['sleep', '300'])\n"
-            f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
-            "os.kill(os.getppid(), signal.SIGKILL)\n"
-            "time.sleep(30)\n")
-    proc, events = run(run.python, "-c", code, log=True)
-    assert proc.returncode == 125, proc.stderr
-    assert "file helper died" in proc.stderr
-    sleeper = int(marker.read_text())
-    stat = Path(f"/proc/{sleeper}/stat")
-    assert not stat.exists() or stat.read_text().split(") ")[1][0] == "Z"
-    assert any(e["event"] == "kill" and e["reason"] == "ztsa's file helper died"
-               for e in events)
+def test_the_tree_cannot_kill_its_file_helper(run):
+    """CMD's parent is ztsa's file helper (pid 1 of the tree's PID namespace): the tree
+    cannot signal it (Landlock's signal scope; an init ignores what it has no handler
+    for), so the run goes on with its creations checked."""
+    code = ("import os, signal\n"
+            "for pid in {os.getppid(), 1}:\n"
+            "    try: os.kill(pid, signal.SIGKILL); print('killed', pid)\n"
+            "    except OSError as e: print('refused', e.errno)\n"
+            "open('made.txt', 'w').write('x')\n"
+            "try: open('CLAUDE.md', 'w')\n"
+            "except OSError as e: print('protected', e.errno)\n")
+    proc, _ = run(run.python, "-c", code, log=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "killed" not in proc.stdout
+    assert "protected 13" in proc.stdout
+    assert (run.workspace / "made.txt").read_text() == "x"
+    assert not (run.workspace / "CLAUDE.md").exists()
 
 
 def test_files_made_by_the_helper_follow_the_callers_umask_and_mode(run):
@@ -457,10 +457,11 @@ def test_the_tree_cannot_take_the_helpers_listener(run):
     code = ("import ctypes, os\n"
             "libc = ctypes.CDLL(None, use_errno=True)\n"
             "tracer = [int(l.split()[1]) for l in open('/proc/self/status')"
-            " if l.startswith('TracerPid:')][0]\n"
+            " if l.startswith('TracerPid:')][0]\n"  # 0: outside the tree's namespace
             "got = []\n"
-            "for pid in (os.getppid(), tracer):\n"
-            "    pidfd = os.pidfd_open(pid)\n"
+            "for pid in {os.getppid(), 1, tracer} - {0, os.getpid()}:\n"
+            "    try: pidfd = os.pidfd_open(pid)\n"
+            "    except OSError: continue\n"
             "    for fd in range(64):\n"
             "        r = libc.syscall(438, pidfd, fd, 0)\n"
             "        if r >= 0: got.append((pid, fd))\n"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 
 import pytest
+from conftest import pids_with, ztsa_pid
 
 # root, an unprivileged user, and an unprivileged user without user namespaces (no file
 # helper: CMD is ztsa's direct child, and the C loop handles the process events)
@@ -71,47 +73,69 @@ def test_write_to_tracer_memory_through_proc(run, target):
 
 
 @pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
-def test_sigkill_to_ztsa_kills_the_tree(run, tmp_path, log):
-    marker = run.workspace / "sleeper.pid"
+def test_sigkill_to_ztsa_kills_the_tree(run, log):
+    """ztsa killed from outside (the tree cannot signal it): every process of the tree
+    ends with it."""
+    digits = f"{int.from_bytes(os.urandom(3), 'big'):08d}1"
+    token = f"300.{digits}"  # built inside, so that only the sleeper's argv holds it
+    marker = run.workspace / "ready"
     code = ("import os, signal, subprocess, time\n"
-            "p = subprocess.Popen(['sleep', '300'])\n"
-            f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
-            "time.sleep(0.2)\n"
-            f"os.kill({TRACER}, signal.SIGKILL)\n"
-            "time.sleep(30)\n")
+            f"p = subprocess.Popen(['sleep', '300.' + {digits[::-1]!r}[::-1]])\n"
+            "tracer = [int(l.split()[1]) for l in open('/proc/self/status')"
+            " if l.startswith('TracerPid:')][0]\n"
+            "try: os.kill(tracer or os.getppid(), signal.SIGKILL); said = 'killed it'\n"
+            "except OSError as e: said = f'refused {e.errno}'\n"
+            f"open({str(marker)!r}, 'w').write(said)\n"
+            "time.sleep(60)\n")
+    argv, log_path = run.command(run.python, "-c", code, log=log)
     started = time.monotonic()
-    run(run.python, "-c", code, log=log)
-    assert time.monotonic() - started < 20
-    sleeper = int(marker.read_text())
+    proc = subprocess.Popen(argv, cwd=run.workspace, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        while not marker.exists() and time.monotonic() - started < 30:
+            time.sleep(0.05)
+        assert marker.exists(), "the tree never started"
+        sleeper = pids_with(token)
+        assert len(sleeper) == 1
+        ztsa = ztsa_pid(proc.pid)
+        assert ztsa is not None
+        os.kill(ztsa, signal.SIGKILL)
+        proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert marker.read_text().startswith("refused"), marker.read_text()
     deadline = time.monotonic() + 5
-    while _alive(sleeper) and time.monotonic() < deadline:
+    while _alive(sleeper[0]) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(sleeper)
+    assert not _alive(sleeper[0])
 
 
 @pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
 def test_setsid_daemon_does_not_outlive_ztsa(run, log):
-    marker = run.workspace / "daemon.pid"
-    code = ("import os, time\n"
+    token = f"daemon-{os.urandom(4).hex()}"
+    marker = run.workspace / "daemon.up"
+    code = ("import os, sys, time\n"
             "if os.fork() == 0:\n"
             "    os.setsid()\n"
             "    if os.fork() == 0:\n"
-            f"        open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+            f"        open({str(marker)!r}, 'w').write('x')\n"
             "        time.sleep(300)\n"
             "    os._exit(0)\n"
             "time.sleep(0.5)\n")
-    proc, events = run(run.python, "-c", code, log=log)
+    proc, events = run(run.python, "-c", code, token, log=log)
     assert proc.returncode == 0, proc.stderr
-    daemon = int(marker.read_text())
+    assert marker.exists()
     deadline = time.monotonic() + 5
-    while _alive(daemon) and time.monotonic() < deadline:
+    while pids_with(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(daemon)
+    assert not pids_with(token)
     assert "1 killed at exit" in proc.stderr
     if not log:
         return
     killed = [e for e in events if e["event"] == "kill"]
-    assert [e["pid"] for e in killed] == [daemon]
+    assert len(killed) == 1 and token in killed[0]["argv"]
     assert killed[0]["argv"][0].endswith(("python3", "python3.11", "python"))
 
 

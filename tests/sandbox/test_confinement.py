@@ -9,19 +9,31 @@ import pytest
 
 from ztsa.model import Profile, Report
 from ztsa.output import Format, render
-from ztsa.sandbox.controls import USERNS_MISSING, confinement_result, missing_controls
+from ztsa.sandbox.controls import (
+    PIDNS_MISSING,
+    USERNS_MISSING,
+    confinement_result,
+    missing_controls,
+)
+from ztsa.sandbox.landlock import SCOPE_MISSING
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "report-schema.json").read_text())
 
 
 def test_what_each_kernel_lacks():
-    assert missing_controls(abi=7, userns=True, euid=1000) == []
-    assert missing_controls(abi=7, userns=False, euid=0) == []  # root needs no user ns
-    assert missing_controls(abi=7, userns=False, euid=1000) == [USERNS_MISSING]
-    lacks = missing_controls(abi=1, userns=True, euid=1000)
+    assert missing_controls(abi=7, userns=True, euid=1000, pidns=True) == []
+    # root needs no user namespace
+    assert missing_controls(abi=7, userns=False, euid=0, pidns=True) == []
+    # without one there is no PID namespace either (it is made in the user namespace)
+    assert missing_controls(abi=7, userns=False, euid=1000, pidns=True) == [
+        USERNS_MISSING, PIDNS_MISSING]
+    assert missing_controls(abi=7, userns=True, euid=1000, pidns=False) == [PIDNS_MISSING]
+    assert missing_controls(abi=5, userns=True, euid=0, pidns=True) == [SCOPE_MISSING]
+    lacks = missing_controls(abi=1, userns=True, euid=1000, pidns=True)
     assert [m.split(" (")[0] for m in lacks] == ["Landlock ABI 2", "Landlock ABI 3",
-                                                 "Landlock ABI 5"]
-    assert missing_controls(abi=0, userns=True, euid=1000)[0].startswith("Landlock (")
+                                                 "Landlock ABI 5", "Landlock ABI 6"]
+    assert missing_controls(abi=0, userns=True, euid=1000, pidns=True)[0].startswith(
+        "Landlock (")
 
 
 @pytest.mark.parametrize("strict", [True, False])

@@ -134,12 +134,15 @@ def test_a_workspace_of_root_holds_every_path():
     assert decide(t, unix(b"x\0"), real="/run/a.sock")[0] == ALLOW_WORKSPACE
 
 
-def test_allow_unix_entries_are_resolved(tmp_path):
+def test_allow_unix_entries_are_not_followed(tmp_path):
+    """An entry is the socket's real path: a symlink there (which the tree may have
+    planted) never makes its target allowed."""
     real = tmp_path / "real"
     real.mkdir()
     (tmp_path / "link").symlink_to(real)
     t = table(unix_paths=[str(tmp_path / "link" / "s.sock")])
-    assert decide(t, unix(b"x\0"), real=str(real / "s.sock")) == (ALLOW_UNIX, 0)
+    assert decide(t, unix(b"x\0"), real=str(real / "s.sock"))[0] == DENY_OUTSIDE
+    assert decide(t, unix(b"x\0"), real=str(tmp_path / "link" / "s.sock")) == (ALLOW_UNIX, 0)
 
 
 def test_unix_open_resolves_as_the_caller_would(tmp_path):

@@ -60,6 +60,9 @@ EXEC = flt.RET_TRACE | flt.TAG_EXEC
     (NR["io_uring_setup"], (), ERRNO | errno.EPERM),
     (NR["process_vm_writev"], (), ERRNO | errno.EPERM),
     (NR["seccomp"], (), ERRNO | errno.EPERM),
+    (NR["keyctl"], (), ERRNO | errno.EPERM),  # no keyring: read, changed or left behind
+    (NR["add_key"], (), ERRNO | errno.EPERM),
+    (NR["request_key"], (), ERRNO | errno.EPERM),
     (NR["prctl"], (flt.PR_SET_SECCOMP, 2), ERRNO | errno.EPERM),
     (NR["prctl"], (38, 1), flt.RET_ALLOW),  # PR_SET_NO_NEW_PRIVS
     (NR["ioctl"], (0, flt.TIOCSTI), ERRNO | errno.EPERM),

@@ -50,7 +50,8 @@ AT_FDCWD = -100 & 0xFFFFFFFFFFFFFFFF
 # ---- the policy, from filter.py's docstring, as libseccomp rules ----
 
 DENIED = ("io_uring_setup", "io_uring_enter", "io_uring_register", "ptrace",
-          "process_vm_readv", "process_vm_writev", "seccomp")
+          "process_vm_readv", "process_vm_writev", "seccomp", "keyctl", "add_key",
+          "request_key")
 NOTIFIED_FS = ("creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link",
                "linkat", "rename", "renameat", "renameat2", "bind", "umask")
 

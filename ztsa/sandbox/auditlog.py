@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 
@@ -16,6 +17,9 @@ class AuditLog:
     def __init__(self, stream: IO[str] | None) -> None:
         self.stream = stream
         self.counts: Counter[str] = Counter()
+        # one ID per run in every line, so that the logs of many runs can share a file
+        self.run = os.urandom(8).hex()
+        self.pid = os.getpid()
         if stream is not None:  # json's import is paid only by runs that write a log
             import json
 
@@ -35,7 +39,9 @@ class AuditLog:
             self.counts["denied"] += 1
         if self.stream is None:
             return
-        record = {"schema": SCHEMA, "time": round(time.time(), 6), "event": kind, **fields}
+        record = {"schema": SCHEMA, "time": round(time.time(), 6), "run": self.run,
+                  "event": kind, **fields}
+        record.setdefault("pid", self.pid)  # a run-level event: ztsa's own
         self.stream.write(self._dumps(record) + "\n")
         self.stream.flush()
 

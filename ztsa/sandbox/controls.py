@@ -12,20 +12,26 @@ if TYPE_CHECKING:
     from typing import Any
 
 USERNS_MISSING = "user namespaces (agent files cannot be made read-only)"
+PIDNS_MISSING = ("PID and IPC namespaces with a /proc of the tree's own (it sees the host's "
+                 "processes and reaches their /proc files through the file helper)")
 
 
 def missing_controls(abi: int | None = None, userns: bool | None = None,
-                     euid: int | None = None) -> list[str]:
+                     euid: int | None = None, pidns: bool | None = None) -> list[str]:
     """The confinement controls this kernel (or these probed values) cannot enforce."""
     root = (os.geteuid() if euid is None else euid) == 0
-    if abi is None or userns is None:
+    if abi is None or userns is None or pidns is None:
         from ztsa.sandbox import native as nat  # the compiled module, only when probing
 
         abi = nat.landlock_abi() if abi is None else abi
         userns = userns if userns is not None else (root or nat.userns_available())
+        pidns = pidns if pidns is not None else nat.pidns_available()
     missing = landlock.handled_rights(abi)[1]
+    landlock.scope(abi, missing)
     if not root and not userns:
         missing.append(USERNS_MISSING)
+    if not pidns or (not root and not userns):
+        missing.append(PIDNS_MISSING)
     return missing
 
 

@@ -10,6 +10,8 @@ What it does (x86_64):
 - any other architecture (i386 `int 0x80`) or an x32 syscall number: kill the process;
 - io_uring, ptrace, process_vm_readv/writev, seccomp, and prctl(PR_SET_SECCOMP):
   EPERM (no way around the tracer, no nested filter or listener);
+- the key management calls keyctl, add_key and request_key: EPERM (the tree reads no
+  keyring, its own fresh session keyring included, and leaves no key behind);
 - clone with CLONE_UNTRACED: EPERM; clone3: ENOSYS, so libc falls back to clone;
 - socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT;
 - ioctl TIOCSTI and TIOCLINUX (terminal injection): EPERM;
@@ -60,7 +62,8 @@ FS_TRACED = ("umask", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink"
              "link", "linkat", "rename", "renameat", "renameat2", "bind")
 O_CREAT = 0o100
 TRACED = ("connect", "sendmsg", "sendmmsg", "execve", "execveat")
-DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "io_uring_setup",
+DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl", "add_key",
+          "request_key", "io_uring_setup",
           "io_uring_enter", "io_uring_register")
 CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10

@@ -40,6 +40,7 @@ class Plan(NamedTuple):
     handled: int
     rules: list[tuple[str, int]]  # (path, allowed rights)
     missing: list[str]  # controls this kernel cannot enforce
+    scoped: int = 0  # the tree's scopes (SCOPE_SIGNAL: no signal leaves its domain)
 
 
 def handled_rights(abi: int) -> tuple[int, list[str]]:
@@ -124,4 +125,17 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
             handled &= ~READ
             missing.append(f"Landlock read rules for the credential paths of {home} (the "
                            f"directories leading to them hold more than {limit} entries)")
-    return Plan(abi, handled, rules, missing)
+    return Plan(abi, handled, rules, missing, scope(abi, missing))
+
+
+SCOPE_SIGNAL = 1 << 1  # LANDLOCK_SCOPE_SIGNAL (ABI 6)
+SCOPE_MISSING = "Landlock ABI 6 (signals to processes outside the tree)"
+
+
+def scope(abi: int, missing: list[str] | None = None) -> int:
+    """The tree's Landlock scopes; what the ABI lacks is added to missing."""
+    if abi >= 6:
+        return SCOPE_SIGNAL
+    if missing is not None and abi >= 1:
+        missing.append(SCOPE_MISSING)
+    return 0

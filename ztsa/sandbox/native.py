@@ -148,6 +148,8 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.closed, c.n_closed = strings(creation.closed)
     c.cont, c.connects = int(plan.cont), int(plan.connects)
     c.allow = allow.c[0]
+    c.pid_ns, c.scoped = int(plan.pid_ns), plan.landlock.scoped
+    c.run_id = cstr(plan.run_id)
     sync_fd = ffi.new("int *")
     err_fd = ffi.new("int *")
     pid = lib.ztsa_spawn(c, sync_fd, err_fd)
@@ -162,14 +164,24 @@ def landlock_abi() -> int:
     return r if r > 0 else 0
 
 
-_userns: list[bool] = []
+_probe: list[int] = []
+
+
+def _namespaces() -> int:
+    """ztsa_ns_probe's answer, probed once in a short-lived child (0: everything)."""
+    if not _probe:
+        _probe.append(int(lib.ztsa_ns_probe(int(os.geteuid() != 0))))
+    return _probe[0]
 
 
 def userns_available() -> bool:
-    """Can this process create a user namespace (probed once, in a short-lived child)?"""
-    if not _userns:
-        _userns.append(int(lib.ztsa_userns_probe()) == 0)
-    return _userns[0]
+    """Can this process create a user namespace (as root: a mount namespace)?"""
+    return _namespaces() not in (1,) and _namespaces() >= 0
+
+
+def pidns_available() -> bool:
+    """...and in it PID and IPC namespaces whose init mounts a /proc of its own?"""
+    return _namespaces() == 0
 
 
 def helper_denials() -> int:
@@ -190,6 +202,7 @@ EV_SIGNAL = int(lib.ZTSA_EV_SIGNAL)  # a signal came to ztsa: status is its numb
 EV_GONE = int(lib.ZTSA_EV_GONE)  # no process of the tree is left
 ROLE_CMD = int(lib.ZTSA_ROLE_CMD)
 ROLE_HELPER = int(lib.ZTSA_ROLE_HELPER)
+ROLE_KEEPER = int(lib.ZTSA_ROLE_KEEPER)
 
 
 class Event(NamedTuple):
@@ -200,10 +213,12 @@ class Event(NamedTuple):
     role: int
 
 
-def trace_begin(root: int, helper: bool, log: bool, wake_fd: int, tag_exec: int,
-                tag_net: int) -> None:
-    _check(lib.ztsa_trace_begin(root, int(helper), int(log), wake_fd, tag_exec, tag_net),
-           "tracer")
+def trace_begin(root: int, helper: bool, init: bool, log: bool, wake_fd: int,
+                tag_exec: int, tag_net: int) -> None:
+    """helper: root is the file helper; init: with a PID namespace, root is the keeper
+    and its first child the helper (pid 1 of the tree's namespace)."""
+    _check(lib.ztsa_trace_begin(root, int(helper), int(init), int(log), wake_fd, tag_exec,
+                                tag_net), "tracer")
 
 
 def trace_end() -> None:
@@ -227,13 +242,27 @@ def resume(tid: int) -> None:
         _check(r, "PTRACE_CONT")
 
 
-_procs = ffi.new("int[]", 1 << 16)
+_procs: list[Any] = [ffi.new("int[]", 1024)]
 
 
 def procs() -> list[int]:
-    """The live processes of the tree (thread group ids), the helper excluded."""
-    n = int(lib.ztsa_procs(_procs, 1 << 16))
-    return [int(_procs[i]) for i in range(n)]
+    """The live processes of the tree (thread group ids), the keeper and helper excluded."""
+    while True:
+        buf = _procs[0]
+        n = int(lib.ztsa_procs(buf, len(buf)))
+        if n <= len(buf):
+            return [int(buf[i]) for i in range(n)]
+        _procs[0] = ffi.new("int[]", 2 * n)
+
+
+def trace_killing() -> None:
+    """CMD has exited: the C loop kills every process of the tree born from now on."""
+    lib.ztsa_trace_killing()
+
+
+def helper_pid() -> int:
+    """The file helper (0: none, or not seen yet)."""
+    return int(lib.ztsa_trace_helper())
 
 
 def tgid(tid: int) -> int:

@@ -54,6 +54,8 @@ class RunPlan(NamedTuple):
     log: bool  # an audit log is written
     log_fd: int  # the helper's deny lines (-1: none)
     workspace: str  # resolved
+    pid_ns: bool  # the tree's own PID and IPC namespaces, /proc and /dev/shm (an init)
+    run_id: str  # in every line of the audit log
 
     @property
     def helper(self) -> bool:
@@ -68,10 +70,22 @@ def namespaces(userns_available: bool) -> Namespaces:
 
 def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: Policy,
          fs: landlock.Plan, ns: Namespaces, protect_extra: list[str], keep_caps: int,
-         keep_fds: list[int], log_fd: int | None) -> RunPlan:
-    """log_fd: the audit log's descriptor, None without a log."""
+         keep_fds: list[int], log_fd: int | None, log_path: str | None = None,
+         pid_ns: bool = False, run_id: str = "") -> RunPlan:
+    """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
+    the tree can then neither change nor replace (read-only, and protected like an agent
+    file when it lies in the workspace)."""
     log = log_fd is not None
-    guard = protect.plan(policy.workspace, protect_extra) if ns != Namespaces.NONE else None
+    guard = None
+    if ns != Namespaces.NONE:
+        extra = list(protect_extra)
+        real_log = os.path.realpath(log_path) if log_path else None
+        inside = real_log is not None and real_log.startswith(policy.workspace + os.sep)
+        if inside and real_log is not None:
+            extra.append(os.path.relpath(real_log, policy.workspace))
+        guard = protect.plan(policy.workspace, extra)
+        if real_log is not None and not inside and os.path.isfile(real_log):
+            guard = guard._replace(ro_paths=[*guard.ro_paths, real_log])
     if log or policy.wildcards:
         connects = Connects.TRACER  # each connect is logged, or may teach a wildcard
     else:
@@ -89,4 +103,4 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         # with a log, every creation stays the helper's, so every refusal is a deny line
         cont=not log, connects=connects, log=log,
         log_fd=log_fd if log_fd is not None and guard is not None else -1,
-        workspace=policy.workspace)
+        workspace=policy.workspace, pid_ns=pid_ns and guard is not None, run_id=run_id)

@@ -108,6 +108,7 @@ DENIALS = {
     -5: "Unix socket outside the workspace, not in --allow-unix", -6: "unresolvable path",
 }
 RULE_DNS = -2  # ztsa_native.h: a resolver on port 53
+ALLOW_PEER, DENY_UNNAMED = 3, -4  # enum ztsa_why
 CONNECT, SEND = 0, 1  # enum ztsa_call
 
 
@@ -119,8 +120,9 @@ class Policy:
     def __init__(self, net: list[NetRule], unix: list[str], workspace: str,
                  dns: list[IPAddress]) -> None:
         self.net = net
-        # resolved: the decision compares where a socket really is
-        self.unix = [p if p.startswith("@") else os.path.realpath(p) for p in unix]
+        # as given (made absolute): the decision compares where a socket really is, and
+        # an entry is never followed through a symlink the tree may have planted there
+        self.unix = [p if p.startswith("@") else os.path.abspath(p) for p in unix]
         self.workspace = os.path.realpath(workspace)
         self.dns = dns
         self.wildcards = [r for r in net if r.suffix]

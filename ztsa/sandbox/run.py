@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ztsa.sandbox import landlock, plan
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
-from ztsa.sandbox.controls import USERNS_MISSING
+from ztsa.sandbox.controls import PIDNS_MISSING, USERNS_MISSING
 from ztsa.sandbox.paths import find_program, private_dir, reap_stale, remove_tree
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer
@@ -28,9 +28,10 @@ EXIT_NOT_FOUND = 127
 EXIT_INTERNAL = 125
 EXIT_GATE = 3
 # what the child was doing when it failed (native/ztsa_native.h, enum ztsa_step)
-SETUP_STEPS = {1: "mount and user namespaces, read-only agent files",
+SETUP_STEPS = {1: "the namespaces, read-only agent files",
                2: "changing to the working directory", 3: "dropping capabilities",
-               4: "NoNewPrivs", 5: "Landlock", 6: "the file helper", 7: "the seccomp filter"}
+               4: "NoNewPrivs", 5: "Landlock", 6: "the file helper", 7: "the seccomp filter",
+               8: "the tree's /proc, /dev/shm and session keyring"}
 
 CAPS = {
     "CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4,
@@ -108,6 +109,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         missing = list(fs.missing)
         if ns == plan.Namespaces.NONE:
             missing.append(USERNS_MISSING)
+        if ns == plan.Namespaces.NONE or not nat.pidns_available():
+            missing.append(PIDNS_MISSING)
         if missing:
             for control in missing:
                 print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
@@ -141,9 +144,11 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         return EXIT_NOT_FOUND
     run = plan.make(program, argv, env, cwd, policy, fs, ns, protect_extra,
                     cap_mask(keep_caps), pass_fds,
-                    log_stream.fileno() if log_stream is not None else None)
+                    log_stream.fileno() if log_stream is not None else None,
+                    log_path=getattr(log_stream, "name", None), pid_ns=nat.pidns_available(),
+                    run_id=log.run)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
-    tracer = Tracer(policy, log, pid, helper=run.helper,
+    tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)

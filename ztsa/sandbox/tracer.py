@@ -21,7 +21,7 @@ from ztsa.records import NamedTuple
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.filter import NR, TAG_EXEC, TAG_NET
-from ztsa.sandbox.policy import CONNECT, SEND, Decision, Policy
+from ztsa.sandbox.policy import ALLOW_PEER, CONNECT, DENY_UNNAMED, SEND, Decision, Policy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ class Destination(NamedTuple):
     port: int | None
     pathfd: int | None = None  # AF_UNIX path sockets: the socket file, resolved once
     error: int = 0  # the errno the tracee gets without a syscall (e.g. ENOENT)
+    peer: bool = False  # an address the kernel ignores: sent with none, to the peer
 
 
 class TracerError(RuntimeError):
@@ -102,7 +103,7 @@ class Tracer:
     a signal that came to ztsa."""
 
     def __init__(self, policy: Policy, log: AuditLog, root: int, helper: bool,
-                 connects_in_loop: bool) -> None:
+                 connects_in_loop: bool, init: bool = False) -> None:
         """root: the spawned child: CMD, or (helper) the file helper whose first child is
         CMD; the helper is traced (it is an ancestor of the tree) but never logged.
         connects_in_loop: the C loop performs the connects the policy allows."""
@@ -110,6 +111,7 @@ class Tracer:
         self.log = log
         self.root = root
         self.helper = helper
+        self.init = init  # a PID namespace: root is the keeper, its child the helper
         self.helper_lost = False  # the helper died while CMD ran: the tree was killed
         self.main_status: int | None = None
         self._allow = policy.table if connects_in_loop else None
@@ -122,7 +124,8 @@ class Tracer:
     def run(self, wake_fd: int) -> int:
         """Trace until every process of the tree is gone; return CMD's wait status.
         wake_fd: where the signal module writes the number of each signal ztsa gets."""
-        nat.trace_begin(self.root, self.helper, self.log.enabled, wake_fd, TAG_EXEC, TAG_NET)
+        nat.trace_begin(self.root, self.helper, self.init, self.log.enabled, wake_fd, TAG_EXEC,
+                        TAG_NET)
         try:
             while True:
                 ev = nat.wait(self._allow)
@@ -156,10 +159,9 @@ class Tracer:
                 os.kill(pid, sig)
 
     def kill_all(self, reason: str) -> None:
-        """SIGKILL every remaining process of the tree, logging what it was."""
-        if self.helper:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.root, _signal.SIGKILL)
+        """SIGKILL every remaining process of the tree, logging what it was; then ztsa's
+        own, unlogged: the helper (whose end, as pid 1, ends the tree's PID namespace,
+        and so whatever the table missed) and the keeper."""
         for tgid in sorted(nat.procs()):
             argv = argv_of(tgid)
             try:
@@ -167,6 +169,10 @@ class Tracer:
             except ProcessLookupError:
                 continue
             self.log.event("kill", pid=tgid, argv=argv, reason=reason)
+        for own in (nat.helper_pid(), self.root if self.helper else 0):
+            if own:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(own, _signal.SIGKILL)
 
     def _gone(self, ev: nat.Event) -> None:
         if ev.role == nat.ROLE_HELPER:
@@ -183,6 +189,7 @@ class Tracer:
                        signal=signal_name(-code) if code < 0 else None)
         if ev.role == nat.ROLE_CMD:
             self.main_status = ev.status
+            nat.trace_killing()  # and what is born while the rest is killed
             if nat.procs():
                 self.kill_all("CMD exited")
 
@@ -192,7 +199,12 @@ class Tracer:
 
     # -- syscalls ------------------------------------------------------------------------
     def _syscall(self, tid: int) -> None:
-        nr, args = nat.syscall_get(tid)
+        try:
+            nr, args = nat.syscall_get(tid)
+        except nat.NativeError as exc:
+            if exc.errno == errno.ESRCH:
+                return  # killed while stopped: its exit follows
+            raise
         handler = self._handlers.get(nr)
         if handler is None:
             return  # only the network calls stop for Python
@@ -202,22 +214,22 @@ class Tracer:
             if exc.errno == errno.ESRCH:
                 return
             result = -(exc.errno or errno.EPERM)  # e.g. unreadable memory: EFAULT/EPERM
-        nat.syscall_return(tid, result)
+        try:
+            nat.syscall_return(tid, result)
+        except nat.NativeError as exc:
+            if exc.errno != errno.ESRCH:
+                raise
 
-    def _destination(self, tid: int, fd: int, raw: bytes, call: int) -> Destination:
+    def _destination(self, tid: int, raw: bytes, call: int, dup: int = -1) -> Destination:
         """Where a connect or send (CONNECT, SEND) to the sockaddr copy raw would go, and
-        the native decision on it (ztsa_decide, as in the C loop and the file helper)."""
+        the native decision on it (ztsa_decide, as in the C loop and the file helper).
+        dup: for a send, the duplicate the send goes out on: the family of that very
+        socket decides an AF_UNSPEC address (the tree may swap its descriptor)."""
         family = struct.unpack_from("<H", raw)[0] if len(raw) >= 2 else 0
         domain = 0
         if family == 0 and call == SEND and len(raw) >= 2:
-            try:  # the kernel may read it as the socket's own family (UDPv4)
-                dup = nat.pidfd_getfd(tid, fd)
-            except nat.NativeError:
-                return Destination(0, "?", Decision(False, "socket unavailable"), None, None)
-            try:
-                domain = nat.sockopt_int(dup, SOL_SOCKET, SO_DOMAIN)
-            finally:
-                os.close(dup)
+            # the kernel may read it as the socket's own family (UDPv4)
+            domain = nat.sockopt_int(dup, SOL_SOCKET, SO_DOMAIN)
         pathfd, real = None, None
         if family == socket.AF_UNIX and len(raw) > 2 and raw[2] != 0:
             try:  # resolved once; the decision is on where it really is
@@ -226,9 +238,12 @@ class Tracer:
                 shown = os.fsdecode(raw[2:].split(b"\0", 1)[0])
                 return Destination(family, shown, Decision(True, "no such socket"), None, None,
                                    error=exc.errno or errno.ENOENT)
-        decision = self.policy.decide(call, domain, raw, real)
-        if decision.rule == "unnamed Unix socket":
+        why, rule = self.policy.table.decide(call, domain, raw, real)
+        decision = Decision(why > 0, self.policy.explain(why, rule))
+        if why == DENY_UNNAMED:
             return Destination(family, "", decision, None, None, error=errno.EINVAL)
+        if why == ALLOW_PEER:
+            return Destination(family, "AF_UNSPEC", decision, None, None, peer=True)
         if family == 0 and domain == socket.AF_INET and len(raw) >= 8:
             family = socket.AF_INET  # a UDPv4 send to the address
         if family == socket.AF_INET and len(raw) >= 8:
@@ -291,7 +306,7 @@ class Tracer:
     def _connect(self, tid: int, args: list[int]) -> int:
         fd, addr, length = int(args[0] & 0xFFFFFFFF), args[1], args[2] & 0xFFFFFFFF
         raw = nat.readmem(tid, addr, min(length, 128)) if length else b""
-        dest = self._destination(tid, fd, raw, CONNECT)
+        dest = self._destination(tid, raw, CONNECT)
         try:
             if dest.error:
                 return -dest.error
@@ -364,14 +379,15 @@ class Tracer:
                           else nat.sendto(dup, data, flags, None))
                 self._sigpipe(tid, result)
                 return result
-            dest = self._destination(tid, fd, raw, SEND)
+            dest = self._destination(tid, raw, SEND, dup)
             try:
                 if dest.error:
                     return -dest.error
                 if not dest.decision.allowed:
                     self._record("send", tid, dest, proto, -errno.EPERM)
                     return -errno.EPERM
-                target = self._unix_target(dest) if dest.pathfd is not None else raw
+                target = (None if dest.peer else self._unix_target(dest)
+                          if dest.pathfd is not None else raw)
                 result = (nat.sendmsg1(dup, target, data, flags) if use_msg
                           else nat.sendto(dup, data, flags, target))
             finally:
