@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -69,7 +70,8 @@ static struct {
                                      allow table, log fd */
     int lfd;                      /* the listener */
     int root;                     /* the workspace, O_PATH; it never moves during a run */
-    int proc;                     /* /proc with the host's pids, opened before the tree's */
+    int proc;                     /* the /proc whose pids are the notifications' */
+    pid_t self;
     struct stat root_st;
     size_t resp_size;
     struct ztsa_shared *shared;
@@ -264,6 +266,11 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
                 break;
             }
             in_child = opener == 0; /* fork failed: open here, blocking */
+            /* the opener ends with the helper (which ends with the tree): it must not
+               hold the caller's file, or ztsa's stdout, after the run */
+            if (in_child && (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+                             getppid() != H.self))
+                _exit(0);
         }
         /* never follow a final symlink while creating: a dangling one could name a
            protected path; an existing target is opened without O_CREAT */
@@ -822,6 +829,7 @@ static void answer(const struct seccomp_notif *req, struct reply r) {
 void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc,
                  struct ztsa_shared *shared) {
     H.plan = plan;
+    H.self = getpid();
     H.lfd = lfd;
     H.root = root;
     H.proc = proc;

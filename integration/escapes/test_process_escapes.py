@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import pytest
+
 from conftest import pids_with, ztsa_pid
 
 # root, an unprivileged user, and an unprivileged user without user namespaces (no file
@@ -87,7 +88,7 @@ def test_sigkill_to_ztsa_kills_the_tree(run, log):
             "except OSError as e: said = f'refused {e.errno}'\n"
             f"open({str(marker)!r}, 'w').write(said)\n"
             "time.sleep(60)\n")
-    argv, log_path = run.command(run.python, "-c", code, log=log)
+    argv, _ = run.command(run.python, "-c", code, log=log)
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=run.workspace, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

@@ -1,0 +1,260 @@
+"""The tree is isolated rather than listed: its own processes, IPC, /dev/shm, keyring
+and /proc view; signals that stay inside; nothing of ztsa's or the helper's reachable
+through the helper; nothing it starts outlives ztsa; an audit log it cannot touch.
+Each test judges an effect: what the tree saw or read, what survived, what changed."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import ensure_user, pids_with
+
+# root, an unprivileged user, and that user without user namespaces (no helper, no PID
+# namespace: what must hold there holds through Landlock's signal scope)
+RUN_MODES = ("root", "user", "nouserns")
+
+
+def _victim(run, token: str) -> subprocess.Popen[bytes]:
+    """A process outside the tree, of the tree's own user, in a session of its own."""
+    argv = ["sleep", token]
+    if run.mode != "root":
+        user = ensure_user()
+        argv = ["setpriv", "--reuid", user, "--regid", user, "--clear-groups", *argv]
+    return subprocess.Popen(argv, start_new_session=True)
+
+
+def test_the_tree_sees_only_its_own_processes(run):
+    token = f"6{int.from_bytes(os.urandom(3), 'big')}1"
+    victim = _victim(run, token)
+    try:
+        code = ("import os\n"
+                "pids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
+                "seen = []\n"
+                "for p in pids:\n"
+                "    try: seen.append(open(f'/proc/{p}/cmdline', 'rb').read())\n"
+                "    except OSError: pass\n"
+                f"print(len(pids), any(b'sleep\\0' + {token[::-1]!r}[::-1].encode() in c"
+                " for c in seen))\n")
+        proc, _ = run(run.python, "-c", code)
+    finally:
+        victim.kill()
+        victim.wait()
+    assert proc.returncode == 0, proc.stderr
+    count, saw_victim = proc.stdout.split()
+    if run.mode == "nouserns":
+        assert "lacks PID and IPC namespaces" in proc.stderr
+        return
+    assert saw_victim == "False"
+    assert int(count) <= 4, proc.stdout  # the helper, CMD, and what CMD started
+
+
+def test_kill_minus_one_and_the_process_group_spare_everything_outside(run):
+    """kill(-1) from a tree of an ordinary user killed ztsa, its caller and an unrelated
+    process of that user."""
+    token = f"7{int.from_bytes(os.urandom(3), 'big')}1"
+    victim = _victim(run, token)
+    try:
+        code = ("import os, signal\n"
+                "try: os.kill(-1, signal.SIGKILL)\n"
+                "except OSError as e: print('-1:', e.errno)\n"
+                f"try: os.kill({victim.pid}, signal.SIGKILL)\n"
+                "except OSError as e: print('victim:', e.errno)\n"
+                "print('alive')\n")
+        proc, _ = run(run.python, "-c", code)
+        time.sleep(0.2)
+        assert victim.poll() is None, "the victim outside the tree was killed"
+    finally:
+        victim.kill()
+        victim.wait()
+    assert "alive" in proc.stdout, proc.stderr
+    assert proc.returncode == 0
+
+
+def test_signals_to_the_helper_and_ztsa_are_refused(run):
+    code = ("import os, signal\n"
+            "tracer = [int(l.split()[1]) for l in open('/proc/self/status')"
+            " if l.startswith('TracerPid:')][0]\n"
+            "for pid in sorted({os.getppid(), 1, tracer} - {0, os.getpid()}):\n"
+            "    for sig in (signal.SIGTERM, signal.SIGSTOP, signal.SIGKILL):\n"
+            "        try: os.kill(pid, sig); print('sent', pid, sig)\n"
+            "        except OSError as e: pass\n"
+            "print('done')\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines() == ["done"], proc.stdout
+
+
+def test_dev_shm_and_sysv_ipc_are_the_trees_own(run):
+    if run.mode == "nouserns":
+        pytest.skip("no IPC namespace without user namespaces (named by ztsa)")
+    name = f"ztsa-victim-{os.urandom(4).hex()}"
+    outside = f"/dev/shm/{name}"
+    with open(outside, "w") as f:
+        f.write("host data")
+    os.chmod(outside, 0o666)
+    key = int.from_bytes(os.urandom(3), "big") | 0x1000000
+    libc = ctypes.CDLL(None, use_errno=True)
+    qid = libc.msgget(key, 0o1666)  # IPC_CREAT | 0666
+    assert qid >= 0
+    try:
+        code = ("import os, ctypes\n"
+                f"print(sorted(os.listdir('/dev/shm')), {name!r} in os.listdir('/dev/shm'))\n"
+                f"for op in ('open', 'unlink'):\n"
+                "    try:\n"
+                f"        getattr(os, op)('/dev/shm/{name}', *([os.O_RDWR | os.O_APPEND]"
+                " if op == 'open' else []))\n"
+                "        print(op, 'worked')\n"
+                "    except OSError as e: print(op, e.errno)\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                f"print('msgget', libc.msgget({key}, 0o666))\n"
+                "open('/dev/shm/mine', 'w').write('x')\n"
+                "print('own shm works')\n")
+        proc, _ = run(run.python, "-c", code)
+        assert proc.returncode == 0, proc.stderr
+        assert "worked" not in proc.stdout, proc.stdout
+        assert "msgget -1" in proc.stdout  # the host's queue is not in its namespace
+        assert "own shm works" in proc.stdout
+        with open(outside) as f:
+            assert f.read() == "host data"
+        assert not os.path.exists("/dev/shm/mine")
+    finally:
+        os.unlink(outside)
+        libc.msgctl(qid, 0, None)  # IPC_RMID
+
+
+def _add_key(payload: bytes, keyring: int) -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(248, b"user", b"ztsa-test-secret", payload, len(payload), keyring)
+
+
+def test_the_keyring_is_out_of_reach(run):
+    """The tree inherited the caller's session keyring, and as root uid 0's user keyring
+    too: keyctl is refused, so no payload can be read and no key left behind."""
+    secret = f"SECRET-{os.urandom(6).hex()}"
+    key = _add_key(secret.encode(), -3)  # KEY_SPEC_SESSION_KEYRING
+    if key < 0:
+        pytest.skip(f"this kernel has no keyrings here (errno {ctypes.get_errno()})")
+    code = ("import ctypes, glob\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "buf = ctypes.create_string_buffer(256)\n"
+            "for k in range(1, 4096):\n"  # every serial a small tree could guess
+            "    if libc.syscall(250, 11, k, buf, 256) > 0: print('read', buf.raw)\n"
+            f"print('keyctl read', libc.syscall(250, 11, {key}, buf, 256),"
+            " ctypes.get_errno())\n"
+            "print('add_key', libc.syscall(248, b'user', b'left', b'x', 1, -4),"
+            " ctypes.get_errno())\n"
+            "print(open('/proc/keys').read())\n")
+    proc, _ = run(run.python, "-c", code)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall(250, 3, key)  # KEYCTL_REVOKE
+    assert proc.returncode == 0, proc.stderr
+    assert secret not in proc.stdout + proc.stderr
+    assert "keyctl read -1 1" in proc.stdout  # EPERM
+    assert "add_key -1 1" in proc.stdout
+
+
+SPELLINGS = ["/proc/self/environ", "/proc/thread-self/../self/environ",
+             "//proc/self/environ", "/proc/./self/environ", "/proc/1/environ",
+             "/proc/1/mem", "/proc/1/cmdline", "/proc/self/../1/environ",
+             "/proc/thread-self/../1/environ", "/dev/fd/../../proc/1/environ"]
+
+
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_the_helper_opens_no_proc_file_as_itself(run, monkeypatch, log):
+    """An O_CREAT open goes to the file helper, which performs it: by no spelling may it
+    open its own (or ztsa's, or the caller's environment) /proc files for the tree."""
+    secret = f"ztsa-secret-{os.urandom(6).hex()}"
+    monkeypatch.setenv("ZTSA_TEST_SECRET", secret)  # ztsa's environment, not the tree's
+    code = ("import os, sys\n"
+            "out = []\n"
+            "for p in sys.argv[1:] + [f'/proc/{os.getppid()}/environ']:\n"
+            "    try:\n"
+            "        fd = os.open(p, os.O_RDONLY | os.O_CREAT)\n"
+            "        out.append(os.read(fd, 1 << 16)); os.close(fd)\n"
+            "    except OSError as e: out.append(str(e).encode())\n"
+            "sys.stdout.buffer.write(b'\\n'.join(out))\n")
+    proc, _ = run(run.python, "-c", code, *SPELLINGS, log=log)
+    assert proc.returncode == 0, proc.stderr
+    assert secret not in proc.stdout + proc.stderr
+    # the tree's own environment stays its own to read
+    assert "PATH=" in proc.stdout
+
+
+def test_ordinary_signal_dispositions(run):
+    code = ("import signal, subprocess\n"
+            "r = subprocess.run(['sh', '-c', 'yes | head -1; seq 1 100000 | head -1'],"
+            " capture_output=True, text=True, timeout=20)\n"
+            "print(r.returncode, r.stdout.split(), r.stderr.count('Broken pipe'))\n"
+            "st = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines()"
+            " if ':\\t' in l)\n"
+            "print(st['SigBlk'].strip(), int(st['SigIgn'], 16) & (1 << 12 | 1 << 24))\n")
+    proc, _ = run(run.python, "-c", code, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.strip().splitlines()
+    assert first == "0 ['y', '1'] 0"
+    # Python ignores SIGPIPE itself; SIGXFSZ (bit 24) stays default, the mask empty
+    assert second.split()[0] == "0000000000000000"
+
+
+def test_a_blocked_fifo_opener_does_not_outlive_ztsa(run):
+    """An O_CREAT open of a FIFO makes the helper start an opener; it held ztsa's stdout
+    after the run, so that `$(ztsa exec ...)` never returned."""
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces")
+    code = ("import os, time\n"
+            "os.mkfifo('fifo')\n"
+            "if os.fork() == 0:\n"
+            "    os.open('fifo', os.O_WRONLY | os.O_CREAT)\n"  # waits for a reader forever
+            "    os._exit(0)\n"
+            "time.sleep(0.5)\n")
+    started = time.monotonic()
+    proc, _ = run(run.python, "-c", code, timeout=30)  # stdout and stderr are pipes
+    assert time.monotonic() - started < 20
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_audit_log_cannot_be_touched(run):
+    """The log lies in the workspace (as the README's example puts it): the tree can
+    neither write, truncate, chmod, replace nor move it; every line names the run."""
+    if run.mode == "nouserns":
+        pytest.skip("without a mount namespace only Landlock guards it (not here: the "
+                    "workspace is writable)")
+    code = ("import glob, os\n"
+            "log = glob.glob('audit-*.jsonl')[0]\n"
+            "tries = {'append': lambda: open(log, 'a').write('{\"forged\": 1}\\n'),\n"
+            "         'truncate': lambda: os.truncate(log, 0),\n"
+            "         'chmod': lambda: os.chmod(log, 0o777),\n"
+            "         'unlink': lambda: os.unlink(log),\n"
+            "         'rename': lambda: os.rename(log, 'moved.jsonl'),\n"
+            "         'replace': lambda: (open('f', 'w').write('{}'), os.rename('f', log)),\n"
+            "         'link': lambda: os.link(log, 'hard.jsonl')}\n"
+            "for name, f in tries.items():\n"
+            "    try: f(); print(name, 'worked')\n"
+            "    except OSError as e: print(name, 'refused')\n")
+    proc, events = run(run.python, "-c", code, log=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "worked" not in proc.stdout, proc.stdout
+    assert proc.stdout.count("refused") == 7
+    assert not (run.workspace / "moved.jsonl").exists()
+    assert not (run.workspace / "hard.jsonl").exists()
+    assert events and all("forged" not in e for e in events)
+    runs = {e["run"] for e in events}
+    assert len(runs) == 1 and all(isinstance(e.get("pid"), int) for e in events)
+    assert events[0]["event"] == "env" and events[-1]["event"] == "summary"
+
+
+def test_kill_events_name_host_pids_of_the_tree(run):
+    token = f"k-{os.urandom(4).hex()}"
+    code = ("import subprocess, sys\n"
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)',"
+            f" {token!r}])\n")
+    proc, events = run(run.python, "-c", code, log=True)
+    assert proc.returncode == 0, proc.stderr
+    killed = [e for e in events if e["event"] == "kill"]
+    assert len(killed) == 1 and token in killed[0]["argv"]
+    assert not pids_with(token)
