@@ -39,6 +39,7 @@
 #define AT_RECURSIVE 0x8000
 #endif
 #define WAIT_KILLABLE_RECV (1UL << 5)
+#define LL_WRITE_FILE (1ULL << 1)
 #define KEYCTL_JOIN_SESSION_KEYRING_ 1
 
 struct mount_attr_ {
@@ -104,6 +105,30 @@ static int pidns_works(void) {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* The system read-only, in the child's mount namespace: every mount, then the writable
+   places (the first ruleset's write rules on directories: the workspace, the private
+   home and TMPDIR, --allow-write, /dev/pts, /dev/shm) bound onto themselves and made
+   writable again, their own read-only agent files kept so. Outside them nothing can be
+   changed in any way Landlock does not cover: mode, owner, times, extended attributes,
+   links, device nodes (EROFS). Device files stay usable (I/O to them is no write to the
+   file system). */
+static int system_readonly(const struct ztsa_plan *plan) {
+    struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0}, rw = {0, MOUNT_ATTR_RDONLY, 0, 0};
+    if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof ro) < 0)
+        return -errno;
+    for (int i = 0; i < plan->n_write; i++) {
+        struct stat st;
+        const char *path = plan->write_paths[i];
+        if (!(plan->write_rights[i] & LL_WRITE_FILE) || stat(path, &st) < 0 ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+            syscall(SYS_mount_setattr, AT_FDCWD, path, 0, &rw, sizeof rw) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
 int ztsa_ns_probe(int userns) {
     pid_t pid = fork();
     if (pid < 0)
@@ -164,7 +189,7 @@ static void ordinary_signals(void) {
 
 /* Capabilities, NoNewPrivs and the first Landlock ruleset: what every process ztsa
    starts for the tree has, the helper included. 0, or the failed step << 16 | errno. */
-static int confine_steps(const struct ztsa_plan *plan) {
+static int confine_steps(const struct ztsa_plan *plan, unsigned long long scoped) {
     if (plan->drop_caps || plan->namespaces == ZTSA_NS_USER) {
         int r = drop_capabilities(plan->keep_caps);
         if (r < 0)
@@ -174,15 +199,19 @@ static int confine_steps(const struct ztsa_plan *plan) {
         return ZTSA_STEP_NNP << 16 | errno;
     if (plan->handled_fs) {
         int r = apply_landlock(plan->write_paths, plan->write_rights, plan->n_write,
-                               plan->handled_fs);
+                               plan->handled_fs, scoped);
+        if (r < 0)
+            return ZTSA_STEP_LANDLOCK << 16 | -r;
+    } else if (scoped) {
+        int r = restrict_scope(scoped);
         if (r < 0)
             return ZTSA_STEP_LANDLOCK << 16 | -r;
     }
     return 0;
 }
 
-static void confine_self(const struct ztsa_plan *plan, int efd) {
-    int r = confine_steps(plan);
+static void confine_self(const struct ztsa_plan *plan, int efd, unsigned long long scoped) {
+    int r = confine_steps(plan, scoped);
     if (r)
         fail_at(efd, r >> 16, r & 0xFFFF);
 }
@@ -198,13 +227,11 @@ static void exec_cmd(const struct ztsa_plan *plan, int efd) {
    number goes to the helper (which takes it with pidfd_getfd). */
 static void tree_filter(const struct ztsa_plan *plan, int efd, int sock, int *make_fds) {
     struct sock_fprog prog = {plan->filter_len, (struct sock_filter *)plan->filter};
-    if (make_fds) {
-        int r = restrict_beneath(plan->handled_fs & ZTSA_LL_MAKE, make_fds, NULL,
-                                 plan->n_make);
-        if (r < 0)
-            fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
-    }
-    int r = restrict_scope(plan->scoped);
+    /* the signal scope rides on the second ruleset when there is one (one layer less
+       for every check Landlock makes) */
+    int r = make_fds ? restrict_beneath(plan->handled_fs & ZTSA_LL_MAKE, make_fds, NULL,
+                                        plan->n_make, plan->scoped)
+                     : restrict_scope(plan->scoped);
     if (r < 0)
         fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
     /* WAIT_KILLABLE_RECV (Linux 5.19+): once the helper has taken a call, only a fatal
@@ -258,13 +285,43 @@ static void scrub_args(void) {
 /* In the helper, pid 1 of the tree's PID namespace, while it still has the namespaces'
    rights: the tree's /proc (only its processes), a private /dev/shm and a fresh session
    keyring. */
-static void tree_mounts(int efd) {
+static void tree_mounts(const struct ztsa_plan *plan, int efd) {
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
         fail_at(efd, ZTSA_STEP_INIT, errno);
     struct stat st;
-    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
-        mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-        fail_at(efd, ZTSA_STEP_INIT, errno);
+    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode)) {
+        /* writable places under /dev/shm (a workspace there) stay, bound back into the
+           private tmpfs from descriptors taken before it covers them */
+        int *keep = calloc((size_t)(plan->n_write ? plan->n_write : 1), sizeof *keep);
+        if (!keep)
+            fail_at(efd, ZTSA_STEP_INIT, ENOMEM);
+        for (int i = 0; i < plan->n_write; i++)
+            keep[i] = strncmp(plan->write_paths[i], "/dev/shm/", 9) == 0
+                          ? open(plan->write_paths[i], O_PATH | O_CLOEXEC) : -1;
+        if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+            fail_at(efd, ZTSA_STEP_INIT, errno);
+        for (int i = 0; i < plan->n_write; i++) {
+            if (keep[i] < 0)
+                continue;
+            char path[4097], from[64];
+            snprintf(path, sizeof path, "%s", plan->write_paths[i]);
+            for (char *p = path + 9; (p = strchr(p, '/')); p++) {
+                *p = 0;
+                mkdir(path, 0755);
+                *p = '/';
+            }
+            struct stat was;
+            if (fstat(keep[i], &was) == 0 && S_ISDIR(was.st_mode))
+                mkdir(path, 0700);
+            else
+                close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+            snprintf(from, sizeof from, "/proc/self/fd/%d", keep[i]);
+            if (mount(from, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+                fail_at(efd, ZTSA_STEP_INIT, errno);
+            close(keep[i]);
+        }
+        free(keep);
+    }
     if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING_, NULL) < 0 && errno != ENOSYS)
         fail_at(efd, ZTSA_STEP_INIT, errno);
     scrub_args(); /* the helper is /proc/1 of the tree */
@@ -290,7 +347,7 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
         for (int i = 0; i < plan->n_make; i++)
             make_fds[i] = open(plan->make[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
-    confine_self(plan, efd);
+    confine_self(plan, efd, 0); /* the helper's too: scopes come with CMD's own */
     pid_t first = fork();
     if (first < 0)
         fail_at(efd, ZTSA_STEP_HELPER, errno);
@@ -351,7 +408,7 @@ static void keeper(const struct ztsa_plan *plan, int efd, struct ztsa_shared *sh
         /* the keeper's end is the helper's (and so the tree's); the keeper itself ends
            with ztsa (its own PR_SET_PDEATHSIG) */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        tree_mounts(efd);
+        tree_mounts(plan, efd);
         become_helper(plan, efd, shared);
     }
     close(efd);
@@ -392,6 +449,8 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     }
     if (plan->namespaces != ZTSA_NS_NONE) {
         int r = protect_mounts(plan->namespaces == ZTSA_NS_USER, plan->ro_paths, plan->n_ro);
+        if (r == 0)
+            r = system_readonly(plan);
         if (r < 0)
             fail_at(efd, ZTSA_STEP_NAMESPACES, -r);
     }
@@ -401,10 +460,7 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
         keeper(plan, efd, shared);
     if (plan->helper)
         become_helper(plan, efd, shared);
-    confine_self(plan, efd);
-    int r = restrict_scope(plan->scoped);
-    if (r < 0)
-        fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
+    confine_self(plan, efd, plan->scoped); /* no helper: the first ruleset is the tree's */
     struct sock_fprog prog = {plan->filter_len, (struct sock_filter *)plan->filter};
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
         fail_at(efd, ZTSA_STEP_FILTER, errno);

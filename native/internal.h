@@ -35,9 +35,9 @@ void close_all_but(const int *keep, int n, const int *more, int n_more);
 
 /* landlock.c (in the child) */
 int restrict_beneath(unsigned long long handled, int *fds, const unsigned long long *rights,
-                     int n);
+                     int n, unsigned long long scoped);
 int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
-                   unsigned long long handled);
+                   unsigned long long handled, unsigned long long scoped);
 int restrict_scope(unsigned long long scoped);
 
 /* counters the file helper shares with the supervisor (MAP_SHARED, made at spawn) */

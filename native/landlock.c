@@ -37,12 +37,14 @@ int ztsa_landlock_abi(void) {
 }
 
 /* A ruleset handling `handled` that grants rights[i] (every handled right when rights
-   is NULL) beneath fds[i], restricting this process. The fds are closed here; -1 is a
-   path that did not exist, which allows nothing. 0 or -errno. */
+   is NULL) beneath fds[i], with the scopes `scoped` (ABI 6; 0: none), restricting this
+   process. The fds are closed here; -1 is a path that did not exist, which allows
+   nothing. 0 or -errno. */
 int restrict_beneath(unsigned long long handled, int *fds, const unsigned long long *rights,
-                     int n) {
-    struct ll_ruleset_attr attr = {handled};
-    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+                     int n, unsigned long long scoped) {
+    struct ll_ruleset_attr_scoped attr = {handled, 0, scoped};
+    size_t size = scoped ? sizeof attr : sizeof attr.handled_access_fs;
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
     int err = ruleset < 0 ? errno : 0;
     for (int i = 0; i < n; i++) {
         if (fds[i] < 0)
@@ -59,29 +61,21 @@ int restrict_beneath(unsigned long long handled, int *fds, const unsigned long l
     return -err;
 }
 
-/* The first ruleset: the handled rights only beneath the given paths. 0 or -errno. */
+/* The first ruleset: the handled rights only beneath the given paths (and scopes, when
+   it is the tree's last). 0 or -errno. */
 int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
-                   unsigned long long handled) {
+                   unsigned long long handled, unsigned long long scoped) {
     int *fds = calloc((size_t)(n ? n : 1), sizeof *fds);
     if (!fds)
         return -ENOMEM;
     for (int i = 0; i < n; i++)
         fds[i] = open(paths[i], O_PATH | O_CLOEXEC);
-    int r = restrict_beneath(handled, fds, rights, n);
+    int r = restrict_beneath(handled, fds, rights, n, scoped);
     free(fds);
     return r;
 }
 
-/* A ruleset that handles no access and only scopes (ABI 6: LANDLOCK_SCOPE_SIGNAL keeps
-   the tree from signalling any process outside its own domain). 0 or -errno. */
+/* The scopes alone, in a ruleset of their own (no second ruleset to carry them). */
 int restrict_scope(unsigned long long scoped) {
-    if (!scoped)
-        return 0;
-    struct ll_ruleset_attr_scoped attr = {0, 0, scoped};
-    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
-    if (ruleset < 0)
-        return -errno;
-    int err = syscall(SYS_landlock_restrict_self, ruleset, 0) < 0 ? errno : 0;
-    close(ruleset);
-    return -err;
+    return scoped ? restrict_beneath(0, NULL, NULL, 0, scoped) : 0;
 }

@@ -27,14 +27,20 @@ def fsops(run, progs, *args):
     return proc.stdout.strip()
 
 
+def refused(op: str) -> tuple[str, str]:
+    """How the kernel refuses a change outside the writable places: the read-only
+    system view (EROFS) before Landlock (EACCES) would."""
+    return (f"{op} -1 errno 30", f"{op} -1 errno 13")
+
+
 def test_write_to_a_real_home_rc_file(run, progs, outside):
     out = fsops(run, progs, "write", str(outside / ".bashrc"))
-    assert out == "write -1 errno 13"
+    assert out in refused("write")
     assert (outside / ".bashrc").read_text() == "# real home\n"
 
 
 def test_write_in_tmp_outside_the_private_dir(run, progs, outside):
-    assert fsops(run, progs, "write", str(outside / "new")) == "write -1 errno 13"
+    assert fsops(run, progs, "write", str(outside / "new")) in refused("write")
     assert not (outside / "new").exists()
 
 
@@ -42,7 +48,7 @@ def test_write_in_tmp_outside_the_private_dir(run, progs, outside):
 def test_root_cannot_write_etc(run, progs):
     target = Path("/etc/ztsa-escape-test")
     try:
-        assert fsops(run, progs, "write", str(target)) == "write -1 errno 13"
+        assert fsops(run, progs, "write", str(target)) in refused("write")
         assert not target.exists()
     finally:
         target.unlink(missing_ok=True)
@@ -51,7 +57,7 @@ def test_root_cannot_write_etc(run, progs):
 def test_symlink_in_workspace_pointing_outside(run, progs, outside):
     link = run.workspace / "innocent.txt"
     link.symlink_to(outside / ".bashrc")
-    assert fsops(run, progs, "write", str(link)) == "write -1 errno 13"
+    assert fsops(run, progs, "write", str(link)) in refused("write")
     assert (outside / ".bashrc").read_text() == "# real home\n"
 
 
@@ -63,7 +69,7 @@ def test_hard_link_to_an_outside_file(run, progs, outside):
 
 
 def test_truncate_outside(run, progs, outside):
-    assert fsops(run, progs, "truncate", str(outside / ".bashrc")) == "truncate -1 errno 13"
+    assert fsops(run, progs, "truncate", str(outside / ".bashrc")) in refused("truncate")
     assert (outside / ".bashrc").read_text() == "# real home\n"
 
 

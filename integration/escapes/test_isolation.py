@@ -258,3 +258,70 @@ def test_kill_events_name_host_pids_of_the_tree(run):
     killed = [e for e in events if e["event"] == "kill"]
     assert len(killed) == 1 and token in killed[0]["argv"]
     assert not pids_with(token)
+
+
+def test_nothing_outside_the_writable_places_changes_in_any_way(run, tmp_path):
+    """Landlock refuses writes outside the workspace but not chmod, utime, chown or
+    extended attributes: the read-only system view refuses those too."""
+    if run.mode == "nouserns":
+        pytest.skip("no mount namespace without user namespaces (named by ztsa)")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.txt"
+    victim.write_text("original")
+    if run.mode == "user":  # a file the tree's user owns, and may change without ztsa
+        user = ensure_user()
+        import pwd
+
+        ids = pwd.getpwnam(user)
+        os.chown(outside, ids.pw_uid, ids.pw_gid)
+        os.chown(victim, ids.pw_uid, ids.pw_gid)
+    os.chmod(tmp_path, 0o755)
+    before = os.stat(victim)
+    code = ("import os, sys\n"
+            "v = sys.argv[1]\n"
+            "tries = {'chmod': lambda: os.chmod(v, 0o777),\n"
+            "         'utime': lambda: os.utime(v, (0, 0)),\n"
+            "         'chown': lambda: os.chown(v, os.getuid(), os.getgid()),\n"
+            "         'setxattr': lambda: os.setxattr(v, 'user.ztsa', b'x'),\n"
+            "         'write': lambda: open(v, 'a').write('forged'),\n"
+            "         'rename': lambda: os.rename(v, v + '.moved'),\n"
+            "         'link': lambda: os.link(v, v + '.link'),\n"
+            "         'mkfifo': lambda: os.mkfifo(v + '.fifo'),\n"
+            "         'dev_null_chmod': lambda: os.chmod('/dev/null', 0o600)}\n"
+            "for name, f in tries.items():\n"
+            "    try: f(); print(name, 'worked')\n"
+            "    except OSError as e: print(name, 'refused', e.errno)\n"
+            "open('inside.txt', 'w').write('ok'); os.chmod('inside.txt', 0o600)\n"
+            "open(os.environ['TMPDIR'] + '/t', 'w').write('ok')\n"
+            "open('/dev/null', 'w').write('fine')\n"
+            "print('writable places work')\n")
+    proc, _ = run(run.python, "-c", code, str(victim))
+    assert proc.returncode == 0, proc.stderr
+    assert "worked" not in proc.stdout, proc.stdout
+    assert "writable places work" in proc.stdout
+    after = os.stat(victim)
+    assert victim.read_text() == "original"
+    assert (after.st_mode, after.st_mtime_ns, after.st_uid) == (
+        before.st_mode, before.st_mtime_ns, before.st_uid)
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.txt"]
+    assert os.stat("/dev/null").st_mode & 0o777 == 0o666
+    assert (run.workspace / "inside.txt").read_text() == "ok"
+
+
+def test_system_secrets_are_unreadable_even_started_by_root(run):
+    targets = [p for p in ("/etc/shadow", "/etc/gshadow") if os.path.exists(p)]
+    targets += [os.path.join("/etc/ssh", n) for n in sorted(os.listdir("/etc/ssh"))
+                if n.startswith("ssh_host_") and n.endswith("_key")] \
+        if os.path.isdir("/etc/ssh") else []
+    if not targets:
+        pytest.skip("no system secrets on this machine")
+    code = ("import sys\n"
+            "for p in sys.argv[1:]:\n"
+            "    try: open(p, 'rb').read(1); print(p, 'read')\n"
+            "    except OSError as e: print(p, 'refused')\n"
+            "print(len(open('/etc/passwd').read()) > 0)\n")
+    proc, _ = run(run.python, "-c", code, *targets)
+    assert proc.returncode == 0, proc.stderr
+    assert " read" not in proc.stdout, proc.stdout
+    assert proc.stdout.strip().endswith("True")  # the rest of /etc stays readable

@@ -11,7 +11,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-USERNS_MISSING = "user namespaces (agent files cannot be made read-only)"
+USERNS_MISSING = ("user namespaces (agent files, the audit log and the rest of the system "
+                  "cannot be made read-only)")
 PIDNS_MISSING = ("PID and IPC namespaces with a /proc of the tree's own (it sees the host's "
                  "processes and reaches their /proc files through the file helper)")
 

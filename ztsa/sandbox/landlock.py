@@ -2,7 +2,8 @@
 ruleset is inherited across fork and exec), so no check can be raced:
 - writes only inside the workspace, the private home and TMPDIR, the --allow-write paths
   and a few devices;
-- reads everywhere except the credential paths of the real home (FS002's list): read
+- reads everywhere except the credential paths of the real home (FS002's list) and the
+  system's secrets (/etc/shadow, SSH host keys, ...): read
   rights are granted on every entry of the filesystem tree except those paths, walking
   only the directories that lead to one (a Landlock rule grants a whole hierarchy, so a
   hidden path's ancestors get no read rule, only their other entries do). Directories
@@ -30,6 +31,12 @@ CREDENTIALS = (".ssh", ".aws", ".kube", ".config/gcloud", ".azure", ".docker", "
                ".npmrc", ".pypirc", ".netrc", ".git-credentials", ".vault-token",
                ".cargo/credentials", ".cargo/credentials.toml", ".config/gh",
                ".claude/.credentials.json", ".codex/auth.json")
+# the system's secrets, unreadable by the tree even when ztsa runs as root (whose tree
+# keeps uid 0, the owner of these files, without its capabilities)
+SYSTEM_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+                  "/etc/security/opasswd", "/etc/ssl/private", "/etc/sudoers",
+                  "/etc/sudoers.d")
+SSH_HOST_KEYS = "/etc/ssh"  # its ssh_host_*_key files (the .pub ones stay readable)
 # writable devices; directories get every handled right, files the file rights
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts",
            "/dev/shm")
@@ -61,6 +68,15 @@ def handled_rights(abi: int) -> tuple[int, list[str]]:
     else:
         missing.append("Landlock ABI 5 (device ioctls)")
     return handled, missing
+
+
+def system_host_keys(where: str = SSH_HOST_KEYS) -> list[str]:
+    try:
+        names = os.listdir(where)
+    except OSError:
+        return []
+    return [os.path.join(where, n) for n in sorted(names)
+            if n.startswith("ssh_host_") and n.endswith("_key")]
 
 
 def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
@@ -119,6 +135,7 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
             rules.append((dev, write & FILE_RIGHTS))
     if handled:
         hidden = [os.path.join(home, c) for c in CREDENTIALS] if home else []
+        hidden += [*SYSTEM_SECRETS, *system_host_keys()]
         try:
             rules += read_rules(hidden, limit)
         except OSError:

@@ -14,7 +14,7 @@ from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import PIDNS_MISSING, USERNS_MISSING
 from ztsa.sandbox.paths import find_program, private_dir, reap_stale, remove_tree
 from ztsa.sandbox.policy import Policy
-from ztsa.sandbox.tracer import OPTIONS, Tracer
+from ztsa.sandbox.tracer import OPTIONS, Tracer, TracerError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -176,8 +176,11 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     # again, with what start-up made kept out of every collection
     gc.freeze()
     gc.enable()
+    status: int | None = None
     try:
         status = tracer.run(wake_r)
+    except TracerError:
+        pass  # no CMD ever ran: the set-up's failure, on the error pipe, says why
     except BaseException:
         tracer.kill_all("ztsa failed")
         raise
@@ -203,6 +206,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     elif tracer.helper_lost:
         print("ztsa: the file helper died; the tree was killed", file=sys.stderr)
         code = EXIT_INTERNAL
+    elif status is None:
+        raise TracerError("CMD vanished without an exit status")
     else:
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
