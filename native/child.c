@@ -283,8 +283,8 @@ static void scrub_args(void) {
 }
 
 /* In the helper, pid 1 of the tree's PID namespace, while it still has the namespaces'
-   rights: the tree's /proc (only its processes), a private /dev/shm and a fresh session
-   keyring. */
+   rights: the tree's /proc (only its processes), a private /dev/shm and /dev/pts, and a
+   fresh session keyring. */
 static void tree_mounts(const struct ztsa_plan *plan, int efd) {
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
         fail_at(efd, ZTSA_STEP_INIT, errno);
@@ -321,6 +321,16 @@ static void tree_mounts(const struct ztsa_plan *plan, int efd) {
             close(keep[i]);
         }
         free(keep);
+    }
+    /* a terminal view of its own: a new devpts instance, whose ptmx becomes /dev/ptmx;
+       the host's other terminals cannot be opened by name any more, while the tree's own
+       descriptors and /dev/tty (its controlling terminal) stay what they were */
+    if (stat("/dev/pts", &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+                  "newinstance,ptmxmode=0666,mode=0620") < 0 ||
+            (stat("/dev/ptmx", &st) == 0 &&
+             mount("/dev/pts/ptmx", "/dev/ptmx", NULL, MS_BIND, NULL) < 0))
+            fail_at(efd, ZTSA_STEP_INIT, errno);
     }
     if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING_, NULL) < 0 && errno != ENOSYS)
         fail_at(efd, ZTSA_STEP_INIT, errno);

@@ -325,3 +325,35 @@ def test_system_secrets_are_unreadable_even_started_by_root(run):
     assert proc.returncode == 0, proc.stderr
     assert " read" not in proc.stdout, proc.stdout
     assert proc.stdout.strip().endswith("True")  # the rest of /etc stays readable
+
+
+def test_other_terminals_are_out_of_reach(run):
+    """A terminal of the person's (here a pty the test holds) could be read or given a
+    fake prompt; the tree's own devpts has none of the host's."""
+    if run.mode == "nouserns":
+        pytest.skip("no devpts of its own without user namespaces (named by ztsa)")
+    master, slave = os.openpty()
+    try:
+        name = os.ttyname(slave)
+        os.chmod(name, 0o666)  # the tree's user could open it, were it reachable
+        code = ("import os, sys\n"
+                "for flags in (os.O_RDWR, os.O_WRONLY | os.O_NOCTTY):\n"
+                "    try:\n"
+                "        fd = os.open(sys.argv[1], flags); os.write(fd, b'FAKE PROMPT')\n"
+                "        print('reached')\n"
+                "    except OSError as e: print('refused', e.errno)\n"
+                "import pty\n"
+                "m, s = os.openpty(); os.write(s, b'x'); print('own pty', os.read(m, 1))\n")
+        proc, _ = run(run.python, "-c", code, name)
+        os.set_blocking(master, False)
+        try:
+            got = os.read(master, 4096)
+        except BlockingIOError:
+            got = b""
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert proc.returncode == 0, proc.stderr
+    assert "reached" not in proc.stdout, proc.stdout
+    assert "own pty b'x'" in proc.stdout  # ptys of its own still work
+    assert b"FAKE" not in got

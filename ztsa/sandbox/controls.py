@@ -13,8 +13,9 @@ if TYPE_CHECKING:
 
 USERNS_MISSING = ("user namespaces (agent files, the audit log and the rest of the system "
                   "cannot be made read-only)")
-PIDNS_MISSING = ("PID and IPC namespaces with a /proc of the tree's own (it sees the host's "
-                 "processes and reaches their /proc files through the file helper)")
+PIDNS_MISSING = ("PID and IPC namespaces with a /proc, /dev/shm and /dev/pts of the tree's "
+                 "own (it sees the host's processes, reaches their /proc files through the "
+                 "file helper, and can open other terminals)")
 
 
 def missing_controls(abi: int | None = None, userns: bool | None = None,
