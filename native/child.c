@@ -129,6 +129,61 @@ static int system_readonly(const struct ztsa_plan *plan) {
     return 0;
 }
 
+/* mkdir -p of path's directories (and path itself, a directory or an empty file like
+   what it will show), in a fresh tmpfs of ztsa's */
+static void make_mountpoint(const char *path, int is_dir) {
+    char buf[4097];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; (p = strchr(p, '/')); p++) {
+        *p = 0;
+        mkdir(buf, 0755);
+        *p = '/';
+    }
+    if (is_dir)
+        mkdir(buf, 0755);
+    else
+        close(open(buf, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+}
+
+/* The real home hidden: an empty tmpfs over it, read-only, with what the plan shows
+   bound back from descriptors taken before it covers them (the workspace and other
+   writable places writable; the directories CMD's PATH and environment name, CMD's own
+   installation and --allow-read read-only). Every other file of the home (histories,
+   tokens, agent state) is simply not there. */
+static int hide_home(const struct ztsa_plan *plan) {
+    struct stat hs;
+    if (!plan->hide_home || stat(plan->hide_home, &hs) < 0 || !S_ISDIR(hs.st_mode))
+        return 0;
+    int *fds = calloc((size_t)(plan->n_show ? plan->n_show : 1), sizeof *fds);
+    if (!fds)
+        return -ENOMEM;
+    for (int i = 0; i < plan->n_show; i++)
+        fds[i] = open(plan->show[i], O_PATH | O_CLOEXEC);
+    int r = 0;
+    struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0};
+    if (mount("tmpfs", plan->hide_home, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+        r = -errno;
+    for (int i = 0; !r && i < plan->n_show; i++) {
+        struct stat st;
+        char from[64];
+        if (fds[i] < 0 || fstat(fds[i], &st) < 0)
+            continue;
+        make_mountpoint(plan->show[i], S_ISDIR(st.st_mode));
+        snprintf(from, sizeof from, "/proc/self/fd/%d", fds[i]);
+        if (mount(from, plan->show[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
+            (!plan->show_rw[i] && syscall(SYS_mount_setattr, AT_FDCWD, plan->show[i],
+                                          AT_RECURSIVE, &ro, sizeof ro) < 0))
+            r = -errno;
+    }
+    if (!r && syscall(SYS_mount_setattr, AT_FDCWD, plan->hide_home, 0, &ro, sizeof ro) < 0)
+        r = -errno;
+    for (int i = 0; i < plan->n_show; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+    return r;
+}
+
 int ztsa_ns_probe(int userns) {
     pid_t pid = fork();
     if (pid < 0)
@@ -461,6 +516,8 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
         int r = protect_mounts(plan->namespaces == ZTSA_NS_USER, plan->ro_paths, plan->n_ro);
         if (r == 0)
             r = system_readonly(plan);
+        if (r == 0)
+            r = hide_home(plan);
         if (r < 0)
             fail_at(efd, ZTSA_STEP_NAMESPACES, -r);
     }

@@ -124,6 +124,12 @@ struct ztsa_plan {
     int pid_ns;
     unsigned long long scoped; /* Landlock scopes of the tree (LANDLOCK_SCOPE_SIGNAL) */
     const char *run_id;    /* in every line the helper writes to the log */
+    /* the real home, hidden under an empty read-only tmpfs (NULL: not hidden), with
+       show[i] bound back into it, writable where show_rw[i] */
+    const char *hide_home;
+    const char *const *show;
+    const int *show_rw;
+    int n_show;
 };
 
 /* Fork a child that waits for the tracer (one byte on *sync_fd), then sets itself up

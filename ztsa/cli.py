@@ -200,6 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
                     type=_directory, help="also let the tree write beneath PATH (it may "
                                           "write only in the workspace, its private HOME "
                                           "and TMPDIR otherwise); repeatable")
+    ex.add_argument("--allow-read", action="append", default=[], metavar="PATH",
+                    help="also show PATH, read-only, when it lies in your real home (the "
+                         "tree sees only what it needs of it: the workspace, the "
+                         "directories its PATH and environment name); repeatable")
     ex.add_argument("--protect", action="append", default=[], metavar="PATH",
                     help="also keep PATH (relative to the workspace) read-only for the tree, "
                          "like the agent files (CLAUDE.md, .claude/, .git/hooks/, ...); "
@@ -317,7 +321,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    list(args.pass_fds), list(args.env_specs),
                    os.path.abspath(args.home) if args.home else None, args.keep_tmp,
                    [os.path.abspath(p) for p in args.allow_write],
-                   strict=args.profile == "untrusted", protect_extra=list(args.protect))
+                   strict=args.profile == "untrusted", protect_extra=list(args.protect),
+                   allow_read=[os.path.abspath(p) for p in args.allow_read])
 
 
 def _is_ip_spec(spec: str) -> bool:

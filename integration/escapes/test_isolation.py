@@ -8,7 +8,9 @@ from __future__ import annotations
 import ctypes
 import os
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -260,12 +262,13 @@ def test_kill_events_name_host_pids_of_the_tree(run):
     assert not pids_with(token)
 
 
-def test_nothing_outside_the_writable_places_changes_in_any_way(run, tmp_path):
+def test_nothing_outside_the_writable_places_changes_in_any_way(run):
     """Landlock refuses writes outside the workspace but not chmod, utime, chown or
     extended attributes: the read-only system view refuses those too."""
     if run.mode == "nouserns":
         pytest.skip("no mount namespace without user namespaces (named by ztsa)")
-    outside = tmp_path / "outside"
+    top = Path(tempfile.mkdtemp(prefix="ztsa-outside-"))  # reachable by the tree's user
+    outside = top / "outside"
     outside.mkdir()
     victim = outside / "victim.txt"
     victim.write_text("original")
@@ -276,7 +279,7 @@ def test_nothing_outside_the_writable_places_changes_in_any_way(run, tmp_path):
         ids = pwd.getpwnam(user)
         os.chown(outside, ids.pw_uid, ids.pw_gid)
         os.chown(victim, ids.pw_uid, ids.pw_gid)
-    os.chmod(tmp_path, 0o755)
+    os.chmod(top, 0o755)
     before = os.stat(victim)
     code = ("import os, sys\n"
             "v = sys.argv[1]\n"
@@ -357,3 +360,81 @@ def test_other_terminals_are_out_of_reach(run):
     assert "reached" not in proc.stdout, proc.stdout
     assert "own pty b'x'" in proc.stdout  # ptys of its own still work
     assert b"FAKE" not in got
+
+
+SECRETS_IN_HOME = [".claude.json", ".bash_history", ".python_history", ".pgpass",
+                   ".terraformrc", ".config/git/credentials", ".local/share/keyrings/login",
+                   ".m2/settings.xml", ".gradle/gradle.properties", ".config/rclone/rclone.conf",
+                   ".gemini/settings.json", ".config/github-copilot/hosts.json"]
+
+
+def _fake_home():
+    top = Path(tempfile.mkdtemp(prefix="ztsa-home-"))  # reachable by the tree's user
+    home = top / "home"
+    secret = f"SECRET-{os.urandom(6).hex()}"
+    for rel in SECRETS_IN_HOME:
+        f = home / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(secret)
+    (home / "bin").mkdir()
+    tool = home / "bin" / "ztsa-demo-tool"
+    tool.write_text("#!/bin/sh\necho tool ran\n")
+    tool.chmod(0o755)
+    (home / "shared").mkdir()
+    (home / "shared" / "data.txt").write_text("readable")
+    for d, _dirs, files in os.walk(top):  # readable by the tree's user, were it not hidden
+        os.chmod(d, 0o755)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o755 if f == "ztsa-demo-tool" else 0o644)
+    return home, secret
+
+
+def test_the_real_home_is_hidden_but_what_the_command_needs(run, monkeypatch):
+    """Credential files off FS002's list (agent state, histories, git, database, cloud
+    tool and package manager credentials) are simply not there; what CMD's PATH names
+    and --allow-read shows stay readable, and read-only."""
+    if run.mode == "nouserns":
+        pytest.skip("no mount namespace without user namespaces (named by ztsa)")
+    home, secret = _fake_home()
+    monkeypatch.setenv("HOME", str(home))  # ztsa's caller's home
+    code = ("import os, subprocess, sys\n"
+            "home = sys.argv[1]\n"
+            "for rel in sys.argv[2:]:\n"
+            "    try: print(rel, open(os.path.join(home, rel)).read())\n"
+            "    except OSError as e: print(rel, 'absent', e.errno)\n"
+            "print(subprocess.run(['ztsa-demo-tool'], capture_output=True, text=True).stdout)\n"
+            "print(open(os.path.join(home, 'shared', 'data.txt')).read())\n"
+            "for p in ('shared/new.txt', 'bin/new', 'new'):\n"
+            "    try: open(os.path.join(home, p), 'w'); print('wrote', p)\n"
+            "    except OSError as e: print('refused', p, e.errno)\n"
+            "print(sorted(os.listdir(home)))\n")
+    proc, _ = run(run.python, "-c", code, str(home), *SECRETS_IN_HOME,
+                  extra=["--env", f"PATH={home / 'bin'}:/usr/bin:/bin",
+                         "--allow-read", str(home / "shared")])
+    assert proc.returncode == 0, proc.stderr
+    assert secret not in proc.stdout + proc.stderr
+    assert proc.stdout.count(" absent 2") == len(SECRETS_IN_HOME), proc.stdout
+    assert "tool ran" in proc.stdout and "readable" in proc.stdout
+    assert "wrote" not in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "['bin', 'shared']"
+    assert sorted(p.name for p in (home / "shared").iterdir()) == ["data.txt"]
+
+
+def test_a_workspace_in_the_home_stays_writable(run, monkeypatch):
+    """The usual case, a project under the home: the workspace is shown (writable, its
+    agent files still read-only), the rest of the home is not."""
+    if run.mode == "nouserns":
+        pytest.skip("no mount namespace without user namespaces (named by ztsa)")
+    home = run.workspace.parent
+    (run.workspace / "CLAUDE.md").write_text("# rules\n")
+    monkeypatch.setenv("HOME", str(home))
+    code = ("import os, sys\n"
+            "open('made.txt', 'w').write('ok')\n"
+            "try: open('CLAUDE.md', 'a').write('x'); print('agent file changed')\n"
+            "except OSError: print('agent file read-only')\n"
+            "print(os.listdir(sys.argv[1]))\n")
+    proc, _ = run(run.python, "-c", code, str(home))
+    assert proc.returncode == 0, proc.stderr
+    assert (run.workspace / "made.txt").read_text() == "ok"
+    assert "agent file read-only" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == f"[{run.workspace.name!r}]"

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 USERNS_MISSING = ("user namespaces (agent files, the audit log and the rest of the system "
-                  "cannot be made read-only)")
+                  "cannot be made read-only, nor the real home hidden)")
 PIDNS_MISSING = ("PID and IPC namespaces with a /proc, /dev/shm and /dev/pts of the tree's "
                  "own (it sees the host's processes, reaches their /proc files through the "
                  "file helper, and can open other terminals)")

@@ -150,6 +150,12 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.allow = allow.c[0]
     c.pid_ns, c.scoped = int(plan.pid_ns), plan.landlock.scoped
     c.run_id = cstr(plan.run_id)
+    if plan.home is not None:
+        c.hide_home = cstr(plan.home.home)
+        c.show, c.n_show = strings([path for path, _ in plan.home.show])
+        show_rw = ffi.new("int[]", [int(rw) for _, rw in plan.home.show] or [0])
+        keep.append(show_rw)
+        c.show_rw = show_rw
     sync_fd = ffi.new("int *")
     err_fd = ffi.new("int *")
     pid = lib.ztsa_spawn(c, sync_fd, err_fd)

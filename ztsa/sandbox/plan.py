@@ -36,6 +36,15 @@ class Connects(IntEnum):
     HELPER = 2  # the file helper, as seccomp notifications (no ptrace stop)
 
 
+class HomeView(NamedTuple):
+    """The real home under an empty read-only tmpfs, with `show` bound back: (path,
+    writable) for the writable places in it, and read-only for the directories CMD's
+    PATH and environment name, CMD's own installation and --allow-read."""
+
+    home: str
+    show: tuple[tuple[str, bool], ...]
+
+
 class RunPlan(NamedTuple):
     program: str  # CMD's executable, found on the child's PATH
     argv: tuple[str, ...]
@@ -56,10 +65,49 @@ class RunPlan(NamedTuple):
     workspace: str  # resolved
     pid_ns: bool  # the tree's own PID and IPC namespaces, /proc and /dev/shm (an init)
     run_id: str  # in every line of the audit log
+    home: HomeView | None = None  # the real home hidden, but for what it shows
 
     @property
     def helper(self) -> bool:
         return self.protection is not None
+
+
+def _inside(path: str, top: str) -> bool:
+    return path.startswith(top + os.sep)
+
+
+def home_view(real_home: str | None, workspace: str, writable: list[str],
+              env: dict[str, str], program: str, allow_read: list[str]) -> HomeView | None:
+    """What of the real home the tree sees; None when it cannot be hidden (no home, or
+    one that holds the workspace or is named whole by a writable place or --allow-read)."""
+    if not real_home:
+        return None
+    home = os.path.realpath(real_home)
+    if home == "/" or workspace == home or _inside(home, workspace):
+        return None
+    show: dict[str, bool] = {}
+    for d in writable:
+        real = os.path.realpath(d)
+        if real == home:
+            return None
+        if _inside(real, home):
+            show[real] = True
+    named = [*env.get("PATH", "").split(":"),
+             *(v for v in env.values() if v.startswith("/") and ":" not in v)]
+    exe = os.path.realpath(program)
+    prefix = os.path.dirname(os.path.dirname(exe))  # an interpreter's lib beside its bin
+    named += [prefix if _inside(prefix, home) else os.path.dirname(exe)]
+    for p in allow_read:
+        real = os.path.realpath(p)
+        if real == home:
+            return None
+        named.append(real)
+    for p in named:
+        real = os.path.realpath(p) if p else ""
+        if real and _inside(real, home) and os.path.exists(real):
+            show.setdefault(real, False)
+    return HomeView(home, tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))))
+
 
 
 def namespaces(userns_available: bool) -> Namespaces:
@@ -71,7 +119,8 @@ def namespaces(userns_available: bool) -> Namespaces:
 def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: Policy,
          fs: landlock.Plan, ns: Namespaces, protect_extra: list[str], keep_caps: int,
          keep_fds: list[int], log_fd: int | None, log_path: str | None = None,
-         pid_ns: bool = False, run_id: str = "") -> RunPlan:
+         pid_ns: bool = False, run_id: str = "", real_home: str | None = None,
+         allow_read: list[str] | None = None) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace)."""
@@ -103,4 +152,8 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         # with a log, every creation stays the helper's, so every refusal is a deny line
         cont=not log, connects=connects, log=log,
         log_fd=log_fd if log_fd is not None and guard is not None else -1,
-        workspace=policy.workspace, pid_ns=pid_ns and guard is not None, run_id=run_id)
+        workspace=policy.workspace, pid_ns=pid_ns and guard is not None, run_id=run_id,
+        home=None if ns == Namespaces.NONE else home_view(
+            real_home, policy.workspace,
+            [path for path, rights in fs.rules if rights & landlock.WRITE_FILE],
+            env, program, allow_read or []))

@@ -90,7 +90,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             keep_caps: list[str], pass_fds: list[int], env_specs: Sequence[str] = (),
             home: str | None = None, keep_tmp: bool = False,
             allow_write: Sequence[str] = (), strict: bool = True,
-            protect_extra: Sequence[str] = ()) -> int:
+            protect_extra: Sequence[str] = (), allow_read: Sequence[str] = ()) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control."""
     log = AuditLog(log_stream)
@@ -122,7 +122,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 log.close()
                 return EXIT_GATE
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
-                        ns, list(protect_extra))
+                        ns, list(protect_extra), real_home, list(allow_read))
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -135,7 +135,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
 
 def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
              cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
-             fs: landlock.Plan, ns: plan.Namespaces, protect_extra: list[str]) -> int:
+             fs: landlock.Plan, ns: plan.Namespaces, protect_extra: list[str],
+             real_home: str | None = None, allow_read: list[str] | None = None) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -146,7 +147,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     cap_mask(keep_caps), pass_fds,
                     log_stream.fileno() if log_stream is not None else None,
                     log_path=getattr(log_stream, "name", None), pid_ns=nat.pidns_available(),
-                    run_id=log.run)
+                    run_id=log.run, real_home=real_home, allow_read=allow_read)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP)

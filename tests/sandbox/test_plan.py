@@ -1,0 +1,59 @@
+"""What of the real home the tree sees (plan.home_view), on real directories."""
+
+import os
+
+from ztsa.sandbox.plan import home_view
+
+
+def _tree(tmp_path):
+    home = tmp_path / "home"
+    for d in ("proj", ".cargo/bin", ".rustup", ".pyenv/versions/3.11/bin", "shared",
+              ".ssh"):
+        (home / d).mkdir(parents=True)
+    (home / ".pyenv/versions/3.11/bin/python").write_text("")
+    return home
+
+
+def test_what_is_shown(tmp_path):
+    home = _tree(tmp_path)
+    view = home_view(str(home), str(home / "proj"), [str(home / "proj"), "/tmp/private"],
+                     {"PATH": f"{home}/.cargo/bin:/usr/bin:{home}/missing",
+                      "RUSTUP_HOME": str(home / ".rustup"), "HOME": "/tmp/private/home"},
+                     str(home / ".pyenv/versions/3.11/bin/python"), [str(home / "shared")])
+    assert view is not None and view.home == str(home)
+    assert dict(view.show) == {
+        str(home / "proj"): True,  # the workspace: writable
+        str(home / ".cargo/bin"): False,  # PATH
+        str(home / ".rustup"): False,  # named by CMD's environment
+        str(home / ".pyenv/versions/3.11"): False,  # CMD's own installation
+        str(home / "shared"): False,  # --allow-read
+    }
+    # parents before what lies in them, so that nested binds land in place
+    paths = [p for p, _ in view.show]
+    assert paths == sorted(paths, key=len)
+    assert str(home / ".ssh") not in paths
+
+
+def test_a_program_directly_in_a_bin_of_the_home_shows_only_that_bin(tmp_path):
+    home = _tree(tmp_path)
+    (home / "bin").mkdir()
+    (home / "bin" / "tool").write_text("")
+    view = home_view(str(home), "/work", [], {"PATH": "/usr/bin"}, str(home / "bin/tool"), [])
+    assert view is not None and dict(view.show) == {str(home / "bin"): False}
+
+
+def test_when_the_home_cannot_be_hidden(tmp_path):
+    home = _tree(tmp_path)
+    assert home_view(None, "/work", [], {}, "/bin/sh", []) is None
+    assert home_view("/", "/work", [], {}, "/bin/sh", []) is None
+    assert home_view(str(home), str(home), [], {}, "/bin/sh", []) is None  # it is the workspace
+    assert home_view(str(home), str(tmp_path), [], {}, "/bin/sh", []) is None  # inside it
+    assert home_view(str(home), "/work", [str(home)], {}, "/bin/sh", []) is None  # writable
+    assert home_view(str(home), "/work", [], {}, "/bin/sh", [str(home)]) is None  # shown whole
+
+
+def test_symlinks_are_shown_where_they_lead(tmp_path):
+    home = _tree(tmp_path)
+    os.symlink(home / ".cargo/bin", home / "linkbin")
+    view = home_view(str(home), "/work", [], {"PATH": str(home / "linkbin")}, "/bin/sh", [])
+    assert view is not None and dict(view.show) == {str(home / ".cargo/bin"): False}
