@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -45,6 +46,10 @@
 struct mount_attr_ {
     unsigned long long attr_set, attr_clr, propagation, userns_fd;
 };
+
+/* The counters the helper shares with the supervisor; made once, zeroed each spawn
+   (MAP_SHARED: the child's processes write, the supervisor reads). */
+static struct ztsa_shared *shared_counters;
 
 static int write_file(const char *path, const char *text) {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -272,6 +277,18 @@ static void confine_self(const struct ztsa_plan *plan, int efd, unsigned long lo
 }
 
 static void exec_cmd(const struct ztsa_plan *plan, int efd) {
+    struct rlimit lim;
+    if (plan->max_memory) {
+        lim.rlim_cur = lim.rlim_max = (rlim_t)plan->max_memory;
+        if (setrlimit(RLIMIT_DATA, &lim) < 0)
+            fail_at(efd, ZTSA_STEP_INIT, errno);
+    }
+    if (plan->max_procs && (!plan->pid_ns || (shared_counters && shared_counters->no_pid_max))) {
+        /* binds the tree's user in its user namespace; root only through pid_max */
+        lim.rlim_cur = lim.rlim_max = (rlim_t)plan->max_procs;
+        if (setrlimit(RLIMIT_NPROC, &lim) < 0)
+            fail_at(efd, ZTSA_STEP_INIT, errno);
+    }
     ordinary_signals();
     execve(plan->path, plan->argv, plan->envp);
     fail_at(efd, ZTSA_STEP_EXEC, errno);
@@ -386,6 +403,14 @@ static void tree_mounts(const struct ztsa_plan *plan, int efd) {
             (stat("/dev/ptmx", &st) == 0 &&
              mount("/dev/pts/ptmx", "/dev/ptmx", NULL, MS_BIND, NULL) < 0))
             fail_at(efd, ZTSA_STEP_INIT, errno);
+    }
+    /* at most max_procs processes and threads in the namespace (pid_max is its own since
+       Linux 6.14; pids run from 1, the helper's, to pid_max - 1) */
+    if (plan->max_procs) {
+        char text[32];
+        snprintf(text, sizeof text, "%d\n", plan->max_procs + 1);
+        if (write_file("/proc/sys/kernel/pid_max", text) < 0 && shared_counters)
+            shared_counters->no_pid_max = 1;
     }
     if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING_, NULL) < 0 && errno != ENOSYS)
         fail_at(efd, ZTSA_STEP_INIT, errno);
@@ -534,28 +559,30 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     exec_cmd(plan, efd);
 }
 
-/* The counters the helper shares with the supervisor; made once, zeroed each spawn. */
-static struct ztsa_shared *shared;
 
 unsigned long ztsa_helper_denials(void) {
-    return shared ? __atomic_load_n(&shared->denials, __ATOMIC_RELAXED) : 0;
+    return shared_counters ? __atomic_load_n(&shared_counters->denials, __ATOMIC_RELAXED) : 0;
 }
 
 unsigned long ztsa_helper_connects(void) {
-    return shared ? __atomic_load_n(&shared->connects, __ATOMIC_RELAXED) : 0;
+    return shared_counters ? __atomic_load_n(&shared_counters->connects, __ATOMIC_RELAXED) : 0;
+}
+
+int ztsa_procs_unlimited(void) {
+    return shared_counters ? __atomic_load_n(&shared_counters->no_pid_max, __ATOMIC_RELAXED) : 0;
 }
 
 int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd) {
     int sync_pipe[2], err_pipe[2];
-    if (plan->helper && !shared) {
-        void *m = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
+    if (plan->helper && !shared_counters) {
+        void *m = mmap(NULL, sizeof *shared_counters, PROT_READ | PROT_WRITE,
                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED)
             return -errno;
-        shared = m;
+        shared_counters = m;
     }
-    if (shared)
-        memset(shared, 0, sizeof *shared);
+    if (shared_counters)
+        memset(shared_counters, 0, sizeof *shared_counters);
     if (pipe2(sync_pipe, O_CLOEXEC) < 0)
         return -errno;
     if (pipe2(err_pipe, O_CLOEXEC) < 0) {
@@ -575,7 +602,7 @@ int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd) {
     if (pid == 0) {
         close(sync_pipe[1]);
         close(err_pipe[0]);
-        child(plan, sync_pipe[0], err_pipe[1], parent, shared);
+        child(plan, sync_pipe[0], err_pipe[1], parent, shared_counters);
         _exit(127); /* not reached */
     }
     close(sync_pipe[0]);

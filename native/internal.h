@@ -44,6 +44,7 @@ int restrict_scope(unsigned long long scoped);
 struct ztsa_shared {
     unsigned long denials;  /* name-creating syscalls and connects refused */
     unsigned long connects; /* connects decided */
+    int no_pid_max;         /* the PID namespace refused max_procs as pid_max */
 };
 
 /* helper.c: the file helper's loop, entered by the child after it forked CMD; never

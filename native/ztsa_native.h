@@ -130,6 +130,10 @@ struct ztsa_plan {
     const char *const *show;
     const int *show_rw;
     int n_show;
+    /* resources: at most max_procs processes and threads (the PID namespace's pid_max,
+       else RLIMIT_NPROC), and max_memory bytes of data a process (RLIMIT_DATA); 0: none */
+    int max_procs;
+    unsigned long long max_memory;
 };
 
 /* Fork a child that waits for the tracer (one byte on *sync_fd), then sets itself up
@@ -155,6 +159,9 @@ enum ztsa_step {
    supervisor: name-creating syscalls and connects refused, connects decided. */
 unsigned long ztsa_helper_denials(void);
 unsigned long ztsa_helper_connects(void);
+/* 1 when the PID namespace could not take max_procs as its pid_max (RLIMIT_NPROC, which
+   does not bind root, was set instead). */
+int ztsa_procs_unlimited(void);
 
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);

@@ -88,6 +88,22 @@ def _directory(path: str) -> str:
     return path
 
 
+def _max_procs(text: str) -> int:
+    if not text.isdigit() or int(text) < 300:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of at least 300 (the least "
+                                         "pid_max a PID namespace takes)")
+    return int(text)
+
+
+def _size(text: str) -> int:
+    from ztsa.sandbox.plan import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 # -- parser ----------------------------------------------------------------------------------
 def _columns() -> int:
     """The terminal's width as shutil.get_terminal_size finds it: argparse's formatters
@@ -204,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also show PATH, read-only, when it lies in your real home (the "
                          "tree sees only what it needs of it: the workspace, the "
                          "directories its PATH and environment name); repeatable")
+    ex.add_argument("--max-procs", type=_max_procs, default=None, metavar="N",
+                    help="at most N processes and threads in the tree (default 4096: no "
+                         "build has so many, a fork bomb reaches it at once)")
+    ex.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                    help="at most SIZE of data in each process of the tree (512M, 4G; "
+                         "default 2G)")
     ex.add_argument("--protect", action="append", default=[], metavar="PATH",
                     help="also keep PATH (relative to the workspace) read-only for the tree, "
                          "like the agent files (CLAUDE.md, .claude/, .git/hooks/, ...); "
@@ -322,7 +344,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    os.path.abspath(args.home) if args.home else None, args.keep_tmp,
                    [os.path.abspath(p) for p in args.allow_write],
                    strict=args.profile == "untrusted", protect_extra=list(args.protect),
-                   allow_read=[os.path.abspath(p) for p in args.allow_read])
+                   allow_read=[os.path.abspath(p) for p in args.allow_read],
+                   **{k: v for k, v in (("max_procs", args.max_procs),
+                                        ("max_memory", args.max_memory)) if v is not None})
 
 
 def _is_ip_spec(spec: str) -> bool:

@@ -438,3 +438,39 @@ def test_a_workspace_in_the_home_stays_writable(run, monkeypatch):
     assert (run.workspace / "made.txt").read_text() == "ok"
     assert "agent file read-only" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == f"[{run.workspace.name!r}]"
+
+
+FORK_BOMB = ("import os, sys, time\n"
+             "n = 0\n"
+             "try:\n"
+             "    for _ in range(int(sys.argv[1])):\n"
+             "        if os.fork() == 0:\n"
+             "            time.sleep(60); os._exit(0)\n"
+             "        n += 1\n"
+             "except OSError as e: print('refused after', n, e.errno)\n"
+             "else: print('all', n)\n")
+
+
+def test_a_fork_bomb_ends_in_a_clear_denial(run):
+    """The PID namespace's pid_max (without one, RLIMIT_NPROC: every process of the user
+    then counts, here only the tree's)."""
+    proc, events = run(run.python, "-c", FORK_BOMB, "5000", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    said = proc.stdout.split()
+    assert said[:2] == ["refused", "after"] and said[3] == "11", proc.stdout  # EAGAIN
+    assert 4000 <= int(said[2]) < 4096
+    proc, _ = run(run.python, "-c", FORK_BOMB, "5000", extra=["--max-procs", "300"])
+    said = proc.stdout.split()
+    assert said[:2] == ["refused", "after"] and int(said[2]) < 300, proc.stdout
+    assert next(e for e in events if e["event"] == "env")["max_procs"] == 4096
+
+
+def test_a_memory_balloon_ends_in_a_clear_denial(run):
+    code = ("try: b = bytearray(int(2.5 * (1 << 30))); print('allocated')\n"
+            "except MemoryError: print('refused')\n"
+            "small = bytearray(64 << 20); print('a build-sized allocation works')\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "refused"
+    proc, _ = run(run.python, "-c", code.replace("2.5", "0.75"), extra=["--max-memory", "512M"])
+    assert proc.stdout.split("\n")[0] == "refused", proc.stdout

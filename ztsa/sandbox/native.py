@@ -150,6 +150,7 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.allow = allow.c[0]
     c.pid_ns, c.scoped = int(plan.pid_ns), plan.landlock.scoped
     c.run_id = cstr(plan.run_id)
+    c.max_procs, c.max_memory = plan.max_procs, plan.max_memory
     if plan.home is not None:
         c.hide_home = cstr(plan.home.home)
         c.show, c.n_show = strings([path for path, _ in plan.home.show])
@@ -193,6 +194,12 @@ def pidns_available() -> bool:
 def helper_denials() -> int:
     """Name-creating syscalls and connects the file helper of the last spawn refused."""
     return int(lib.ztsa_helper_denials())
+
+
+def procs_unlimited() -> bool:
+    """The tree's PID namespace refused --max-procs as its pid_max (a kernel before 6.14):
+    RLIMIT_NPROC stood in, which does not bind root."""
+    return bool(lib.ztsa_procs_unlimited())
 
 
 def helper_connects() -> int:

@@ -66,10 +66,28 @@ class RunPlan(NamedTuple):
     pid_ns: bool  # the tree's own PID and IPC namespaces, /proc and /dev/shm (an init)
     run_id: str  # in every line of the audit log
     home: HomeView | None = None  # the real home hidden, but for what it shows
+    max_procs: int = 0  # processes and threads of the tree (0: no limit)
+    max_memory: int = 0  # bytes of data a process (0: no limit)
 
     @property
     def helper(self) -> bool:
         return self.protection is not None
+
+
+MAX_PROCS = 4096  # a build never has so many; a fork bomb always reaches it
+MAX_MEMORY = 2 << 30  # bytes of data a process: a compiler's peak, not a balloon's
+MIN_PROCS = 300  # the least pid_max a PID namespace takes
+
+
+def parse_size(text: str) -> int:
+    """Bytes from 4096, 512K, 64M, 2G or 1T (powers of 1024). ValueError."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B")
+    factor = units.get(t[-1:], 1) if t else 1
+    number = t[:-1] if t[-1:] in units else t
+    if not number.isdigit() or int(number) * factor < 1 << 20:
+        raise ValueError(f"{text!r}: expected a size of at least 1M, like 512M or 4G")
+    return int(number) * factor
 
 
 def _inside(path: str, top: str) -> bool:
@@ -120,7 +138,8 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          fs: landlock.Plan, ns: Namespaces, protect_extra: list[str], keep_caps: int,
          keep_fds: list[int], log_fd: int | None, log_path: str | None = None,
          pid_ns: bool = False, run_id: str = "", real_home: str | None = None,
-         allow_read: list[str] | None = None) -> RunPlan:
+         allow_read: list[str] | None = None, max_procs: int = 0,
+         max_memory: int = 0) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace)."""
@@ -156,4 +175,5 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         home=None if ns == Namespaces.NONE else home_view(
             real_home, policy.workspace,
             [path for path, rights in fs.rules if rights & landlock.WRITE_FILE],
-            env, program, allow_read or []))
+            env, program, allow_read or []),
+        max_procs=max_procs, max_memory=max_memory)

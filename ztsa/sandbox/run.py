@@ -90,7 +90,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             keep_caps: list[str], pass_fds: list[int], env_specs: Sequence[str] = (),
             home: str | None = None, keep_tmp: bool = False,
             allow_write: Sequence[str] = (), strict: bool = True,
-            protect_extra: Sequence[str] = (), allow_read: Sequence[str] = ()) -> int:
+            protect_extra: Sequence[str] = (), allow_read: Sequence[str] = (),
+            max_procs: int = plan.MAX_PROCS, max_memory: int = plan.MAX_MEMORY) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control."""
     log = AuditLog(log_stream)
@@ -101,7 +102,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         os.mkdir(own_home, 0o700)
         os.mkdir(tmpdir, 0o700)
         env = child_environment(dict(os.environ), list(env_specs), home or own_home, tmpdir)
-        log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir)
+        log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir,
+                  max_procs=max_procs, max_memory=max_memory)
         writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
         real_home = os.environ.get("HOME") or _passwd_home()
         fs = landlock.plan(nat.landlock_abi(), writable, real_home)
@@ -122,7 +124,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 log.close()
                 return EXIT_GATE
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
-                        ns, list(protect_extra), real_home, list(allow_read))
+                        ns, list(protect_extra), real_home, list(allow_read),
+                        (max_procs, max_memory))
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -136,7 +139,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
 def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
              cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
              fs: landlock.Plan, ns: plan.Namespaces, protect_extra: list[str],
-             real_home: str | None = None, allow_read: list[str] | None = None) -> int:
+             real_home: str | None = None, allow_read: list[str] | None = None,
+             limits: tuple[int, int] = (0, 0)) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -147,7 +151,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     cap_mask(keep_caps), pass_fds,
                     log_stream.fileno() if log_stream is not None else None,
                     log_path=getattr(log_stream, "name", None), pid_ns=nat.pidns_available(),
-                    run_id=log.run, real_home=real_home, allow_read=allow_read)
+                    run_id=log.run, real_home=real_home, allow_read=allow_read,
+                    max_procs=limits[0], max_memory=limits[1])
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP)
@@ -212,6 +217,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     else:
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
+    if run.pid_ns and run.max_procs and nat.procs_unlimited():
+        what = "the PID namespace's own pid_max (--max-procs binds root no more)"
+        print(f"ztsa: this kernel lacks {what}", file=sys.stderr)
+        log.event("confinement", missing=[what], landlock_abi=fs.abi, refused=False)
     denied = log.counts["denied"] + nat.helper_denials()  # the helper logs its own
     log.counts["connect"] += nat.helper_connects()
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
