@@ -50,6 +50,9 @@ struct mount_attr_ {
 /* The counters the helper shares with the supervisor; made once, zeroed each spawn
    (MAP_SHARED: the child's processes write, the supervisor reads). */
 static struct ztsa_shared *shared_counters;
+/* with a PID namespace: the host's /proc, opened by the helper before it mounts the
+   tree's (-1: none), so that the log names host pids as every other line does */
+static int host_proc = -1;
 
 static int write_file(const char *path, const char *text) {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -258,8 +261,10 @@ static int confine_steps(const struct ztsa_plan *plan, unsigned long long scoped
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return ZTSA_STEP_NNP << 16 | errno;
     if (plan->handled_fs) {
+        /* the helper reads the host's /proc, which the tree cannot reach, to name host
+           pids in its log lines */
         int r = apply_landlock(plan->write_paths, plan->write_rights, plan->n_write,
-                               plan->handled_fs, scoped);
+                               plan->handled_fs, scoped, host_proc);
         if (r < 0)
             return ZTSA_STEP_LANDLOCK << 16 | -r;
     } else if (scoped) {
@@ -479,10 +484,10 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
     /* the helper's view of CMD's second ruleset, from the same directories, before the
        descriptors go */
     creation_init(plan, root, proc, make_fds);
-    int keep[4] = {lfd, root, proc, plan->log_fd};
-    close_all_but(keep, 4, NULL, 0);
+    int keep[5] = {lfd, root, proc, plan->log_fd, host_proc};
+    close_all_but(keep, 5, NULL, 0);
     prctl(PR_SET_NAME, "ztsa-helper", 0, 0, 0); /* for ps and perf, as ztsa's child */
-    helper_main(plan, lfd, root, proc, shared);
+    helper_main(plan, lfd, root, proc, host_proc, shared);
 }
 
 /* With a PID namespace: the child stays outside it, as ztsa's direct child, and forks
@@ -498,6 +503,7 @@ static void keeper(const struct ztsa_plan *plan, int efd, struct ztsa_shared *sh
         /* the keeper's end is the helper's (and so the tree's); the keeper itself ends
            with ztsa (its own PR_SET_PDEATHSIG) */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
         tree_mounts(plan, efd);
         become_helper(plan, efd, shared);
     }

@@ -138,8 +138,17 @@ static int make_allowed_in(int dirfd) {
                 below = 1;
             }
         }
-        if (!below)
-            return 1; /* beneath a writable root of its own */
+        if (!below) {
+            /* beneath a writable root of its own, or nowhere the tree may write: then the
+               helper performs it, so that the kernel's refusal is seen and counted */
+            for (int i = 0; i < C.plan->n_make; i++) {
+                size_t m = strlen(C.plan->make[i]);
+                if (strncmp(real, C.plan->make[i], m) == 0 &&
+                    (real[m] == '/' || real[m] == 0 || strcmp(C.plan->make[i], "/") == 0))
+                    return 1;
+            }
+            return 0;
+        }
         const char *slash = strchr(real + deepest + 1, '/');
         char entry[4097];
         size_t end = slash ? (size_t)(slash - real) : strlen(real);

@@ -72,6 +72,7 @@ static struct {
     int root;                     /* the workspace, O_PATH; it never moves during a run */
     int proc;                     /* the /proc whose pids are the notifications' */
     pid_t self;
+    int host_proc;                /* the host's /proc (a PID namespace), else -1 */
     struct stat root_st;
     size_t resp_size;
     struct ztsa_shared *shared;
@@ -479,11 +480,28 @@ static size_t json_escape(const char *in, char *out, size_t size) {
     return o;
 }
 
+/* pid, of the helper's PID namespace, as the host's /proc numbers it: a pidfd's fdinfo
+   shows its pid in the namespace of the /proc it is read through */
+static pid_t host_pid(pid_t pid) {
+    if (H.host_proc < 0)
+        return pid;
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0)
+        return pid;
+    char where[64], buf[1024];
+    snprintf(where, sizeof where, "self/fdinfo/%d", pidfd);
+    int ok = read_proc_at(H.host_proc, where, buf, sizeof buf);
+    close(pidfd);
+    char *line = ok ? strstr(buf, "\nPid:") : NULL;
+    return line ? (pid_t)strtol(line + 5, NULL, 10) : pid;
+}
+
 static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2,
                        const char *rule) {
     __atomic_fetch_add(&H.shared->denials, 1, __ATOMIC_RELAXED);
     if (H.plan->log_fd < 0)
         return;
+    pid = host_pid(pid);
     static char e1[4 * 4096 * 2], e2[4 * 4096 * 2], line[sizeof e1 + sizeof e2 + 512];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -793,6 +811,12 @@ static struct reply decide(const struct seccomp_notif *req) {
                                : "protected agent file");
         return RESULT(-EACCES);
     }
+    if (out.kind == REPLY_RESULT && (err == EACCES || err == EROFS || err == EPERM))
+        /* the kernel refused it (Landlock, the read-only system, permissions): the
+           file system's denials the helper sees are counted and logged too */
+        log_denial(pid, call->name, p1, call->op == OP_SYMLINK ? "" : p2,
+                   err == EROFS ? "read-only outside the writable places"
+                                : "refused by the kernel (Landlock or permissions)");
     return out.kind == REPLY_RESULT ? RESULT(-err) : out;
 }
 
@@ -826,8 +850,9 @@ static void answer(const struct seccomp_notif *req, struct reply r) {
     ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
-void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc,
+void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int host_proc,
                  struct ztsa_shared *shared) {
+    H.host_proc = host_proc;
     H.plan = plan;
     H.self = getpid();
     H.lfd = lfd;

@@ -37,7 +37,7 @@ void close_all_but(const int *keep, int n, const int *more, int n_more);
 int restrict_beneath(unsigned long long handled, int *fds, const unsigned long long *rights,
                      int n, unsigned long long scoped);
 int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
-                   unsigned long long handled, unsigned long long scoped);
+                   unsigned long long handled, unsigned long long scoped, int read_fd);
 int restrict_scope(unsigned long long scoped);
 
 /* counters the file helper shares with the supervisor (MAP_SHARED, made at spawn) */
@@ -49,7 +49,7 @@ struct ztsa_shared {
 
 /* helper.c: the file helper's loop, entered by the child after it forked CMD; never
    returns. root: the workspace (O_PATH). */
-void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc,
+void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int host_proc,
                  struct ztsa_shared *shared);
 
 /* allow.c: ztsa_unix_open with the /proc to read the caller's cwd from (proc: a dirfd of

@@ -15,6 +15,7 @@
 #endif
 #define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
+#define LL_READ (1ULL << 0 | 1ULL << 2 | 1ULL << 3) /* EXECUTE, READ_FILE, READ_DIR */
 
 /* Debian 12's headers lack the newer Landlock structures: ztsa's own copies */
 struct ll_ruleset_attr {
@@ -64,14 +65,24 @@ int restrict_beneath(unsigned long long handled, int *fds, const unsigned long l
 /* The first ruleset: the handled rights only beneath the given paths (and scopes, when
    it is the tree's last). 0 or -errno. */
 int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
-                   unsigned long long handled, unsigned long long scoped) {
-    int *fds = calloc((size_t)(n ? n : 1), sizeof *fds);
-    if (!fds)
+                   unsigned long long handled, unsigned long long scoped, int read_fd) {
+    int *fds = calloc((size_t)n + 1, sizeof *fds);
+    unsigned long long *all = calloc((size_t)n + 1, sizeof *all);
+    if (!fds || !all) {
+        free(fds);
+        free(all);
         return -ENOMEM;
-    for (int i = 0; i < n; i++)
+    }
+    for (int i = 0; i < n; i++) {
         fds[i] = open(paths[i], O_PATH | O_CLOEXEC);
-    int r = restrict_beneath(handled, fds, rights, n, scoped);
+        all[i] = rights[i];
+    }
+    /* read_fd: one more directory to read beneath (a duplicate: the rule closes it) */
+    fds[n] = read_fd >= 0 ? fcntl(read_fd, F_DUPFD_CLOEXEC, 3) : -1;
+    all[n] = LL_READ;
+    int r = restrict_beneath(handled, fds, all, n + 1, scoped);
     free(fds);
+    free(all);
     return r;
 }
 

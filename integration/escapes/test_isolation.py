@@ -474,3 +474,33 @@ def test_a_memory_balloon_ends_in_a_clear_denial(run):
     assert proc.stdout.split("\n")[0] == "refused"
     proc, _ = run(run.python, "-c", code.replace("2.5", "0.75"), extra=["--max-memory", "512M"])
     assert proc.stdout.split("\n")[0] == "refused", proc.stdout
+
+
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_file_system_denials_are_counted_and_logged(run, log):
+    """`touch /tmp/x` failed and the summary said 0 denied: creations refused by the
+    kernel (Landlock, the read-only system) are the helper's to count, with their
+    paths, and their pids are the host's, as in every other line."""
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces (named by ztsa)")
+    target = f"/tmp/ztsa-denied-{os.urandom(4).hex()}"
+    code = ("import os, sys\n"
+            "for f in (lambda: open(sys.argv[1], 'w'), lambda: os.mkdir(sys.argv[1] + 'd'),\n"
+            "          lambda: os.symlink('x', sys.argv[1] + 'l')):\n"
+            "    try: f(); print('made')\n"
+            "    except OSError as e: print('refused', e.errno)\n"
+            "print('pid', os.getpid())\n")
+    proc, events = run(run.python, "-c", code, target, log=log)
+    assert proc.returncode == 0, proc.stderr
+    assert "made" not in proc.stdout
+    assert "ztsa: 3 denied" in proc.stderr, proc.stderr
+    assert not any(os.path.lexists(target + s) for s in ("", "d", "l"))
+    if not log:
+        return
+    denies = [e for e in events if e["event"] == "deny"]
+    assert len(denies) == 3
+    assert {e["syscall"] for e in denies} == {"openat", "mkdir", "symlink"}
+    assert all(target in e["path"] for e in denies)
+    execs = {e["pid"] for e in events if e["event"] == "exec"}
+    assert all(e["pid"] in execs for e in denies)  # host pids, like the exec lines
+    assert events[-1]["denied"] == 3

@@ -262,3 +262,56 @@ def test_git_commit_in_the_workspace_root(run):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "2"
     assert (ws / ".git" / "config").read_text() == config
+
+
+def test_make_j2_builds_a_c_project(run):
+    gcc = _tool("gcc")
+    ws = run.workspace
+    for i in range(4):
+        (ws / f"m{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n")
+    (ws / "main.c").write_text("int f0(void), f1(void), f2(void), f3(void);\n"
+                               "int main(void) { return f0() + f1() + f2() + f3() - 6; }\n")
+    (ws / "Makefile").write_text(
+        f"CC={gcc}\nOBJS=main.o m0.o m1.o m2.o m3.o\n"
+        "app: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n%.o: %.c\n\t$(CC) -c $<\n")
+    _open_up(ws)
+    make = _tool("make")
+    proc, _ = run("sh", "-c", f"{make} -s -j2 && ./app && echo built", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "built"
+
+
+def test_pytest_runs_a_test_suite_in_the_workspace(run):
+    ws = run.workspace
+    (ws / "test_demo.py").write_text(
+        "import os\n\n"
+        "def test_writes_a_file(tmp_path):\n"
+        "    (tmp_path / 'x').write_text('y')\n"
+        "    assert (tmp_path / 'x').read_text() == 'y'\n\n"
+        "def test_sees_its_workspace():\n"
+        "    assert os.path.exists('test_demo.py')\n")
+    _open_up(ws)
+    proc, _ = run(run.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_demo.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
+
+
+def test_an_interactive_program_on_a_pty(run):
+    """A program that drives another through a pseudo-terminal of its own (as expect,
+    script or a test of a TUI does)."""
+    code = ("import os, pty\n"
+            "pid, fd = pty.fork()\n"
+            "if pid == 0:\n"
+            "    os.execvp('sh', ['sh', '-c', 'read x; echo got:$x; tty >/dev/null && echo tty'])\n"
+            "os.write(fd, b'hello\\n')\n"
+            "out = b''\n"
+            "while True:\n"
+            "    try: chunk = os.read(fd, 1024)\n"
+            "    except OSError: break\n"
+            "    if not chunk: break\n"
+            "    out += chunk\n"
+            "os.waitpid(pid, 0)\n"
+            "print(out.decode().replace('\\r', ''))\n")
+    proc, _ = run(run.python, "-c", code, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "got:hello" in proc.stdout and "\ntty" in proc.stdout, proc.stdout
