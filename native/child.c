@@ -375,7 +375,12 @@ static void tree_mounts(const struct ztsa_plan *plan, int efd) {
         for (int i = 0; i < plan->n_write; i++)
             keep[i] = strncmp(plan->write_paths[i], "/dev/shm/", 9) == 0
                           ? open(plan->write_paths[i], O_PATH | O_CLOEXEC) : -1;
-        if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+        /* no bigger than a process's --max-memory: its pages are memory RLIMIT_DATA
+           does not count */
+        char opts[64] = "mode=1777";
+        if (plan->max_memory)
+            snprintf(opts, sizeof opts, "mode=1777,size=%llu", plan->max_memory);
+        if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
             fail_at(efd, ZTSA_STEP_INIT, errno);
         for (int i = 0; i < plan->n_write; i++) {
             if (keep[i] < 0)
