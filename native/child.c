@@ -41,6 +41,8 @@
 #endif
 #define WAIT_KILLABLE_RECV (1UL << 5)
 #define LL_WRITE_FILE (1ULL << 1)
+#define MOUNT_ATTR_NOSUID_ 0x00000002
+#define MOUNT_ATTR_NODEV_ 0x00000004
 #define KEYCTL_JOIN_SESSION_KEYRING_ 1
 
 struct mount_attr_ {
@@ -121,7 +123,9 @@ static int pidns_works(void) {
    links, device nodes (EROFS). Device files stay usable (I/O to them is no write to the
    file system). */
 static int system_readonly(const struct ztsa_plan *plan) {
-    struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0}, rw = {0, MOUNT_ATTR_RDONLY, 0, 0};
+    /* writable again, but never a place for a setuid program or a device node */
+    struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0},
+                       rw = {MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_, MOUNT_ATTR_RDONLY, 0, 0};
     if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof ro) < 0)
         return -errno;
     for (int i = 0; i < plan->n_write; i++) {
@@ -130,8 +134,11 @@ static int system_readonly(const struct ztsa_plan *plan) {
         if (!(plan->write_rights[i] & LL_WRITE_FILE) || stat(path, &st) < 0 ||
             !S_ISDIR(st.st_mode))
             continue;
+        struct mount_attr_ attr = rw;
+        if (strncmp(path, "/dev/", 5) == 0)
+            attr.attr_set = MOUNT_ATTR_NOSUID_; /* /dev/pts holds the terminals */
         if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0 ||
-            syscall(SYS_mount_setattr, AT_FDCWD, path, 0, &rw, sizeof rw) < 0)
+            syscall(SYS_mount_setattr, AT_FDCWD, path, 0, &attr, sizeof attr) < 0)
             return -errno;
     }
     return 0;
@@ -158,9 +165,8 @@ static void make_mountpoint(const char *path, int is_dir) {
    writable places writable; the directories CMD's PATH and environment name, CMD's own
    installation and --allow-read read-only). Every other file of the home (histories,
    tokens, agent state) is simply not there. */
-static int hide_home(const struct ztsa_plan *plan) {
-    struct stat hs;
-    if (!plan->hide_home || stat(plan->hide_home, &hs) < 0 || !S_ISDIR(hs.st_mode))
+static int hide_homes(const struct ztsa_plan *plan) {
+    if (plan->n_hide_homes <= 0)
         return 0;
     int *fds = calloc((size_t)(plan->n_show ? plan->n_show : 1), sizeof *fds);
     if (!fds)
@@ -169,8 +175,13 @@ static int hide_home(const struct ztsa_plan *plan) {
         fds[i] = open(plan->show[i], O_PATH | O_CLOEXEC);
     int r = 0;
     struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0};
-    if (mount("tmpfs", plan->hide_home, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-        r = -errno;
+    for (int h = 0; !r && h < plan->n_hide_homes; h++) {
+        struct stat hs;
+        if (stat(plan->hide_homes[h], &hs) == 0 && S_ISDIR(hs.st_mode) &&
+            mount("tmpfs", plan->hide_homes[h], "tmpfs", MS_NOSUID | MS_NODEV,
+                  "mode=0755,size=1m") < 0)
+            r = -errno;
+    }
     for (int i = 0; !r && i < plan->n_show; i++) {
         struct stat st;
         char from[64];
@@ -183,8 +194,12 @@ static int hide_home(const struct ztsa_plan *plan) {
                                           AT_RECURSIVE, &ro, sizeof ro) < 0))
             r = -errno;
     }
-    if (!r && syscall(SYS_mount_setattr, AT_FDCWD, plan->hide_home, 0, &ro, sizeof ro) < 0)
-        r = -errno;
+    for (int h = 0; !r && h < plan->n_hide_homes; h++) {
+        struct stat hs;
+        if (stat(plan->hide_homes[h], &hs) == 0 && S_ISDIR(hs.st_mode) &&
+            syscall(SYS_mount_setattr, AT_FDCWD, plan->hide_homes[h], 0, &ro, sizeof ro) < 0)
+            r = -errno;
+    }
     for (int i = 0; i < plan->n_show; i++)
         if (fds[i] >= 0)
             close(fds[i]);
@@ -553,7 +568,7 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
         if (r == 0)
             r = system_readonly(plan);
         if (r == 0)
-            r = hide_home(plan);
+            r = hide_homes(plan);
         if (r < 0)
             fail_at(efd, ZTSA_STEP_NAMESPACES, -r);
     }

@@ -280,10 +280,21 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
             struct open_how_ how = {(unsigned long long)flags | O_CLOEXEC, mode,
                                     RESOLVE_BENEATH_ | RESOLVE_NO_MAGICLINKS_};
             fd = (int)syscall(SYS_openat2_, dir1, n1, &how, sizeof how);
-        } else {
+        } else if (own == OWN_FD) {
             fd = openat(dir1, n1, flags | O_NOFOLLOW, mode);
             if (fd < 0 && errno == ELOOP && !(flags & (O_NOFOLLOW | O_EXCL)))
                 fd = openat(dir1, n1, flags & ~O_CREAT, mode);
+        } else {
+            /* no magic link on the way (/proc/1/fd/N, /proc/PID/root, ...): through one
+               the helper would reach what it holds, not what the caller does */
+            struct open_how_ how = {(unsigned long long)(flags | O_NOFOLLOW) | O_CLOEXEC, mode,
+                                    RESOLVE_NO_MAGICLINKS_};
+            fd = (int)syscall(SYS_openat2_, dir1, n1, &how, sizeof how);
+            if (fd < 0 && errno == ELOOP && !(flags & (O_NOFOLLOW | O_EXCL))) {
+                how.flags = (unsigned long long)(flags & ~O_CREAT) | O_CLOEXEC;
+                how.mode = 0; /* openat2 takes a mode only with O_CREAT */
+                fd = (int)syscall(SYS_openat2_, dir1, n1, &how, sizeof how);
+            }
         }
         struct statfs sfs;
         if (fd >= 0 && !own && fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_) {
@@ -463,6 +474,12 @@ static size_t json_escape(const char *in, char *out, size_t size) {
         int ok = len > 1;
         for (int i = 1; ok && i < len; i++)
             ok = (s[i] & 0xC0) == 0x80;
+        /* strict UTF-8: no overlong forms (C0, C1, E0 80-9F, F0 80-8F), no surrogates
+           (ED A0-BF), nothing past U+10FFFF (F4 90-BF, F5-F7) */
+        if (ok && (c == 0xC0 || c == 0xC1 || (c == 0xE0 && s[1] < 0xA0) ||
+                   (c == 0xED && s[1] >= 0xA0) || (c == 0xF0 && s[1] < 0x90) ||
+                   (c == 0xF4 && s[1] >= 0x90) || c > 0xF4))
+            ok = 0;
         if (c == '"' || c == '\\') {
             out[o++] = '\\';
             out[o++] = (char)c;
@@ -496,11 +513,20 @@ static pid_t host_pid(pid_t pid) {
     return line ? (pid_t)strtol(line + 5, NULL, 10) : pid;
 }
 
+/* deny lines a run writes at most (every denial is still counted): a tree that fails
+   in a loop must not fill the disk through ztsa's log */
+#define DENY_LINES 10000
+
 static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2,
                        const char *rule) {
-    __atomic_fetch_add(&H.shared->denials, 1, __ATOMIC_RELAXED);
-    if (H.plan->log_fd < 0)
+    unsigned long count = __atomic_add_fetch(&H.shared->denials, 1, __ATOMIC_RELAXED);
+    if (H.plan->log_fd < 0 || count > DENY_LINES + 1)
         return;
+    if (count == DENY_LINES + 1) {
+        syscall_name = "(more)";
+        p1 = p2 = "";
+        rule = "later denials are counted in the summary, not logged";
+    }
     pid = host_pid(pid);
     static char e1[4 * 4096 * 2], e2[4 * 4096 * 2], line[sizeof e1 + sizeof e2 + 512];
     struct timespec ts;
@@ -759,7 +785,11 @@ static struct reply decide(const struct seccomp_notif *req) {
         return RESULT(-err);
     if (call->path2 < 0 && call->op != OP_SYMLINK)
         p2[0] = 0;
-    if (call->op == OP_CREATE &&
+    /* no setuid or setgid file is made (the filter refuses chmod to them): a tree of
+       root's would leave a way to root for anyone */
+    int set_id = (call->op == OP_CREATE || call->op == OP_MKNOD) && (mode & 06000);
+    mode &= set_id ? ~06000U : ~0U;
+    if (call->op == OP_CREATE && !set_id &&
         creation_in_caller(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD, p1))
         return CONTINUE; /* the kernel performs it, as the caller's ruleset allows */
     static char rest[4097];

@@ -17,7 +17,8 @@ SAME_NR(ptrace); SAME_NR(mknod); SAME_NR(prctl); SAME_NR(openat); SAME_NR(mkdira
 SAME_NR(mknodat); SAME_NR(renameat); SAME_NR(linkat); SAME_NR(symlinkat);
 SAME_NR(sendmmsg); SAME_NR(process_vm_readv); SAME_NR(process_vm_writev);
 SAME_NR(renameat2); SAME_NR(seccomp); SAME_NR(execveat); SAME_NR(add_key);
-SAME_NR(request_key); SAME_NR(keyctl);
+SAME_NR(request_key); SAME_NR(keyctl); SAME_NR(chmod); SAME_NR(fchmod);
+SAME_NR(fchmodat);
 #ifdef SYS_io_uring_setup
 SAME_NR(io_uring_setup); SAME_NR(io_uring_enter); SAME_NR(io_uring_register);
 #endif
@@ -26,6 +27,9 @@ SAME_NR(clone3);
 #endif
 #ifdef SYS_openat2
 SAME_NR(openat2);
+#endif
+#ifdef SYS_fchmodat2
+SAME_NR(fchmodat2);
 #endif
 
 int ztsa_pidfd_getfd(int tid, int fd) {

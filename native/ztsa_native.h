@@ -124,9 +124,10 @@ struct ztsa_plan {
     int pid_ns;
     unsigned long long scoped; /* Landlock scopes of the tree (LANDLOCK_SCOPE_SIGNAL) */
     const char *run_id;    /* in every line the helper writes to the log */
-    /* the real home, hidden under an empty read-only tmpfs (NULL: not hidden), with
-       show[i] bound back into it, writable where show_rw[i] */
-    const char *hide_home;
+    /* the real homes (the user's, and $HOME when it differs), each hidden under an
+       empty read-only tmpfs, with show[i] bound back, writable where show_rw[i] */
+    const char *const *hide_homes;
+    int n_hide_homes;
     const char *const *show;
     const int *show_rw;
     int n_show;

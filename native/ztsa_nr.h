@@ -17,6 +17,8 @@ enum ztsa_nr {
     ZTSA_NR_creat = 85,
     ZTSA_NR_link = 86,
     ZTSA_NR_symlink = 88,
+    ZTSA_NR_chmod = 90,
+    ZTSA_NR_fchmod = 91,
     ZTSA_NR_umask = 95,
     ZTSA_NR_ptrace = 101,
     ZTSA_NR_mknod = 133,
@@ -30,6 +32,7 @@ enum ztsa_nr {
     ZTSA_NR_renameat = 264,
     ZTSA_NR_linkat = 265,
     ZTSA_NR_symlinkat = 266,
+    ZTSA_NR_fchmodat = 268,
     ZTSA_NR_sendmmsg = 307,
     ZTSA_NR_process_vm_readv = 310,
     ZTSA_NR_process_vm_writev = 311,
@@ -40,5 +43,6 @@ enum ztsa_nr {
     ZTSA_NR_io_uring_enter = 426,
     ZTSA_NR_io_uring_register = 427,
     ZTSA_NR_clone3 = 435,
-    ZTSA_NR_openat2 = 437
+    ZTSA_NR_openat2 = 437,
+    ZTSA_NR_fchmodat2 = 452
 };

@@ -11,6 +11,7 @@ Exit codes: 0 gate passed; 3 gate failed; 2 usage or configuration error;
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 
@@ -86,6 +87,24 @@ def _directory(path: str) -> str:
     if not os.path.isdir(path):
         raise argparse.ArgumentTypeError(f"directory {path!r} does not exist")
     return path
+
+
+def _open_own_file(path: str, append: bool = False) -> Any:
+    """A file ztsa writes (a report, the audit log), emptied first: never through a
+    symlink or into a second name of another file, which a tree confined by an earlier
+    run could have planted there (ztsa itself runs unconfined)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                 | (os.O_APPEND if append else 0), 0o644)
+    st = os.fstat(fd)
+    import stat
+
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        os.close(fd)
+        raise OSError(errno.EPERM, "not a file of its own (a hard link or a device)")
+    os.ftruncate(fd, 0)
+    f = os.fdopen(fd, "a" if append else "w", encoding="utf-8")
+    f.buffer.raw.name = path  # type: ignore[attr-defined]  # as open(path) names it
+    return f
 
 
 def _max_procs(text: str) -> int:
@@ -277,7 +296,7 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
     text = render(report, Format(args.fmt), color=_use_color(stream, args.output is not None))
     if args.output:
         try:
-            with open(args.output, "w", encoding="utf-8") as f:
+            with _open_own_file(args.output) as f:
                 f.write(text)
         except OSError as exc:
             raise UsageError(f"cannot write {args.output}: {exc.strerror}") from exc
@@ -323,8 +342,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
         # helper writes its own lines to the same file
         log = None
         if args.audit_log:
-            open(args.audit_log, "w").close()
-            log = open(args.audit_log, "a", encoding="utf-8")  # noqa: SIM115
+            log = _open_own_file(args.audit_log, append=True)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

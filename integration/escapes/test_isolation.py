@@ -504,3 +504,40 @@ def test_file_system_denials_are_counted_and_logged(run, log):
     execs = {e["pid"] for e in events if e["event"] == "exec"}
     assert all(e["pid"] in execs for e in denies)  # host pids, like the exec lines
     assert events[-1]["denied"] == 3
+
+
+def test_no_setuid_or_setgid_file_is_left_behind(run):
+    """A tree started by root keeps uid 0: a setuid-root copy of a shell left in the
+    workspace would make anyone root after the run. chmod to the bits is refused, and
+    the helper strips them from the modes of what it creates."""
+    code = ("import os, shutil, stat\n"
+            "shutil.copy('/bin/true', 'tool')\n"
+            "for mode in (0o4755, 0o2755, 0o6755):\n"
+            "    try: os.chmod('tool', mode); print('chmod', oct(mode), 'worked')\n"
+            "    except OSError as e: print('chmod', oct(mode), 'refused', e.errno)\n"
+            "try: os.close(os.open('made', os.O_CREAT | os.O_WRONLY, 0o4755))\n"
+            "except OSError as e: print('create refused', e.errno)\n"  # no helper: EPERM
+            "os.chmod('tool', 0o755)\n"
+            "print('plain chmod works')\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert "worked" not in proc.stdout and "plain chmod works" in proc.stdout
+    made = run.workspace / "made"
+    assert made.exists() or "create refused 1" in proc.stdout  # stripped, or refused
+    for path in (run.workspace / "tool", made):
+        if path.exists():
+            assert not path.stat().st_mode & 0o6000, (path, oct(path.stat().st_mode))
+
+
+def test_a_symlink_at_the_audit_log_path_is_not_followed(run):
+    """A tree may leave a symlink where the next run's --audit-log goes; ztsa, which is
+    not confined, must not truncate and write whatever it names."""
+    victim = Path(tempfile.mkdtemp(prefix="ztsa-victim-")) / "precious"
+    victim.write_text("precious data\n")
+    link = run.workspace / "planted.jsonl"
+    link.symlink_to(victim)
+    argv, _ = run.command("/bin/true", log=False, extra=["--audit-log", str(link)])
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                          cwd=run.workspace)
+    assert proc.returncode == 2, proc.stderr  # a usage error: the file cannot be written
+    assert victim.read_text() == "precious data\n"

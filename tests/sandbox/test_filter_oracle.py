@@ -15,6 +15,7 @@ import ctypes
 import errno
 import os
 import socket
+import stat
 import struct
 import tempfile
 import termios
@@ -112,6 +113,15 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
         if family not in FAMILIES:
             rule(eafnosupport, "socket", scmp.Arg(0, scmp.EQ, family))
     rule(eafnosupport, "socket", scmp.Arg(0, scmp.GT, max(FAMILIES)))
+    for name, arg in (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2)):
+        for bit in (stat.S_ISUID, stat.S_ISGID):  # no setuid or setgid bit
+            rule(eperm, name, bit_set(arg, bit))
+    if not trace_fs:  # nor a new file with one, where no helper strips the bits
+        for bit in (stat.S_ISUID, stat.S_ISGID):
+            for name, arg in (("creat", 1), ("mknod", 1), ("mknodat", 2)):
+                rule(eperm, name, bit_set(arg, bit))
+            rule(eperm, "open", bit_set(1, os.O_CREAT), bit_set(2, bit))
+            rule(eperm, "openat", bit_set(2, os.O_CREAT), bit_set(3, bit))
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCSTI))
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCLINUX))
     rule(USER_NOTIF if notify_connect else NET, "connect")
@@ -215,7 +225,8 @@ MIXED = (0xFFFFFFFF00000000, 0x00000000FFFFFFFF, 0x0000000100000000, 1, 0x7FFF00
 HIGH_HALVES = (0, 1 << 32, 0xFFFFFFFF << 32)
 # every value the policy compares against, its neighbours, and a few bit patterns
 TRIGGERS = (*FAMILIES, AF_NETLINK, AF_PACKET, termios.TIOCSTI, termios.TIOCLINUX,
-            PR_SET_SECCOMP, PR_SET_DUMPABLE, os.O_CREAT, CLONE_UNTRACED)
+            PR_SET_SECCOMP, PR_SET_DUMPABLE, os.O_CREAT, CLONE_UNTRACED, stat.S_ISUID,
+            stat.S_ISGID, 0o4755, 0o2755, 0o755)
 VALUES = sorted({
     0, 3, 9, 11, 0x1000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, SIGCHLD, PR_SET_NO_NEW_PRIVS,
     *TRIGGERS, *(v + 1 for v in TRIGGERS), *(v - 1 for v in TRIGGERS),
@@ -226,7 +237,8 @@ VALUES = sorted({
 })
 # the syscalls whose verdict depends on an argument, and which argument
 ARG_DEPENDENT = {"clone": 0, "socket": 0, "ioctl": 1, "prctl": 0, "open": 1, "openat": 2,
-                 "sendto": 4}
+                 "sendto": 4, "chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2,
+                 "creat": 1, "mknod": 1, "mknodat": 2}
 NUMBERS = range(512)  # past the last syscall of both tables (456 in libseccomp 2.5.4)
 OUT_OF_RANGE = (512, 600, 1000, 0xFFFF, 0x3FFFFFFF, 0x7FFFFFFF, 0x80000000, 0xBFFFFFFF,
                 0xFFFFFFFE, 0xFFFFFFFF)
@@ -260,6 +272,10 @@ def cases() -> Iterator[Case]:
     yield Case(X86_64, sysno("open"), (0x7FFC0000, os.O_CREAT | os.O_WRONLY, 0o644, 0, 0, 0))
     yield Case(X86_64, sysno("openat"), (AT_FDCWD, 0x7FFC0000, os.O_CREAT, 0o600, 0, 0))
     yield Case(X86_64, sysno("openat"), (AT_FDCWD, 0x7FFC0000, os.O_RDONLY, 0, 0, 0))
+    for mode in (0o4755, 0o2755, 0o755, 0o6000 | (0xFFFF << 32)):
+        yield Case(X86_64, sysno("open"), (0x7FFC0000, os.O_CREAT | os.O_WRONLY, mode, 0, 0, 0))
+        yield Case(X86_64, sysno("openat"), (AT_FDCWD, 0x7FFC0000, os.O_CREAT, mode, 0, 0))
+        yield Case(X86_64, sysno("openat"), (AT_FDCWD, 0x7FFC0000, os.O_RDONLY, mode, 0, 0))
     yield Case(X86_64, sysno("sendto"), (3, 0x7FFC0000, 12, 0, 0, 0))
     yield Case(X86_64, sysno("sendto"), (3, 0x7FFC0000, 12, 0, 0x7FFC1000, 16))
     yield Case(X86_64, sysno("sendto"), (3, 0x7FFC0000, 12, 0, 0x7FFF00000000, 16))  # high only

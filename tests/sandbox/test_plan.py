@@ -7,8 +7,8 @@ from ztsa.sandbox.plan import home_view
 
 def _tree(tmp_path):
     home = tmp_path / "home"
-    for d in ("proj", ".cargo/bin", ".rustup", ".pyenv/versions/3.11/bin", "shared",
-              ".ssh"):
+    for d in ("proj", ".cargo/bin", ".rustup", ".pyenv/versions/3.11/bin",
+              ".pyenv/versions/3.11/lib", "shared", ".ssh", ".local/bin", ".local/share"):
         (home / d).mkdir(parents=True)
     (home / ".pyenv/versions/3.11/bin/python").write_text("")
     return home
@@ -25,13 +25,22 @@ def test_what_is_shown(tmp_path):
         str(home / "proj"): True,  # the workspace: writable
         str(home / ".cargo/bin"): False,  # PATH
         str(home / ".rustup"): False,  # named by CMD's environment
-        str(home / ".pyenv/versions/3.11"): False,  # CMD's own installation
+        str(home / ".pyenv/versions/3.11/bin"): False,  # CMD's own directory
+        str(home / ".pyenv/versions/3.11/lib"): False,  # and its installation's lib
         str(home / "shared"): False,  # --allow-read
     }
     # parents before what lies in them, so that nested binds land in place
     paths = [p for p, _ in view.show]
     assert paths == sorted(paths, key=len)
     assert str(home / ".ssh") not in paths
+
+
+def test_a_user_installed_program_shows_not_the_whole_prefix(tmp_path):
+    home = _tree(tmp_path)
+    (home / ".local/bin/tool").write_text("")
+    view = home_view(str(home), "/work", [], {"PATH": "/usr/bin"},
+                     str(home / ".local/bin/tool"), [])
+    assert view is not None and dict(view.show) == {str(home / ".local/bin"): False}
 
 
 def test_a_program_directly_in_a_bin_of_the_home_shows_only_that_bin(tmp_path):

@@ -12,6 +12,10 @@ What it does (x86_64):
   EPERM (no way around the tracer, no nested filter or listener);
 - the key management calls keyctl, add_key and request_key: EPERM (the tree reads no
   keyring, its own fresh session keyring included, and leaves no key behind);
+- chmod, fchmod, fchmodat and fchmodat2 with the setuid or setgid bit: EPERM (a tree
+  started by root keeps uid 0: a setuid-root file it left would make anyone root
+  after the run); without the file helper (which strips the bits from the modes of
+  what it creates) so are open/openat with O_CREAT, creat, mknod and mknodat with them;
 - clone with CLONE_UNTRACED: EPERM; clone3: ENOSYS, so libc falls back to clone;
 - socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT;
 - ioctl TIOCSTI and TIOCLINUX (terminal injection): EPERM;
@@ -61,6 +65,8 @@ NR: dict[str, int] = {name.removeprefix("ZTSA_NR_"): int(value) for name, value 
 FS_TRACED = ("umask", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
              "link", "linkat", "rename", "renameat", "renameat2", "bind")
 O_CREAT = 0o100
+SET_ID = 0o6000  # S_ISUID | S_ISGID
+CHMODS = (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2))  # (name, mode arg)
 TRACED = ("connect", "sendmsg", "sendmmsg", "execve", "execveat")
 DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl", "add_key",
           "request_key", "io_uring_setup",
@@ -139,6 +145,21 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
             "trace_fs",
             (RET, 0, 0, RET_USER_NOTIF),
         ]
+    else:  # no helper to strip the setuid and setgid bits from new files' modes
+        fs_checks = [(JEQ, "open", 0, NR["open"]), (JEQ, "openat", 0, NR["openat"]),
+                     (JEQ, "chmod_1", 0, NR["creat"]), (JEQ, "chmod_1", 0, NR["mknod"]),
+                     (JEQ, "chmod_2", 0, NR["mknodat"])]
+        fs = [
+            "open",
+            (LD_ABS, 0, 0, arg_lo(1)),
+            (JSET, "chmod_2", "allow", O_CREAT),
+            "openat",
+            (LD_ABS, 0, 0, arg_lo(2)),
+            (JSET, "chmod_3", "allow", O_CREAT),
+            "chmod_3",
+            (LD_ABS, 0, 0, arg_lo(3)),
+            (JSET, "eperm", "allow", SET_ID),
+        ]
     sendto: list[Insn | str] = [
         "sendto",
         (LD_ABS, 0, 0, arg_lo(4)),
@@ -157,6 +178,7 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "ioctl", 0, NR["ioctl"]),
         (JEQ, "prctl", 0, NR["prctl"]),
         (JEQ, "enosys", 0, NR["clone3"]),
+        *((JEQ, f"chmod_{arg}", 0, NR[name]) for name, arg in CHMODS),
     ]
     if notify_connect:  # before the TRACED checks: the first equal number decides
         prog += [(JEQ, "trace_fs", 0, NR["connect"])]
@@ -181,6 +203,12 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (LD_ABS, 0, 0, arg_lo(1)),
         (JEQ, "eperm", 0, TIOCSTI),
         (JEQ, "eperm", "allow", TIOCLINUX),
+        "chmod_1",
+        (LD_ABS, 0, 0, arg_lo(1)),
+        (JSET, "eperm", "allow", SET_ID),
+        "chmod_2",
+        (LD_ABS, 0, 0, arg_lo(2)),
+        (JSET, "eperm", "allow", SET_ID),
         "prctl",
         (LD_ABS, 0, 0, arg_lo(0)),
         (JEQ, "eperm", 0, PR_SET_SECCOMP),

@@ -119,7 +119,7 @@ def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
 
 
 def plan(abi: int, writable_dirs: list[str], home: str | None,
-         limit: int = 4096) -> Plan:
+         limit: int = 4096, also: list[str] | None = None) -> Plan:
     """The ruleset. When the directories leading to the credential paths hold more
     entries than `limit` read rules, reads are not handled and that control is listed
     as missing (refused under untrusted, recorded otherwise)."""
@@ -134,7 +134,8 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
         elif os.path.exists(dev):
             rules.append((dev, write & FILE_RIGHTS))
     if handled:
-        hidden = [os.path.join(home, c) for c in CREDENTIALS] if home else []
+        homes = dict.fromkeys(h for h in [home, *(also or [])] if h)  # $HOME too
+        hidden = [os.path.join(h, c) for h in homes for c in CREDENTIALS]
         hidden += [*SYSTEM_SECRETS, *system_host_keys()]
         try:
             rules += read_rules(hidden, limit)

@@ -152,7 +152,7 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.run_id = cstr(plan.run_id)
     c.max_procs, c.max_memory = plan.max_procs, plan.max_memory
     if plan.home is not None:
-        c.hide_home = cstr(plan.home.home)
+        c.hide_homes, c.n_hide_homes = strings(list(plan.home.homes))
         c.show, c.n_show = strings([path for path, _ in plan.home.show])
         show_rw = ffi.new("int[]", [int(rw) for _, rw in plan.home.show] or [0])
         keep.append(show_rw)

@@ -37,12 +37,17 @@ class Connects(IntEnum):
 
 
 class HomeView(NamedTuple):
-    """The real home under an empty read-only tmpfs, with `show` bound back: (path,
-    writable) for the writable places in it, and read-only for the directories CMD's
-    PATH and environment name, CMD's own installation and --allow-read."""
+    """The real homes (the user's, and $HOME when it differs) under empty read-only
+    tmpfs mounts, with `show` bound back: (path, writable) for the writable places in
+    them, and read-only for the directories CMD's PATH and environment name, CMD's own
+    installation and --allow-read."""
 
-    home: str
+    homes: tuple[str, ...]
     show: tuple[tuple[str, bool], ...]
+
+    @property
+    def home(self) -> str:
+        return self.homes[0]
 
 
 class RunPlan(NamedTuple):
@@ -95,11 +100,30 @@ def _inside(path: str, top: str) -> bool:
 
 
 def home_view(real_home: str | None, workspace: str, writable: list[str],
-              env: dict[str, str], program: str, allow_read: list[str]) -> HomeView | None:
+              env: dict[str, str], program: str, allow_read: list[str],
+              also: list[str] | None = None) -> HomeView | None:
     """What of the real home the tree sees; None when it cannot be hidden (no home, or
-    one that holds the workspace or is named whole by a writable place or --allow-read)."""
+    one that holds the workspace or is named whole by a writable place or --allow-read).
+    also: other homes to hide the same way ($HOME), skipped where they cannot be."""
     if not real_home:
         return None
+    view = _home_view(real_home, workspace, writable, env, program, allow_read)
+    for other in also or []:
+        extra = _home_view(other, workspace, writable, env, program, allow_read)
+        if view is None:
+            view = extra
+        elif extra is not None and extra.home not in view.homes and not any(
+                _inside(extra.home, h) or _inside(h, extra.home) for h in view.homes):
+            show = dict(view.show)
+            for path, rw in extra.show:
+                show[path] = show.get(path, False) or rw
+            view = HomeView((*view.homes, extra.home),
+                            tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))))
+    return view
+
+
+def _home_view(real_home: str, workspace: str, writable: list[str], env: dict[str, str],
+               program: str, allow_read: list[str]) -> HomeView | None:
     home = os.path.realpath(real_home)
     if home == "/" or workspace == home or _inside(home, workspace):
         return None
@@ -112,9 +136,11 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
             show[real] = True
     named = [*env.get("PATH", "").split(":"),
              *(v for v in env.values() if v.startswith("/") and ":" not in v)]
+    # CMD's own directory, and beside it the lib of an installation (an interpreter's
+    # stdlib), never the whole prefix (~/.local holds histories and keyrings)
     exe = os.path.realpath(program)
-    prefix = os.path.dirname(os.path.dirname(exe))  # an interpreter's lib beside its bin
-    named += [prefix if _inside(prefix, home) else os.path.dirname(exe)]
+    prefix = os.path.dirname(os.path.dirname(exe))
+    named += [os.path.dirname(exe), os.path.join(prefix, "lib"), os.path.join(prefix, "lib64")]
     for p in allow_read:
         real = os.path.realpath(p)
         if real == home:
@@ -124,7 +150,7 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
         real = os.path.realpath(p) if p else ""
         if real and _inside(real, home) and os.path.exists(real):
             show.setdefault(real, False)
-    return HomeView(home, tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))))
+    return HomeView((home,), tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))))
 
 
 
@@ -139,7 +165,7 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          keep_fds: list[int], log_fd: int | None, log_path: str | None = None,
          pid_ns: bool = False, run_id: str = "", real_home: str | None = None,
          allow_read: list[str] | None = None, max_procs: int = 0,
-         max_memory: int = 0) -> RunPlan:
+         max_memory: int = 0, also_homes: list[str] | None = None) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace)."""
@@ -175,5 +201,5 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         home=None if ns == Namespaces.NONE else home_view(
             real_home, policy.workspace,
             [path for path, rights in fs.rules if rights & landlock.WRITE_FILE],
-            env, program, allow_read or []),
+            env, program, allow_read or [], also_homes),
         max_procs=max_procs, max_memory=max_memory)

@@ -27,7 +27,8 @@ AGENT_FILES = (
     "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".cursor",
     ".windsurfrules", ".clinerules", ".claude", ".mcp.json", ".codex", ".gemini",
     ".vscode", ".github/copilot-instructions.md", ".github/instructions", ".devcontainer",
-    ".envrc", ".git/hooks", ".git/config", ".ztsa.toml", ".ztsa",
+    ".envrc", ".git/hooks", ".git/config", ".git/config.worktree", ".git/commondir",
+    ".ztsa.toml", ".ztsa",
 )
 
 

@@ -105,8 +105,11 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir,
                   max_procs=max_procs, max_memory=max_memory)
         writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
-        real_home = os.environ.get("HOME") or _passwd_home()
-        fs = landlock.plan(nat.landlock_abi(), writable, real_home)
+        # the user's home by the password database: $HOME is the caller's to set (and
+        # a tree of an earlier run may have written the script that set it)
+        real_home = _passwd_home() or os.environ.get("HOME")
+        fs = landlock.plan(nat.landlock_abi(), writable, real_home,
+                           also=[h for h in [os.environ.get("HOME")] if h])
         ns = plan.namespaces(os.geteuid() == 0 or nat.userns_available())
         missing = list(fs.missing)
         if ns == plan.Namespaces.NONE:
@@ -152,7 +155,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     log_stream.fileno() if log_stream is not None else None,
                     log_path=getattr(log_stream, "name", None), pid_ns=nat.pidns_available(),
                     run_id=log.run, real_home=real_home, allow_read=allow_read,
-                    max_procs=limits[0], max_memory=limits[1])
+                    max_procs=limits[0], max_memory=limits[1],
+                    also_homes=[h for h in [os.environ.get("HOME")] if h])
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP)
