@@ -541,3 +541,24 @@ def test_a_symlink_at_the_audit_log_path_is_not_followed(run):
                           cwd=run.workspace)
     assert proc.returncode == 2, proc.stderr  # a usage error: the file cannot be written
     assert victim.read_text() == "precious data\n"
+
+
+def test_devices_are_read_only_where_programs_need_them(run):
+    """A tree started by root reads every device root owns otherwise: block devices
+    (the whole disk on an ordinary host), loop devices, the console's screen."""
+    import stat as st
+
+    raw = [os.path.join("/dev", n) for n in sorted(os.listdir("/dev"))
+           if n.startswith(("loop", "vcs", "sd", "vd", "nvme", "tty1", "mem", "kmsg"))]
+    raw = [p for p in raw if st.S_ISBLK(os.stat(p).st_mode) or st.S_ISCHR(os.stat(p).st_mode)]
+    if not raw:
+        pytest.skip("no raw device here to try")
+    code = ("import os, sys\n"
+            "for p in sys.argv[1:]:\n"
+            "    try: os.close(os.open(p, os.O_RDONLY | os.O_NONBLOCK)); print(p, 'opened')\n"
+            "    except OSError as e: print(p, 'refused')\n"
+            "print(len(open('/dev/urandom', 'rb').read(4)), open('/dev/null').read() == '')\n")
+    proc, _ = run(run.python, "-c", code, *raw)
+    assert proc.returncode == 0, proc.stderr
+    assert " opened" not in proc.stdout, proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "4 True"

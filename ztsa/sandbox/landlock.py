@@ -37,6 +37,11 @@ SYSTEM_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-"
                   "/etc/security/opasswd", "/etc/ssl/private", "/etc/sudoers",
                   "/etc/sudoers.d")
 SSH_HOST_KEYS = "/etc/ssh"  # its ssh_host_*_key files (the .pub ones stay readable)
+# /dev is read only where a program needs it: a tree started by root reads every device
+# root owns otherwise (disks, loop devices, the console's screen and input)
+READABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+                    "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm", "/dev/fd", "/dev/stdin",
+                    "/dev/stdout", "/dev/stderr")
 # writable devices; directories get every handled right, files the file rights
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts",
            "/dev/shm")
@@ -136,9 +141,12 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
     if handled:
         homes = dict.fromkeys(h for h in [home, *(also or [])] if h)  # $HOME too
         hidden = [os.path.join(h, c) for h in homes for c in CREDENTIALS]
-        hidden += [*SYSTEM_SECRETS, *system_host_keys()]
+        hidden += [*SYSTEM_SECRETS, *system_host_keys(), "/dev"]
         try:
             rules += read_rules(hidden, limit)
+            rules += [(d, READ if os.path.isdir(d) else READ & FILE_RIGHTS)
+                      for d in READABLE_DEVICES
+                      if os.path.exists(d) and not os.path.islink(d)]
         except OSError:
             handled &= ~READ
             missing.append(f"Landlock read rules for the credential paths of {home} (the "
