@@ -160,6 +160,18 @@ static void make_mountpoint(const char *path, int is_dir) {
         close(open(buf, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
 }
 
+/* Bind fd (an O_PATH descriptor taken before a tmpfs covered it) back onto path in that
+   tmpfs. 0 or -errno. */
+static int bind_back(int fd, const char *path) {
+    struct stat st;
+    char from[64];
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    make_mountpoint(path, S_ISDIR(st.st_mode));
+    snprintf(from, sizeof from, "/proc/self/fd/%d", fd);
+    return mount(from, path, NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
+}
+
 /* The real home hidden: an empty tmpfs over it, read-only, with what the plan shows
    bound back from descriptors taken before it covers them (the workspace and other
    writable places writable; the directories CMD's PATH and environment name, CMD's own
@@ -183,15 +195,11 @@ static int hide_homes(const struct ztsa_plan *plan) {
             r = -errno;
     }
     for (int i = 0; !r && i < plan->n_show; i++) {
-        struct stat st;
-        char from[64];
-        if (fds[i] < 0 || fstat(fds[i], &st) < 0)
+        if (fds[i] < 0)
             continue;
-        make_mountpoint(plan->show[i], S_ISDIR(st.st_mode));
-        snprintf(from, sizeof from, "/proc/self/fd/%d", fds[i]);
-        if (mount(from, plan->show[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
-            (!plan->show_rw[i] && syscall(SYS_mount_setattr, AT_FDCWD, plan->show[i],
-                                          AT_RECURSIVE, &ro, sizeof ro) < 0))
+        r = bind_back(fds[i], plan->show[i]);
+        if (!r && !plan->show_rw[i] && syscall(SYS_mount_setattr, AT_FDCWD, plan->show[i],
+                                               AT_RECURSIVE, &ro, sizeof ro) < 0)
             r = -errno;
     }
     for (int h = 0; !r && h < plan->n_hide_homes; h++) {
@@ -400,21 +408,9 @@ static void tree_mounts(const struct ztsa_plan *plan, int efd) {
         for (int i = 0; i < plan->n_write; i++) {
             if (keep[i] < 0)
                 continue;
-            char path[4097], from[64];
-            snprintf(path, sizeof path, "%s", plan->write_paths[i]);
-            for (char *p = path + 9; (p = strchr(p, '/')); p++) {
-                *p = 0;
-                mkdir(path, 0755);
-                *p = '/';
-            }
-            struct stat was;
-            if (fstat(keep[i], &was) == 0 && S_ISDIR(was.st_mode))
-                mkdir(path, 0700);
-            else
-                close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-            snprintf(from, sizeof from, "/proc/self/fd/%d", keep[i]);
-            if (mount(from, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-                fail_at(efd, ZTSA_STEP_INIT, errno);
+            int r = bind_back(keep[i], plan->write_paths[i]);
+            if (r < 0)
+                fail_at(efd, ZTSA_STEP_INIT, -r);
             close(keep[i]);
         }
         free(keep);

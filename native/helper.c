@@ -455,12 +455,7 @@ static void use_umask_of(pid_t pid) {
 }
 
 static unsigned int tracee_umask_read(pid_t pid) {
-    char where[64], buf[2048];
-    snprintf(where, sizeof where, "%d/status", pid);
-    if (!read_proc_at(H.proc, where, buf, sizeof buf))
-        return 022;
-    char *line = strstr(buf, "\nUmask:");
-    return line ? (unsigned int)strtoul(line + 7, NULL, 8) & 0777 : 022;
+    return (unsigned int)proc_status_field(H.proc, pid, "Umask", 8, 022) & 0777;
 }
 
 /* JSON string body: quotes, backslashes and control bytes escaped; bytes of invalid

@@ -31,6 +31,9 @@
 /* util.c */
 int read_proc(const char *path, char *buf, size_t size);
 int read_proc_at(int dirfd, const char *path, char *buf, size_t size);
+/* A number field ("Tgid", "PPid", "Umask") of pid's status file in the procfs proc (a
+   directory fd, or AT_FDCWD for /proc), in base; fallback when it cannot be read. */
+long proc_status_field(int proc, int pid, const char *field, int base, long fallback);
 void close_all_but(const int *keep, int n, const int *more, int n_more);
 
 /* landlock.c (in the child) */

@@ -119,12 +119,7 @@ static void drop(int tid) {
 }
 
 static int tgid_from_proc(int tid) {
-    char where[64], buf[2048];
-    snprintf(where, sizeof where, "/proc/%d/status", tid);
-    if (!read_proc(where, buf, sizeof buf))
-        return tid;
-    char *line = strstr(buf, "\nTgid:");
-    return line ? (int)strtol(line + 6, NULL, 10) : tid;
+    return (int)proc_status_field(AT_FDCWD, tid, "Tgid", 10, tid);
 }
 
 /* ---- the run ---- */
@@ -221,12 +216,7 @@ unsigned long ztsa_trace_connects(void) {
 }
 
 static int ppid_from_proc(int tid) {
-    char where[64], buf[2048];
-    snprintf(where, sizeof where, "/proc/%d/status", tid);
-    if (!read_proc(where, buf, sizeof buf))
-        return 0;
-    char *line = strstr(buf, "\nPPid:");
-    return line ? (int)strtol(line + 7, NULL, 10) : 0;
+    return (int)proc_status_field(AT_FDCWD, tid, "PPid", 10, 0);
 }
 
 /* The keeper's first process is the helper; the helper's first is CMD. parent: the new

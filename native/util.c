@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -55,6 +56,16 @@ int read_proc_at(int dirfd, const char *path, char *buf, size_t size) {
     close(fd);
     buf[n > 0 ? n : 0] = 0;
     return n > 0;
+}
+
+long proc_status_field(int proc, int pid, const char *field, int base, long fallback) {
+    char where[64], buf[2048], key[32];
+    snprintf(where, sizeof where, "%s%d/status", proc == AT_FDCWD ? "/proc/" : "", pid);
+    int n = snprintf(key, sizeof key, "\n%s:", field);
+    if (!read_proc_at(proc, where, buf, sizeof buf))
+        return fallback;
+    char *line = strstr(buf, key);
+    return line ? strtol(line + n, NULL, base) : fallback;
 }
 
 /* Close every fd from 3 up but those in keep and more (-1 entries ignored), the gaps
