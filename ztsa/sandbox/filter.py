@@ -129,37 +129,27 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
     ptrace stop (the mode without an audit log and without wildcards)."""
     if notify_connect and not trace_fs:
         raise ValueError("notify_connect needs the file helper (trace_fs)")
-    fs: list[Insn | str] = []
-    fs_checks: list[Insn | str] = []
+    # an O_CREAT open goes to the file helper, or, with none to strip the setuid and
+    # setgid bits from new files' modes, to the check of its mode argument
+    creates = ("trace_fs", "trace_fs") if trace_fs else ("chmod_2", "chmod_3")
+    fs_checks: list[Insn | str] = [(JEQ, "open", 0, NR["open"]),
+                                   (JEQ, "openat", 0, NR["openat"])]
+    fs: list[Insn | str] = [
+        "open",
+        (LD_ABS, 0, 0, arg_lo(1)),
+        (JSET, creates[0], "allow", O_CREAT),
+        "openat",
+        (LD_ABS, 0, 0, arg_lo(2)),
+        (JSET, creates[1], "allow", O_CREAT),
+    ]
     if trace_fs:
-        fs_checks = [(JEQ, "open", 0, NR["open"]), (JEQ, "openat", 0, NR["openat"]),
-                     (JEQ, "enosys", 0, NR["openat2"])]
+        fs_checks += [(JEQ, "enosys", 0, NR["openat2"])]
         fs_checks += [(JEQ, "trace_fs", 0, NR[name]) for name in FS_TRACED]
-        fs = [
-            "open",
-            (LD_ABS, 0, 0, arg_lo(1)),
-            (JSET, "trace_fs", "allow", O_CREAT),
-            "openat",
-            (LD_ABS, 0, 0, arg_lo(2)),
-            (JSET, "trace_fs", "allow", O_CREAT),
-            "trace_fs",
-            (RET, 0, 0, RET_USER_NOTIF),
-        ]
-    else:  # no helper to strip the setuid and setgid bits from new files' modes
-        fs_checks = [(JEQ, "open", 0, NR["open"]), (JEQ, "openat", 0, NR["openat"]),
-                     (JEQ, "chmod_1", 0, NR["creat"]), (JEQ, "chmod_1", 0, NR["mknod"]),
-                     (JEQ, "chmod_2", 0, NR["mknodat"])]
-        fs = [
-            "open",
-            (LD_ABS, 0, 0, arg_lo(1)),
-            (JSET, "chmod_2", "allow", O_CREAT),
-            "openat",
-            (LD_ABS, 0, 0, arg_lo(2)),
-            (JSET, "chmod_3", "allow", O_CREAT),
-            "chmod_3",
-            (LD_ABS, 0, 0, arg_lo(3)),
-            (JSET, "eperm", "allow", SET_ID),
-        ]
+        fs += ["trace_fs", (RET, 0, 0, RET_USER_NOTIF)]
+    else:
+        fs_checks += [(JEQ, "chmod_1", 0, NR["creat"]), (JEQ, "chmod_1", 0, NR["mknod"]),
+                      (JEQ, "chmod_2", 0, NR["mknodat"])]
+        fs += ["chmod_3", (LD_ABS, 0, 0, arg_lo(3)), (JSET, "eperm", "allow", SET_ID)]
     sendto: list[Insn | str] = [
         "sendto",
         (LD_ABS, 0, 0, arg_lo(4)),

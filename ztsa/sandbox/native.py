@@ -183,7 +183,8 @@ def _namespaces() -> int:
 
 def userns_available() -> bool:
     """Can this process create a user namespace (as root: a mount namespace)?"""
-    return _namespaces() not in (1,) and _namespaces() >= 0
+    code = _namespaces()
+    return code >= 0 and code != 1
 
 
 def pidns_available() -> bool:

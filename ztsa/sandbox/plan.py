@@ -102,56 +102,40 @@ def _inside(path: str, top: str) -> bool:
 def home_view(real_home: str | None, workspace: str, writable: list[str],
               env: dict[str, str], program: str, allow_read: list[str],
               also: list[str] | None = None) -> HomeView | None:
-    """What of the real home the tree sees; None when it cannot be hidden (no home, or
-    one that holds the workspace or is named whole by a writable place or --allow-read).
-    also: other homes to hide the same way ($HOME), skipped where they cannot be."""
-    if not real_home:
+    """What of the real homes (real_home, and `also`: $HOME when it differs) the tree
+    sees. A home stays visible where it holds the workspace, or a writable place or
+    --allow-read names it whole; None when no home is left to hide."""
+    writable = [os.path.realpath(d) for d in writable]
+    readable = [os.path.realpath(p) for p in allow_read]
+    homes: list[str] = []
+    for given in [real_home, *(also or [])] if real_home else []:
+        home = os.path.realpath(given)
+        if (home == "/" or workspace == home or _inside(home, workspace)
+                or home in writable or home in readable
+                or any(home == h or _inside(home, h) or _inside(h, home) for h in homes)):
+            continue
+        homes.append(home)
+    if not homes:
         return None
-    view = _home_view(real_home, workspace, writable, env, program, allow_read)
-    for other in also or []:
-        extra = _home_view(other, workspace, writable, env, program, allow_read)
-        if view is None:
-            view = extra
-        elif extra is not None and extra.home not in view.homes and not any(
-                _inside(extra.home, h) or _inside(h, extra.home) for h in view.homes):
-            show = dict(view.show)
-            for path, rw in extra.show:
-                show[path] = show.get(path, False) or rw
-            view = HomeView((*view.homes, extra.home),
-                            tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))))
-    return view
 
+    def in_a_home(path: str) -> bool:
+        return any(_inside(path, h) for h in homes)
 
-def _home_view(real_home: str, workspace: str, writable: list[str], env: dict[str, str],
-               program: str, allow_read: list[str]) -> HomeView | None:
-    home = os.path.realpath(real_home)
-    if home == "/" or workspace == home or _inside(home, workspace):
-        return None
-    show: dict[str, bool] = {}
-    for d in writable:
-        real = os.path.realpath(d)
-        if real == home:
-            return None
-        if _inside(real, home):
-            show[real] = True
-    named = [*env.get("PATH", "").split(":"),
-             *(v for v in env.values() if v.startswith("/") and ":" not in v)]
+    show = {d: True for d in writable if in_a_home(d)}
     # CMD's own directory, and beside it the lib of an installation (an interpreter's
     # stdlib), never the whole prefix (~/.local holds histories and keyrings)
     exe = os.path.realpath(program)
     prefix = os.path.dirname(os.path.dirname(exe))
-    named += [os.path.dirname(exe), os.path.join(prefix, "lib"), os.path.join(prefix, "lib64")]
-    for p in allow_read:
-        real = os.path.realpath(p)
-        if real == home:
-            return None
-        named.append(real)
+    named = [*env.get("PATH", "").split(":"),
+             *(v for v in env.values() if v.startswith("/") and ":" not in v),
+             os.path.dirname(exe), os.path.join(prefix, "lib"), os.path.join(prefix, "lib64"),
+             *readable]
     for p in named:
         real = os.path.realpath(p) if p else ""
-        if real and _inside(real, home) and os.path.exists(real):
+        if real and in_a_home(real) and os.path.exists(real):
             show.setdefault(real, False)
-    return HomeView((home,), tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))))
-
+    return HomeView(tuple(homes),
+                    tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))))
 
 
 def namespaces(userns_available: bool) -> Namespaces:

@@ -101,14 +101,16 @@ def parse_net(spec: str) -> NetRule:
     return NetRule(spec, tuple(ipaddress.ip_network(a) for a in addrs), port)
 
 
-# why a destination is denied (the native decision's reasons, ztsa_native.h: ztsa_why)
-DENIALS = {
+# the native decision's reasons (ztsa_native.h: enum ztsa_why; > 0 allows), as the log
+# words them
+ALLOW_RULE, ALLOW_PEER, ALLOW_UNIX, DENY_UNNAMED = 1, 3, 5, -4
+REASONS = {
+    2: "disconnect", 3: "no destination", 4: "no destination", 6: "inside the workspace",
     -1: "not in --allow-net", -2: "unsupported family",
     -3: "abstract Unix socket not in --allow-unix", -4: "unnamed Unix socket",
     -5: "Unix socket outside the workspace, not in --allow-unix", -6: "unresolvable path",
 }
 RULE_DNS = -2  # ztsa_native.h: a resolver on port 53
-ALLOW_PEER, DENY_UNNAMED = 3, -4  # enum ztsa_why
 CONNECT, SEND = 0, 1  # enum ztsa_call
 
 
@@ -180,12 +182,11 @@ class Policy:
         return Decision(why > 0, self.explain(why, rule))
 
     def explain(self, why: int, rule: int) -> str:
-        if why == 1:  # an address rule
+        if why == ALLOW_RULE:
             return "dns" if rule == RULE_DNS else self.reasons[rule]
-        if why == 5:
+        if why == ALLOW_UNIX:
             return f"--allow-unix {self.unix[rule]}"
-        return {2: "disconnect", 3: "no destination", 4: "no destination",
-                6: "inside the workspace"}.get(why) or DENIALS.get(why, f"reason {why}")
+        return REASONS.get(why, f"reason {why}")
 
     def decide_ip(self, addr: IPAddress, port: int) -> Decision:
         """A connect to addr:port (for tests and callers with an address object)."""
