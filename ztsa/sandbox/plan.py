@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from enum import IntEnum
 
+from ztsa import gitlayout
 from ztsa.records import NamedTuple
 from ztsa.sandbox import landlock, protect
 from ztsa.sandbox.filter import build
@@ -149,10 +150,12 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          keep_fds: list[int], log_fd: int | None, log_path: str | None = None,
          pid_ns: bool = False, run_id: str = "", real_home: str | None = None,
          allow_read: list[str] | None = None, max_procs: int = 0,
-         max_memory: int = 0, also_homes: list[str] | None = None) -> RunPlan:
+         max_memory: int = 0, also_homes: list[str] | None = None,
+         git: gitlayout.Layout | None = None) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
-    file when it lies in the workspace)."""
+    file when it lies in the workspace); git: the workspace's repositories, when
+    already found."""
     log = log_fd is not None
     guard = None
     if ns != Namespaces.NONE:
@@ -161,7 +164,7 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         inside = real_log is not None and real_log.startswith(policy.workspace + os.sep)
         if inside and real_log is not None:
             extra.append(os.path.relpath(real_log, policy.workspace))
-        guard = protect.plan(policy.workspace, extra)
+        guard = protect.plan(policy.workspace, extra, git)
         if real_log is not None and not inside and os.path.isfile(real_log):
             guard = guard._replace(ro_paths=[*guard.ro_paths, real_log])
     if log or policy.wildcards:

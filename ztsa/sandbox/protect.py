@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 
+from ztsa import gitlayout
 from ztsa.records import NamedTuple
 
 # the agent configuration files of the confinement issue, and ztsa's own policy files
@@ -27,9 +28,9 @@ AGENT_FILES = (
     "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".cursor",
     ".windsurfrules", ".clinerules", ".claude", ".mcp.json", ".codex", ".gemini",
     ".vscode", ".github/copilot-instructions.md", ".github/instructions", ".devcontainer",
-    ".envrc", ".git/hooks", ".git/config", ".git/config.worktree", ".git/commondir",
-    ".ztsa.toml", ".ztsa",
+    ".envrc", ".husky", ".ztsa.toml", ".ztsa",
 )
+# git's own control files are added per repository that exists (git_entries)
 
 
 class Protection(NamedTuple):
@@ -80,9 +81,19 @@ def _extra_links(workspace: str, inodes: set[tuple[int, int]]) -> list[str]:
     return found
 
 
-def plan(workspace: str, extra: list[str]) -> Protection:
+def git_entries(workspace: str, layout: gitlayout.Layout | None = None) -> list[str]:
+    """The control files of every repository in the workspace, workspace-relative."""
+    layout = layout or gitlayout.find(workspace)
+    return [os.path.relpath(p, workspace) for p in gitlayout.control_paths(layout)
+            if p.startswith(workspace + os.sep)]
+
+
+def plan(workspace: str, extra: list[str], git: gitlayout.Layout | None = None
+         ) -> Protection:
+    """git: the workspace's repositories, when already found."""
     workspace = os.path.realpath(workspace)
-    entries = list(dict.fromkeys([*AGENT_FILES, *(normalise(workspace, p) for p in extra)]))
+    entries = list(dict.fromkeys([*AGENT_FILES, *git_entries(workspace, git),
+                                  *(normalise(workspace, p) for p in extra)]))
     ro: list[str] = []
     linked: set[tuple[int, int]] = set()
     for rel in entries:

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ztsa.sandbox import landlock, plan
+from ztsa.sandbox import gitguard, landlock, plan
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import PIDNS_MISSING, USERNS_MISSING
@@ -150,13 +150,17 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         log.event("summary", status=EXIT_NOT_FOUND, denied=0, execs=0)
         log.close()
         return EXIT_NOT_FOUND
+    # git's control files as they are: read-only for the tree, and the measure of what
+    # it changed (judged when it has ended)
+    layout, git_before = gitguard.before(policy.workspace)
+    allow_read = [*(allow_read or []), *gitguard.outside_gitdirs(policy.workspace, layout)]
     run = plan.make(program, argv, env, cwd, policy, fs, ns, protect_extra,
                     cap_mask(keep_caps), pass_fds,
                     log_stream.fileno() if log_stream is not None else None,
                     log_path=getattr(log_stream, "name", None), pid_ns=nat.pidns_available(),
                     run_id=log.run, real_home=real_home, allow_read=allow_read,
                     max_procs=limits[0], max_memory=limits[1],
-                    also_homes=[h for h in [os.environ.get("HOME")] if h])
+                    also_homes=[h for h in [os.environ.get("HOME")] if h], git=layout)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP)
@@ -221,6 +225,18 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     else:
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
+    moved = gitguard.audit(policy.workspace, git_before, log.run)
+    for m in moved:
+        log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
+                  replaced=m.replaced, **({"error": m.error} if m.error else {}))
+        if m.error:
+            print(f"ztsa: could not move aside {m.path} ({m.reason}): {m.error}; do not run "
+                  "git there before you have looked at it", file=sys.stderr)
+    if moved:
+        names = ", ".join(m.path for m in moved[:5]) + (", ..." if len(moved) > 5 else "")
+        print(f"ztsa: moved aside {len(moved)} file(s) that would make git run code "
+              f"outside the sandbox: {names} (see {gitguard.QUARANTINE}/{log.run}/"
+              "manifest.json)", file=sys.stderr)
     if run.pid_ns and run.max_procs and nat.procs_unlimited():
         what = "the PID namespace's own pid_max (--max-procs binds root no more)"
         print(f"ztsa: this kernel lacks {what}", file=sys.stderr)
@@ -229,7 +245,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     log.counts["connect"] += nat.helper_connects()
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
               connects=log.counts["connect"], sends=log.counts["send"],
-              killed=log.counts["kill"])
+              killed=log.counts["kill"], quarantined=len(moved))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
     print(f"ztsa: {denied} denied, {log.counts['exec']} exec(s), "
           f"{log.counts['kill']} killed at exit{where}", file=sys.stderr)

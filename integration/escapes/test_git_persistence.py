@@ -1,0 +1,278 @@
+"""Nothing the tree leaves in the workspace makes git run a program later, outside the
+sandbox. Each test plants a vector inside, then runs the real git outside after ztsa
+has exited (`status`, `commit`, `checkout`, as a person or an agent would) and judges
+one thing: whether the planted program ran (a marker file it would create)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+RUN_MODES = ("root", "user", "nouserns")
+GIT = shutil.which("git")
+pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
+ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e.invalid",
+      "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e.invalid"}
+# the tree's git: another uid owns the repositories in the unprivileged case
+INSIDE = "git -c safe.directory='*' -c protocol.file.allow=always"
+
+
+def git(*args: str | Path, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The real git, outside any sandbox, as the person who owns the workspace."""
+    env = {**os.environ, **ID, "GIT_CONFIG_COUNT": "2",
+           "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*",
+           "GIT_CONFIG_KEY_1": "protocol.file.allow", "GIT_CONFIG_VALUE_1": "always",
+           "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true"}
+    assert GIT is not None
+    return subprocess.run([GIT, *map(str, args)], cwd=cwd, env=env, capture_output=True,
+                          text=True, check=check, timeout=60)
+
+
+def open_up(path: Path) -> None:
+    """Let the unprivileged case write what the test prepared as root (modes kept
+    executable where they were)."""
+    for d, _dirs, files in os.walk(path):
+        os.chmod(d, 0o777)
+        for f in files:
+            p = os.path.join(d, f)
+            if not os.path.islink(p):
+                mode = os.stat(p).st_mode
+                os.chmod(p, 0o777 if mode & 0o111 else 0o666)
+
+
+def repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "-b", "main", ".", cwd=path)
+    (path / "README").write_text("hello\n")
+    git("add", "README", cwd=path)
+    git("commit", "-qm", "init", cwd=path)
+    return path
+
+
+def marker_script(marker: Path) -> str:
+    return f"#!/bin/sh\ntouch {marker}\nexit 0\n"
+
+
+def sh(run, script: str) -> subprocess.CompletedProcess[str]:
+    proc, _ = run("/bin/sh", "-c", script)
+    return proc
+
+
+def afterwards(where: list[Path], marker: Path) -> None:
+    """The person's git, outside: nothing planted may run."""
+    for d in where:
+        if not d.exists():
+            continue
+        git("status", cwd=d, check=False)
+        git("diff", "HEAD", cwd=d, check=False)
+        (d / "afterwards.txt").write_text("x\n")
+        git("add", "afterwards.txt", cwd=d, check=False)
+        git("commit", "-qm", "afterwards", cwd=d, check=False)
+        git("checkout", "-q", "-b", f"after-{os.urandom(2).hex()}", cwd=d, check=False)
+        git("log", "-1", cwd=d, check=False)
+    assert not marker.exists(), "a program the tree planted ran outside the sandbox"
+
+
+def test_an_existing_repositorys_config_commondir_and_hooks(run, tmp_path):
+    ws = run.workspace
+    repo(ws)
+    marker = tmp_path / "ran"
+    os.chmod(tmp_path, 0o777)
+    evil = ws / "evil"
+    open_up(ws)
+    planted = marker_script(marker)
+    proc = sh(run, f"""
+        printf '[core]\\n\\tfsmonitor = touch {marker}\\n\\tpager = touch {marker}\\n' \
+            >> .git/config
+        {INSIDE} config core.hooksPath evil/hooks
+        mkdir -p evil/hooks && printf '{planted}' > evil/hooks/pre-commit
+        chmod +x evil/hooks/pre-commit
+        printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > evil/config
+        echo evil > .git/commondir
+        printf '{planted}' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+        printf '{planted}' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout
+        true""")
+    assert proc.returncode == 0, proc.stderr
+    assert evil.exists()  # the workspace itself stays writable
+    afterwards([ws], marker)
+    assert "fsmonitor" not in (ws / ".git" / "config").read_text()
+
+
+def test_the_directory_core_hookspath_names(run, tmp_path):
+    ws = repo(run.workspace)
+    (ws / ".githooks").mkdir()
+    git("config", "core.hooksPath", ".githooks", cwd=ws)
+    (ws / ".husky").mkdir()
+    marker = tmp_path / "ran"
+    os.chmod(tmp_path, 0o777)
+    open_up(ws)
+    planted = marker_script(marker)
+    sh(run, f"""
+        for d in .githooks .husky; do
+          printf '{planted}' > $d/pre-commit; chmod +x $d/pre-commit
+          printf '{planted}' > $d/post-checkout; chmod +x $d/post-checkout
+        done
+        mv .githooks gh-old; mkdir .githooks; printf '{planted}' > .githooks/pre-commit
+        chmod +x .githooks/pre-commit; true""")
+    # husky's own hooks run .husky/<name>: the person's commit must not reach one
+    git("config", "core.hooksPath", ".husky", cwd=ws)
+    afterwards([ws], marker)
+    git("config", "core.hooksPath", ".githooks", cwd=ws)
+    afterwards([ws], marker)
+
+
+def test_a_submodules_git_directory_and_its_git_file(run, tmp_path):
+    upstream = repo(tmp_path / "upstream")
+    ws = repo(run.workspace)
+    git("submodule", "add", "-q", str(upstream), "sub", cwd=ws)
+    git("commit", "-qm", "sub", cwd=ws)
+    assert (ws / ".git" / "modules" / "sub" / "config").exists()
+    marker = tmp_path / "ran"
+    os.chmod(tmp_path, 0o777)
+    open_up(ws)
+    planted = marker_script(marker)
+    sh(run, f"""
+        m=.git/modules/sub
+        printf '{planted}' > $m/hooks/post-checkout; chmod +x $m/hooks/post-checkout
+        printf '{planted}' > $m/hooks/pre-commit; chmod +x $m/hooks/pre-commit
+        printf '[core]\\n\\tfsmonitor = touch {marker}\\n' >> $m/config
+        mkdir -p fake/objects fake/refs fake/hooks && echo 'ref: refs/heads/main' > fake/HEAD
+        printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > fake/config
+        printf '{planted}' > fake/hooks/pre-commit; chmod +x fake/hooks/pre-commit
+        echo "gitdir: ../fake" > sub/.git
+        true""")
+    afterwards([ws / "sub", ws], marker)
+
+
+def test_a_linked_worktree(run, tmp_path):
+    ws = repo(run.workspace)
+    git("worktree", "add", "-q", "wt", cwd=ws)
+    marker = tmp_path / "ran"
+    os.chmod(tmp_path, 0o777)
+    open_up(ws)
+    planted = marker_script(marker)
+    sh(run, f"""
+        mkdir -p evil/hooks evil/objects evil/refs && echo 'ref: refs/heads/main' > evil/HEAD
+        printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > evil/config
+        printf '{planted}' > evil/hooks/pre-commit; chmod +x evil/hooks/pre-commit
+        echo "$PWD/evil" > .git/worktrees/wt/commondir
+        printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > .git/worktrees/wt/config.worktree
+        true""")
+    afterwards([ws / "wt", ws], marker)
+
+
+def test_repositories_the_tree_makes(run, tmp_path):
+    ws = run.workspace
+    os.chmod(ws, 0o777)
+    marker = tmp_path / "ran"
+    os.chmod(tmp_path, 0o777)
+    planted = marker_script(marker)
+    proc = sh(run, f"""
+        set -e
+        {INSIDE} init -q -b main top && cd top
+        {INSIDE} config core.fsmonitor 'touch {marker}'
+        {INSIDE} config core.pager 'touch {marker}; cat'
+        {INSIDE} config alias.st '!touch {marker}'
+        {INSIDE} config include.path ../inc.cfg
+        {INSIDE} config user.name tree
+        printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > ../inc.cfg
+        printf '{planted}' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+        printf '{planted}' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout
+        echo hi > f && {INSIDE} add f && {INSIDE} -c user.email=t@e.invalid commit -qm one \
+            --no-verify
+        mkdir -p src ../bare/objects ../bare/refs ../bare/hooks
+        echo 'ref: refs/heads/main' > ../bare/HEAD
+        printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > ../bare/config
+        echo "gitdir: ../../bare" > src/.git
+        cd .. && ln -s top/.git/hooks linked-hooks
+        {INSIDE} init -q -b main other && rm -rf other/.git/hooks
+        ln -s "$PWD/top/.git/hooks" other/.git/hooks
+        """)
+    assert proc.returncode == 0, proc.stderr
+    assert "moved aside" in proc.stderr
+    top = ws / "top"
+    afterwards([top, top / "src", ws / "other"], marker)
+    assert git("st", cwd=top, check=False).returncode != 0  # the alias is gone
+    # the repository itself still works, with the keys git wrote for it
+    assert git("log", "--format=%s", cwd=top).stdout.split() == ["afterwards", "one"]
+    assert git("config", "user.name", cwd=top).stdout.strip() == "tree"
+    runs = list((ws / ".ztsa-quarantine").iterdir())
+    manifest = json.loads((runs[0] / "manifest.json").read_text())
+    moved = {m["path"] for m in manifest}
+    # src/.git leads to a repository in the workspace, whose config is judged in turn
+    assert {"top/.git/config", "top/.git/hooks/pre-commit", "top/.git/hooks/post-checkout",
+            "bare/config", "other/.git/hooks"} <= moved, moved
+    for m in manifest:  # what was moved aside cannot run from where it is
+        st = os.lstat(ws / m["moved_to"])
+        assert stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o111, m
+
+
+def test_the_audit_log_names_what_was_moved_aside(run, tmp_path):
+    if not run.log:
+        pytest.skip("needs the audit log")
+    ws = run.workspace
+    proc, events = run("/bin/sh", "-c", f"{INSIDE} init -q r && "
+                       "printf '#!/bin/sh\\n' > r/.git/hooks/pre-push && "
+                       "chmod +x r/.git/hooks/pre-push")
+    assert proc.returncode == 0, proc.stderr
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "audit-schema.json").read_text())
+    for e in events:
+        jsonschema.validate(e, schema)
+    moved = [e for e in events if e["event"] == "quarantine"]
+    assert [e["path"] for e in moved] == ["r/.git/hooks/pre-push"]
+    assert moved[0]["run"] == events[0]["run"]
+    assert [e["quarantined"] for e in events if e["event"] == "summary"] == [1]
+    assert not (ws / "r" / ".git" / "hooks" / "pre-push").exists()
+
+
+def test_git_keeps_working_inside(run, tmp_path):
+    """init, add, commit, branch, checkout, stash, merge, rebase, tag, a clone and a
+    fetch from a local path inside the workspace, and a repository with submodules:
+    all inside the sandbox, and nothing of it moved aside afterwards."""
+    upstream = repo(run.workspace / "upstream")
+    ws = repo(run.workspace / "main")
+    git("submodule", "add", "-q", str(upstream), "sub", cwd=ws)
+    git("commit", "-qm", "sub", cwd=ws)
+    open_up(run.workspace)
+    g = "git"
+    proc = sh(run, f"""
+        set -e
+        # the tree's own HOME: its global config (upload-pack reads no -c safe.directory)
+        git config --global safe.directory '*' && git config --global user.name t
+        git config --global user.email t@e.invalid
+        git config --global protocol.file.allow always
+        cd main
+        echo a >> README && {g} commit -qam a
+        {g} branch feature && {g} checkout -q feature
+        echo b > b && {g} add b && {g} commit -qm b
+        {g} checkout -q main && echo c > c && {g} add c && {g} commit -qm c
+        echo dirty >> README && {g} stash -q && {g} stash pop -q && {g} checkout -q README
+        {g} merge -q --no-edit feature
+        {g} checkout -q -b topic HEAD~1 && echo d > d && {g} add d && {g} commit -qm d
+        {g} rebase -q main
+        {g} tag v1
+        cd ..
+        {g} clone -q --recurse-submodules main deep
+        {g} -C main/sub log --oneline >/dev/null && echo s >> main/sub/README
+        {g} -C main/sub commit -qam s && {g} -C main add sub && {g} -C main commit -qm bump
+        {g} -C main submodule status >/dev/null
+        {g} init -q -b main fresh && cd fresh && echo x > x && {g} add x && {g} commit -qm x
+        cd .. && {g} clone -q main copy && {g} -C copy fetch -q origin
+        {g} init -q --template= bare-template && {g} init -q .
+        {g} -C copy log --oneline | wc -l
+        """)
+    assert proc.returncode == 0, proc.stderr
+    assert "moved aside" not in proc.stderr
+    assert int(proc.stdout.split()[-1]) >= 6
+    assert git("tag", cwd=ws).stdout.split() == ["v1"]
+    assert (run.workspace / "deep" / "sub" / "README").exists()
+    assert (run.workspace / ".git" / "hooks").is_dir()  # a new top-level repository
+    assert not (run.workspace / ".ztsa-quarantine").exists()

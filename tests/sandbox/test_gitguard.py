@@ -1,0 +1,146 @@
+"""The after-run audit of git's control files, on real repositories made by the real
+git (the escape suite runs it around real confined runs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from ztsa import gitlayout
+from ztsa.sandbox import gitguard
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def git(*args, cwd):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e.invalid"}
+    return subprocess.run(["git", *map(str, args)], cwd=cwd, env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def ws(tmp_path):
+    w = tmp_path / "ws"
+    w.mkdir()
+    git("init", "-q", ".", cwd=w)
+    git("commit", "-q", "--allow-empty", "-m", "a", cwd=w)
+    return w
+
+
+def test_rendered_configs_read_back_the_same(tmp_path):
+    entries = [("core.bare", "false"), ("remote.my.host.url", "/a b/#c;d"),
+               ("remote.my.host.fetch", "+refs/heads/*:refs/remotes/x/*"),
+               ('branch.we"ird\\.merge', 'tab\there "quote" back\\slash'),
+               ("user.name", " spaced "), ("user.email", "line\nbreak")]
+    text = gitguard.render_config(entries)
+    assert gitguard.config_entries(text) == entries
+
+
+def test_git_reads_no_include_while_judging(tmp_path):
+    secret = tmp_path / "inc"
+    secret.write_text("[core]\n\tfsmonitor = x\n")
+    text = f"[include]\n\tpath = {secret}\n".encode()
+    assert gitguard.config_entries(text) == [("include.path", str(secret))]
+
+
+@pytest.mark.parametrize("key,value,runs,safe", [
+    ("core.fsmonitor", "false", False, True), ("core.fsmonitor", "./x", True, False),
+    ("core.hooksPath", ".githooks", True, False), ("remote.o.url", "/x", False, True),
+    ("remote.o.url", "ext::sh -c evil", False, False), ("filter.lfs.smudge", "x", True, False),
+    ("submodule.s.update", "!evil", True, False), ("submodule.s.update", "rebase", False,
+                                                     False),
+    ("alias.st", "!evil", True, False), ("gui.wmstate", "normal", False, False),
+    ("includeIf.gitdir:~/.path", "x", True, False),
+])
+def test_keys_are_judged_by_what_git_does_with_them(key, value, runs, safe):
+    assert gitlayout.runs_code(key, value) is runs
+    assert gitlayout.safe(key, value) is safe
+
+
+def test_a_changed_config_of_an_existing_repository_gets_its_old_text(ws):
+    _, before = gitguard.before(str(ws))
+    config = ws / ".git" / "config"
+    old = config.read_bytes()
+    git("config", "core.fsmonitor", "touch pwned", cwd=ws)
+    git("config", "user.name", "new", cwd=ws)
+    moved = gitguard.audit(str(ws), before, "r1")
+    assert [(m.path, m.replaced) for m in moved] == [(".git/config", "restored")]
+    assert config.read_bytes() == old
+    assert b"fsmonitor" in (ws / moved[0].moved_to).read_bytes()
+
+
+def test_safe_changes_and_samples_stay(ws):
+    _, before = gitguard.before(str(ws))
+    git("config", "user.name", "new", cwd=ws)
+    git("remote", "add", "origin", "/elsewhere", cwd=ws)
+    (ws / ".git" / "hooks" / "pre-commit.sample").write_text("#!/bin/sh\n")
+    assert gitguard.audit(str(ws), before, "r1") == []
+    assert git("config", "user.name", cwd=ws).strip() == "new"
+
+
+def test_a_new_repository_keeps_only_its_safe_keys(ws):
+    _, before = gitguard.before(str(ws))
+    sub = ws / "sub"
+    git("init", "-q", str(sub), cwd=ws)
+    git("config", "core.pager", "evil", cwd=sub)
+    git("config", "user.name", "kept", cwd=sub)
+    moved = gitguard.audit(str(ws), before, "r1")
+    assert [(m.path, m.replaced) for m in moved] == [("sub/.git/config", "safe keys")]
+    assert git("config", "user.name", cwd=sub).strip() == "kept"
+    assert "pager" not in (sub / ".git" / "config").read_text()
+
+
+def test_a_planted_symlink_never_turns_the_moves_outward(ws, tmp_path):
+    """The quarantine directory planted as a symlink to a directory outside: what is
+    moved aside goes nowhere outside (removed instead), and nothing is written there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _, before = gitguard.before(str(ws))
+    (ws / gitguard.QUARANTINE).symlink_to(outside)
+    hook = ws / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\n")
+    os.chmod(hook, 0o755)
+    moved = gitguard.audit(str(ws), before, "r1")
+    assert [(m.path, m.moved_to) for m in moved] == [(".git/hooks/post-checkout", None)]
+    assert not hook.exists()
+    assert list(outside.iterdir()) == []
+
+
+def test_a_symlinked_hooks_directory_is_moved_not_followed(ws, tmp_path):
+    _, before = gitguard.before(str(ws))
+    elsewhere = tmp_path / "hooks"
+    elsewhere.mkdir()
+    (elsewhere / "pre-commit").write_text("#!/bin/sh\n")
+    shutil.rmtree(ws / ".git" / "hooks")
+    (ws / ".git" / "hooks").symlink_to(elsewhere)
+    moved = gitguard.audit(str(ws), before, "r1")
+    assert [m.path for m in moved] == [".git/hooks"]
+    assert (elsewhere / "pre-commit").exists()  # the target itself is not touched
+    assert not os.path.lexists(ws / ".git" / "hooks")
+
+
+def test_the_walk_finds_every_kind_of_repository(ws, tmp_path):
+    up = tmp_path / "up"
+    git("init", "-q", str(up), cwd=tmp_path)
+    git("commit", "-q", "--allow-empty", "-m", "a", cwd=up)
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(up), "sub", cwd=ws)
+    git("worktree", "add", "-q", "wt", cwd=ws)
+    git("init", "-q", "--bare", "deep/er/bare.git", cwd=ws)
+    layout = gitlayout.find(str(ws))
+    rel = sorted(os.path.relpath(g, ws) for g in layout.gitdirs)
+    assert rel == [".git", ".git/modules/sub", ".git/worktrees/wt", "deep/er/bare.git"]
+    assert sorted(os.path.relpath(g, ws) for g in layout.gitfiles) == ["sub/.git", "wt/.git"]
+
+
+def test_a_workspace_that_is_a_linked_worktree_shows_its_repository(tmp_path):
+    main = tmp_path / "main"
+    git("init", "-q", str(main), cwd=tmp_path)
+    git("commit", "-q", "--allow-empty", "-m", "a", cwd=main)
+    git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=main)
+    wt = str(tmp_path / "wt")
+    shown = gitguard.outside_gitdirs(wt, gitlayout.find(wt))
+    assert shown == [str(main / ".git" / "worktrees" / "wt"), str(main / ".git")]

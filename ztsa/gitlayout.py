@@ -1,0 +1,247 @@
+"""The git repositories in a tree, and the files in each that make git run a program or
+look elsewhere (docs/git-control.md says what git does with each and why it is here).
+
+Git finds a repository by walking up from the current directory: a `.git` directory, a
+`.git` file (`gitdir: PATH`), or a bare repository (HEAD, objects/, refs/). So every
+such place in the workspace counts, however deep: a person, an editor or an agent may
+run git in any directory of it. Within each git directory G:
+- G/config and G/config.worktree: keys that run programs (core.fsmonitor, core.pager,
+  filter.*, credential.helper, ...), include other files, or move the hooks;
+- G/hooks, the directory that core.hooksPath names, and husky's `.husky`: executables
+  git runs;
+- G/commondir (a linked worktree's or a redirect's shared repository) and the `.git`
+  file: where git takes the rest (config and hooks included) from;
+- G/objects/info/alternates and G/info/attributes: where git reads objects, which
+  drivers (defined in a config) apply to which files: no program of their own, but a
+  repository's look elsewhere, kept as they are.
+- G/modules/* and G/worktrees/* are git directories themselves (submodules, linked
+  worktrees) and are found by the same walk.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+
+from ztsa.records import NamedTuple
+
+# inside a git directory: what the walk skips (no repository lives in them, and they
+# are the bulk of one)
+BULK = frozenset({"objects", "refs", "logs", "lfs", "rr-cache", "packed-refs", "index"})
+CONFIGS = ("config", "config.worktree")
+REDIRECTS = ("commondir",)
+# kept as they were when they exist; their absence is no risk
+LOOK_ELSEWHERE = ("objects/info/alternates", "info/attributes", "gitdir")
+# the hooks of git-hook managers, in a working tree's top: husky's run from there
+HOOK_MANAGERS = (".husky", ".husky/_")
+SMALL = 1 << 20  # control files larger than this are judged without their text
+
+
+class Layout(NamedTuple):
+    """Absolute paths, found without following a symlink."""
+
+    gitdirs: list[str]  # .git directories, bare repositories, modules/*, worktrees/*
+    gitfiles: list[str]  # `.git` entries that are not directories (files, symlinks)
+    hook_dirs: list[str]  # G/hooks, and every core.hooksPath a config names
+
+
+def _is_gitdir(names: set[str]) -> bool:
+    return "HEAD" in names and ("objects" in names or "commondir" in names)
+
+
+def find(root: str) -> Layout:
+    """Every repository below root (root included)."""
+    gitdirs: list[str] = []
+    gitfiles: list[str] = []
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        is_git = _is_gitdir({e.name for e in entries})
+        if is_git:
+            gitdirs.append(d)
+        for e in entries:
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if e.name == ".git":
+                if is_dir:
+                    gitdirs.append(e.path)
+                    stack.append(e.path)
+                else:
+                    gitfiles.append(e.path)
+                continue
+            if is_dir and not (is_git and e.name in BULK):
+                stack.append(e.path)
+    gitdirs = list(dict.fromkeys(gitdirs))
+    hooks = [os.path.join(g, "hooks") for g in gitdirs]
+    for g in gitdirs:
+        hooks += hooks_paths(g)
+        if os.path.basename(g) == ".git":
+            hooks += [os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
+    return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)))
+
+
+def read_small(path: str) -> bytes | None:
+    """A control file's bytes, without following a symlink (None: absent, a symlink, not
+    a regular file, or too large)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > SMALL:
+            return None
+        return os.read(fd, SMALL + 1)
+    finally:
+        os.close(fd)
+
+
+def worktree_of(gitdir: str) -> str:
+    """Where a relative core.hooksPath is taken from: the working tree's top (the parent
+    of a `.git` directory), else the git directory itself."""
+    if os.path.basename(gitdir) == ".git":
+        return os.path.dirname(gitdir)
+    return gitdir
+
+
+def hooks_paths(gitdir: str) -> list[str]:
+    """The directories the configs of gitdir name as core.hooksPath, absolute."""
+    from ztsa.parsing import ParseError, parse_git_config
+
+    out: list[str] = []
+    for name in CONFIGS:
+        data = read_small(os.path.join(gitdir, name))
+        if data is None:
+            continue
+        try:
+            entries = parse_git_config(data.decode("utf-8", "replace"), name)
+        except ParseError:
+            continue
+        for section, key, value, _ in entries:
+            if section == "core" and key == "hookspath" and value:
+                path = os.path.expanduser(value)
+                out.append(os.path.normpath(os.path.join(worktree_of(gitdir), path)))
+    return out
+
+
+def gitfile_target(path: str) -> str | None:
+    """The directory a `.git` file names (absolute), or None when it is not one."""
+    data = read_small(path)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace").strip()
+    if not text.startswith("gitdir:"):
+        return None
+    target = text[len("gitdir:"):].strip()
+    return os.path.normpath(os.path.join(os.path.dirname(path), target))
+
+
+def control_paths(layout: Layout) -> list[str]:
+    """What must not change for git to run nothing new: per git directory its configs,
+    hooks and redirects (present or not), what it reads elsewhere when present, the
+    hooks directories and the `.git` files."""
+    out: list[str] = []
+    for g in layout.gitdirs:
+        out += [os.path.join(g, n) for n in (*CONFIGS, *REDIRECTS, "hooks")]
+        out += [p for p in (os.path.join(g, n) for n in LOOK_ELSEWHERE)
+                if os.path.lexists(p)]
+    out += layout.hook_dirs + layout.gitfiles
+    return list(dict.fromkeys(out))
+
+
+# ---- configuration keys ----
+
+# Keys that run a program or send git elsewhere (git-config(1)); the gate reports them.
+# Names are lower-case; "*" stands for a subsection.
+RUNS_CODE = frozenset({
+    "core.fsmonitor", "core.hookspath", "core.sshcommand", "core.pager", "core.editor",
+    "core.askpass", "core.gitproxy", "core.alternaterefscommand",
+    "core.attributesfile", "include.path", "includeif.*.path", "credential.helper",
+    "credential.*.helper", "filter.*.clean", "filter.*.smudge", "filter.*.process",
+    "diff.external", "diff.*.textconv", "diff.*.command", "merge.*.driver",
+    "sequence.editor", "gpg.program", "gpg.*.program", "gpg.ssh.defaultkeycommand",
+    "remote.*.uploadpack", "remote.*.receivepack", "remote.*.proxy",
+    "uploadpack.packobjectshook", "protocol.allow", "protocol.*.allow", "url.*.insteadof",
+    "url.*.pushinsteadof", "http.proxy", "http.*.proxy", "submodule.*.update",
+    "web.browser", "browser.*.cmd", "browser.*.path", "man.*.cmd", "man.*.path",
+    "difftool.*.cmd", "difftool.*.path", "mergetool.*.cmd", "mergetool.*.path",
+    "pager.*", "alias.*", "tar.*.command", "sendemail.smtpserver",
+    "sendemail.tocmd", "sendemail.cccmd", "ssh.variant", "trace2.eventtarget",
+    "trace2.normaltarget", "trace2.perftarget",
+})
+
+# Keys git itself (init, clone, submodule, worktree, branch, remote, fetch, lfs) and
+# ordinary work write into a repository's config, with none of the effects above.
+# After a run, a repository's new config keeps only these.
+SAFE = frozenset({
+    "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
+    "core.ignorecase", "core.precomposeunicode", "core.symlinks", "core.autocrlf",
+    "core.safecrlf", "core.eol", "core.sparsecheckout", "core.sparsecheckoutcone",
+    "core.quotepath", "core.compression", "core.abbrev", "core.checkstat",
+    "core.trustctime", "core.untrackedcache", "core.splitindex", "core.commitgraph",
+    "core.multipackindex", "core.preloadindex", "core.longpaths", "core.whitespace",
+    "core.bigfilethreshold", "core.packedrefstimeout", "core.filesreflocktimeout",
+    "extensions.objectformat", "extensions.worktreeconfig", "extensions.partialclone",
+    "extensions.refstorage", "extensions.noop",
+    "remote.*.url", "remote.*.pushurl", "remote.*.fetch", "remote.*.push",
+    "remote.*.tagopt", "remote.*.mirror", "remote.*.prune", "remote.*.prunetags",
+    "remote.*.promisor", "remote.*.partialclonefilter", "remote.*.skipdefaultupdate",
+    "branch.*.remote", "branch.*.merge", "branch.*.rebase", "branch.*.pushremote",
+    "branch.*.description", "user.name", "user.email", "user.signingkey",
+    "submodule.*.url", "submodule.*.active", "submodule.*.branch", "submodule.active",
+    "init.defaultbranch", "gc.auto", "gc.autodetach", "gc.autopacklimit",
+    "gc.reflogexpire", "gc.reflogexpireunreachable", "gc.pruneexpire",
+    "pack.threads", "pack.windowmemory", "index.version", "index.threads",
+    "fetch.prune", "fetch.recursesubmodules", "fetch.writecommitgraph", "pull.rebase",
+    "pull.ff", "push.default", "push.autosetupremote", "rebase.autosquash",
+    "rebase.autostash", "rebase.updaterefs", "merge.ff", "merge.conflictstyle",
+    "commit.gpgsign", "tag.gpgsign", "advice.detachedhead", "color.ui",
+    "maintenance.auto", "maintenance.strategy", "lfs.repositoryformatversion",
+    "lfs.url", "lfs.fetchexclude", "lfs.fetchinclude", "status.showuntrackedfiles",
+    "receive.denycurrentbranch", "receive.denynonfastforwards", "uploadpack.allowfilter",
+    "uploadpack.allowanysha1inwant", "uploadpack.allowreachablesha1inwant",
+    "diff.renames", "diff.algorithm", "log.date", "safe.directory",
+})
+
+
+def pattern(key: str) -> tuple[str, str]:
+    """(the key with its subsection as "*", the key as it is), lower-cased."""
+    parts = key.split(".")
+    if len(parts) >= 3:
+        return ".".join([parts[0].lower(), "*", parts[-1].lower()]), key
+    return key.lower(), key
+
+
+def runs_code(key: str, value: str) -> bool:
+    """Whether git-config(1) documents this key as running a program or sending git
+    elsewhere ("core.fsmonitor = false" does not)."""
+    generic, _ = pattern(key)
+    section = generic.split(".", 1)[0]
+    if generic == "core.fsmonitor" and value.strip().lower() in ("false", "no", "off", "0",
+                                                                 ""):
+        return False
+    if generic == "submodule.*.update" and not value.strip().startswith("!"):
+        return False
+    return generic in RUNS_CODE or f"{section}.*" in RUNS_CODE
+
+
+def safe(key: str, value: str, inside: Callable[[str], bool] | None = None) -> bool:
+    """Whether a key is one git writes in ordinary work, with a value that runs nothing
+    (a remote's URL through `ext::` runs a command). core.worktree, which git writes
+    for a submodule, is safe when inside(value) says that the working tree it names is
+    in the workspace."""
+    generic, _ = pattern(key)
+    if generic == "core.worktree":
+        return inside is not None and inside(value)
+    if generic not in SAFE:
+        return generic == "core.fsmonitor" and not runs_code(key, value)
+    if generic in ("remote.*.url", "remote.*.pushurl", "submodule.*.url"):
+        return not value.lstrip().lower().startswith("ext::")
+    return True

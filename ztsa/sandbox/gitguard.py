@@ -1,0 +1,366 @@
+"""Nothing the tree leaves in the workspace makes git run a program later, outside any
+sandbox (docs/git-control.md).
+
+Two layers:
+- before the run, every git control file of every repository that exists in the
+  workspace (ztsa.gitlayout.control_paths) is protected like an agent file: read-only,
+  and refused by the file helper when absent. This holds while the tree runs, so an
+  agent's own `git status` beside a running tree is safe too;
+- after the run, when every process of the tree has ended (and so nothing can race
+  it), `audit` compares the control files of every repository then in the workspace
+  with the snapshot taken before: a repository the tree made, or a file the read-only
+  layer did not hold (without namespaces there is none), is judged by what git would
+  do with it. A hook, a redirect (`.git` file, commondir) that leaves the workspace's
+  repositories, or a config with a key that is not among the ones git writes in
+  ordinary work is moved aside into `.ztsa-quarantine/<run>/`, and a config that had
+  other keys is replaced by its old text, or by its safe keys when it is new.
+
+The audit acts through descriptors opened without following symlinks from the
+workspace down, so a symlink planted in the path (by another run) cannot turn ztsa's
+moves into writes elsewhere."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+import subprocess
+import tempfile
+from collections import Counter
+
+from ztsa import gitlayout
+from ztsa.records import NamedTuple
+
+QUARANTINE = ".ztsa-quarantine"
+
+
+class State(NamedTuple):
+    kind: str  # "file", "dir", "link", "other"
+    ino: int
+    ctime_ns: int
+    size: int
+    data: bytes | None  # a small regular file's bytes
+
+
+class Moved(NamedTuple):
+    path: str  # workspace-relative
+    reason: str
+    moved_to: str | None  # workspace-relative; None: removed (no quarantine possible),
+    # or left where it is when error says why
+    replaced: str  # "", "restored" (its text from before the run), "safe keys" (those
+    # of its keys git writes in ordinary work)
+    error: str = ""  # why it could not be moved aside
+
+
+Snapshot = dict[str, State]
+
+
+def _state(path: str) -> State | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        kind = "link"
+    elif stat.S_ISDIR(st.st_mode):
+        return State("dir", st.st_ino, 0, 0, None)  # its entries are listed apart
+    elif stat.S_ISREG(st.st_mode):
+        kind = "file"
+    else:
+        kind = "other"
+    data = gitlayout.read_small(path) if kind == "file" else None
+    return State(kind, st.st_ino, st.st_ctime_ns, st.st_size, data)
+
+
+def snapshot(layout: gitlayout.Layout) -> Snapshot:
+    """The control files of layout as they are now, hook directories entry by entry."""
+    out: Snapshot = {}
+    for path in gitlayout.control_paths(layout):
+        st = _state(path)
+        if st is None:
+            continue
+        out[path] = st
+        if st.kind == "dir" and path in layout.hook_dirs:
+            try:
+                names = os.listdir(path)
+            except OSError:
+                continue
+            for name in names:
+                entry = os.path.join(path, name)
+                est = _state(entry)
+                if est is not None:
+                    out[entry] = est
+    return out
+
+
+def before(workspace: str) -> tuple[gitlayout.Layout, Snapshot]:
+    layout = gitlayout.find(workspace)
+    return layout, snapshot(layout)
+
+
+def outside_gitdirs(workspace: str, layout: gitlayout.Layout) -> list[str]:
+    """The git directory (and its common one) that the workspace's own `.git` file names
+    outside it: a linked worktree's, a submodule's checkout. Shown read-only to the
+    tree, so that git can read its own repository under a hidden home."""
+    top = os.path.join(workspace, ".git")
+    if top not in layout.gitfiles:
+        return []
+    target = gitlayout.gitfile_target(top)
+    if target is None or target.startswith(workspace + "/"):
+        return []
+    out = [target]
+    common = gitlayout.read_small(os.path.join(target, "commondir"))
+    if common:
+        out.append(os.path.normpath(os.path.join(
+            target, common.decode("utf-8", "replace").strip())))
+    return [p for p in out if os.path.isdir(p)]
+
+
+def config_entries(data: bytes) -> list[tuple[str, str]] | None:
+    """(key, value) of a config text as git itself reads it (includes not followed:
+    `git config --file` follows them unless told not to), or None when git cannot
+    read it or is not installed."""
+    import shutil
+
+    git = shutil.which("git")
+    if git is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="ztsa-git-") as empty:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": empty,
+               "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+               "GIT_CEILING_DIRECTORIES": "/", "LC_ALL": "C"}
+        try:
+            proc = subprocess.run([git, "config", "--no-includes", "--file", "-", "--list",
+                                   "--null"], input=data, capture_output=True, cwd=empty,
+                                  env=env, timeout=30, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    if proc.returncode != 0:
+        return None
+    out: list[tuple[str, str]] = []
+    for item in proc.stdout.split(b"\0")[:-1]:
+        key, sep, value = item.decode("utf-8", "surrogateescape").partition("\n")
+        out.append((key, value if sep else "true"))  # a bare key is a true boolean
+    return out
+
+
+def _quote(value: str) -> str:
+    """A value as git writes it: quoted only when it must be."""
+    escaped = (value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+               .replace("\t", "\\t"))
+    if escaped == value and value == value.strip() and not any(c in value for c in "#;"):
+        return value
+    return f'"{escaped}"'
+
+
+def render_config(entries: list[tuple[str, str]]) -> bytes:
+    """A config text holding exactly entries (as git lists them: section[.sub].key)."""
+    lines: list[str] = []
+    current = None
+    for key, value in entries:
+        section, _, rest = key.partition(".")
+        sub, _, name = rest.rpartition(".")
+        head = (section, sub)
+        if head != current:
+            current = head
+            sub_text = "" if not sub else ' "' + sub.replace("\\", "\\\\").replace(
+                '"', '\\"') + '"'
+            lines.append(f"[{section}{sub_text}]")
+        lines.append(f"\t{name} = {_quote(value)}")
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape") if lines else b""
+
+
+# (why it is moved aside, the text put in its place or None, what that text is)
+Verdict = tuple[str, bytes | None, str]
+
+
+def _judge_config(gitdir: str, workspace: str, was: State | None, now: State
+                  ) -> Verdict | None:
+    def inside(value: str) -> bool:
+        path = os.path.normpath(os.path.join(gitdir, value))
+        return path == workspace or path.startswith(workspace + "/")
+
+    old = was.data if was is not None and was.kind == "file" else None
+    back = "restored" if old is not None else ""
+    if now.kind != "file" or now.data is None:
+        return f"a config git reads that is a {now.kind} or too large to judge", old, back
+    after = config_entries(now.data)
+    if after is None:
+        return "a config that git cannot read, or no git to read it", old, back
+    prior = config_entries(old) if old is not None else []
+    new = Counter(after) - Counter(prior or [])
+    bad = sorted({k for k, v in new.elements() if not gitlayout.safe(k, v, inside)})
+    if not bad:
+        return None
+    why = "config keys git does not write in ordinary work: " + ", ".join(bad[:8])
+    if old is not None:
+        return why, old, back
+    kept = [(k, v) for k, v in after if gitlayout.safe(k, v, inside)]
+    return why, render_config(kept), "safe keys"
+
+
+def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
+           workspace: str) -> Verdict | None:
+    name = os.path.basename(path)
+    parent = os.path.dirname(path)
+    if parent in layout.hook_dirs:
+        if name.endswith(".sample") and now.kind == "file":
+            return None
+        return "a hook git would run", None, ""
+    if path in layout.hook_dirs:
+        return (None if now.kind == "dir" else
+                (f"a hooks directory that is a {now.kind}", None, ""))
+    if path in layout.gitfiles:
+        target = gitlayout.gitfile_target(path) if now.kind == "file" else None
+        if target is not None and target in layout.gitdirs:
+            return None
+        return "a .git entry that leads out of the workspace's repositories", None, ""
+    if parent in layout.gitdirs and name in gitlayout.CONFIGS:
+        return _judge_config(parent, workspace, was, now)
+    if parent in layout.gitdirs and name == "commondir":
+        data = now.data.decode("utf-8", "replace").strip() if now.data else ""
+        target = os.path.normpath(os.path.join(parent, data)) if data else ""
+        if now.kind == "file" and target in layout.gitdirs:
+            return None
+        return "a commondir that leads out of the workspace's repositories", None, ""
+    return None  # looks elsewhere for objects or attributes only: kept
+
+
+class _Tree:
+    """The workspace through descriptors, never through a symlink."""
+
+    def __init__(self, workspace: str) -> None:
+        self.root = os.open(workspace, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+
+    def close(self) -> None:
+        os.close(self.root)
+
+    def parent(self, rel: str, make: bool = False) -> tuple[int, str]:
+        """(a descriptor of rel's directory, rel's last name); OSError if a component
+        is a symlink or not a directory."""
+        parts = rel.split("/")
+        fd = os.dup(self.root)
+        try:
+            for part in parts[:-1]:
+                if make:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o700, dir_fd=fd)
+                nxt = os.open(part, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                              dir_fd=fd)
+                os.close(fd)
+                fd = nxt
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, parts[-1]
+
+
+def _flat(rel: str) -> str:
+    return rel.replace("%", "%25").replace("/", "%2F")
+
+
+def audit(workspace: str, was: Snapshot, run_id: str) -> list[Moved]:
+    """Judge every control file that is new or changed since `was`; move aside what
+    could run code. Call only when every process of the tree has ended."""
+    layout = gitlayout.find(workspace)
+    now = snapshot(layout)
+    moved: list[Moved] = []
+    tree = _Tree(workspace)
+    try:
+        for path in sorted(now):
+            state = now[path]
+            old = was.get(path)
+            if old == state or not path.startswith(workspace + "/"):
+                continue
+            verdict = _judge(path, old, state, layout, workspace)
+            if verdict is None:
+                continue
+            rel = os.path.relpath(path, workspace)
+            if rel.split("/", 1)[0] == QUARANTINE:
+                continue
+            try:
+                moved.append(_move(tree, rel, verdict, run_id))
+            except OSError as e:
+                moved.append(Moved(rel, verdict[0], None, "", e.strerror or str(e)))
+    finally:
+        tree.close()
+    if moved:
+        _manifest(workspace, run_id, moved)
+    return moved
+
+
+def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str) -> Moved:
+    reason, replacement, replaced = verdict
+    dest = f"{QUARANTINE}/{run_id}/{_flat(rel)}"
+    src_dir, name = tree.parent(rel)
+    try:
+        try:
+            dst_dir, dst_name = tree.parent(dest, make=True)
+        except OSError:
+            dst_dir = -1
+        try:
+            if dst_dir >= 0:
+                os.rename(name, dst_name, src_dir_fd=src_dir, dst_dir_fd=dst_dir)
+                moved_to: str | None = dest
+                _inert(dst_dir, dst_name)
+            else:
+                raise OSError(errno.ENOTDIR, "no quarantine")
+        except OSError:
+            _remove(src_dir, name)
+            moved_to = None
+        finally:
+            if dst_dir >= 0:
+                os.close(dst_dir)
+        if replacement is not None:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o644, dir_fd=src_dir)
+            with os.fdopen(fd, "wb") as f:
+                f.write(replacement)
+        return Moved(rel, reason, moved_to, replaced if replacement is not None else "")
+    finally:
+        os.close(src_dir)
+
+
+def _inert(dir_fd: int, name: str) -> None:
+    """No execute, setuid or setgid bit on a regular file moved aside."""
+    try:
+        if not stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            return
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.fchmod(fd, os.fstat(fd).st_mode & 0o666)
+    except OSError:
+        pass  # not ztsa's user's file: it still runs from nowhere git looks
+    finally:
+        os.close(fd)
+
+
+def _remove(dir_fd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except IsADirectoryError:
+        os.rmdir(name, dir_fd=dir_fd)
+
+
+def _manifest(workspace: str, run_id: str, moved: list[Moved]) -> None:
+    tree = _Tree(workspace)
+    try:
+        d, name = tree.parent(f"{QUARANTINE}/{run_id}/manifest.json", make=True)
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600, dir_fd=d)
+            with os.fdopen(fd, "w") as f:
+                json.dump([m._asdict() for m in moved], f, indent=1)
+                f.write("\n")
+        finally:
+            os.close(d)
+    except OSError:
+        pass
+    finally:
+        tree.close()
