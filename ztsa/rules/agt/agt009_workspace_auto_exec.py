@@ -3,9 +3,15 @@
 ## What it checks
 Files that make tools run workspace code as soon as the folder is opened or a git
 command runs: `.devcontainer/devcontainer.json` `initializeCommand` (it runs on the
-host); `.envrc` (direnv); `.git/config` `core.fsmonitor`, `core.hooksPath`,
-`core.sshCommand`, `core.pager` and `include.path`/`includeIf.*.path`; executable
-files in `.git/hooks` other than `*.sample`; and a `.husky/` directory.
+host); `.envrc` (direnv); a `.husky/` directory; and, in every git repository in the
+workspace (the top level, nested ones, submodules' `.git/modules/*`, linked worktrees,
+bare ones): config keys that run a program or send git elsewhere (`core.fsmonitor`,
+`core.hooksPath`, `core.pager`, `include.path`, `filter.*`, `credential.helper`, and
+the rest of `ztsa.gitlayout.RUNS_CODE`), executable hooks other than `*.sample` (in
+`hooks/` and in the directory `core.hooksPath` names), a `commondir` that is not the
+repository's own, a `.git` file that leads outside the workspace or into its files
+rather than a git directory, and files `ztsa exec` moved aside after a run
+(`.ztsa-quarantine/`).
 
 ## Why it matters
 These run before any sandbox exists: an IDE opening the folder, direnv entering it,
@@ -13,24 +19,24 @@ or the agent's first `git status` executes whatever the repository chose.
 
 ## How to fix
 Remove them, or inspect each one before opening the repository with tools that honour
-it. Clone untrusted repositories with `git clone --config core.hooksPath=/dev/null`
-and do not allow direnv or devcontainers for them.
+it; delete `.ztsa-quarantine/` once you have looked at what it holds. Clone untrusted
+repositories with `git clone --config core.hooksPath=/dev/null` and do not allow
+direnv or devcontainers for them.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
+from ztsa import gitlayout
 from ztsa.agentfiles import get, json_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.model import Outcome, Severity
-from ztsa.parsing import line_of, parse_git_config
+from ztsa.parsing import ParseError, line_of, parse_git_config
 from ztsa.registry import rule
-
-GIT_KEYS = {("core", "fsmonitor"), ("core", "hookspath"), ("core", "sshcommand"),
-            ("core", "pager"), ("include", "path")}
 
 
 @rule(id="AGT009", slug="workspace-auto-exec", title="Workspace auto-exec before any sandbox",
@@ -45,23 +51,84 @@ def check(ctx: Context) -> Outcome:
             f.fail("initializeCommand runs on the host", dc, line_of(text, "initializeCommand"))
     if ctx.ws_exists(".envrc"):
         f.fail(".envrc runs when direnv enters the folder", ".envrc")
-    config = f.attempt(ctx.ws_text, ".git/config", 1 << 20)
-    if config is not None:
-        entries = f.attempt(parse_git_config, config, ".git/config") or []
-        for section, key, value, line in entries:
-            sect = section.split(".", 1)[0]
-            if (sect, key) in GIT_KEYS or (sect == "includeif" and key == "path"):
-                if sect == "core" and key == "fsmonitor" and value.lower() == "false":
-                    continue
-                f.fail(f"{section}.{key} is set to {value[:60]!r}", ".git/config", line)
-    hooks_dir = ctx.ws_path(".git/hooks")
-    if os.path.isdir(hooks_dir) and not os.path.islink(hooks_dir):
-        for name in sorted(os.listdir(hooks_dir)):
-            st = os.lstat(os.path.join(hooks_dir, name))
-            if (not name.endswith(".sample") and stat.S_ISREG(st.st_mode)
-                    and st.st_mode & 0o111):
-                f.fail(f"git hook {name} is executable", f".git/hooks/{name}")
+    _repositories(ctx, f)
     if os.path.isdir(ctx.ws_path(".husky")):
         f.fail(".husky/ installs git hooks on install", ".husky")
+    _quarantine(ctx, f)
     return f.outcome("nothing in the workspace runs automatically",
                      f"{len(f.found)} auto-exec item(s)")
+
+
+def _repositories(ctx: Context, f: Findings) -> None:
+    ws = os.path.realpath(ctx.ws_path(""))
+    layout = gitlayout.find(ws)
+
+    def rel(path: str) -> str:
+        return os.path.relpath(path, ws)
+
+    def inside(path: str) -> bool:
+        return path == ws or path.startswith(ws + os.sep)
+
+    for g in layout.gitdirs:
+        for name in gitlayout.CONFIGS:
+            path = os.path.join(g, name)
+            config = f.attempt(ctx.ws_text, rel(path), 1 << 20)
+            if config is None:
+                continue
+            try:
+                entries = parse_git_config(config, rel(path))
+            except ParseError as e:
+                f.error(str(e))
+                continue
+            for section, key, value, line in entries:
+                full = f"{section}.{key}"
+                if gitlayout.runs_code(full, value):
+                    f.fail(f"{full} is set to {value[:60]!r}", rel(path), line)
+                elif (section, key) == ("core", "worktree") and not inside(
+                        os.path.normpath(os.path.join(g, value))):
+                    f.fail(f"core.worktree leads outside the workspace: {value[:60]!r}",
+                           rel(path), line)
+        common = gitlayout.read_small(os.path.join(g, "commondir"))
+        if common is not None:
+            target = os.path.normpath(os.path.join(g, common.decode("utf-8", "replace")
+                                                   .strip()))
+            if target != os.path.dirname(os.path.dirname(g)):
+                f.fail(f"commondir leads to {target!r}, not the repository holding it",
+                       rel(os.path.join(g, "commondir")))
+    for path in layout.gitfiles:
+        dest = gitlayout.gitfile_target(path)
+        if dest is None:
+            f.fail("a .git entry that is not a `gitdir:` file", rel(path))
+        elif not inside(dest):
+            f.fail(f".git file leads outside the workspace, to {dest!r}", rel(path))
+        elif dest not in layout.gitdirs or "/.git/" not in dest + "/":
+            f.fail(f".git file leads into the workspace's files ({rel(dest)!r}), "
+                   "not a git directory", rel(path))
+    husky = os.path.join(ws, ".husky")
+    for d in layout.hook_dirs:
+        if d == husky or d.startswith(husky + os.sep) or not os.path.isdir(d) \
+                or os.path.islink(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            st = os.lstat(os.path.join(d, name))
+            if (not name.endswith(".sample") and stat.S_ISREG(st.st_mode)
+                    and st.st_mode & 0o111):
+                where = rel(os.path.join(d, name))
+                f.fail(f"git hook {name} is executable" if inside(d) else
+                       f"git hook {where} (outside the workspace) is executable",
+                       where if inside(d) else None)
+
+
+def _quarantine(ctx: Context, f: Findings) -> None:
+    top = ctx.ws_path(".ztsa-quarantine")
+    if not os.path.isdir(top) or os.path.islink(top):
+        return
+    for run in sorted(os.listdir(top)):
+        manifest = f".ztsa-quarantine/{run}/manifest.json"
+        text = f.attempt(ctx.ws_text, manifest, 1 << 20)
+        try:
+            moved = json.loads(text) if text is not None else []
+        except ValueError:
+            moved = []
+        f.fail(f"ztsa exec moved aside {len(moved)} file(s) that would have run code "
+               f"(run {run}): review them", manifest)
