@@ -573,6 +573,11 @@ static const struct fs_call FS_CALLS[] = {
    ".." nor magic links. Every other open the helper makes that lands on procfs is
    refused (fs_op), whatever its spelling. */
 static int own_path(const char *path, char *rest, size_t size) {
+    static char scratch[4097];
+    if (!rest) {
+        rest = scratch;
+        size = sizeof scratch;
+    }
     static const struct { const char *from; const char *to; } map[] = {
         {"/dev/stdin", "fd/0"}, {"/dev/stdout", "fd/1"}, {"/dev/stderr", "fd/2"},
         {"/dev/fd/", "fd/"}, {"/proc/self/", ""}, {"/proc/thread-self/", ""},
@@ -759,6 +764,13 @@ static struct reply decide(const struct seccomp_notif *req) {
         return bind_notification(req);
     if (req->data.nr == ZTSA_NR_umask)
         return umask_notification(req);
+    if (meta_call_name((int)req->data.nr) &&
+        !((req->data.nr == ZTSA_NR_open || req->data.nr == ZTSA_NR_openat) &&
+          (req->data.args[req->data.nr == ZTSA_NR_open ? 1 : 2] & O_CREAT))) {
+        int cont;
+        long r = meta_notification(req, &cont);
+        return cont ? CONTINUE : RESULT(r);
+    }
     const struct fs_call *call = NULL;
     for (size_t i = 0; i < sizeof FS_CALLS / sizeof FS_CALLS[0]; i++)
         if (FS_CALLS[i].nr == req->data.nr)
@@ -920,4 +932,32 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         }
         answer(req, decide(req));
     }
+}
+
+/* ---- for metadata.c, which runs in the helper too ---- */
+
+int helper_proc(void) { return H.proc; }
+
+int helper_read_string(pid_t pid, unsigned long long addr, char *buf, size_t size) {
+    return read_string(pid, addr, buf, size);
+}
+
+int helper_dirfd(pid_t pid, long long fd, const char *path) {
+    return tracee_dirfd(pid, fd, path);
+}
+
+void helper_close_dirfd(int fd) { close_dirfd(fd); }
+
+int helper_own_path(const char *path, char *rest, size_t size) {
+    int own = own_path(path, rest, size);
+    return own == OWN_NONE ? 0 : own == OWN_FD ? HELPER_OWN_FD : HELPER_OWN_BENEATH;
+}
+
+void helper_log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2,
+                       const char *rule) {
+    log_denial(pid, syscall_name, p1, p2, rule);
+}
+
+int helper_still_valid(unsigned long long id) {
+    return ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }

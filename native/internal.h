@@ -55,6 +55,21 @@ struct ztsa_shared {
 void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int host_proc,
                  struct ztsa_shared *shared);
 
+/* helper.c, for metadata.c (both run in the file helper) */
+int helper_proc(void);
+int helper_read_string(pid_t pid, unsigned long long addr, char *buf, size_t size);
+int helper_dirfd(pid_t pid, long long fd, const char *path);
+void helper_close_dirfd(int fd);
+/* how a path names the caller itself: 0 not, else rest (NULL: only say) is beneath the
+   caller's /proc directory, to follow as a magic link (fd/N) or not */
+enum { HELPER_OWN_FD = 1, HELPER_OWN_BENEATH = 2 };
+int helper_own_path(const char *path, char *rest, size_t size);
+void helper_log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2,
+                       const char *rule);
+int helper_still_valid(unsigned long long id);
+/* metadata.c: mode, owner, times, xattrs; write opens, truncate, unlink counted */
+const char *meta_call_name(int nr);
+long meta_notification(const struct seccomp_notif *req, int *cont);
 /* allow.c: ztsa_unix_open with the /proc to read the caller's cwd from (proc: a dirfd of
    a procfs with the caller's pid; -1 for /proc) */
 int unix_open_at(int proc, int pid, const char *path, unsigned int len, char *real,

@@ -11,6 +11,11 @@
 
 /* ztsa_nr.h is the table Python reads: it must be the kernel's */
 #define SAME_NR(name) _Static_assert(ZTSA_NR_##name == SYS_##name, #name)
+SAME_NR(truncate); SAME_NR(rmdir); SAME_NR(unlink); SAME_NR(chown); SAME_NR(fchown);
+SAME_NR(lchown); SAME_NR(utime); SAME_NR(setxattr); SAME_NR(lsetxattr);
+SAME_NR(fsetxattr); SAME_NR(removexattr); SAME_NR(lremovexattr); SAME_NR(fremovexattr);
+SAME_NR(utimes); SAME_NR(fchownat); SAME_NR(futimesat); SAME_NR(unlinkat);
+SAME_NR(utimensat);
 SAME_NR(open); SAME_NR(ioctl); SAME_NR(socket); SAME_NR(connect); SAME_NR(sendto);
 SAME_NR(sendmsg); SAME_NR(bind); SAME_NR(clone); SAME_NR(execve); SAME_NR(rename);
 SAME_NR(mkdir); SAME_NR(creat); SAME_NR(link); SAME_NR(symlink); SAME_NR(umask);

@@ -312,6 +312,112 @@ def test_nothing_outside_the_writable_places_changes_in_any_way(run):
     assert (run.workspace / "inside.txt").read_text() == "ok"
 
 
+def test_inherited_descriptors_keep_their_mode_times_owner_and_xattrs(run):
+    """The read-only view covers the tree's own mounts only: a file it inherited as
+    stdin or stdout (a redirect of the caller's), the caller's /dev/null, or any of
+    them reached through /proc/self/fd or a symlink to it, lies on the caller's mounts.
+    Its mode, times, owner and extended attributes must not change."""
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces (named by ztsa)")
+    top = Path(tempfile.mkdtemp(prefix="ztsa-inherited-"))
+    victim = top / "victim.txt"
+    victim.write_text("original")
+    out = top / "out.txt"
+    out.write_text("")
+    os.setxattr(victim, "user.kept", b"1")
+    if run.mode == "user":  # files the tree's user owns, and may change without ztsa
+        import pwd
+
+        ids = pwd.getpwnam(ensure_user())
+        for p in (top, victim, out):
+            os.chown(p, ids.pw_uid, ids.pw_gid)
+    os.chmod(top, 0o755)
+    os.chmod(out, 0o644)
+    os.utime(victim, (1_000_000, 1_000_000))
+    before = [os.stat(p) for p in (victim, out, "/dev/null")]
+    code = ("import os\n"
+            "os.symlink('/proc/self/fd/0', 'via-link')\n"
+            "tries = []\n"
+            "for fd in (0, 1, int(os.environ['NULL_FD'])):\n"
+            "    tries += [lambda fd=fd: os.fchmod(fd, 0o777),\n"
+            "              lambda fd=fd: os.utime(fd, (0, 0)),\n"
+            "              lambda fd=fd: os.utime(fd),\n"
+            "              lambda fd=fd: os.chown(fd, os.getuid(), os.getgid()),\n"
+            "              lambda fd=fd: os.setxattr(fd, 'user.ztsa', b'x'),\n"
+            "              lambda fd=fd: os.removexattr(fd, 'user.kept')]\n"
+            "for path in ('/dev/stdin', '/proc/self/fd/0', '/proc/thread-self/fd/0',\n"
+            "             'via-link', '/dev/fd/1', '/dev/null'):\n"
+            "    tries += [lambda p=path: os.chmod(p, 0o777),\n"
+            "              lambda p=path: os.utime(p, (0, 0)),\n"
+            "              lambda p=path: os.setxattr(p, 'user.ztsa', b'x'),\n"
+            "              lambda p=path: os.removexattr(p, 'user.kept')]\n"
+            "worked = 0\n"
+            "for f in tries:\n"
+            "    try: f(); worked += 1\n"
+            "    except OSError: pass\n"
+            "os.write(2, f'worked {worked}\\n'.encode())\n"
+            "open('mine', 'w').close(); os.chmod('mine', 0o600); os.utime('mine', (5, 5))\n"
+            "os.setxattr('mine', 'user.ok', b'1')\n"
+            "os.write(2, b'own files work\\n')\n")
+    with open(victim, "rb") as stdin, open(out, "ab") as stdout, \
+            open("/dev/null", "rb") as null:
+        fd = null.fileno()
+        argv, log_path = run.command(run.python, "-c", code,
+                                     extra=["--pass-fd", str(fd), "--env", f"NULL_FD={fd}"])
+        proc = subprocess.run(argv, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                              text=True, timeout=120, cwd=run.workspace, pass_fds=(fd,))
+    run.finish(proc.stderr, log_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "worked 0" in proc.stderr and "own files work" in proc.stderr, proc.stderr
+    for path, was in zip((victim, out, Path("/dev/null")), before, strict=True):
+        now = os.stat(path)
+        assert (now.st_mode, now.st_mtime_ns, now.st_atime_ns, now.st_uid, now.st_gid) == (
+            was.st_mode, was.st_mtime_ns, was.st_atime_ns, was.st_uid, was.st_gid), path
+    assert os.listxattr(victim) == ["user.kept"]
+    assert os.listxattr(out) == []
+    assert os.getxattr(run.workspace / "mine", "user.ok") == b"1"
+
+
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_refused_writes_removals_and_changes_are_counted(run, log):
+    """A write to an existing file, truncate, unlink, rmdir, chmod and utime outside
+    the writable places are refused by the kernel (EROFS) without any creation; each is
+    counted, and logged with its path."""
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces (named by ztsa)")
+    top = Path(tempfile.mkdtemp(prefix="ztsa-counted-"))
+    (top / "d").mkdir()
+    victim = top / "victim.txt"
+    victim.write_text("original")
+    if run.mode == "user":
+        import pwd
+
+        ids = pwd.getpwnam(ensure_user())
+        for p in (top, top / "d", victim):
+            os.chown(p, ids.pw_uid, ids.pw_gid)
+    os.chmod(top, 0o755)
+    v, d = str(victim), str(top / "d")
+    code = ("import os, sys\n"
+            "v, d = sys.argv[1], sys.argv[2]\n"
+            "for f in (lambda: open(v, 'r+'), lambda: os.truncate(v, 0),\n"
+            "          lambda: os.unlink(v), lambda: os.rmdir(d), lambda: os.chmod(v, 0o600),\n"
+            "          lambda: os.utime(v, (0, 0)), lambda: os.setxattr(v, 'user.x', b'1')):\n"
+            "    try: f(); print('done')\n"
+            "    except OSError as e: print('refused', e.errno)\n"
+            "open('w', 'w').close(); open('w', 'r+').close(); os.truncate('w', 0)\n"
+            "os.unlink('w'); os.mkdir('e'); os.rmdir('e')\n")
+    proc, events = run(run.python, "-c", code, v, d, log=log)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split().count("refused") == 7, proc.stdout
+    assert "ztsa: 7 denied" in proc.stderr, proc.stderr
+    assert victim.read_text() == "original" and (top / "d").is_dir()
+    if log:
+        denies = [e for e in events if e["event"] == "deny"]
+        assert sorted(e["syscall"] for e in denies) == sorted(
+            ["openat", "truncate", "unlink", "rmdir", "chmod", "utimensat", "setxattr"])
+        assert all(e["path"] in (v, d) for e in denies), denies
+
+
 def test_system_secrets_are_unreadable_even_started_by_root(run):
     targets = [p for p in ("/etc/shadow", "/etc/gshadow") if os.path.exists(p)]
     targets += [os.path.join("/etc/ssh", n) for n in sorted(os.listdir("/etc/ssh"))

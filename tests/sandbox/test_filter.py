@@ -85,11 +85,17 @@ FS = flt.RET_USER_NOTIF
 
 
 @pytest.mark.parametrize(("nr", "args", "expected"), [
-    (NR["openat"], (0, 0, 0o2, 0), flt.RET_ALLOW),  # O_RDWR, no O_CREAT
+    (NR["openat"], (0, 0, 0o2000000, 0), flt.RET_ALLOW),  # O_RDONLY|O_CLOEXEC
+    (NR["openat"], (0, 0, 0o2, 0), FS),  # O_RDWR, no O_CREAT: counted when refused
     (NR["openat"], (0, 0, 0o101, 0o644), FS),  # O_WRONLY|O_CREAT
-    (NR["openat"], (0, 0, (1 << 32) | 0o2, 0), flt.RET_ALLOW),  # 32-bit flags compare
+    (NR["openat"], (0, 0, (1 << 32) | 0, 0), flt.RET_ALLOW),  # 32-bit flags compare
     (NR["open"], (0, 0o1101, 0o644), FS),
-    (NR["open"], (0, 0o2), flt.RET_ALLOW),
+    (NR["open"], (0, 0o1000), FS),  # O_TRUNC alone
+    (NR["open"], (0, 0o0), flt.RET_ALLOW),
+    (NR["chmod"], (0, 0o755), FS),
+    (NR["fchmodat"], (0, 0, 0o4755), ERRNO | errno.EPERM),
+    *((NR[name], (), FS) for name in flt.META_TRACED),
+    *((NR[name], (), ERRNO | errno.ENOSYS) for name in flt.META_ENOSYS),
     (NR["openat2"], (), ERRNO | errno.ENOSYS),
     *((NR[name], (), FS) for name in flt.FS_TRACED),
     (NR["connect"], (), NET),

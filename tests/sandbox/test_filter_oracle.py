@@ -55,6 +55,14 @@ DENIED = ("io_uring_setup", "io_uring_enter", "io_uring_register", "ptrace",
           "request_key")
 NOTIFIED_FS = ("creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link",
                "linkat", "rename", "renameat", "renameat2", "bind", "umask")
+# changed by the helper itself on a writable mount (mode, owner, times, xattrs), or
+# counted when the kernel refuses them
+META_TRACED = ("chown", "fchown", "lchown", "fchownat", "utime", "utimes", "futimesat",
+               "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
+               "lremovexattr", "fremovexattr", "truncate", "unlink", "unlinkat", "rmdir")
+SET_ID_BITS = stat.S_ISUID | stat.S_ISGID
+# setxattrat and removexattrat (Linux 6.13), by number: libseccomp 2.5 has no names
+META_ENOSYS = (463, 466)
 
 _lib = ctypes.CDLL(scmp._libseccomp._name)  # the handle pyseccomp loaded; own prototypes
 _lib.seccomp_syscall_resolve_name_arch.argtypes = (ctypes.c_uint32, ctypes.c_char_p)
@@ -134,11 +142,18 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
     else:  # only with a destination address
         rule(NET, "sendto", scmp.Arg(4, scmp.NE, 0))
     if trace_fs:
-        rule(USER_NOTIF, "open", bit_set(1, os.O_CREAT))
-        rule(USER_NOTIF, "openat", bit_set(2, os.O_CREAT))
+        # creations, and opens for writing (the helper counts what the kernel refuses)
+        for bit in (os.O_CREAT, os.O_WRONLY, os.O_RDWR, os.O_TRUNC):
+            rule(USER_NOTIF, "open", bit_set(1, bit))
+            rule(USER_NOTIF, "openat", bit_set(2, bit))
         rule(enosys, "openat2")
-        for name in NOTIFIED_FS:
+        for name in (*NOTIFIED_FS, *META_TRACED):
             rule(USER_NOTIF, name)
+        for name, arg in (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2)):
+            # the rest of the chmods: neither the setuid nor the setgid bit
+            rule(USER_NOTIF, name, scmp.Arg(arg, scmp.MASKED_EQ, SET_ID_BITS, 0))
+        for nr in META_ENOSYS:
+            f.add_rule(enosys, nr)
     with tempfile.TemporaryFile() as out:
         f.export_bpf(out)
         out.seek(0)
@@ -225,7 +240,8 @@ MIXED = (0xFFFFFFFF00000000, 0x00000000FFFFFFFF, 0x0000000100000000, 1, 0x7FFF00
 HIGH_HALVES = (0, 1 << 32, 0xFFFFFFFF << 32)
 # every value the policy compares against, its neighbours, and a few bit patterns
 TRIGGERS = (*FAMILIES, AF_NETLINK, AF_PACKET, termios.TIOCSTI, termios.TIOCLINUX,
-            PR_SET_SECCOMP, PR_SET_DUMPABLE, os.O_CREAT, CLONE_UNTRACED, stat.S_ISUID,
+            PR_SET_SECCOMP, PR_SET_DUMPABLE, os.O_CREAT, os.O_WRONLY, os.O_RDWR, os.O_TRUNC,
+            CLONE_UNTRACED, stat.S_ISUID,
             stat.S_ISGID, 0o4755, 0o2755, 0o755)
 VALUES = sorted({
     0, 3, 9, 11, 0x1000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, SIGCHLD, PR_SET_NO_NEW_PRIVS,

@@ -31,9 +31,13 @@ What it does (x86_64):
 - with agent-file protection: open and openat with O_CREAT, creat, mkdir(at),
   mknod(at), symlink(at), link(at), rename(at/at2) and bind: SECCOMP_RET_USER_NOTIF, so
   the file helper performs them or lets them run (see ztsa/sandbox/protect.py); umask
-  too, which the helper notes and lets run (it applies the caller's umask); a process
-  whose helper is gone gets ENOSYS; openat2, whose flags lie in memory the tree could
-  rewrite after a check: ENOSYS, so libc falls back to openat;
+  too, which the helper notes and lets run (it applies the caller's umask); and the
+  calls that change a file in place or may be refused outside the writable places: the
+  opens for writing, chmod (but with setuid or setgid), chown, utime(s), utimensat,
+  setxattr, removexattr and their l-/f-/-at forms, truncate, unlink(at), rmdir
+  (native/metadata.c); a process whose helper is gone gets ENOSYS; openat2, whose
+  flags lie in memory the tree could rewrite after a check, setxattrat and
+  removexattrat: ENOSYS, so libc falls back to openat and the older calls;
 - everything else: allowed.
 Arguments are compared on their low 32 bits (the kernel's int flags and requests);
 sendto's pointer argument on both halves.
@@ -64,6 +68,13 @@ NR: dict[str, int] = {name.removeprefix("ZTSA_NR_"): int(value) for name, value 
                       ffi.typeof("enum ztsa_nr").relements.items()}
 FS_TRACED = ("umask", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
              "link", "linkat", "rename", "renameat", "renameat2", "bind")
+# what the helper changes itself when the file lies on a writable mount of the tree
+# (mode, owner, times, xattrs), or only counts when the kernel refuses it (native/metadata.c)
+META_TRACED = ("chown", "fchown", "lchown", "fchownat", "utime", "utimes", "futimesat",
+               "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
+               "lremovexattr", "fremovexattr", "truncate", "unlink", "unlinkat", "rmdir")
+META_ENOSYS = ("setxattrat", "removexattrat")  # libc falls back to the calls above
+O_WRITES = 0o1 | 0o2 | 0o1000  # O_WRONLY | O_RDWR | O_TRUNC
 O_CREAT = 0o100
 SET_ID = 0o6000  # S_ISUID | S_ISGID
 CHMODS = (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2))  # (name, mode arg)
@@ -132,20 +143,28 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
     # an O_CREAT open goes to the file helper, or, with none to strip the setuid and
     # setgid bits from new files' modes, to the check of its mode argument
     creates = ("trace_fs", "trace_fs") if trace_fs else ("chmod_2", "chmod_3")
+    # with the helper, so does an open for writing (counted when refused), and every
+    # chmod the setuid check lets pass
+    plain = "writes" if trace_fs else "allow"
+    chmod_ok = "trace_fs" if trace_fs else "allow"
     fs_checks: list[Insn | str] = [(JEQ, "open", 0, NR["open"]),
                                    (JEQ, "openat", 0, NR["openat"])]
     fs: list[Insn | str] = [
         "open",
         (LD_ABS, 0, 0, arg_lo(1)),
-        (JSET, creates[0], "allow", O_CREAT),
+        (JSET, creates[0], plain, O_CREAT),
         "openat",
         (LD_ABS, 0, 0, arg_lo(2)),
-        (JSET, creates[1], "allow", O_CREAT),
+        (JSET, creates[1], plain, O_CREAT),
     ]
+    fs_tail: list[Insn | str] = []
     if trace_fs:
         fs_checks += [(JEQ, "enosys", 0, NR["openat2"])]
-        fs_checks += [(JEQ, "trace_fs", 0, NR[name]) for name in FS_TRACED]
-        fs += ["trace_fs", (RET, 0, 0, RET_USER_NOTIF)]
+        fs_checks += [(JEQ, "enosys", 0, NR[name]) for name in META_ENOSYS]
+        fs_checks += [(JEQ, "trace_fs", 0, NR[name]) for name in (*FS_TRACED, *META_TRACED)]
+        # after every block that jumps here (jumps only go forward)
+        fs_tail += ["writes", (JSET, "trace_fs", "allow", O_WRITES),
+                    "trace_fs", (RET, 0, 0, RET_USER_NOTIF)]
     else:
         fs_checks += [(JEQ, "chmod_1", 0, NR["creat"]), (JEQ, "chmod_1", 0, NR["mknod"]),
                       (JEQ, "chmod_2", 0, NR["mknodat"])]
@@ -195,14 +214,15 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "eperm", "allow", TIOCLINUX),
         "chmod_1",
         (LD_ABS, 0, 0, arg_lo(1)),
-        (JSET, "eperm", "allow", SET_ID),
+        (JSET, "eperm", chmod_ok, SET_ID),
         "chmod_2",
         (LD_ABS, 0, 0, arg_lo(2)),
-        (JSET, "eperm", "allow", SET_ID),
+        (JSET, "eperm", chmod_ok, SET_ID),
         "prctl",
         (LD_ABS, 0, 0, arg_lo(0)),
         (JEQ, "eperm", 0, PR_SET_SECCOMP),
         (JEQ, "fake_ok", "allow", PR_SET_DUMPABLE),
+        *fs_tail,
         "allow",
         (RET, 0, 0, RET_ALLOW),
         "trace",
