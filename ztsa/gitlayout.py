@@ -26,13 +26,13 @@ from collections.abc import Callable
 
 from ztsa.records import NamedTuple
 
-# inside a git directory: what the walk skips (no repository lives in them, and they
-# are the bulk of one)
-BULK = frozenset({"objects", "refs", "logs", "lfs", "rr-cache", "packed-refs", "index"})
 CONFIGS = ("config", "config.worktree")
 REDIRECTS = ("commondir",)
 # kept as they were when they exist; their absence is no risk
 LOOK_ELSEWHERE = ("objects/info/alternates", "info/attributes", "gitdir")
+# git writes these in ordinary work (a rebase, a cherry-pick), so they stay writable;
+# an `exec` line in them runs at the next `git rebase --continue`: judged after a run
+TODO_LISTS = ("rebase-merge/git-rebase-todo", "sequencer/todo")
 # the hooks of git-hook managers, in a working tree's top: husky's run from there
 HOOK_MANAGERS = (".husky", ".husky/_")
 SMALL = 1 << 20  # control files larger than this are judged without their text
@@ -43,26 +43,37 @@ class Layout(NamedTuple):
 
     gitdirs: list[str]  # .git directories, bare repositories, modules/*, worktrees/*
     gitfiles: list[str]  # `.git` entries that are not directories (files, symlinks)
-    hook_dirs: list[str]  # G/hooks, and every core.hooksPath a config names
+    hook_dirs: list[str]  # G/hooks, every core.hooksPath a config names, .husky
+    named: list[str]  # files a config includes, programs its code-running keys name
+    unreadable: list[str]  # directories the walk could not list
 
 
 def _is_gitdir(names: set[str]) -> bool:
     return "HEAD" in names and ("objects" in names or "commondir" in names)
 
 
-def find(root: str) -> Layout:
-    """Every repository below root (root included)."""
+def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
+    """Every repository below root (root included), however deep: inside git
+    directories too (a repository planted in .git/objects is one git finds through a
+    redirect). retry(d): make a directory the walk cannot list listable (True: try
+    again)."""
     gitdirs: list[str] = []
     gitfiles: list[str] = []
+    unreadable: list[str] = []
     stack = [root]
     while stack:
         d = stack.pop()
         try:
             entries = list(os.scandir(d))
+        except PermissionError:
+            if retry is not None and retry(d):
+                stack.append(d)
+            elif os.access(d, os.X_OK):  # git can still go in and open names there
+                unreadable.append(d)
+            continue
         except OSError:
             continue
-        is_git = _is_gitdir({e.name for e in entries})
-        if is_git:
+        if _is_gitdir({e.name for e in entries}):
             gitdirs.append(d)
         for e in entries:
             try:
@@ -72,19 +83,21 @@ def find(root: str) -> Layout:
             if e.name == ".git":
                 if is_dir:
                     gitdirs.append(e.path)
-                    stack.append(e.path)
                 else:
                     gitfiles.append(e.path)
-                continue
-            if is_dir and not (is_git and e.name in BULK):
+            if is_dir:
                 stack.append(e.path)
     gitdirs = list(dict.fromkeys(gitdirs))
     hooks = [os.path.join(g, "hooks") for g in gitdirs]
+    named: list[str] = []
     for g in gitdirs:
-        hooks += hooks_paths(g)
+        paths, files = _named_by_configs(g)
+        hooks += paths
+        named += files
         if os.path.basename(g) == ".git":
             hooks += [os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
-    return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)))
+    return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
+                  sorted(set(named)), sorted(unreadable))
 
 
 def read_small(path: str) -> bytes | None:
@@ -103,36 +116,62 @@ def read_small(path: str) -> bytes | None:
         os.close(fd)
 
 
+def _entries(gitdir: str, name: str) -> list[tuple[str, str, str, int]]:
+    from ztsa.parsing import ParseError, parse_git_config
+
+    data = read_small(os.path.join(gitdir, name))
+    if data is None:
+        return []
+    try:
+        return parse_git_config(data.decode("utf-8", "replace"), name)
+    except ParseError:
+        return []
+
+
 def worktree_of(gitdir: str) -> str:
-    """Where a relative core.hooksPath is taken from: the working tree's top (the parent
-    of a `.git` directory), else the git directory itself."""
+    """Where git runs hooks and takes a relative core.hooksPath from: the working tree's
+    top. The parent of a `.git` directory; a submodule's core.worktree; a linked
+    worktree's `gitdir` file's directory; else the git directory itself (bare)."""
     if os.path.basename(gitdir) == ".git":
         return os.path.dirname(gitdir)
+    for name in CONFIGS:
+        for section, key, value, _ in _entries(gitdir, name):
+            if section == "core" and key == "worktree" and value:
+                return os.path.realpath(os.path.join(gitdir, value))
+    back = read_small(os.path.join(gitdir, "gitdir"))
+    if back:
+        return os.path.dirname(os.path.realpath(os.path.join(
+            gitdir, back.decode("utf-8", "replace").strip())))
     return gitdir
 
 
-def hooks_paths(gitdir: str) -> list[str]:
-    """The directories the configs of gitdir name as core.hooksPath, absolute."""
-    from ztsa.parsing import ParseError, parse_git_config
-
-    out: list[str] = []
+def _named_by_configs(gitdir: str) -> tuple[list[str], list[str]]:
+    """(the core.hooksPath directories, the files git reads or runs) that the configs
+    of gitdir name: included files (relative to the config's directory), and the first
+    word of a code-running value when it is a path (relative to the working tree)."""
+    hooks: list[str] = []
+    files: list[str] = []
+    top = worktree_of(gitdir)
     for name in CONFIGS:
-        data = read_small(os.path.join(gitdir, name))
-        if data is None:
-            continue
-        try:
-            entries = parse_git_config(data.decode("utf-8", "replace"), name)
-        except ParseError:
-            continue
-        for section, key, value, _ in entries:
-            if section == "core" and key == "hookspath" and value:
-                path = os.path.expanduser(value)
-                out.append(os.path.normpath(os.path.join(worktree_of(gitdir), path)))
-    return out
+        for section, key, value, _ in _entries(gitdir, name):
+            full = f"{section}.{key}"
+            generic, _ = pattern(full)
+            if not value:
+                continue
+            if generic == "core.hookspath":
+                hooks.append(os.path.normpath(os.path.join(top, os.path.expanduser(value))))
+            elif generic in ("include.path", "includeif.*.path"):
+                files.append(os.path.normpath(os.path.join(gitdir, os.path.expanduser(value))))
+            elif runs_code(full, value):
+                word = value.lstrip("!").split()[0] if value.lstrip("!").split() else ""
+                if "/" in word:
+                    files.append(os.path.normpath(os.path.join(top, os.path.expanduser(word))))
+    return hooks, files
 
 
 def gitfile_target(path: str) -> str | None:
-    """The directory a `.git` file names (absolute), or None when it is not one."""
+    """The directory a `.git` file names (absolute, symlinks resolved as the kernel
+    would), or None when it is not one."""
     data = read_small(path)
     if data is None:
         return None
@@ -140,20 +179,38 @@ def gitfile_target(path: str) -> str | None:
     if not text.startswith("gitdir:"):
         return None
     target = text[len("gitdir:"):].strip()
-    return os.path.normpath(os.path.join(os.path.dirname(path), target))
+    return os.path.realpath(os.path.join(os.path.dirname(path), target))
 
 
 def control_paths(layout: Layout) -> list[str]:
     """What must not change for git to run nothing new: per git directory its configs,
     hooks and redirects (present or not), what it reads elsewhere when present, the
-    hooks directories and the `.git` files."""
+    hooks directories, the `.git` files, and what the configs include or run."""
     out: list[str] = []
     for g in layout.gitdirs:
         out += [os.path.join(g, n) for n in (*CONFIGS, *REDIRECTS, "hooks")]
         out += [p for p in (os.path.join(g, n) for n in LOOK_ELSEWHERE)
                 if os.path.lexists(p)]
-    out += layout.hook_dirs + layout.gitfiles
+    out += layout.hook_dirs + layout.gitfiles + layout.named
     return list(dict.fromkeys(out))
+
+
+def config_like(path: str, layout: Layout) -> bool:
+    """Is a named file one a config includes (rather than a program it runs)?"""
+    for g in layout.gitdirs:
+        for name in CONFIGS:
+            for section, key, value, _ in _entries(g, name):
+                generic, _ = pattern(f"{section}.{key}")
+                if generic in ("include.path", "includeif.*.path") and os.path.normpath(
+                        os.path.join(g, os.path.expanduser(value))) == path:
+                    return True
+    return False
+
+
+def audited_paths(layout: Layout) -> list[str]:
+    """control_paths, and the to-do lists git writes in ordinary work."""
+    return [*control_paths(layout),
+            *(os.path.join(g, t) for g in layout.gitdirs for t in TODO_LISTS)]
 
 
 # ---- configuration keys ----
@@ -178,7 +235,8 @@ RUNS_CODE = frozenset({
 })
 
 # Keys git itself (init, clone, submodule, worktree, branch, remote, fetch, lfs) and
-# ordinary work write into a repository's config, with none of the effects above.
+# ordinary work write into a repository's config, with none of the effects above (a
+# key naming a file git only reads as data, such as commit.template, is among them).
 # After a run, a repository's new config keeps only these.
 SAFE = frozenset({
     "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
@@ -208,6 +266,11 @@ SAFE = frozenset({
     "receive.denycurrentbranch", "receive.denynonfastforwards", "uploadpack.allowfilter",
     "uploadpack.allowanysha1inwant", "uploadpack.allowreachablesha1inwant",
     "diff.renames", "diff.algorithm", "log.date", "safe.directory",
+    "core.sharedrepository", "core.excludesfile", "commit.template", "submodule.recurse",
+    "diff.submodule", "status.submodulesummary", "feature.manyfiles",
+    "feature.experimental", "fetch.parallel", "submodule.fetchjobs", "index.skiphash",
+    "core.fsyncmethod", "gc.writecommitgraph", "fetch.showforcedupdates",
+    "checkout.defaultremote", "clone.defaultremotename",
 })
 
 

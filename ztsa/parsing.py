@@ -130,7 +130,15 @@ def parse_git_config(text: str, name: str) -> list[tuple[str, str, str, int]]:
     """git-config(1) syntax: a list of (section[.subsection], key, value, line)."""
     out: list[tuple[str, str, str, int]] = []
     section: str | None = None
+    lines: list[tuple[int, str]] = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
+        # a value continued on the next line: git drops the backslash and the newline
+        if lines and lines[-1][1].endswith("\\") and \
+                (len(lines[-1][1]) - len(lines[-1][1].rstrip("\\"))) % 2:
+            lines[-1] = (lines[-1][0], lines[-1][1][:-1] + raw)
+        else:
+            lines.append((lineno, raw))
+    for lineno, raw in lines:
         line = raw.strip()
         if not line or line[0] in "#;":
             continue

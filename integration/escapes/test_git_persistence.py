@@ -276,3 +276,101 @@ def test_git_keeps_working_inside(run, tmp_path):
     assert (run.workspace / "deep" / "sub" / "README").exists()
     assert (run.workspace / ".git" / "hooks").is_dir()  # a new top-level repository
     assert not (run.workspace / ".ztsa-quarantine").exists()
+
+
+# ---- vectors found by attacking the first version ----
+
+def _planted(run, tmp_path, script: str, where: list[str], setup=None) -> Path:
+    ws = repo(run.workspace)
+    if setup is not None:
+        setup(ws)
+    marker = tmp_path / "ran"
+    os.chmod(tmp_path, 0o777)
+    open_up(ws)
+    proc = sh(run, f"""
+        git config --global safe.directory '*'; git config --global user.name t
+        git config --global user.email t@e.invalid
+        M='{marker}'
+        {script}
+        true""")
+    assert proc.returncode == 0, proc.stderr
+    afterwards([ws / w for w in where], marker)
+    return ws
+
+
+def test_a_repository_hidden_in_the_quarantine_directory(run, tmp_path):
+    _planted(run, tmp_path, """
+        git init -q .ztsa-quarantine && git -C .ztsa-quarantine commit -q --allow-empty -m x
+        git -C .ztsa-quarantine config core.fsmonitor "touch $M; false"
+        git add .ztsa-quarantine""", ["", ".ztsa-quarantine"])
+
+
+def test_a_repository_behind_names_that_look_like_a_git_directory(run, tmp_path):
+    _planted(run, tmp_path, """
+        touch HEAD objects && git init -q logs && git -C logs commit -q --allow-empty -m x
+        git -C logs config core.fsmonitor "touch $M; false"; git add logs""", ["", "logs"])
+
+
+def test_a_redirect_through_a_symlink_into_git_objects(run, tmp_path):
+    _planted(run, tmp_path, """
+        H=.git/objects/ev; git init -q y; mkdir -p $H/a/b; git init -q --bare $H/y/.git
+        git config -f $H/y/.git/config core.bare false
+        git config -f $H/y/.git/config core.fsmonitor "touch $M; false"
+        mkdir x; ln -s ../$H/a/b x/l; echo 'gitdir: l/../../y/.git' > x/.git
+        git -C x commit -q --allow-empty -m x; git add x""", ["", "x"])
+
+
+def test_a_worktree_through_a_symlink_out_of_the_workspace(run, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chmod(home, 0o777)
+    _planted(run, tmp_path, f"""
+        mkdir n; cd n; git init -q -b empty; git commit -q --allow-empty -m e
+        git checkout -q -b main; mkdir -p .config/git
+        printf '[core]\\n\\tfsmonitor = "touch $M; false"\\n' > .config/git/config
+        git add .config; git commit -qm x; git checkout -q empty; ln -s {home} ../home
+        git config core.worktree ../../home; rm .git/index""", [])
+    git("checkout", "-q", "main", cwd=run.workspace / "n", check=False)
+    assert not (home / ".config").exists(), "a checkout wrote outside the workspace"
+
+
+def test_a_directory_made_unreadable_hides_nothing(run, tmp_path):
+    _planted(run, tmp_path, """
+        mkdir d; git init -q d/r; git -C d/r commit -q --allow-empty -m x
+        git -C d/r config core.fsmonitor "touch $M; false"
+        git init -q n; printf '#!/bin/sh\\ntouch %s\\n' "$M" > n/.git/hooks/pre-commit
+        chmod +x n/.git/hooks/pre-commit; chmod 311 n/.git/hooks d""", ["d/r", "n"])
+
+
+def test_a_relative_hooks_path_of_a_submodule(run, tmp_path):
+    def setup(ws: Path) -> None:
+        upstream = repo(tmp_path / "up")
+        git("submodule", "add", "-q", str(upstream), "sub", cwd=ws)
+        (ws / "sub" / ".githooks").mkdir()
+        git("config", "core.hooksPath", ".githooks", cwd=ws / "sub")
+    _planted(run, tmp_path, """
+        printf '#!/bin/sh\\ntouch %s\\n' "$M" > sub/.githooks/pre-commit
+        chmod +x sub/.githooks/pre-commit""", ["sub"], setup)
+
+
+def test_a_file_an_existing_config_includes_or_runs(run, tmp_path):
+    def setup(ws: Path) -> None:
+        git("config", "include.path", "../.gitconfig", cwd=ws)
+        (ws / ".gitconfig").write_text("[user]\n\tname = t\n")
+        (ws / "clean.sh").write_text("#!/bin/sh\ncat\n")
+        os.chmod(ws / "clean.sh", 0o755)
+        git("config", "filter.x.clean", "./clean.sh", cwd=ws)
+        (ws / ".gitattributes").write_text("*.txt filter=x\n")
+    _planted(run, tmp_path, """
+        printf '[core]\\n\\tfsmonitor = "touch %s; false"\\n' "$M" > .gitconfig
+        printf '#!/bin/sh\\ntouch %s\\ncat\\n' "$M" > clean.sh
+        echo t > a.txt""", [""], setup)
+
+
+def test_a_rebase_to_do_list_with_a_command(run, tmp_path):
+    ws = _planted(run, tmp_path, """
+        echo a > a && git add a && git commit -qm a
+        GIT_SEQUENCE_EDITOR=true git rebase -q -i HEAD~1 --exec false
+        echo "exec touch $M" > .git/rebase-merge/git-rebase-todo""", [""])
+    git("rebase", "--continue", cwd=ws, check=False)
+    assert not (tmp_path / "ran").exists()

@@ -62,7 +62,7 @@ def test_keys_are_judged_by_what_git_does_with_them(key, value, runs, safe):
 
 
 def test_a_changed_config_of_an_existing_repository_gets_its_old_text(ws):
-    _, before = gitguard.before(str(ws))
+    before = gitguard.before(str(ws))
     config = ws / ".git" / "config"
     old = config.read_bytes()
     git("config", "core.fsmonitor", "touch pwned", cwd=ws)
@@ -74,7 +74,7 @@ def test_a_changed_config_of_an_existing_repository_gets_its_old_text(ws):
 
 
 def test_safe_changes_and_samples_stay(ws):
-    _, before = gitguard.before(str(ws))
+    before = gitguard.before(str(ws))
     git("config", "user.name", "new", cwd=ws)
     git("remote", "add", "origin", "/elsewhere", cwd=ws)
     (ws / ".git" / "hooks" / "pre-commit.sample").write_text("#!/bin/sh\n")
@@ -83,7 +83,7 @@ def test_safe_changes_and_samples_stay(ws):
 
 
 def test_a_new_repository_keeps_only_its_safe_keys(ws):
-    _, before = gitguard.before(str(ws))
+    before = gitguard.before(str(ws))
     sub = ws / "sub"
     git("init", "-q", str(sub), cwd=ws)
     git("config", "core.pager", "evil", cwd=sub)
@@ -99,7 +99,7 @@ def test_a_planted_symlink_never_turns_the_moves_outward(ws, tmp_path):
     moved aside goes nowhere outside (removed instead), and nothing is written there."""
     outside = tmp_path / "outside"
     outside.mkdir()
-    _, before = gitguard.before(str(ws))
+    before = gitguard.before(str(ws))
     (ws / gitguard.QUARANTINE).symlink_to(outside)
     hook = ws / ".git" / "hooks" / "post-checkout"
     hook.write_text("#!/bin/sh\n")
@@ -111,7 +111,7 @@ def test_a_planted_symlink_never_turns_the_moves_outward(ws, tmp_path):
 
 
 def test_a_symlinked_hooks_directory_is_moved_not_followed(ws, tmp_path):
-    _, before = gitguard.before(str(ws))
+    before = gitguard.before(str(ws))
     elsewhere = tmp_path / "hooks"
     elsewhere.mkdir()
     (elsewhere / "pre-commit").write_text("#!/bin/sh\n")

@@ -28,7 +28,9 @@ import os
 import stat
 import subprocess
 import tempfile
+import time
 from collections import Counter
+from collections.abc import Callable
 
 from ztsa import gitlayout
 from ztsa.records import NamedTuple
@@ -74,16 +76,22 @@ def _state(path: str) -> State | None:
     return State(kind, st.st_ino, st.st_ctime_ns, st.st_size, data)
 
 
-def snapshot(layout: gitlayout.Layout) -> Snapshot:
+def snapshot(layout: gitlayout.Layout, retry: Callable[[str], bool] | None = None
+             ) -> Snapshot:
     """The control files of layout as they are now, hook directories entry by entry."""
     out: Snapshot = {}
-    for path in gitlayout.control_paths(layout):
+    for path in gitlayout.audited_paths(layout):
         st = _state(path)
         if st is None:
             continue
         out[path] = st
         if st.kind == "dir" and path in layout.hook_dirs:
             try:
+                names = os.listdir(path)
+            except PermissionError:
+                if retry is None or not retry(path):
+                    out[path] = st._replace(kind="unreadable")
+                    continue
                 names = os.listdir(path)
             except OSError:
                 continue
@@ -95,9 +103,16 @@ def snapshot(layout: gitlayout.Layout) -> Snapshot:
     return out
 
 
-def before(workspace: str) -> tuple[gitlayout.Layout, Snapshot]:
+class Before(NamedTuple):
+    layout: gitlayout.Layout
+    files: Snapshot
+    since_ns: int  # when it was taken: what changed later is the tree's
+
+
+def before(workspace: str) -> Before:
+    since = time.time_ns()
     layout = gitlayout.find(workspace)
-    return layout, snapshot(layout)
+    return Before(layout, snapshot(layout), since)
 
 
 def outside_gitdirs(workspace: str, layout: gitlayout.Layout) -> list[str]:
@@ -179,7 +194,7 @@ Verdict = tuple[str, bytes | None, str]
 def _judge_config(gitdir: str, workspace: str, was: State | None, now: State
                   ) -> Verdict | None:
     def inside(value: str) -> bool:
-        path = os.path.normpath(os.path.join(gitdir, value))
+        path = os.path.realpath(os.path.join(gitdir, value))
         return path == workspace or path.startswith(workspace + "/")
 
     old = was.data if was is not None and was.kind == "file" else None
@@ -205,6 +220,22 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
            workspace: str) -> Verdict | None:
     name = os.path.basename(path)
     parent = os.path.dirname(path)
+    if now.kind == "unreadable":
+        return "a hooks directory that could not be read to be judged", None, ""
+    if path in layout.named:
+        if now.kind == "file" and now.data is not None and \
+                gitlayout.config_like(path, layout):
+            return _judge_config(parent, workspace, was, now)
+        return "a file a repository's config includes or runs", None, ""
+    gitdir = next((g for g in layout.gitdirs if path in
+                   (os.path.join(g, t) for t in gitlayout.TODO_LISTS)), None)
+    if gitdir is not None:
+        text = (now.data or b"").decode("utf-8", "replace")
+        if now.kind == "file" and now.data is not None and not any(
+                line.split()[0] in ("exec", "x") for line in text.splitlines()
+                if line.split() and not line.lstrip().startswith("#")):
+            return None
+        return "a to-do list with a command git would run (`exec`)", None, ""
     if parent in layout.hook_dirs:
         if name.endswith(".sample") and now.kind == "file":
             return None
@@ -222,7 +253,7 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
     if parent in layout.gitdirs and name == "commondir":
         data = now.data.decode("utf-8", "replace").strip() if now.data else ""
         target = os.path.normpath(os.path.join(parent, data)) if data else ""
-        if now.kind == "file" and target in layout.gitdirs:
+        if now.kind == "file" and os.path.realpath(target) in layout.gitdirs:
             return None
         return "a commondir that leads out of the workspace's repositories", None, ""
     return None  # looks elsewhere for objects or attributes only: kept
@@ -261,25 +292,44 @@ def _flat(rel: str) -> str:
     return rel.replace("%", "%25").replace("/", "%2F")
 
 
-def audit(workspace: str, was: Snapshot, run_id: str) -> list[Moved]:
+def _readable(workspace: str, since_ns: int) -> Callable[[str], bool]:
+    """A directory of the workspace the tree made unreadable after since_ns (git needs
+    only search permission), made readable to its owner again so it can be judged."""
+    def retry(d: str) -> bool:
+        try:
+            st = os.lstat(d)
+            if (not d.startswith(workspace + "/") or st.st_uid != os.geteuid()
+                    or st.st_ctime_ns < since_ns or not stat.S_ISDIR(st.st_mode)
+                    or st.st_mode & 0o500 == 0o500):
+                return False
+            os.chmod(d, st.st_mode | 0o500, follow_symlinks=False)
+            return True
+        except (OSError, NotImplementedError):
+            return False
+    return retry
+
+
+def audit(workspace: str, was: Before, run_id: str) -> list[Moved]:
     """Judge every control file that is new or changed since `was`; move aside what
     could run code. Call only when every process of the tree has ended."""
-    layout = gitlayout.find(workspace)
-    now = snapshot(layout)
-    moved: list[Moved] = []
+    retry = _readable(workspace, was.since_ns)
+    layout = gitlayout.find(workspace, retry)
+    now = snapshot(layout, retry)
+    moved: list[Moved] = [
+        Moved(os.path.relpath(d, workspace), "a directory that could not be read to be "
+              "judged", None, "", "unreadable") for d in layout.unreadable
+        if d.startswith(workspace + "/")]
     tree = _Tree(workspace)
     try:
         for path in sorted(now):
             state = now[path]
-            old = was.get(path)
+            old = was.files.get(path)
             if old == state or not path.startswith(workspace + "/"):
                 continue
             verdict = _judge(path, old, state, layout, workspace)
             if verdict is None:
                 continue
             rel = os.path.relpath(path, workspace)
-            if rel.split("/", 1)[0] == QUARANTINE:
-                continue
             try:
                 moved.append(_move(tree, rel, verdict, run_id))
             except OSError as e:

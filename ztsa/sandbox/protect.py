@@ -28,7 +28,7 @@ AGENT_FILES = (
     "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".cursor",
     ".windsurfrules", ".clinerules", ".claude", ".mcp.json", ".codex", ".gemini",
     ".vscode", ".github/copilot-instructions.md", ".github/instructions", ".devcontainer",
-    ".envrc", ".husky", ".ztsa.toml", ".ztsa",
+    ".envrc", ".husky", ".ztsa.toml", ".ztsa", ".ztsa-quarantine",
 )
 # git's own control files are added per repository that exists (git_entries)
 

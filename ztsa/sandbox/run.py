@@ -152,7 +152,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         return EXIT_NOT_FOUND
     # git's control files as they are: read-only for the tree, and the measure of what
     # it changed (judged when it has ended)
-    layout, git_before = gitguard.before(policy.workspace)
+    git_before = gitguard.before(policy.workspace)
+    layout = git_before.layout
     allow_read = [*(allow_read or []), *gitguard.outside_gitdirs(policy.workspace, layout)]
     run = plan.make(program, argv, env, cwd, policy, fs, ns, protect_extra,
                     cap_mask(keep_caps), pass_fds,

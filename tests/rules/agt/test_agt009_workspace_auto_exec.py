@@ -88,3 +88,25 @@ def test_unknown_unreadable_nested_config(machine):
     machine.ws("lib/.git/HEAD", "ref: refs/heads/main\n")
     machine.ws("lib/.git/config", "[core\n")
     assert machine.run("AGT009").status is Status.UNKNOWN
+
+
+def test_fail_on_a_value_continued_on_the_next_line(machine):
+    machine.ws(".git/HEAD", "ref: refs/heads/main\n")
+    machine.ws(".git/config", '[core]\n\tfsmonitor = "tou\\\nch x"\n')
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL
+    assert "'touch x'" in out.evidence[0].detail
+
+
+def test_unknown_when_a_hooks_directory_cannot_be_listed(machine, monkeypatch):
+    machine.ws(".git/HEAD", "ref: refs/heads/main\n")
+    machine.ws(".git/hooks/pre-commit.sample", "#!/bin/sh\n")
+    real = os.listdir
+
+    def refuse(path="."):
+        if str(path).endswith("hooks"):
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", refuse)
+    assert machine.run("AGT009").status is Status.UNKNOWN

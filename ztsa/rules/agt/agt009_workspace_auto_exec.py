@@ -62,6 +62,8 @@ def check(ctx: Context) -> Outcome:
 def _repositories(ctx: Context, f: Findings) -> None:
     ws = os.path.realpath(ctx.ws_path(""))
     layout = gitlayout.find(ws)
+    for d in layout.unreadable:
+        f.error(f"{os.path.relpath(d, ws)}: cannot be read")
 
     def rel(path: str) -> str:
         return os.path.relpath(path, ws)
@@ -85,13 +87,13 @@ def _repositories(ctx: Context, f: Findings) -> None:
                 if gitlayout.runs_code(full, value):
                     f.fail(f"{full} is set to {value[:60]!r}", rel(path), line)
                 elif (section, key) == ("core", "worktree") and not inside(
-                        os.path.normpath(os.path.join(g, value))):
+                        os.path.realpath(os.path.join(g, value))):
                     f.fail(f"core.worktree leads outside the workspace: {value[:60]!r}",
                            rel(path), line)
         common = gitlayout.read_small(os.path.join(g, "commondir"))
         if common is not None:
-            target = os.path.normpath(os.path.join(g, common.decode("utf-8", "replace")
-                                                   .strip()))
+            target = os.path.realpath(os.path.join(g, common.decode("utf-8", "replace")
+                                                 .strip()))
             if target != os.path.dirname(os.path.dirname(g)):
                 f.fail(f"commondir leads to {target!r}, not the repository holding it",
                        rel(os.path.join(g, "commondir")))
@@ -109,8 +111,16 @@ def _repositories(ctx: Context, f: Findings) -> None:
         if d == husky or d.startswith(husky + os.sep) or not os.path.isdir(d) \
                 or os.path.islink(d):
             continue
-        for name in sorted(os.listdir(d)):
-            st = os.lstat(os.path.join(d, name))
+        try:
+            names = sorted(os.listdir(d))
+        except OSError as e:
+            f.error(f"{rel(d)}: {e.strerror}")
+            continue
+        for name in names:
+            try:
+                st = os.lstat(os.path.join(d, name))
+            except OSError:
+                continue
             if (not name.endswith(".sample") and stat.S_ISREG(st.st_mode)
                     and st.st_mode & 0o111):
                 where = rel(os.path.join(d, name))
@@ -125,6 +135,8 @@ def _quarantine(ctx: Context, f: Findings) -> None:
         return
     for run in sorted(os.listdir(top)):
         manifest = f".ztsa-quarantine/{run}/manifest.json"
+        if not os.path.isfile(ctx.ws_path(manifest)):
+            continue
         text = f.attempt(ctx.ws_text, manifest, 1 << 20)
         try:
             moved = json.loads(text) if text is not None else []
