@@ -270,8 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- commands --------------------------------------------------------------------------------
 def run_gate(args: argparse.Namespace, path: str, stream: Any,
-             only_on_failure: bool = False, extra: tuple[Any, ...] = ()) -> bool:
-    """Audit PATH, write the report (to --output or stream), return whether it passed."""
+             only_on_failure: bool = False, extra: tuple[Any, ...] = (),
+             judge: Any = None) -> bool:
+    """Audit PATH, write the report (to --output or stream), return whether it passed.
+    judge: rewrites the results before the verdict (ztsa exec's handled findings)."""
     from ztsa.context import Context
     from ztsa.engine import run
     from ztsa.host import Host
@@ -287,6 +289,8 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
     # of the caller's, added below, fails the gate whatever the rules say)
     report = run(ctx, warnings_if_blocked=only_on_failure
                  and not any(r.blocks for r in extra))
+    if judge is not None:
+        report = report._replace(results=judge(report.results))
     if extra:
         report = report._replace(results=report.results + extra)
     if only_on_failure and report.passed:
@@ -330,8 +334,18 @@ def cmd_exec(args: argparse.Namespace) -> int:
     strict = args.profile == "untrusted"
     missing = missing_controls()
     extra = (confinement_result(missing, strict),) if missing else ()
+    # the gate judges the environment CMD will run in: what the confinement removes
+    # does not block (unless this kernel lacks its control)
+    from ztsa.sandbox import handled
+
+    confinement = handled.Confinement(
+        missing=missing, keep_caps=list(args.keep_caps),
+        env_names=[spec.partition("=")[0] for spec in args.env_specs],
+        allow_unix=list(args.allow_unix),
+        net_addresses=[_address_of(s) for s in args.allow_net if _is_ip_spec(s)])
     # the report goes to stderr (stdout is CMD's), and only when the gate fails
-    if not run_gate(args, args.workspace, sys.stderr, only_on_failure=True, extra=extra):
+    if not run_gate(args, args.workspace, sys.stderr, only_on_failure=True, extra=extra,
+                    judge=lambda results: handled.judge(results, confinement)):
         print("ztsa: the gate failed; CMD was not started", file=sys.stderr)
         return EXIT_GATE
     from ztsa.sandbox.run import cap_mask, execute
@@ -367,11 +381,16 @@ def cmd_exec(args: argparse.Namespace) -> int:
                                         ("max_memory", args.max_memory)) if v is not None})
 
 
+def _address_of(spec: str) -> str:
+    """The address or network of an --allow-net spec, without its port."""
+    return spec[1:].split("]")[0] if spec.startswith("[") else (
+        spec.rsplit(":", 1)[0] if spec.count(":") == 1 else spec)
+
+
 def _is_ip_spec(spec: str) -> bool:
     import ipaddress
 
-    host = spec[1:].split("]")[0] if spec.startswith("[") else (
-        spec.rsplit(":", 1)[0] if spec.count(":") == 1 else spec)
+    host = _address_of(spec)
     try:
         ipaddress.ip_network(host, strict=False)
         return True

@@ -24,6 +24,7 @@ class Status(str, enum.Enum):
     FAIL = "fail"
     UNKNOWN = "unknown"
     WAIVED = "waived"
+    HANDLED = "handled"  # a finding the confinement of `ztsa exec` removes for CMD
 
 
 class Action(str, enum.Enum):

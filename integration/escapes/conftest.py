@@ -202,8 +202,11 @@ class Runner:
 
     def command(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
                 mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
-                profile: str = "repo", log: bool | None = None) -> tuple[list[str], Path]:
-        """(the argv that runs `ztsa exec ... -- cmd` in this mode, its audit log path)."""
+                profile: str = "repo", log: bool | None = None,
+                pythonpath: bool = True) -> tuple[list[str], Path]:
+        """(the argv that runs `ztsa exec ... -- cmd` in this mode, its audit log path).
+        pythonpath: pass PYTHONPATH to CMD in the unprivileged case (a Python CMD on the
+        bind-mounted interpreter needs it)."""
         log = self.log if log is None else log
         log_path = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
         logging = ["--audit-log", str(log_path)] if log else []
@@ -221,7 +224,8 @@ class Runner:
                 mount = [*mount, *(["&&"] if mount else []), "mount", "--bind", src, dst]
             # the bind-mounted interpreter finds its site-packages through PYTHONPATH only,
             # and ztsa passes CMD a minimal environment: name it
-            ztsa_args = [ztsa_args[0], "--env", "PYTHONPATH", *ztsa_args[1:]]
+            if pythonpath:
+                ztsa_args = [ztsa_args[0], "--env", "PYTHONPATH", *ztsa_args[1:]]
             inner = " ".join(map(_q, [*wrap, *python, "-m", "ztsa", *ztsa_args]))
             setpriv = (f"setpriv --reuid {user} --regid {user} --clear-groups "
                        f"--inh-caps=-all --bounding-set=-all {inner}")
@@ -235,10 +239,11 @@ class Runner:
     def __call__(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
                  timeout: float = 180, pass_fds: tuple[int, ...] = (),
                  mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
-                 profile: str = "repo", log: bool | None = None
+                 profile: str = "repo", log: bool | None = None, pythonpath: bool = True
                  ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
         argv, log_path = self.command(*cmd, allow=allow, extra=extra, mounts=mounts,
-                                      wrap=wrap, profile=profile, log=log)
+                                      wrap=wrap, profile=profile, log=log,
+                                      pythonpath=pythonpath)
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               cwd=self.workspace, pass_fds=pass_fds)
         return proc, self.finish(proc.stderr, log_path)

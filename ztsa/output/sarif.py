@@ -6,7 +6,8 @@ import json
 
 from ztsa.model import Report, Status
 
-_LEVEL = {Status.FAIL: "error", Status.UNKNOWN: "warning", Status.WAIVED: "note"}
+_LEVEL = {Status.FAIL: "error", Status.UNKNOWN: "warning", Status.WAIVED: "note",
+          Status.HANDLED: "note"}
 
 
 def render_sarif(report: Report) -> str:
@@ -44,7 +45,8 @@ def render_sarif(report: Report) -> str:
             }}
             for e in r.evidence if e.path
         ]
-        level = _LEVEL[r.status] if r.gating or r.status is Status.WAIVED else "warning"
+        level = (_LEVEL[r.status] if r.gating or r.status in (Status.WAIVED, Status.HANDLED)
+                 else "warning")
         results.append({
             "ruleId": r.id,
             "ruleIndex": ids.index(r.id),

@@ -18,6 +18,8 @@ def _label(r: Result) -> tuple[str, str]:
         return ("BLOCK" if r.gating else "WARN"), ("red" if r.gating else "yellow")
     if r.status is Status.WAIVED:
         return "WAIVED", "dim"
+    if r.status is Status.HANDLED:
+        return "HANDLED", "dim"
     return "PASS", "green"
 
 
@@ -27,7 +29,8 @@ def _first_paragraph(text: str) -> str:
 
 def render_text(report: Report, *, color: bool = False) -> str:
     out: list[str] = []
-    order = {Status.FAIL: 0, Status.UNKNOWN: 0, Status.WAIVED: 1, Status.PASS: 2}
+    order = {Status.FAIL: 0, Status.UNKNOWN: 0, Status.WAIVED: 1, Status.HANDLED: 1,
+             Status.PASS: 2}
     ranked = sorted(report.results, key=lambda r: (not r.blocks, order[r.status], r.id))
     for r in ranked:
         if r.status is Status.PASS:
@@ -42,7 +45,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
             elif e.path and e.path not in e.detail:
                 where = f" ({e.path})"
             out.append(f"         - {e.detail}{where}")
-        if r.status is not Status.WAIVED and r.fix:
+        if r.status not in (Status.WAIVED, Status.HANDLED) and r.fix:
             out.append(f"         fix: {_first_paragraph(r.fix)}")
     passed = [r.id for r in ranked if r.status is Status.PASS]
     if passed:
@@ -54,6 +57,8 @@ def render_text(report: Report, *, color: bool = False) -> str:
                else _paint("gate FAILED", "red", color))
     out.append(
         f"{verdict} (profile {report.profile.value}, {report.path}): {s['blocking']} blocking, "
-        f"{s['fail']} fail, {s['unknown']} unknown, {s['waived']} waived, {s['pass']} pass"
+        f"{s['fail']} fail, {s['unknown']} unknown, {s['waived']} waived, "
+        + (f"{s['handled']} handled by ztsa exec, " if s["handled"] else "")
+        + f"{s['pass']} pass"
     )
     return "\n".join(out) + "\n"

@@ -1,0 +1,75 @@
+"""Which findings the confinement of `ztsa exec` removes (the escape suite runs the
+gate under real runs: integration/escapes/test_gate_under_exec.py)."""
+
+from ztsa.model import Action, Category, Evidence, Result, Severity, Status
+from ztsa.sandbox.controls import PIDNS_MISSING, USERNS_MISSING
+from ztsa.sandbox.handled import Confinement, judge
+
+
+def result(rule_id: str, *details: str, status: Status = Status.FAIL) -> Result:
+    return Result(id=rule_id, slug="s", category=Category.ENV, title="t",
+                  severity=Severity.HIGH, action=Action.BLOCK, status=status, gating=True,
+                  message="m", evidence=tuple(Evidence(d) for d in details), fix="f")
+
+
+def conf(**kw) -> Confinement:
+    base = dict(missing=[], keep_caps=[], env_names=[], allow_unix=[], net_addresses=[])
+    return Confinement(**{**base, **kw})
+
+
+def status(r: Result, c: Confinement) -> Status:
+    return judge((r,), c)[0].status
+
+
+def test_what_the_confinement_removes_is_handled_and_does_not_block():
+    for rid in ("ENV001", "ENV004", "ENV005", "ENV006", "ENV007", "FS004", "FS007",
+                "AGT007", "NET001", "NET003"):
+        out = judge((result(rid, "x"),), conf())[0]
+        assert out.status is Status.HANDLED and not out.blocks, rid
+        assert out.evidence[0].detail == "x"  # the rule's own evidence is kept
+        assert out.evidence[-1].detail.startswith("handled by ")
+
+
+def test_a_missing_control_makes_its_findings_block_again():
+    no_ns = conf(missing=[USERNS_MISSING, PIDNS_MISSING])
+    for rid in ("ENV001", "ENV003", "ENV007", "FS002", "FS004", "AGT007"):
+        assert status(result(rid, "x"), no_ns) is Status.FAIL, rid
+    no_landlock = conf(missing=["Landlock (writes outside the workspace cannot be blocked)"])
+    assert status(result("FS007", "x"), no_landlock) is Status.FAIL
+    assert status(result("ENV004", "x"), no_ns) is Status.HANDLED  # the filter is always
+
+
+def test_what_the_command_line_gives_back_is_not_handled():
+    assert status(result("ENV006", "CapEff: CAP_NET_RAW"), conf(keep_caps=["NET_RAW"])) \
+        is Status.FAIL
+    assert status(result("FS006", "GITHUB_TOKEN holds a value shaped like a token"),
+                  conf(env_names=["GITHUB_TOKEN"])) is Status.FAIL
+    assert status(result("FS006", "GITHUB_TOKEN holds a value shaped like a token"),
+                  conf()) is Status.HANDLED
+    assert status(result("FS001", "/var/run/docker.sock"),
+                  conf(allow_unix=["/var/run/docker.sock"])) is Status.FAIL
+    assert status(result("NET003", "5432 on 127.0.0.1"), conf(net_addresses=["127.0.0.1"])) \
+        is Status.FAIL
+    assert status(result("NET004", "169.254.169.254"), conf(net_addresses=["10.0.0.0/8"])) \
+        is Status.HANDLED
+
+
+def test_only_evidence_the_confinement_covers_is_handled():
+    # a system-wide preload reaches CMD too; a variable does not
+    assert status(result("ENV009", "environment variable LD_PRELOAD is set"), conf()) \
+        is Status.HANDLED
+    assert status(result("ENV009", "environment variable LD_PRELOAD is set",
+                         "/etc/ld.so.preload is not empty"), conf()) is Status.FAIL
+    assert status(result("ENV009", "environment variable PATH is set"), conf()) \
+        is Status.FAIL  # CMD gets PATH
+    assert status(result("ENV008", "host PID namespace: pid 1 is systemd"), conf()) \
+        is Status.HANDLED
+    assert status(result("ENV008", "host network interfaces present: eth0"), conf()) \
+        is Status.FAIL
+    assert status(result("SUP007", "registry in .npmrc"), conf()) is Status.FAIL
+
+
+def test_rules_the_confinement_does_not_touch_stay_as_they_are():
+    for rid in ("ENV010", "AGT009", "SUP001", "NET002"):
+        assert status(result(rid, "x"), conf()) is Status.FAIL
+    assert status(result("ENV004", status=Status.PASS), conf()) is Status.PASS

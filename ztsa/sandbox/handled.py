@@ -1,0 +1,168 @@
+"""Under `ztsa exec`, the gate judges the environment CMD will run in.
+
+An environment finding about ztsa's own process (root, no seccomp filter, no NoNewPrivs,
+capabilities, a writable system, secrets in the environment, ...) says nothing about CMD
+when the confinement that `ztsa exec` is about to apply removes it. Such a finding is
+reported as `handled`, naming the control and keeping the rule's evidence, and does not
+block; a finding the confinement does not remove still blocks, and so does one whose
+control this kernel lacks (`Confinement.missing`: the controls controls.py names).
+`ztsa check` alone judges the machine as it is, unchanged."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+
+from ztsa.model import Evidence, Result, Status
+from ztsa.records import NamedTuple
+from ztsa.sandbox.controls import PIDNS_MISSING, USERNS_MISSING
+
+
+class Confinement(NamedTuple):
+    """What the run will have (from the kernel probe and the command line)."""
+
+    missing: list[str]  # controls.missing_controls()
+    keep_caps: list[str]  # --keep-cap
+    env_names: list[str]  # variables --env passes or sets
+    allow_unix: list[str]  # --allow-unix
+    net_addresses: list[str]  # the address literals of --allow-net rules
+
+    @property
+    def landlock(self) -> bool:
+        return not any(m.startswith("Landlock (") for m in self.missing)
+
+    @property
+    def namespaces(self) -> bool:
+        return USERNS_MISSING not in self.missing
+
+    @property
+    def pid_namespace(self) -> bool:
+        return PIDNS_MISSING not in self.missing
+
+    def allows_net(self, *networks: str) -> bool:
+        """Does an --allow-net address rule open one of these networks?"""
+        for literal in self.net_addresses:
+            try:
+                net = ipaddress.ip_network(literal, strict=False)
+            except ValueError:
+                continue
+            if any(net.version == n.version and net.overlaps(n)
+                   for n in map(ipaddress.ip_network, networks)):
+                return True
+        return False
+
+
+Handler = Callable[[Result, Confinement], "str | None"]
+
+LOOPBACK = ("127.0.0.0/8", "::1/128")
+LINK_LOCAL = ("169.254.0.0/16", "fe80::/10", "fd00:ec2::/32")
+ENV_EVIDENCE = "environment variable "
+PASSED = ("PATH", "LANG", "TERM", "TZ", "USER", "HOME", "TMPDIR")  # run.BASE_ENV and ours
+
+
+def _always(control: str) -> Handler:
+    return lambda r, c: control
+
+
+def _with(control: str, *needs: str) -> Handler:
+    def handler(r: Result, c: Confinement) -> str | None:
+        have = {"landlock": c.landlock, "namespaces": c.namespaces,
+                "pid_namespace": c.pid_namespace}
+        return control if all(have[n] for n in needs) else None
+    return handler
+
+
+def _environment(control: str, named_first: bool = False) -> Handler:
+    """Variables CMD does not get (it gets PATH, LANG, LC_*, TERM, TZ, USER, its own
+    HOME and TMPDIR, and --env): only when every finding is such a variable (evidence
+    "environment variable NAME ...", or "NAME ..." for named_first)."""
+    def handler(r: Result, c: Confinement) -> str | None:
+        for e in r.evidence:
+            if named_first:
+                name = e.detail.split(" ", 1)[0]
+            elif e.detail.startswith(ENV_EVIDENCE):
+                name = e.detail[len(ENV_EVIDENCE):].split(" ", 1)[0]
+            else:
+                return None  # a file (/etc/ld.so.preload, a repository's .npmrc)
+            if name in c.env_names or name in PASSED:
+                return None
+        return control
+    return handler
+
+
+def _capabilities(r: Result, c: Confinement) -> str | None:
+    if c.keep_caps:
+        return None
+    return "every capability dropped before CMD runs, and NoNewPrivs"
+
+
+def _net(control: str, *networks: str) -> Handler:
+    return lambda r, c: None if c.allows_net(*networks) else control
+
+
+def _namespaces(r: Result, c: Confinement) -> str | None:
+    """PID, IPC and mount namespaces of the tree's own; not the network's."""
+    if not (c.namespaces and c.pid_namespace) or any(
+            "network" in e.detail for e in r.evidence):
+        return None
+    return "PID, IPC and mount namespaces of the tree's own"
+
+
+def _unix(r: Result, c: Confinement) -> str | None:
+    if c.allow_unix:
+        return None
+    return ("Unix sockets outside the workspace refused (no --allow-unix), and the "
+            "environment that names them not passed")
+
+
+RO_VIEW = "the system read-only in the tree's mount namespace, and Landlock"
+HANDLERS: dict[str, Handler] = {
+    "ENV001": _with("its capabilities dropped, NoNewPrivs, the system read-only and the "
+                    "real home hidden", "namespaces", "landlock"),
+    "ENV002": _with("NoNewPrivs (no setuid program gains a group's power), devices beyond "
+                    "the usual few unreadable, sockets outside the workspace refused",
+                    "landlock"),
+    "ENV003": _with("PID, IPC and mount namespaces of its own", "namespaces",
+                    "pid_namespace"),
+    "ENV004": _always("ztsa exec's seccomp filter"),
+    "ENV005": _always("NoNewPrivs, set before CMD runs"),
+    "ENV006": _capabilities,
+    "ENV007": _with(RO_VIEW, "namespaces", "landlock"),
+    "ENV008": _namespaces,
+    "ENV009": _environment("the environment: CMD gets none of these variables"),
+    "ENV011": _always("--max-procs and --max-memory"),
+    "FS001": _unix,
+    "FS002": _with("the real home hidden, and Landlock's read rules", "namespaces",
+                   "landlock"),
+    "FS003": _unix,
+    "FS004": _with(RO_VIEW + " (system secrets unreadable)", "namespaces", "landlock",
+                   "pid_namespace"),
+    "FS006": _environment("the environment: CMD gets none of these variables",
+                          named_first=True),
+    "FS007": _with("Landlock: writes only in the workspace and the private HOME and "
+                   "TMPDIR", "landlock"),
+    "FS008": _with("the real home hidden, Landlock's read rules, and the environment",
+                   "namespaces", "landlock"),
+    "AGT007": _with("agent files read-only in the tree's mount namespace", "namespaces"),
+    "NET001": _net("egress only to --allow-net destinations", *LOOPBACK),
+    "NET003": _net("egress only to --allow-net destinations", *LOOPBACK),
+    "NET004": _net("egress only to --allow-net destinations", *LINK_LOCAL),
+    "SUP007": _environment("the environment: CMD gets none of these variables"),
+}
+
+
+def judge(results: tuple[Result, ...], confinement: Confinement) -> tuple[Result, ...]:
+    """The results, with each finding the confinement removes marked handled."""
+    out = []
+    for r in results:
+        handler = HANDLERS.get(r.id)
+        control = handler(r, confinement) if handler and r.status in (
+            Status.FAIL, Status.UNKNOWN) else None
+        if control is None:
+            out.append(r)
+            continue
+        out.append(r._replace(
+            status=Status.HANDLED,
+            message=f"handled by ztsa exec: {control} (on this machine: {r.message})",
+            evidence=(*r.evidence, Evidence(f"handled by {control}"))))
+    return tuple(out)
