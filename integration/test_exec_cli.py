@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 
+import jsonschema
 import pytest
 
 
@@ -21,11 +23,12 @@ def ztsa(*args: str, cwd: str) -> subprocess.Popen:
 @pytest.mark.skipif(os.geteuid() != 0, reason="the gate fails on ENV001 only as root")
 def test_failed_gate_never_starts_cmd(tmp_path):
     marker = tmp_path / "ran"
+    (tmp_path / ".envrc").write_text("export X=1\n")  # AGT009 blocks under untrusted
     p = ztsa("exec", "--workspace", str(tmp_path), "--", "touch", str(marker), cwd=tmp_path)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 3
     assert not marker.exists()
-    assert "ENV001" in err and "CMD was not started" in err
+    assert "AGT009" in err and "CMD was not started" in err
 
 
 def test_bad_allow_net_is_a_usage_error(tmp_path):
@@ -148,3 +151,27 @@ def test_the_next_run_removes_what_a_killed_run_left(tmp_path):
     assert q.returncode == 0, q.stderr
     assert not os.path.lexists(private)
     assert sorted(os.listdir(base)) == ["ztsa-run-0123456789ab"]
+
+
+def test_exec_json_report_goes_to_stdout_alone(tmp_path):
+    (tmp_path / ".envrc").write_text("evil\n")  # AGT009 blocks under untrusted
+    p = ztsa("exec", "--format", "json", "--workspace", str(tmp_path), "--", "true",
+             cwd=tmp_path)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 3
+    doc = json.loads(out)
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "report-schema.json")) as f:
+        jsonschema.validate(doc, json.load(f))
+    assert not doc["passed"]
+    assert "CMD was not started" in err
+
+
+def test_exec_quiet_drops_the_summary_line(tmp_path):
+    loud = ztsa("exec", "--profile", "repo", "--workspace", str(tmp_path), "--", "true",
+                cwd=tmp_path)
+    quiet = ztsa("exec", "--profile", "repo", "--quiet", "--workspace", str(tmp_path), "--",
+                 "true", cwd=tmp_path)
+    _, loud_err = loud.communicate(timeout=60)
+    _, quiet_err = quiet.communicate(timeout=60)
+    assert loud.returncode == quiet.returncode == 0, loud_err
+    assert "denied" in loud_err and "denied" not in quiet_err

@@ -220,3 +220,67 @@ def test_unknown_arguments_get_the_commands_own_usage(args, usage, hint):
     assert proc.stderr.startswith(usage), proc.stderr
     assert "unrecognized arguments:" in proc.stderr
     assert ("CMD goes after --" in proc.stderr) == hint
+
+
+def test_a_file_or_an_unreadable_directory_says_what_it_is(tmp_path):
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    proc = ztsa("check", str(f))
+    assert proc.returncode == 2 and "is not a directory" in proc.stderr
+
+
+@pytest.mark.parametrize("spec,says", [
+    ("10.0.0.300", "not a valid IP address or network"),
+    ("10.0.0.0/33", "not a valid IP address or network"),
+    ("http://example.com/x", "drop the scheme"),
+    ("::1:80", "write [::1]:80 for a port"),
+    ("2001:db8::1:443", "ambiguous"),
+])
+def test_allow_net_mistakes_are_usage_errors_without_a_lookup(tmp_path, spec, says):
+    proc = ztsa("exec", "--profile", "repo", "--workspace", str(tmp_path),
+                f"--allow-net={spec}", "--", "true")
+    assert proc.returncode == 2, proc.stderr
+    assert says in proc.stderr
+
+
+def test_explain_exec001_and_debug_after_the_subcommand():
+    proc = ztsa("explain", "EXEC001")
+    assert proc.returncode == 0 and "confinement-incomplete" in proc.stdout
+    assert "How to fix" in proc.stdout
+    assert ztsa("rules", "--debug").returncode == 0
+
+
+@pytest.mark.parametrize("env,colour", [
+    ({"NO_COLOR": ""}, True), ({"NO_COLOR": "1"}, False), ({"TERM": "dumb"}, False)])
+def test_colour_follows_no_color_and_term(tmp_path, env, colour):
+    leader, follower = pty.openpty()
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
+    proc = subprocess.Popen([sys.executable, "-m", "ztsa", "check", str(tmp_path)],
+                            stdout=follower, stderr=subprocess.DEVNULL,
+                            env={**base, "TERM": "xterm", **env})
+    os.close(follower)
+    out = b""
+    while True:  # read as it comes: a full terminal buffer would stop the writer
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the writer closed its side
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    assert proc.wait(timeout=60) in (0, 3)
+    assert (b"\x1b[" in out) is colour
+
+
+def test_doctor_names_the_controls_and_what_each_profile_does():
+    proc = ztsa("doctor", "--format", "json", cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    c = doc["controls"]
+    assert isinstance(c["landlock_abi"], int) and c["seccomp_user_notification"] is True
+    assert set(doc["profiles"]) == {"untrusted", "dependency", "repo"}
+    assert doc["profiles"]["untrusted"].startswith(
+        "refuses" if c["missing"] else "runs with every control")
+    text = ztsa("doctor", cwd="/").stdout
+    assert "Landlock ABI" in text and "--profile untrusted:" in text

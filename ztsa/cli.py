@@ -62,7 +62,9 @@ class UsageError(Exception):
 
 
 def _use_color(stream: Any, to_file: bool) -> bool:
-    if to_file or "NO_COLOR" in os.environ:
+    """On a terminal only; never with NO_COLOR set to anything (no-color.org) or for
+    TERM=dumb."""
+    if to_file or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
 
@@ -84,8 +86,12 @@ def _endpoint(spec: str) -> tuple[str, int]:
 
 
 def _directory(path: str) -> str:
-    if not os.path.isdir(path):
+    if not os.path.exists(path):
         raise argparse.ArgumentTypeError(f"directory {path!r} does not exist")
+    if not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{path!r} is not a directory")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"directory {path!r} cannot be read")
     return path
 
 
@@ -186,12 +192,18 @@ def build_parser() -> argparse.ArgumentParser:
                                                              "errors")
     sub = parser.add_subparsers(dest="command_name", metavar="COMMAND", required=True)
 
+    def debug_option(p: argparse.ArgumentParser) -> None:
+        # also after the subcommand (main() reads it from argv either way)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show tracebacks for internal errors")
+
     check = sub.add_parser("check", help="audit a workspace and the environment; exit 3 on "
                                          "failure", epilog=EPILOG,
                            formatter_class=_Raw,
                            description="Audit PATH (default: the current directory) and the "
                                        "environment; exit 3 on failure.")
     _gate_options(check)
+    debug_option(check)
     check.add_argument("path", nargs="?", default=".", type=_directory)
     check.set_defaults(func=cmd_check, parser=check)
 
@@ -204,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "started; 126 if CMD cannot be executed, 127 if it is not found;\n125 if "
                     "ztsa itself failed (the whole tree is killed first); 2 for usage errors.")
     _gate_options(ex)
+    debug_option(ex)
+    ex.add_argument("--quiet", "-q", action="store_true",
+                    help="no summary line on stderr after the run (the audit log keeps it)")
     ex.add_argument("--workspace", default=".", type=_directory,
                     help="the workspace the gate audits (default: the current directory)")
     ex.add_argument("--allow-net", action="append", default=[], metavar="SPEC",
@@ -257,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--profile", choices=PROFILES, default=None,
                        help="show only what this profile does")
     rules.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+    debug_option(rules)
     rules.set_defaults(func=cmd_rules, parser=rules)
 
     explain = sub.add_parser("explain", help="show a rule's documentation",
@@ -264,6 +280,17 @@ def build_parser() -> argparse.ArgumentParser:
                              description="Show a rule's documentation: what it checks, why it "
                                          "matters, how to fix it.")
     explain.add_argument("rule_id", metavar="ID")
+    debug_option(explain)
+
+    doctor = sub.add_parser("doctor", help="which confinement controls this machine offers",
+                            formatter_class=_Plain,
+                            description="Which confinement controls this machine offers "
+                                        "(Landlock, seccomp user notification, namespaces, "
+                                        "pidfd_getfd), and so what each profile of `ztsa "
+                                        "exec` does here.")
+    doctor.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+    debug_option(doctor)
+    doctor.set_defaults(func=cmd_doctor, parser=doctor)
     explain.set_defaults(func=cmd_explain, parser=explain)
     return parser
 
@@ -343,8 +370,10 @@ def cmd_exec(args: argparse.Namespace) -> int:
         env_names=[spec.partition("=")[0] for spec in args.env_specs],
         allow_unix=list(args.allow_unix),
         net_addresses=[_address_of(s) for s in args.allow_net if _is_ip_spec(s)])
-    # the report goes to stderr (stdout is CMD's), and only when the gate fails
-    if not run_gate(args, args.workspace, sys.stderr, only_on_failure=True, extra=extra,
+    # the report goes only with a failed gate, when CMD never starts: a text report to
+    # stderr beside the messages, a JSON or SARIF one to stdout (or --output), alone
+    stream = sys.stderr if args.fmt == "text" else sys.stdout
+    if not run_gate(args, args.workspace, stream, only_on_failure=True, extra=extra,
                     judge=lambda results: handled.judge(results, confinement)):
         print("ztsa: the gate failed; CMD was not started", file=sys.stderr)
         return EXIT_GATE
@@ -377,6 +406,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    [os.path.abspath(p) for p in args.allow_write],
                    strict=args.profile == "untrusted", protect_extra=list(args.protect),
                    allow_read=[os.path.abspath(p) for p in args.allow_read],
+                   quiet=args.quiet,
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
 
@@ -422,9 +452,25 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    import json
+
+    from ztsa import doctor
+
+    doc = doctor.probe()
+    print(json.dumps(doc, indent=2) if args.fmt == "json" else doctor.render_text(doc),
+          end="\n" if args.fmt == "json" else "")
+    return EXIT_PASS
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from ztsa.registry import load_rules
 
+    if args.rule_id.upper() in ("EXEC001", "CONFINEMENT-INCOMPLETE"):
+        from ztsa.sandbox.controls import EXPLAIN_EXEC001
+
+        print(EXPLAIN_EXEC001)
+        return EXIT_PASS
     rules = load_rules()
     rule = rules.get(args.rule_id.upper())
     if rule is None:

@@ -72,7 +72,9 @@ def files_below(root: str, prefix: str, skip: frozenset[str], limit: int,
         out.extend(prefix + f for f in sorted(files)
                    if not (excluded and excluded(prefix + f)))
         if len(out) > limit:
-            raise ProbeError(root, f"more than {limit} files: audit a smaller tree")
+            raise ProbeError(root, f"more than {limit} files: leave generated or vendored "
+                             "directories out with --exclude GLOB (e.g. --exclude "
+                             "'build' --exclude 'vendor/*'), or audit a smaller tree")
         for d in sorted(dirs):
             rel = prefix + d
             if excluded and excluded(rel):

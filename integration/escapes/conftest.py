@@ -336,7 +336,8 @@ def user_run() -> Runner:
 def pester() -> str:
     """Python code to put before a loop: a thread sends the process SIGUSR1 every 0.1 ms,
     counted in hits[0] by a handler installed without SA_RESTART (as Python installs
-    them); `stop.append(1)` ends it."""
+    them); `stop.append(1); pest.join()` ends it (joined: a signal sent after the
+    interpreter has reset its handlers at exit would kill it)."""
     return ("import os, signal, threading, time\n"
             "hits = [0]\n"
             "signal.signal(signal.SIGUSR1, lambda *a: hits.__setitem__(0, hits[0] + 1))\n"
@@ -344,4 +345,5 @@ def pester() -> str:
             "def pester():\n"
             "    while not stop:\n"
             "        os.kill(pid, signal.SIGUSR1); time.sleep(0.0001)\n"
-            "threading.Thread(target=pester, daemon=True).start()\n")
+            "pest = threading.Thread(target=pester, daemon=True)\n"
+            "pest.start()\n")

@@ -567,7 +567,7 @@ def test_signals_do_not_interrupt_or_repeat_the_helpers_calls(run, pester):
     code = (pester +
             "for i in range(3000):\n"
             "    os.mkdir(f'd{i}')\n"
-            "stop.append(1)\n"
+            "stop.append(1); pest.join()\n"
             "print(hits[0] > 0)\n")
     proc, _ = run(run.python, "-c", code, timeout=120)
     assert proc.returncode == 0, proc.stderr[-500:]

@@ -305,7 +305,7 @@ def test_signals_do_not_turn_connects_into_eintr(run, listeners, log, pester):
     code = (pester + "import socket\n"
             "for i in range(1000):\n"
             f"    s = socket.socket(); s.connect(('127.0.0.1', {allowed})); s.close()\n"
-            "stop.append(1)\n"
+            "stop.append(1); pest.join()\n"
             "print(hits[0] > 0)\n")
     proc, _ = run(run.python, "-c", code, allow=[f"127.0.0.1:{allowed}"], log=log,
                   timeout=120)

@@ -37,6 +37,24 @@ def missing_controls(abi: int | None = None, userns: bool | None = None,
     return missing
 
 
+FIX = ("Run on a kernel with Landlock ABI 5 or later and user namespaces enabled "
+       "(sysctl user.max_user_namespaces > 0), or as root; or choose --profile repo "
+       "or dependency to accept the weaker confinement knowingly.")
+EXPLAIN_EXEC001 = f"""EXEC001 confinement-incomplete: a confinement control of ztsa exec is missing
+category exec, severity high; untrusted: block, dependency: warn, repo: warn
+
+## What it checks
+A finding of `ztsa exec`, not a catalogue rule: the controls this kernel cannot
+enforce for the tree (a Landlock ABI feature, user namespaces, PID and IPC namespaces,
+Landlock's signal scope). Under `untrusted` CMD is then not started (exit 3); under
+`repo` and `dependency` it runs with what there is, says what is missing on stderr and
+logs a `confinement` event. Under ztsa exec, a gate finding that a missing control would
+have handled blocks as it would under `ztsa check`.
+
+## How to fix
+{FIX}"""
+
+
 def confinement_result(missing: list[str], strict: bool) -> Any:
     """The report's finding for missing controls (EXEC001; not a catalogue rule)."""
     from ztsa.model import Action, Category, Evidence, Result, Severity, Status
@@ -48,7 +66,4 @@ def confinement_result(missing: list[str], strict: bool) -> Any:
         message="this kernel cannot enforce: " + "; ".join(missing) + (
             " (the untrusted profile needs every control: CMD is not started)" if strict
             else " (running with weaker confinement)"),
-        evidence=tuple(Evidence(m) for m in missing),
-        fix="Run on a kernel with Landlock ABI 5 or later and user namespaces enabled "
-            "(sysctl user.max_user_namespaces > 0), or as root; or choose --profile repo "
-            "or dependency to accept the weaker confinement knowingly.")
+        evidence=tuple(Evidence(m) for m in missing), fix=FIX)

@@ -41,6 +41,16 @@ def normalise(addr: IPAddress) -> IPAddress:
     return addr
 
 
+def _is_address(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return False
+
+
 def _split_port(spec: str) -> tuple[str, int | None]:
     if spec.startswith("["):
         host, sep, rest = spec[1:].partition("]")
@@ -80,13 +90,24 @@ def parse_net(spec: str) -> NetRule:
     """HOST, HOST:PORT, IP, IP:PORT, CIDR, CIDR:PORT, [IPv6]:PORT, *.example.com[:PORT]."""
     import ipaddress
 
-    host, port = _split_port(spec.strip())
+    if "://" in spec:
+        raise PolicyError(f"{spec!r}: drop the scheme (write HOST or HOST:PORT, e.g. "
+                          f"{spec.split('://', 1)[1].split('/')[0]!r})")
+    stripped = spec.strip()
+    if not stripped.startswith("[") and stripped.count(":") >= 2 and "/" not in stripped:
+        head, _, tail = stripped.rpartition(":")
+        if tail.isdigit() and _is_address(head):
+            raise PolicyError(f"{spec!r}: ambiguous; write [{head}]:{tail} for a port, or "
+                              f"[{stripped}] for the address alone")
+    host, port = _split_port(stripped)
     if not host:
         raise PolicyError(f"{spec!r}: empty host")
     try:
         net = ipaddress.ip_network(host, strict=False)
     except ValueError:
         net = None
+        if ":" in host or "/" in host or all(c.isdigit() or c == "." for c in host):
+            raise PolicyError(f"{spec!r}: not a valid IP address or network") from None
     if net is not None:
         if isinstance(net, ipaddress.IPv6Network) and net.network_address.ipv4_mapped:
             mapped = net.network_address.ipv4_mapped

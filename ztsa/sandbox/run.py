@@ -91,9 +91,11 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             home: str | None = None, keep_tmp: bool = False,
             allow_write: Sequence[str] = (), strict: bool = True,
             protect_extra: Sequence[str] = (), allow_read: Sequence[str] = (),
-            max_procs: int = plan.MAX_PROCS, max_memory: int = plan.MAX_MEMORY) -> int:
+            max_procs: int = plan.MAX_PROCS, max_memory: int = plan.MAX_MEMORY,
+            quiet: bool = False) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
-    strict: refuse (exit 3) when the kernel lacks a confinement control."""
+    strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
+    summary line on stderr."""
     log = AuditLog(log_stream)
     private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
     try:
@@ -128,7 +130,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 return EXIT_GATE
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
-                        (max_procs, max_memory))
+                        (max_procs, max_memory), quiet)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -143,7 +145,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
              fs: landlock.Plan, ns: plan.Namespaces, protect_extra: list[str],
              real_home: str | None = None, allow_read: list[str] | None = None,
-             limits: tuple[int, int] = (0, 0)) -> int:
+             limits: tuple[int, int] = (0, 0), quiet: bool = False) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -248,8 +250,9 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
               connects=log.counts["connect"], sends=log.counts["send"],
               killed=log.counts["kill"], quarantined=len(moved))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
-    print(f"ztsa: {denied} denied, {log.counts['exec']} exec(s), "
-          f"{log.counts['kill']} killed at exit{where}", file=sys.stderr)
+    if not quiet:
+        print(f"ztsa: {denied} denied, {log.counts['exec']} exec(s), "
+              f"{log.counts['kill']} killed at exit{where}", file=sys.stderr)
     log.close()
     return code
 
