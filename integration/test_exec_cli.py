@@ -13,11 +13,12 @@ import jsonschema
 import pytest
 
 
-def ztsa(*args: str, cwd: str) -> subprocess.Popen:
+def ztsa(*args: str, cwd: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     # run outside the checkout, so that the installed ztsa (with its built native
     # helper) is imported, not the source tree
     return subprocess.Popen([sys.executable, "-m", "ztsa", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=cwd)
+                            stderr=subprocess.PIPE, text=True, cwd=cwd,
+                            env={**os.environ, **(env or {})})
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the gate fails on ENV001 only as root")
@@ -175,3 +176,22 @@ def test_exec_quiet_drops_the_summary_line(tmp_path):
     _, quiet_err = quiet.communicate(timeout=60)
     assert loud.returncode == quiet.returncode == 0, loud_err
     assert "denied" in loud_err and "denied" not in quiet_err
+
+
+def test_git_gets_the_callers_name_and_email_only(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Z Tester\n\temail = z@t.invalid\n"
+                                     "[credential]\n\thelper = store\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = "git config --global --list"
+    p = ztsa("exec", "--profile", "repo", "--workspace", str(ws), "--", "sh", "-c", script,
+             cwd=ws, env={"HOME": str(home)})
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert sorted(out.splitlines()) == ["user.email=z@t.invalid", "user.name=Z Tester"]
+    p = ztsa("exec", "--profile", "repo", "--no-git-identity", "--workspace", str(ws), "--",
+             "sh", "-c", script, cwd=ws, env={"HOME": str(home)})
+    out, _ = p.communicate(timeout=60)
+    assert out == ""

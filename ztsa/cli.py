@@ -219,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     debug_option(ex)
     ex.add_argument("--quiet", "-q", action="store_true",
                     help="no summary line on stderr after the run (the audit log keeps it)")
+    ex.add_argument("--no-git-identity", action="store_true",
+                    help="do not give the private HOME your git user.name and user.email")
     ex.add_argument("--workspace", default=".", type=_directory,
                     help="the workspace the gate audits (default: the current directory)")
     ex.add_argument("--allow-net", action="append", default=[], metavar="SPEC",
@@ -406,7 +408,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    [os.path.abspath(p) for p in args.allow_write],
                    strict=args.profile == "untrusted", protect_extra=list(args.protect),
                    allow_read=[os.path.abspath(p) for p in args.allow_read],
-                   quiet=args.quiet,
+                   quiet=args.quiet, git_identity=not args.no_git_identity,
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
 

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ztsa.sandbox import gitguard, landlock, plan
+from ztsa.sandbox import gitguard, landlock, plan, toolchains
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import PIDNS_MISSING, USERNS_MISSING
@@ -92,10 +92,11 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             allow_write: Sequence[str] = (), strict: bool = True,
             protect_extra: Sequence[str] = (), allow_read: Sequence[str] = (),
             max_procs: int = plan.MAX_PROCS, max_memory: int = plan.MAX_MEMORY,
-            quiet: bool = False) -> int:
+            quiet: bool = False, git_identity: bool = True) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
-    summary line on stderr."""
+    summary line on stderr; git_identity: the private HOME gets the caller's git
+    user.name and user.email."""
     log = AuditLog(log_stream)
     private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
     try:
@@ -104,12 +105,23 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         os.mkdir(own_home, 0o700)
         os.mkdir(tmpdir, 0o700)
         env = child_environment(dict(os.environ), list(env_specs), home or own_home, tmpdir)
+        real_home = _passwd_home() or os.environ.get("HOME")
+        # $HOME first: the one the caller's own git and toolchains use
+        homes = [h for h in dict.fromkeys([os.environ.get("HOME"), real_home]) if h]
+        for name, value in toolchains.variables(dict(os.environ), homes).items():
+            env.setdefault(name, value)
+        identity = toolchains.git_identity(homes, dict(os.environ)) if (
+            git_identity and not home) else None
+        if identity is not None:
+            fd = os.open(os.path.join(own_home, ".gitconfig"),
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(identity)
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir,
                   max_procs=max_procs, max_memory=max_memory)
         writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
-        # the user's home by the password database: $HOME is the caller's to set (and
-        # a tree of an earlier run may have written the script that set it)
-        real_home = _passwd_home() or os.environ.get("HOME")
+        # real_home: the user's home by the password database, $HOME being the caller's
+        # to set (and a tree of an earlier run may have written the script that set it)
         fs = landlock.plan(nat.landlock_abi(), writable, real_home,
                            also=[h for h in [os.environ.get("HOME")] if h])
         ns = plan.namespaces(os.geteuid() == 0 or nat.userns_available())
