@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+from ztsa.sandbox import toolchains
+
 
 def test_secrets_in_ztsa_environment_do_not_reach_cmd(run, monkeypatch):
     token = "ghp_" + "S3cr3tT0k3n" * 3
@@ -15,7 +17,9 @@ def test_secrets_in_ztsa_environment_do_not_reach_cmd(run, monkeypatch):
     assert proc.returncode == 0, proc.stderr
     env = json.loads(proc.stdout)
     assert "GITHUB_TOKEN" not in env and "LD_PRELOAD" not in env
-    expected = {"PATH", "LANG", "TERM", "TZ", "USER", "HOME", "TMPDIR"}
+    expected = {"PATH", "LANG", "TERM", "TZ", "USER", "HOME", "TMPDIR",
+                # a toolchain's root that PATH leads into (ztsa/sandbox/toolchains.py)
+                *(name for _, name, _ in toolchains.ROOTS)}
     if run.mode == "user":
         expected.add("PYTHONPATH")  # named with --env by the runner (see conftest)
     assert set(env) <= expected | {k for k in env if k.startswith("LC_")}
