@@ -41,11 +41,13 @@
 #define SYS_openat2_ 437
 #define RESOLVE_NO_MAGICLINKS_ 0x02
 #define RESOLVE_BENEATH_ 0x08
+#define RESOLVE_IN_ROOT_ 0x10
 #define PIPEFS_MAGIC_ 0x50495045
 #define SOCKFS_MAGIC_ 0x534F434B
 #define ANON_INODE_FS_MAGIC_ 0x09041934
 #define XATTR_SIZE_MAX_ 65536
 #define PROC_SUPER_MAGIC_ 0x9fa0
+#define TMPFS_MAGIC_ 0x01021994 /* memfd and shmem files too */
 
 struct open_how_ {
     unsigned long long flags, mode, resolve;
@@ -200,8 +202,42 @@ static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t len) {
    of the helper's own, or -errno. The caller's own names (/proc/self/..., /dev/stdout)
    are resolved beneath its own /proc directory; any other magic link is refused
    (ELOOP): it could lead out of the tree's mounts. */
-static int resolve(pid_t pid, long long dirfd, const char *path, int nofollow) {
-    char rest[4097];
+/* path with "//" and "/./" collapsed, as the kernel reads it (so that //proc/self is
+   the caller's own name too, and never the helper's) */
+static void collapse(const char *path, char *out, size_t size) {
+    size_t n = 0;
+    for (const char *p = path; *p && n + 1 < size; p++) {
+        if (*p == '/' && n > 0 && out[n - 1] == '/')
+            continue;
+        if (*p == '.' && n > 0 && out[n - 1] == '/' && p[1] == '/') {
+            p++; /* "/./" */
+            continue;
+        }
+        out[n++] = *p;
+    }
+    out[n] = 0;
+}
+
+/* The caller's root as an O_PATH descriptor when it is not the helper's own (a chroot
+   inside the tree), else -1. */
+static int caller_root(pid_t pid) {
+    char where[32];
+    snprintf(where, sizeof where, "%d/root", pid);
+    int fd = openat(helper_proc(), where, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat theirs, mine;
+    if (fstat(fd, &theirs) == 0 && stat("/", &mine) == 0 && theirs.st_dev == mine.st_dev &&
+        theirs.st_ino == mine.st_ino) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int resolve(pid_t pid, long long dirfd, const char *given, int nofollow) {
+    char rest[4097], path[4097];
+    collapse(given, path, sizeof path);
     struct open_how_ how = {O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0,
                             RESOLVE_NO_MAGICLINKS_};
     int own = helper_own_path(path, rest, sizeof rest);
@@ -221,6 +257,16 @@ static int resolve(pid_t pid, long long dirfd, const char *path, int nofollow) {
         int e = errno;
         close(d);
         return fd < 0 ? -e : fd;
+    }
+    if (path[0] == '/') { /* from the caller's root, which a chroot may have moved */
+        int root = caller_root(pid);
+        if (root >= 0) {
+            how.resolve |= RESOLVE_IN_ROOT_;
+            int fd = (int)syscall(SYS_openat2_, root, path, &how, sizeof how);
+            int e = errno;
+            close(root);
+            return fd < 0 ? -e : fd;
+        }
     }
     int d = helper_dirfd(pid, dirfd, path);
     if (d < 0)
@@ -361,6 +407,8 @@ static long check_only(const struct seccomp_notif *req, const struct meta_call *
     char self[64];
     snprintf(self, sizeof self, "self/fd/%d", t);
     int access = c->kind == M_OPEN && (flags & O_ACCMODE) == O_RDWR ? O_RDWR : O_WRONLY;
+    if (c->kind == M_OPEN)
+        access |= flags & O_APPEND; /* an append-only file opens for appending only */
     int probe = openat(helper_proc(), self, access | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     int e = errno;
     close(t);
@@ -437,13 +485,20 @@ long meta_notification(const struct seccomp_notif *req, int *cont) {
     long r;
     struct stat st;
     struct statfs sfs;
+    int fl = fd_form ? fcntl(t, F_GETFL) : 0;
     if (fstatat(t, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
         r = -errno;
-    } else if (!fd_form && !helper_own_path(path, NULL, 0) && fstatfs(t, &sfs) == 0 &&
-               sfs.f_type == PROC_SUPER_MAGIC_) {
-        /* /proc/self through a symlink means the helper to the helper */
-        deny(pid, c->name, path, "a /proc file the helper would change as itself");
+    } else if (fd_form && fl >= 0 && (fl & O_PATH) && (int)a[c->dirfd] != AT_FDCWD &&
+               c->path < 0) {
+        r = -EBADF; /* as the kernel answers fchmod, fchown, f*xattr on an O_PATH fd */
+    } else if (fstatfs(t, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_) {
+        /* the tree's /proc is a writable mount, but a mode set on a /proc entry is the
+           kernel's, for every namespace, until reboot */
+        deny(pid, c->name, path, "a /proc entry (its mode is the whole host's)");
         r = -EACCES;
+    } else if (fd_form && st.st_nlink == 0 && !S_ISDIR(st.st_mode) &&
+               sfs.f_type == TMPFS_MAGIC_) {
+        r = change(req, c, base, flags, t, 0); /* a memfd or O_TMPFILE: named nowhere */
     } else if (!writable(t, pid)) {
         deny(pid, c->name, path, fd_form ? "a file outside the tree's writable places "
                                            "(an inherited descriptor)"

@@ -371,7 +371,11 @@ def cmd_exec(args: argparse.Namespace) -> int:
         missing=missing, keep_caps=list(args.keep_caps),
         env_names=[spec.partition("=")[0] for spec in args.env_specs],
         allow_unix=list(args.allow_unix),
-        net_addresses=[_address_of(s) for s in args.allow_net if _is_ip_spec(s)])
+        net_addresses=[str(net) for rule in rules for net in rule.networks],
+        wildcards=any(rule.suffix for rule in rules),
+        writable=tuple(os.path.realpath(p) for p in [*args.allow_write, *(
+            [args.home] if args.home else [])]
+            if not _inside(os.path.realpath(p), os.path.realpath(args.workspace))))
     # the report goes only with a failed gate, when CMD never starts: a text report to
     # stderr beside the messages, a JSON or SARIF one to stdout (or --output), alone
     stream = sys.stderr if args.fmt == "text" else sys.stdout
@@ -411,6 +415,10 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    quiet=args.quiet, git_identity=not args.no_git_identity,
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
+
+
+def _inside(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def _address_of(spec: str) -> str:

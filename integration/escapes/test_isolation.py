@@ -378,6 +378,77 @@ def test_inherited_descriptors_keep_their_mode_times_owner_and_xattrs(run):
     assert os.getxattr(run.workspace / "mine", "user.ok") == b"1"
 
 
+def test_proc_entries_keep_their_modes(run):
+    """The tree's /proc is a writable mount of its own, but a mode set on a /proc entry
+    is the kernel's, for every namespace until reboot: refused in every form."""
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces (named by ztsa)")
+    targets = ["/proc/buddyinfo", "/proc/net/ptype"]
+    before = {t: os.stat(t).st_mode for t in targets}
+    code = ("import os\n"
+            "tries = [lambda: os.fchmod(os.open('/proc/buddyinfo', os.O_RDONLY), 0o440),\n"
+            "         lambda: os.fchmod(os.open('/proc/buddyinfo', os.O_PATH), 0o440),\n"
+            "         lambda: os.chmod('/proc/self/net/ptype', 0o400),\n"
+            "         lambda: os.chmod('//proc/./self/net/ptype', 0o400),\n"
+            "         lambda: os.utime('/proc/buddyinfo', (0, 0))]\n"
+            "worked = 0\n"
+            "for f in tries:\n"
+            "    try: f(); worked += 1\n"
+            "    except OSError: pass\n"
+            "print('worked', worked)\n")
+    try:
+        proc, _ = run(run.python, "-c", code)
+        assert proc.returncode == 0, proc.stderr
+        assert "worked 0" in proc.stdout, proc.stdout
+        for t in targets:
+            assert os.stat(t).st_mode == before[t], t
+    finally:
+        for t in targets:  # put back what a failing control changed
+            if os.stat(t).st_mode != before[t]:
+                os.chmod(t, before[t] & 0o7777)
+
+
+def test_a_chroot_inside_the_tree_is_the_root_of_its_paths(run):
+    """A process of the tree that chroots (in a user namespace of its own) names
+    /outer.txt relative to its new root: the helper resolves it there too, and changes
+    nothing outside it."""
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces (named by ztsa)")
+    outer = run.workspace / "outer.txt"
+    outer.write_text("x")
+    os.chmod(outer, 0o644)
+    (run.workspace / "jail").mkdir()
+    os.chmod(run.workspace / "jail", 0o777)
+    code = ("import ctypes, errno, os, sys\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "if libc.unshare(0x10000000) != 0: print('no userns'); sys.exit(0)\n"
+            "os.chroot('jail'); os.chdir('/')\n"
+            "for f in (lambda: os.chmod(sys.argv[1], 0o600),\n"
+            "          lambda: os.utime(sys.argv[1], (0, 0))):\n"
+            "    try: f(); print('changed')\n"
+            "    except OSError as e: print(errno.errorcode[e.errno])\n"
+            "open('inside', 'w').close(); os.chmod('/inside', 0o600); print('inside ok')\n")
+    proc, _ = run(run.python, "-c", code, str(outer))
+    assert proc.returncode == 0, proc.stderr
+    if "no userns" in proc.stdout:
+        pytest.skip("the tree cannot make a user namespace of its own here")
+    assert proc.stdout.split() == ["ENOENT", "ENOENT", "inside", "ok"], proc.stdout
+    assert outer.stat().st_mode & 0o777 == 0o644
+    assert (run.workspace / "jail" / "inside").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_memfd_and_an_unnamed_file_change_as_without_ztsa(run):
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces (named by ztsa)")
+    code = ("import os\n"
+            "fd = os.memfd_create('x'); os.fchmod(fd, 0o600); os.utime(fd, (5, 5))\n"
+            "t = os.open('.', os.O_TMPFILE | os.O_WRONLY, 0o644); os.fchmod(t, 0o600)\n"
+            "print(oct(os.fstat(fd).st_mode & 0o777), oct(os.fstat(t).st_mode & 0o777))\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0o600", "0o600"]
+
+
 @pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
 def test_refused_writes_removals_and_changes_are_counted(run, log):
     """A write to an existing file, truncate, unlink, rmdir, chmod and utime outside

@@ -73,3 +73,21 @@ def test_rules_the_confinement_does_not_touch_stay_as_they_are():
     for rid in ("ENV010", "AGT009", "SUP001", "NET002"):
         assert status(result(rid, "x"), conf()) is Status.FAIL
     assert status(result("ENV004", status=Status.PASS), conf()) is Status.PASS
+
+
+def test_whatever_the_command_line_opens_again_is_not_handled():
+    assert status(result("FS006", "LC_TOKEN holds a value shaped like a token"), conf()) \
+        is Status.FAIL  # every LC_* variable reaches CMD
+    for net in ("127.0.0.1/32", "0.0.0.0/32", "::/128"):  # localhost, the unspecified
+        assert status(result("NET003", "x"), conf(net_addresses=[net])) is Status.FAIL, net
+    assert status(result("NET004", "x"), conf(wildcards=True)) is Status.FAIL
+    wrote = conf(writable=("/proc/sys/kernel",))
+    assert status(result("ENV007", "/proc/sys/kernel/core_pattern is writable"), wrote) \
+        is Status.FAIL
+    assert status(result("FS007", "/root/.bashrc is writable"), conf(writable=("/root",))) \
+        is Status.FAIL
+    assert status(result("FS004", "/etc is writable"), conf(writable=("/etc/app",))) \
+        is Status.FAIL
+    assert status(result("FS004", "/etc is writable"), conf(writable=("/srv/data",))) \
+        is Status.HANDLED
+    assert status(result("ENV001", "Uid: 0"), conf(writable=("/srv/data",))) is Status.FAIL

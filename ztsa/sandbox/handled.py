@@ -25,7 +25,9 @@ class Confinement(NamedTuple):
     keep_caps: list[str]  # --keep-cap
     env_names: list[str]  # variables --env passes or sets
     allow_unix: list[str]  # --allow-unix
-    net_addresses: list[str]  # the address literals of --allow-net rules
+    net_addresses: list[str]  # the networks --allow-net rules name or resolved to
+    wildcards: bool = False  # a *.domain rule: its addresses are learnt at run time
+    writable: tuple[str, ...] = ()  # --allow-write and --home outside the workspace
 
     @property
     def landlock(self) -> bool:
@@ -40,7 +42,9 @@ class Confinement(NamedTuple):
         return PIDNS_MISSING not in self.missing
 
     def allows_net(self, *networks: str) -> bool:
-        """Does an --allow-net address rule open one of these networks?"""
+        """Does an --allow-net rule open one of these networks (a wildcard may)?"""
+        if self.wildcards:
+            return True
         for literal in self.net_addresses:
             try:
                 net = ipaddress.ip_network(literal, strict=False)
@@ -54,7 +58,8 @@ class Confinement(NamedTuple):
 
 Handler = Callable[[Result, Confinement], "str | None"]
 
-LOOPBACK = ("127.0.0.0/8", "::1/128")
+# connecting to the unspecified address reaches the host's own
+LOOPBACK = ("127.0.0.0/8", "::1/128", "0.0.0.0/32", "::/128")
 LINK_LOCAL = ("169.254.0.0/16", "fe80::/10", "fd00:ec2::/32")
 ENV_EVIDENCE = "environment variable "
 PASSED = ("PATH", "LANG", "TERM", "TZ", "USER", "HOME", "TMPDIR")  # run.BASE_ENV and ours
@@ -64,11 +69,26 @@ def _always(control: str) -> Handler:
     return lambda r, c: control
 
 
-def _with(control: str, *needs: str) -> Handler:
+def _paths_of(r: Result) -> list[str]:
+    out = [e.path for e in r.evidence if e.path and e.path.startswith("/")]
+    out += [e.detail.split(" ", 1)[0] for e in r.evidence if e.detail.startswith("/")]
+    return out
+
+
+def _with(control: str, *needs: str, writes: bool = False) -> Handler:
+    """needs: the controls it rests on; writes: it rests on what the tree cannot write,
+    so a writable place (--allow-write, --home) on or above a path of the finding, or
+    under one, gives it back."""
     def handler(r: Result, c: Confinement) -> str | None:
         have = {"landlock": c.landlock, "namespaces": c.namespaces,
                 "pid_namespace": c.pid_namespace}
-        return control if all(have[n] for n in needs) else None
+        if not all(have[n] for n in needs):
+            return None
+        if writes and any(w == p or p.startswith(w.rstrip("/") + "/")
+                          or w.startswith(p.rstrip("/") + "/")
+                          for w in c.writable for p in _paths_of(r)):
+            return None
+        return control
     return handler
 
 
@@ -84,7 +104,7 @@ def _environment(control: str, named_first: bool = False) -> Handler:
                 name = e.detail[len(ENV_EVIDENCE):].split(" ", 1)[0]
             else:
                 return None  # a file (/etc/ld.so.preload, a repository's .npmrc)
-            if name in c.env_names or name in PASSED:
+            if name in c.env_names or name in PASSED or name.startswith("LC_"):
                 return None
         return control
     return handler
@@ -117,8 +137,9 @@ def _unix(r: Result, c: Confinement) -> str | None:
 
 RO_VIEW = "the system read-only in the tree's mount namespace, and Landlock"
 HANDLERS: dict[str, Handler] = {
-    "ENV001": _with("its capabilities dropped, NoNewPrivs, the system read-only and the "
-                    "real home hidden", "namespaces", "landlock"),
+    "ENV001": lambda r, c: None if c.writable else _with(
+        "its capabilities dropped, NoNewPrivs, the system read-only and the real home "
+        "hidden", "namespaces", "landlock")(r, c),
     "ENV002": _with("NoNewPrivs (no setuid program gains a group's power), devices beyond "
                     "the usual few unreadable, sockets outside the workspace refused",
                     "landlock"),
@@ -127,7 +148,7 @@ HANDLERS: dict[str, Handler] = {
     "ENV004": _always("ztsa exec's seccomp filter"),
     "ENV005": _always("NoNewPrivs, set before CMD runs"),
     "ENV006": _capabilities,
-    "ENV007": _with(RO_VIEW, "namespaces", "landlock"),
+    "ENV007": _with(RO_VIEW, "namespaces", "landlock", writes=True),
     "ENV008": _namespaces,
     "ENV009": _environment("the environment: CMD gets none of these variables"),
     "ENV011": _always("--max-procs and --max-memory"),
@@ -136,11 +157,11 @@ HANDLERS: dict[str, Handler] = {
                    "landlock"),
     "FS003": _unix,
     "FS004": _with(RO_VIEW + " (system secrets unreadable)", "namespaces", "landlock",
-                   "pid_namespace"),
+                   "pid_namespace", writes=True),
     "FS006": _environment("the environment: CMD gets none of these variables",
                           named_first=True),
     "FS007": _with("Landlock: writes only in the workspace and the private HOME and "
-                   "TMPDIR", "landlock"),
+                   "TMPDIR", "landlock", writes=True),
     "FS008": _with("the real home hidden, Landlock's read rules, and the environment",
                    "namespaces", "landlock"),
     "AGT007": _with("agent files read-only in the tree's mount namespace", "namespaces"),
