@@ -6,7 +6,6 @@ import json
 import os
 import re
 import shlex
-import site
 import subprocess
 import sys
 from pathlib import Path
@@ -71,14 +70,18 @@ def test_the_command_runs_the_boot_module_as_it_is_now(ztsa_bin):
 
 
 @pytest.mark.parametrize("system", [False, True], ids=["own", "system-site-packages"])
+@pytest.mark.parametrize("interpreter", [sys.executable, "/usr/bin/python3"],
+                         ids=["this-python", "system-python"])
 def test_in_a_virtual_environment_the_command_imports_its_own_ztsa(ztsa_bin, tmp_path,
-                                                                  system):
+                                                                  system, interpreter):
     """Installed in a virtual environment (pipx makes one), the command imports the
     environment's ztsa, not one of the interpreter it was made from, and still runs no
     .pth file; the interpreter's site-packages are on the path only where the
     environment includes them."""
+    if not os.path.exists(interpreter):
+        pytest.skip(f"no {interpreter} on this machine")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip",
+    subprocess.run([interpreter, "-m", "venv", "--without-pip",
                     *(["--system-site-packages"] if system else []), str(venv)], check=True)
     python = venv / "bin" / "python3"
     site_dir = Path(subprocess.run(
@@ -105,7 +108,12 @@ def test_in_a_virtual_environment_the_command_imports_its_own_ztsa(ztsa_bin, tmp
     doc = json.loads(proc.stdout)
     assert doc["file"] == str(site_dir / "ztsa" / "cli.py")
     assert not marker.exists()
-    base = site.getsitepackages([sys.base_prefix])[0]
+    # the base interpreter's own site-packages (Debian's: dist-packages), which a venv
+    # made from a venv's interpreter includes too
+    code = ("import os, site, sys; print([p for p in site.getsitepackages([sys.base_prefix])"
+            " if os.path.isdir(p)][0])")
+    base = subprocess.run([interpreter, "-I", "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip()
     assert str(site_dir) in doc["path"]
     assert (base in doc["path"]) == system
     if system:  # the environment's own come first

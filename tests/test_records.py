@@ -50,9 +50,13 @@ def test_what_typing_refuses_is_refused():
 def test_exec_does_not_import_typing(tmp_path):
     """The point of the module: `ztsa exec` starts without `typing` (nor its ForwardRef
     compiles). Run as the launcher runs the installed ztsa: -I -S, site-packages added."""
-    code = ("import site, sys; sys.path += site.getsitepackages(); import ztsa.cli as c; "
+    import sysconfig
+
+    # the installed ztsa's site-packages (in a virtual environment -S alone finds none)
+    code = ("import sys; sys.path.append(sys.argv[2]); import ztsa.cli as c; "
             "code = c.main(['exec', '--profile', 'repo', '--workspace', sys.argv[1], '--',"
             " 'true']); print('typing' in sys.modules, code)")
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(tmp_path)],
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(tmp_path),
+                          sysconfig.get_paths()["purelib"]],
                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert out.stdout.split() == ["False", "0"], out.stderr

@@ -43,7 +43,16 @@ def main() -> None:
     # thousands of objects that live until exit, and the collector would only rescan
     # them. `ztsa exec` turns it on again for the tracer's loop.
     gc.disable()
-    sys.path += site.getsitepackages(site_prefixes())
+    prefixes = site_prefixes()
+    found = site.getsitepackages(prefixes)
+    if prefixes:
+        # Debian's site lists only dist-packages for a prefix while the environment is
+        # not yet its sys.prefix (-S): a venv's own lib/pythonX.Y/site-packages first
+        version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        own = [os.path.join(prefixes[0], lib, version, "site-packages")
+               for lib in ("lib", "lib64")]
+        found = [p for p in own if os.path.isdir(p)] + [p for p in found if p not in own]
+    sys.path += found
     try:
         from ztsa.cli import entry
     except ImportError:

@@ -143,7 +143,10 @@ def _python_for_user() -> tuple[list[str], list[str]]:
     site-packages explicitly (this interpreter's site module does not find it there)."""
     import sysconfig
 
-    exe = os.path.realpath(sys.executable)
+    # a virtual environment is found by the pyvenv.cfg beside the interpreter's link:
+    # resolving the link would lose it
+    in_venv = sys.prefix != sys.base_prefix
+    exe = os.path.abspath(sys.executable) if in_venv else os.path.realpath(sys.executable)
     purelib = os.path.realpath(sysconfig.get_paths()["purelib"])
     top = os.path.realpath(sys.prefix)
     anc = top
