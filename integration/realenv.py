@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -30,5 +31,10 @@ def bwrap_base() -> list[str]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         pytest.fail("bubblewrap is not installed (`apt-get install bubblewrap`)")
+    # a virtual environment (or an interpreter) under /tmp stays visible over the tmpfs
+    keep = sorted({p for p in (sys.prefix, os.path.realpath(sys.prefix),
+                              os.path.dirname(os.path.realpath(sys.executable)))
+                   if p.startswith("/tmp/")})
     return [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--unshare-user", "--unshare-pid", "--die-with-parent"]
+            "--tmpfs", "/tmp", *(a for p in keep for a in ("--ro-bind", p, p)),
+            "--unshare-user", "--unshare-pid", "--die-with-parent"]
