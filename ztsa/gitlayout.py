@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
 
 from ztsa.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 CONFIGS = ("config", "config.worktree")
 REDIRECTS = ("commondir",)

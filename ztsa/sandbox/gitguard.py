@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import stat
-import subprocess
-import tempfile
 import time
-from collections import Counter
-from collections.abc import Callable
 
 from ztsa import gitlayout
 from ztsa.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 QUARANTINE = ".ztsa-quarantine"
 
@@ -138,6 +137,8 @@ def config_entries(data: bytes) -> list[tuple[str, str]] | None:
     `git config --file` follows them unless told not to), or None when git cannot
     read it or is not installed."""
     import shutil
+    import subprocess  # only when a config changed: off every run's start-up
+    import tempfile
 
     git = shutil.which("git")
     if git is None:
@@ -204,6 +205,8 @@ def _judge_config(gitdir: str, workspace: str, was: State | None, now: State
     after = config_entries(now.data)
     if after is None:
         return "a config that git cannot read, or no git to read it", old, back
+    from collections import Counter
+
     prior = config_entries(old) if old is not None else []
     new = Counter(after) - Counter(prior or [])
     bad = sorted({k for k, v in new.elements() if not gitlayout.safe(k, v, inside)})
@@ -399,6 +402,8 @@ def _remove(dir_fd: int, name: str) -> None:
 
 
 def _manifest(workspace: str, run_id: str, moved: list[Moved]) -> None:
+    import json
+
     tree = _Tree(workspace)
     try:
         d, name = tree.parent(f"{QUARANTINE}/{run_id}/manifest.json", make=True)

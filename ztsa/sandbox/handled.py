@@ -10,12 +10,15 @@ control this kernel lacks (`Confinement.missing`: the controls controls.py names
 
 from __future__ import annotations
 
-import ipaddress
-from collections.abc import Callable
-
 from ztsa.model import Evidence, Result, Status
 from ztsa.records import NamedTuple
 from ztsa.sandbox.controls import PIDNS_MISSING, USERNS_MISSING
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Handler = Callable[[Result, "Confinement"], "str | None"]
 
 
 class Confinement(NamedTuple):
@@ -45,6 +48,8 @@ class Confinement(NamedTuple):
         """Does an --allow-net rule open one of these networks (a wildcard may)?"""
         if self.wildcards:
             return True
+        import ipaddress  # only with --allow-net rules: off most runs' start-up
+
         for literal in self.net_addresses:
             try:
                 net = ipaddress.ip_network(literal, strict=False)
@@ -56,7 +61,6 @@ class Confinement(NamedTuple):
         return False
 
 
-Handler = Callable[[Result, Confinement], "str | None"]
 
 # connecting to the unspecified address reaches the host's own
 LOOPBACK = ("127.0.0.0/8", "::1/128", "0.0.0.0/32", "::/128")
