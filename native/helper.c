@@ -387,6 +387,40 @@ static int read_string(pid_t pid, unsigned long long addr, char *buf, size_t siz
     return ENAMETOOLONG;
 }
 
+/* The caller's root as an O_PATH descriptor when it is not the helper's own (a chroot
+   or pivot_root inside the tree: a nested sandbox), else -1. */
+int helper_caller_root(pid_t pid) {
+    char where[32];
+    snprintf(where, sizeof where, "%d/root", pid);
+    int fd = openat(H.proc, where, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat theirs, mine;
+    if (fstat(fd, &theirs) == 0 && stat("/", &mine) == 0 && theirs.st_dev == mine.st_dev &&
+        theirs.st_ino == mine.st_ino) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* An absolute path of a caller whose root is not the helper's: made relative to a
+   descriptor of the caller's root (returned; -1 when nothing changed). The helper then
+   works where the caller's kernel would. A ".." above that root is not held at it, as
+   the kernel would: it reaches only what the tree reaches anyway. */
+static int rebase_absolute(pid_t pid, char *path) {
+    if (path[0] != '/')
+        return -1;
+    int root = helper_caller_root(pid);
+    if (root < 0)
+        return -1;
+    size_t skip = strspn(path, "/");
+    memmove(path, path + skip, strlen(path + skip) + 1);
+    if (!*path)
+        strcpy(path, ".");
+    return root;
+}
+
 static void close_dirfd(int fd) {
     if (fd >= 0 && fd != H.root)
         close(fd);
@@ -812,14 +846,19 @@ static struct reply decide(const struct seccomp_notif *req) {
         fd1 = fd1 < 0 ? -errno : fd1;
         memcpy(p1, rest, sizeof rest);
     } else {
-        fd1 = tracee_dirfd(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD,
-                           p1);
+        fd1 = rebase_absolute(pid, p1);
+        if (fd1 == -1)
+            fd1 = tracee_dirfd(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD,
+                               p1);
     }
     if (fd1 < 0)
         return RESULT(fd1);
     int fd2 = -1;
     if (call->path2 >= 0) {
-        fd2 = tracee_dirfd(pid, call->dirfd2 >= 0 ? (long long)a[call->dirfd2] : AT_FDCWD, p2);
+        fd2 = rebase_absolute(pid, p2);
+        if (fd2 == -1)
+            fd2 = tracee_dirfd(pid, call->dirfd2 >= 0 ? (long long)a[call->dirfd2] : AT_FDCWD,
+                               p2);
         if (fd2 < 0) {
             close_dirfd(fd1);
             return RESULT(fd2);

@@ -67,6 +67,7 @@ int helper_own_path(const char *path, char *rest, size_t size);
 void helper_log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2,
                        const char *rule);
 int helper_still_valid(unsigned long long id);
+int helper_caller_root(pid_t pid);
 /* metadata.c: mode, owner, times, xattrs; write opens, truncate, unlink counted */
 const char *meta_call_name(int nr);
 long meta_notification(const struct seccomp_notif *req, int *cont);

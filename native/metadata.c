@@ -218,23 +218,6 @@ static void collapse(const char *path, char *out, size_t size) {
     out[n] = 0;
 }
 
-/* The caller's root as an O_PATH descriptor when it is not the helper's own (a chroot
-   inside the tree), else -1. */
-static int caller_root(pid_t pid) {
-    char where[32];
-    snprintf(where, sizeof where, "%d/root", pid);
-    int fd = openat(helper_proc(), where, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    struct stat theirs, mine;
-    if (fstat(fd, &theirs) == 0 && stat("/", &mine) == 0 && theirs.st_dev == mine.st_dev &&
-        theirs.st_ino == mine.st_ino) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 static int resolve(pid_t pid, long long dirfd, const char *given, int nofollow) {
     char rest[4097], path[4097];
     collapse(given, path, sizeof path);
@@ -259,7 +242,7 @@ static int resolve(pid_t pid, long long dirfd, const char *given, int nofollow) 
         return fd < 0 ? -e : fd;
     }
     if (path[0] == '/') { /* from the caller's root, which a chroot may have moved */
-        int root = caller_root(pid);
+        int root = helper_caller_root(pid);
         if (root >= 0) {
             how.resolve |= RESOLVE_IN_ROOT_;
             int fd = (int)syscall(SYS_openat2_, root, path, &how, sizeof how);

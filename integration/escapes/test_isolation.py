@@ -409,9 +409,9 @@ def test_proc_entries_keep_their_modes(run):
 
 
 def test_a_chroot_inside_the_tree_is_the_root_of_its_paths(run):
-    """A process of the tree that chroots (in a user namespace of its own) names
-    /outer.txt relative to its new root: the helper resolves it there too, and changes
-    nothing outside it."""
+    """A process of the tree that chroots (in a user namespace of its own: a nested
+    sandbox) names /outer.txt relative to its new root: the helper resolves it there
+    too, changes nothing outside it, and makes names where the caller's kernel would."""
     if run.mode == "nouserns":
         pytest.skip("no file helper without user namespaces (named by ztsa)")
     outer = run.workspace / "outer.txt"
@@ -427,7 +427,8 @@ def test_a_chroot_inside_the_tree_is_the_root_of_its_paths(run):
             "          lambda: os.utime(sys.argv[1], (0, 0))):\n"
             "    try: f(); print('changed')\n"
             "    except OSError as e: print(errno.errorcode[e.errno])\n"
-            "open('inside', 'w').close(); os.chmod('/inside', 0o600); print('inside ok')\n")
+            "open('/inside', 'w').close(); os.mkdir('/d'); os.rename('/d', '/e')\n"
+            "os.chmod('/inside', 0o600); print('inside ok')\n")
     proc, _ = run(run.python, "-c", code, str(outer))
     assert proc.returncode == 0, proc.stderr
     if "no userns" in proc.stdout:
@@ -435,6 +436,7 @@ def test_a_chroot_inside_the_tree_is_the_root_of_its_paths(run):
     assert proc.stdout.split() == ["ENOENT", "ENOENT", "inside", "ok"], proc.stdout
     assert outer.stat().st_mode & 0o777 == 0o644
     assert (run.workspace / "jail" / "inside").stat().st_mode & 0o777 == 0o600
+    assert (run.workspace / "jail" / "e").is_dir()  # creations by absolute path too
 
 
 def test_a_memfd_and_an_unnamed_file_change_as_without_ztsa(run):
