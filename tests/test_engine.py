@@ -23,7 +23,7 @@ def _view(report):
 
 def test_passing_gate_runs_only_the_gating_rules(machine):
     _no_agent_above(machine)
-    machine.ws("package.json", '{"name": "app", "version": "1.0.0"}\n')  # SUP001 warns
+    machine.ws("package.json", '{"name": "app", "dependencies": {"x": "1"}}\n')  # SUP001 warns
     lazy = run(machine.context(Profile.REPO), warnings_if_blocked=True)
     full = run(machine.context(Profile.REPO))
     gating = sorted(r.id for r in load_rules().values()
@@ -36,7 +36,7 @@ def test_passing_gate_runs_only_the_gating_rules(machine):
 
 
 def test_failing_gate_gives_the_whole_report(machine):
-    machine.ws("package.json", '{"name": "app", "version": "1.0.0"}\n')
+    machine.ws("package.json", '{"name": "app", "dependencies": {"x": "1"}}\n')
     machine.ws(".npmrc", f"//registry.npmjs.org/:_authToken={NPM_TOKEN}\n")  # FS005 blocks
     _no_agent_above(machine)
     for profile in Profile:
@@ -53,7 +53,7 @@ def test_unknown_gating_rule_also_gives_the_whole_report(machine):
 
     os.symlink("/etc/hostname", machine.workspace / ".npmrc")  # FS005 cannot decide
     _no_agent_above(machine)
-    machine.ws("package.json", '{"name": "app", "version": "1.0.0"}\n')
+    machine.ws("package.json", '{"name": "app", "dependencies": {"x": "1"}}\n')
     lazy = run(machine.context(Profile.REPO), warnings_if_blocked=True)
     full = run(machine.context(Profile.REPO))
     fs005 = next(r for r in lazy.results if r.id == "FS005")

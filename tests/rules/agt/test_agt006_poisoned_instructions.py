@@ -38,3 +38,19 @@ def test_unknown_binary_instruction_file(machine):
     machine.ws("GEMINI.md", b"\xff\xfe\x00garbage")
     out = machine.run("AGT006")
     assert out.status is Status.UNKNOWN and "GEMINI.md" in out.message
+
+
+def test_pass_emoji_joined_by_zero_width_joiners(machine):
+    """A README-style line of real emoji sequences: 👩‍💻, 🏳️‍🌈, 👨🏽‍🔬, ❤️‍🔥."""
+    machine.ws("AGENTS.md", "Team: \U0001F469\u200d\U0001F4BB \U0001F3F3\ufe0f\u200d\U0001F308 "
+                            "\U0001F468\U0001F3FD\u200d\U0001F52C \u2764\ufe0f\u200d\U0001F525\n")
+    assert machine.run("AGT006").status is Status.PASS
+
+
+def test_fail_a_joiner_between_letters_is_still_hidden(machine):
+    machine.ws("AGENTS.md", "ign\u200dore \U0001F469\u200d and \u200d\U0001F4BB\n")
+    out = machine.run("AGT006")
+    assert out.status is Status.FAIL
+    assert [e.detail for e in out.evidence] == [
+        "U+200D at line 1, column 4", "U+200D at line 1, column 10",
+        "U+200D at line 1, column 16"]

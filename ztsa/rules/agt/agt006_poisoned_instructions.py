@@ -7,7 +7,8 @@ Agent instruction files: `CLAUDE.md`, `CLAUDE.local.md`, `AGENTS.md`, `GEMINI.md
 `.claude/commands`, `.claude/agents` and `.claude/skills`, anywhere in the workspace.
 It looks for invisible characters (bidi controls U+202A–U+202E and U+2066–U+2069,
 zero-width U+200B–U+200D, U+2060, U+FEFF other than a leading byte-order mark, tag
-characters U+E0000–U+E007F), reported by code point, line and column, never printed;
+characters U+E0000–U+E007F), reported by code point, line and column, never printed
+(a U+200D joining two emoji, as in 👩‍💻, is how that emoji is written, not hidden text);
 and for injection phrases: `curl … | sh`, `--dangerously-skip-permissions`,
 `bypassPermissions`, "ignore previous instructions".
 
@@ -45,6 +46,23 @@ PHRASES = (
      "says to ignore previous instructions"),
 )
 MAX_REPORTS = 20
+ZWJ = "\u200d"
+
+
+def _emoji(ch: str) -> bool:
+    """Pictographic enough to take part in a ZWJ sequence (emoji, symbols, dingbats)."""
+    cp = ord(ch)
+    return (0x1F000 <= cp <= 0x1FAFF or 0x2600 <= cp <= 0x27BF or 0x2B00 <= cp <= 0x2BFF
+            or 0x2190 <= cp <= 0x21FF or cp in (0x00A9, 0x00AE, 0x203C, 0x2049, 0x2122))
+
+
+def _joins_emoji(line: str, i: int) -> bool:
+    """Is the U+200D at line[i] inside an emoji ZWJ sequence? The character before it
+    (past variation selectors and skin-tone modifiers) and the one after are emoji."""
+    j = i - 1
+    while j >= 0 and (line[j] in "\ufe0e\ufe0f" or 0x1F3FB <= ord(line[j]) <= 0x1F3FF):
+        j -= 1
+    return j >= 0 and i + 1 < len(line) and _emoji(line[j]) and _emoji(line[i + 1])
 
 
 def is_instruction_file(rel: str) -> bool:
@@ -68,6 +86,8 @@ def check(ctx: Context) -> Outcome:
         hidden = 0
         for lineno, line in enumerate(text.splitlines(), start=1):
             for m in HIDDEN.finditer(line):
+                if m.group() == ZWJ and _joins_emoji(line, m.start()):
+                    continue
                 hidden += 1
                 if hidden <= MAX_REPORTS:
                     f.fail(f"U+{ord(m.group()):04X} at line {lineno}, column {m.start() + 1}",

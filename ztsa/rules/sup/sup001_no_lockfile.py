@@ -2,8 +2,9 @@
 
 ## What it checks
 Every project in the workspace has a lockfile in its directory or an ancestor up to
-the workspace root: `package.json` needs `package-lock.json`, `npm-shrinkwrap.json`,
-`yarn.lock`, `pnpm-lock.yaml`, `bun.lock` or `bun.lockb`; a binary or workspace
+the workspace root: a `package.json` with dependencies or workspaces needs
+`package-lock.json`, `npm-shrinkwrap.json`, `yarn.lock`, `pnpm-lock.yaml`, `bun.lock`
+or `bun.lockb` (one that declares none installs nothing); a binary or workspace
 `Cargo.toml` (a `[workspace]`, `[[bin]]` or `src/main.rs`) needs `Cargo.lock`; a
 Python project with dependencies (`pyproject.toml` with dependencies, `setup.py`,
 `requirements*.txt`) needs `uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock`,
@@ -69,6 +70,7 @@ def python_lock(ctx: Context, f: Findings, d: str) -> bool:
       severity=Severity.HIGH, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.cargo import parse_cargo_toml  # lazily: start-up cost
+    from ztsa.manifests.npm import parse_package_json
     from ztsa.manifests.python import (  # lazily: start-up cost
         parse_pyproject,
     )
@@ -78,6 +80,9 @@ def check(ctx: Context) -> Outcome:
     for pj in named(ctx, "package.json"):
         d = posixpath.dirname(pj)
         if not nearest(ctx, d, NPM_LOCKS):
+            manifest = f.attempt(load, ctx, pj, parse_package_json, MAX_MANIFEST_BYTES)
+            if manifest is None or (not manifest.deps() and not manifest.workspaces):
+                continue  # nothing to install (unreadable: the error is the finding)
             f.fail(f"{pj} has no lockfile (package-lock.json, yarn.lock, pnpm-lock.yaml, "
                    "bun.lock)", path=pj)
     for ct in named(ctx, "Cargo.toml"):
