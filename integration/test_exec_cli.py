@@ -195,3 +195,22 @@ def test_git_gets_the_callers_name_and_email_only(tmp_path):
              "sh", "-c", script, cwd=ws, env={"HOME": str(home)})
     out, _ = p.communicate(timeout=60)
     assert out == ""
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["no-log", "log"])
+def test_the_summary_names_the_first_denials_and_the_flag_for_each(tmp_path, log):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = ("python3 -c 'import socket; s = socket.socket(); s.connect((\"127.0.0.1\", 9))'"
+              " 2>/dev/null; touch /etc/ztsa-denied-x 2>/dev/null; true")
+    logging = ["--audit-log", str(tmp_path / "log.jsonl")] if log else []
+    p = ztsa("exec", "--profile", "repo", *logging, "--workspace", str(ws), "--", "sh", "-c",
+             script, cwd=ws)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    line = next(x for x in err.splitlines() if "denied" in x and x.startswith("ztsa:"))
+    assert line.startswith("ztsa: 2 denied")
+    assert "connect 127.0.0.1:9 (not in --allow-net: --allow-net 127.0.0.1:9)" in line
+    assert "/etc/ztsa-denied-x (read-only outside the writable places: --allow-write /etc)" \
+        in line
+    assert not os.path.exists("/etc/ztsa-denied-x")

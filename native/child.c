@@ -590,6 +590,12 @@ unsigned long ztsa_helper_connects(void) {
     return shared_counters ? __atomic_load_n(&shared_counters->connects, __ATOMIC_RELAXED) : 0;
 }
 
+const char *ztsa_helper_first_denial(int i) {
+    if (!shared_counters || i < 0 || i >= ZTSA_FIRST_DENIALS)
+        return "";
+    return shared_counters->first[i];
+}
+
 int ztsa_procs_unlimited(void) {
     return shared_counters ? __atomic_load_n(&shared_counters->no_pid_max, __ATOMIC_RELAXED) : 0;
 }

@@ -11,6 +11,7 @@
    supervisor, and writes deny lines to the plan's log fd. */
 #include "internal.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -546,9 +547,18 @@ static pid_t host_pid(pid_t pid) {
    in a loop must not fill the disk through ztsa's log */
 #define DENY_LINES 10000
 
+void helper_note_denial(unsigned long count, const char *syscall_name, const char *what,
+                        const char *rule) {
+    if (count == 0 || count > ZTSA_FIRST_DENIALS)
+        return;
+    snprintf(H.shared->first[count - 1], sizeof H.shared->first[0], "%s\x1f%s\x1f%s",
+             syscall_name, what, rule);
+}
+
 static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2,
                        const char *rule) {
     unsigned long count = __atomic_add_fetch(&H.shared->denials, 1, __ATOMIC_RELAXED);
+    helper_note_denial(count, syscall_name, p1, rule);
     if (H.plan->log_fd < 0 || count > DENY_LINES + 1)
         return;
     if (count == DENY_LINES + 1) {
@@ -767,7 +777,23 @@ static long connect_notification(const struct seccomp_notif *req) {
         }
     } else {
         result = -EPERM;
-        __atomic_fetch_add(&H.shared->denials, 1, __ATOMIC_RELAXED);
+        unsigned long count = __atomic_add_fetch(&H.shared->denials, 1, __ATOMIC_RELAXED);
+        char shown[4200] = "";
+        if (family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+            const struct sockaddr_in *in = (const void *)sa;
+            char ip[INET_ADDRSTRLEN] = "";
+            inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+            snprintf(shown, sizeof shown, "%s:%u", ip, ntohs(in->sin_port));
+        } else if (family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+            const struct sockaddr_in6 *in6 = (const void *)sa;
+            char ip[INET6_ADDRSTRLEN] = "";
+            inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
+            snprintf(shown, sizeof shown, "[%s]:%u", ip, ntohs(in6->sin6_port));
+        } else if (family == AF_UNIX) {
+            snprintf(shown, sizeof shown, "unix:%s", real[0] ? real : "(abstract)");
+        }
+        helper_note_denial(count, "connect", shown, why == -1 ? "not in --allow-net"
+                                                              : "Unix socket not allowed");
     }
     __atomic_fetch_add(&H.shared->connects, 1, __ATOMIC_RELAXED);
     if (pathfd >= 0)

@@ -44,11 +44,17 @@ int apply_landlock(const char *const *paths, const unsigned long long *rights, i
 int restrict_scope(unsigned long long scoped);
 
 /* counters the file helper shares with the supervisor (MAP_SHARED, made at spawn) */
+#define ZTSA_FIRST_DENIALS 3
 struct ztsa_shared {
     unsigned long denials;  /* name-creating syscalls and connects refused */
     unsigned long connects; /* connects decided */
     int no_pid_max;         /* the PID namespace refused max_procs as pid_max */
+    /* the first denials, "SYSCALL\x1fWHAT\x1fRULE", for the summary line */
+    char first[ZTSA_FIRST_DENIALS][512];
 };
+/* helper.c: note a denial for the summary (the first few only) */
+void helper_note_denial(unsigned long count, const char *syscall_name, const char *what,
+                        const char *rule);
 
 /* helper.c: the file helper's loop, entered by the child after it forked CMD; never
    returns. root: the workspace (O_PATH). */

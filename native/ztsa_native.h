@@ -160,6 +160,8 @@ enum ztsa_step {
    supervisor: name-creating syscalls and connects refused, connects decided. */
 unsigned long ztsa_helper_denials(void);
 unsigned long ztsa_helper_connects(void);
+/* the file helper's i-th denial of the last spawn (0-2), "SYSCALL\x1fWHAT\x1fRULE" */
+const char *ztsa_helper_first_denial(int i);
 /* 1 when the PID namespace could not take max_procs as its pid_max (RLIMIT_NPROC, which
    does not bind root, was set instead). */
 int ztsa_procs_unlimited(void);

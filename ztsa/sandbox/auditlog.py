@@ -20,6 +20,8 @@ class AuditLog:
         # one ID per run in every line, so that the logs of many runs can share a file
         self.run = os.urandom(8).hex()
         self.pid = os.getpid()
+        # the first denials ztsa itself decided, for the summary line: (call, what, rule)
+        self.first_denials: list[tuple[str, str, str]] = []
         if stream is not None:  # json's import is paid only by runs that write a log
             import json
 
@@ -29,6 +31,10 @@ class AuditLog:
     def enabled(self) -> bool:
         """Is anyone reading the details? (Counts are kept either way.)"""
         return self.stream is not None
+
+    def note_denial(self, call: str, what: str, rule: str) -> None:
+        if len(self.first_denials) < 3:
+            self.first_denials.append((call, what, rule))
 
     def count(self, kind: str) -> None:
         self.counts[kind] += 1

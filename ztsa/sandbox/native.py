@@ -192,6 +192,17 @@ def pidns_available() -> bool:
     return _namespaces() == 0
 
 
+def helper_first_denials() -> list[tuple[str, str, str]]:
+    """The file helper's first denials of the last spawn: (syscall, what, rule)."""
+    out = []
+    for i in range(3):
+        text = ffi.string(lib.ztsa_helper_first_denial(i)).decode("utf-8", "replace")
+        parts = text.split("\x1f")
+        if len(parts) == 3:
+            out.append((parts[0], parts[1], parts[2]))
+    return out
+
+
 def helper_denials() -> int:
     """Name-creating syscalls and connects the file helper of the last spawn refused."""
     return int(lib.ztsa_helper_denials())

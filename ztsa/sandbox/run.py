@@ -262,11 +262,25 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
               connects=log.counts["connect"], sends=log.counts["send"],
               killed=log.counts["kill"], quarantined=len(moved))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
+    first = [*log.first_denials, *nat.helper_first_denials()][:3] if denied else []
+    shown = "; first denied: " + ", ".join(_denial_hint(*d) for d in first) if first else ""
     if not quiet:
         print(f"ztsa: {denied} denied, {log.counts['exec']} exec(s), "
-              f"{log.counts['kill']} killed at exit{where}", file=sys.stderr)
+              f"{log.counts['kill']} killed at exit{where}{shown}", file=sys.stderr)
     log.close()
     return code
+
+
+def _denial_hint(call: str, what: str, rule: str) -> str:
+    """One denial for the summary line, with the flag that would allow it, if any."""
+    if what.startswith("unix:") or "Unix socket" in rule:
+        return f"{call} {what} ({rule}: --allow-unix {what.removeprefix('unix:')})"
+    if call in ("connect", "send", "sendto", "sendmsg", "sendmmsg"):
+        return f"{call} {what} ({rule}: --allow-net {what})"
+    if "read-only" in rule or "Landlock" in rule:
+        parent = os.path.dirname(what.rstrip("/")) or what
+        return f"{call} {what} ({rule}: --allow-write {parent})"
+    return f"{call} {what} ({rule})"
 
 
 def _recorded(sig: int, frame: object) -> None:

@@ -282,6 +282,8 @@ class Tracer:
             os.close(dest.pathfd)
 
     def _record(self, kind: str, tid: int, dest: Destination, proto: str, result: int) -> None:
+        if not dest.decision.allowed:
+            self.log.note_denial(kind, dest.shown, str(dest.decision.rule))
         if not self.log.enabled:
             self.log.count(kind)
             if not dest.decision.allowed:
