@@ -100,7 +100,7 @@ def test_a_report_shown_by_exec_is_whole(tmp_path):
     then shows has their warnings, as `ztsa check` does."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "package.json").write_text('{"name": "x", "version": "1.0.0"}')  # SUP001: warns
+    (ws / "package.json").write_text('{"name": "x", "dependencies": {"y": "1"}}')  # SUP001
     token = "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     (ws / ".npmrc").write_text(f"//registry.npmjs.org/:_authToken={token}\n")  # FS005
     marker = ws / "ran"
