@@ -23,8 +23,13 @@ def test_direct_connect_to_denied_port(run, listeners, log):
     assert listeners.settle()["denied"] == 0
     assert "ztsa: 1 denied" in proc.stderr
     if log:
+        # one event per decision: the deny line alone, in one shape
         deny = [e for e in events if e["event"] == "deny"]
-        assert deny and deny[0]["address"] == f"127.0.0.1:{denied}"
+        assert len(deny) == 1 and deny[0]["address"] == f"127.0.0.1:{denied}"
+        assert (deny[0]["syscall"], deny[0]["port"], deny[0]["protocol"]) == (
+            "connect", denied, "tcp")
+        assert not [e for e in events if e["event"] == "connect"]
+        assert events[-1]["connects"] == 1 and events[-1]["denied"] == 1
 
 
 @LOG

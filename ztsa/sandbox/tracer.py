@@ -289,15 +289,19 @@ class Tracer:
             if not dest.decision.allowed:
                 self.log.count("denied")
             return
-        self.log.event(kind, pid=nat.tgid(tid), tid=tid,
-                       family=FAMILIES.get(dest.family, str(dest.family)),
-                       address=dest.ip if dest.ip is not None else dest.shown, port=dest.port,
-                       protocol=proto, decision="allow" if dest.decision.allowed else "deny",
-                       rule=dest.decision.rule,
-                       result=0 if result >= 0 else errno.errorcode.get(-result, str(-result)))
+        family = FAMILIES.get(dest.family, str(dest.family))
         if not dest.decision.allowed:
-            self.log.event("deny", pid=nat.tgid(tid), syscall=kind,
-                           address=dest.shown, rule=dest.decision.rule)
+            # one event per decision: a denial is a deny line like the file system's,
+            # with the destination as written ("ip:port"), and counted as its call
+            self.log.count(kind)
+            self.log.event("deny", pid=nat.tgid(tid), tid=tid, syscall=kind,
+                           address=dest.shown, family=family, port=dest.port,
+                           protocol=proto, decision="deny", rule=dest.decision.rule)
+            return
+        self.log.event(kind, pid=nat.tgid(tid), tid=tid, family=family,
+                       address=dest.ip if dest.ip is not None else dest.shown, port=dest.port,
+                       protocol=proto, decision="allow", rule=dest.decision.rule,
+                       result=0 if result >= 0 else errno.errorcode.get(-result, str(-result)))
 
     def _proto(self, dup: int) -> str:
         if not self.log.enabled:
