@@ -28,3 +28,20 @@ def test_fail_every_source(machine):
 def test_unknown(machine):
     machine.ws(".yarnrc.yml", "npmRegistryServer: [unclosed\n")
     assert machine.run("SUP007").status is Status.UNKNOWN
+
+
+def test_pass_the_default_index_named_explicitly(machine):
+    """Real projects spell PyPI out: `--index-url https://pypi.org/simple` in a
+    requirements file, a uv index whose url is PyPI's."""
+    machine.ws("requirements.txt", "--index-url https://pypi.org/simple/\nrequests==2.32.3\n")
+    machine.ws("pyproject.toml", '[project]\nname = "x"\nversion = "1"\n'
+               '[[tool.uv.index]]\nname = "pypi"\nurl = "https://pypi.org/simple"\n')
+    assert machine.run("SUP007").status is Status.PASS
+
+
+def test_fail_an_index_beside_pypi_still_counts(machine):
+    machine.ws("requirements.txt", "--index-url https://pypi.org/simple\n"
+               "--extra-index-url https://pypi.example.invalid/simple\nx==1\n")
+    out = machine.run("SUP007")
+    assert out.status is Status.FAIL
+    assert [e.line for e in out.evidence] == [2]

@@ -4,8 +4,9 @@
 Settings that send installs to another package source: `.npmrc` `registry=` and
 `@scope:registry=` (other than the npm registry itself), `.yarnrc` `registry`,
 `.yarnrc.yml` `npmRegistryServer` (also per scope), requirements options `-i`,
-`--index-url`, `--extra-index-url`, `--trusted-host`, `-f`/`--find-links`,
-`[[tool.uv.index]]` and `index-url`/`extra-index-url` under `[tool.uv]`,
+`--index-url`, `--extra-index-url` (other than PyPI itself), `--trusted-host`,
+`-f`/`--find-links`, `[[tool.uv.index]]` and `index-url`/`extra-index-url` under
+`[tool.uv]` (other than PyPI),
 `[[tool.poetry.source]]`, `.cargo/config.toml` source replacement (`replace-with`)
 and `[registries]`, and the environment variables `PIP_*INDEX*`, `UV_*INDEX*`,
 `PIP_TRUSTED_HOST`, `PIP_FIND_LINKS` and `npm_config_registry`.
@@ -39,6 +40,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_NPM = ("https://registry.npmjs.org", "https://registry.yarnpkg.com")
+DEFAULT_PYPI = ("https://pypi.org/simple", "https://pypi.python.org/simple")
+
+
+def _pypi(url: object) -> bool:
+    """The default index itself (PyPI's simple API), named explicitly: no override."""
+    return isinstance(url, str) and url.strip().rstrip("/") in DEFAULT_PYPI
 ENV = LazyRe(r"^(PIP_\w*INDEX\w*|UV_\w*INDEX\w*|PIP_TRUSTED_HOST|PIP_FIND_LINKS|"
              r"npm_config_registry|NPM_CONFIG_REGISTRY)$")
 
@@ -109,6 +116,8 @@ def check(ctx: Context) -> Outcome:
             ("requirements", "constraints")) and p.endswith((".txt", ".in"))):
         rf = f.attempt(load, ctx, rel, parse_requirements, MAX_MANIFEST_BYTES)
         for option, value, line in rf.options if rf else []:
+            if option in ("--index-url", "--extra-index-url") and _pypi(value):
+                continue
             if option in ("--index-url", "--extra-index-url", "--trusted-host",
                           "--find-links"):
                 f.fail(f"{option} {value[:80]}", path=rel, line=line)
@@ -117,11 +126,13 @@ def check(ctx: Context) -> Outcome:
         if pp is None:
             continue
         for index in pp.table("tool", "uv", "index") or []:
-            if isinstance(index, dict):
+            if isinstance(index, dict) and not _pypi(index.get("url")):
                 f.fail(f"[[tool.uv.index]] {index.get('url', '?')}", path=rel,
                        line=pp.line("[[tool.uv.index]]"))
         for key in ("index-url", "extra-index-url"):
-            if pp.table("tool", "uv", key):
+            value = pp.table("tool", "uv", key)
+            if value and not _pypi(value) and not (
+                    isinstance(value, list) and all(_pypi(v) for v in value)):
                 f.fail(f"[tool.uv] {key}", path=rel, line=pp.line(key))
         for source in pp.table("tool", "poetry", "source") or []:
             if isinstance(source, dict):
