@@ -8,8 +8,8 @@ from pathlib import Path
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ["allow.c", "child.c", "creation.c", "helper.c", "landlock.c", "metadata.c",
-           "supervisor.c", "util.c"]
+SOURCES = ["allow.c", "child.c", "creation.c", "gitconfig.c", "helper.c", "landlock.c",
+           "metadata.c", "supervisor.c", "util.c"]
 
 ffibuilder = FFI()
 ffibuilder.cdef("\n".join((HERE / name).read_text().replace("/*", "\n/*")

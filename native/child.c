@@ -49,6 +49,10 @@ struct mount_attr_ {
     unsigned long long attr_set, attr_clr, propagation, userns_fd;
 };
 
+#define MAX_GIT_CONFIGS 256
+int ztsa_git_config_fds[MAX_GIT_CONFIGS];
+int ztsa_n_git_config_fds;
+
 /* The counters the helper shares with the supervisor; made once, zeroed each spawn
    (MAP_SHARED: the child's processes write, the supervisor reads). */
 static struct ztsa_shared *shared_counters;
@@ -501,7 +505,7 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
        descriptors go */
     creation_init(plan, root, proc, make_fds);
     int keep[5] = {lfd, root, proc, plan->log_fd, host_proc};
-    close_all_but(keep, 5, NULL, 0);
+    close_all_but(keep, 5, ztsa_git_config_fds, ztsa_n_git_config_fds);
     prctl(PR_SET_NAME, "ztsa-helper", 0, 0, 0); /* for ps and perf, as ztsa's child */
     helper_main(plan, lfd, root, proc, host_proc, shared);
 }
@@ -558,6 +562,12 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
         int flags = fcntl(plan->keep_fds[i], F_GETFD);
         if (flags >= 0)
             fcntl(plan->keep_fds[i], F_SETFD, flags & ~FD_CLOEXEC);
+    }
+    ztsa_n_git_config_fds = 0;
+    for (int i = 0; plan->helper && i < plan->n_git_configs && i < MAX_GIT_CONFIGS; i++) {
+        int fd = open(plan->git_configs[i], O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0)
+            ztsa_git_config_fds[ztsa_n_git_config_fds++] = fd;
     }
     if (plan->namespaces != ZTSA_NS_NONE) {
         int r = protect_mounts(plan->namespaces == ZTSA_NS_USER, plan->ro_paths, plan->n_ro);

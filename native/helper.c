@@ -100,6 +100,59 @@ static int parent_is(int parentfd, const char *dir, size_t dirlen) {
     return fstatat(H.root, buf, &st, 0) == 0 && same_as(parentfd, NULL, 0, &st);
 }
 
+/* git's rewrite of a protected config: src is `NAME.lock` beside the protected
+   (dst_dir, NAME), and NAME one of the configs the child opened; that descriptor, or
+   -1 for any other rename. */
+static int git_rewrite(int src_dir, const char *src, int dst_dir, const char *dst) {
+    size_t n = strlen(dst);
+    struct stat a, b, target;
+    if (strncmp(src, dst, n) != 0 || strcmp(src + n, ".lock") != 0 ||
+        fstat(src_dir, &a) < 0 || fstat(dst_dir, &b) < 0 || a.st_dev != b.st_dev ||
+        a.st_ino != b.st_ino || fstatat(dst_dir, dst, &target, AT_SYMLINK_NOFOLLOW) < 0)
+        return -1;
+    for (int i = 0; i < ztsa_n_git_config_fds; i++) {
+        struct stat st;
+        if (fstat(ztsa_git_config_fds[i], &st) == 0 && st.st_dev == target.st_dev &&
+            st.st_ino == target.st_ino)
+            return ztsa_git_config_fds[i];
+    }
+    return -1;
+}
+
+/* Perform git's rewrite from the helper's own copy of the lock file, when every line
+   it adds is a key git writes in ordinary work (gitconfig.c); 0 or an errno (EACCES:
+   refused). */
+static int git_config_write(int cfg, int dir, const char *lock) {
+    enum { LIMIT = 1 << 20 };
+    static char old[LIMIT], new_text[LIMIT];
+    int fd = openat(dir, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, new_text, LIMIT) : -1;
+    close(fd);
+    ssize_t m = pread(cfg, old, LIMIT, 0);
+    if (n < 0 || m < 0 || n == LIMIT || m == LIMIT)
+        return EACCES;
+    char link[64], gitdir[4097];
+    snprintf(link, sizeof link, "self/fd/%d", dir);
+    ssize_t g = readlinkat(H.proc, link, gitdir, sizeof gitdir - 1);
+    if (g > 0)
+        gitdir[g] = 0;
+    if (!gitconfig_acceptable(old, (size_t)m, new_text, (size_t)n, g > 0 ? gitdir : NULL,
+                              H.plan->workspace))
+        return EACCES;
+    if (ftruncate(cfg, 0) < 0)
+        return errno;
+    for (ssize_t done = 0; done < n;) {
+        ssize_t w = pwrite(cfg, new_text + done, (size_t)(n - done), done);
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        done += w;
+    }
+    return unlinkat(dir, lock, 0) < 0 ? errno : 0;
+}
+
 /* 1: (parentfd, name) is a protected path; 2: a directory on the way to one; 0:
    neither. */
 static int classify(int parentfd, const char *name) {
@@ -342,6 +395,13 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
         break;
     case OP_RENAME: {
         int src = classify(par1, name1), dst = classify(par2, name2);
+        int cfg = dst == 1 && !src ? git_rewrite(par1, name1, par2, name2) : -1;
+        if (cfg >= 0) {
+            err = git_config_write(cfg, par1, name1);
+            if (err == EACCES)
+                *denied = 3;
+            break;
+        }
         if (same_as(par1, name1, 0, &H.root_st))
             src = 2; /* the workspace itself */
         struct stat st;
@@ -909,8 +969,10 @@ static struct reply decide(const struct seccomp_notif *req) {
     close_dirfd(fd2);
     if (denied) {
         log_denial(pid, call->name, p1, call->op == OP_SYMLINK ? "" : p2,
-                   denied == 2 ? "a /proc file the helper would open as itself"
-                               : "protected agent file");
+                   denied == 2   ? "a /proc file the helper would open as itself"
+                   : denied == 3 ? "a git config key that git does not write in ordinary "
+                                   "work (it could run a program)"
+                                 : "protected agent file");
         return RESULT(-EACCES);
     }
     if (out.kind == REPLY_RESULT && (err == EACCES || err == EROFS || err == EPERM))

@@ -74,6 +74,14 @@ void helper_log_denial(pid_t pid, const char *syscall_name, const char *p1, cons
                        const char *rule);
 int helper_still_valid(unsigned long long id);
 int helper_caller_root(pid_t pid);
+/* gitconfig.c: is new_text a rewrite of a git config whose every added line is a key
+   git writes in ordinary work? */
+int gitconfig_acceptable(const char *old, size_t old_n, const char *new_text, size_t new_n,
+                         const char *gitdir, const char *workspace);
+/* child.c: the descriptors of the workspace's git configs, opened for writing before
+   the read-only mounts (the helper performs git's own rewrite through them) */
+extern int ztsa_git_config_fds[];
+extern int ztsa_n_git_config_fds;
 /* metadata.c: mode, owner, times, xattrs; write opens, truncate, unlink counted */
 const char *meta_call_name(int nr);
 long meta_notification(const struct seccomp_notif *req, int *cont);

@@ -102,6 +102,10 @@ struct ztsa_plan {
     int namespaces;        /* enum ztsa_ns */
     const char *const *ro_paths; /* bind-mounted read-only in the mount namespace */
     int n_ro;
+    /* the git configs among them: git's own rewrite (config.lock renamed onto config)
+       is the helper's to judge and perform */
+    const char *const *git_configs;
+    int n_git_configs;
     int helper;            /* the file helper answers the name-creating syscalls */
     int log_fd;            /* the helper's deny lines (-1: none) */
     const char *workspace;

@@ -374,3 +374,62 @@ def test_a_rebase_to_do_list_with_a_command(run, tmp_path):
         echo "exec touch $M" > .git/rebase-merge/git-rebase-todo""", [""])
     git("rebase", "--continue", cwd=ws, check=False)
     assert not (tmp_path / "ran").exists()
+
+
+def test_git_rewrites_an_existing_config_with_its_own_keys_only(run, tmp_path):
+    """`git submodule update --init` and a branch's upstream rewrite the protected
+    config (config.lock renamed onto it): the helper performs that rewrite when every
+    added line is a key git writes in ordinary work, and refuses one that could run a
+    program; what is refused never reaches the config, and nothing planted runs."""
+    upstream = repo(run.workspace / "up")
+    ws = repo(run.workspace / "main")
+    git("submodule", "add", "-q", str(upstream), "sub", cwd=ws)
+    git("commit", "-qm", "sub", cwd=ws)
+    git("submodule", "deinit", "-q", "-f", "sub", cwd=ws)
+    open_up(run.workspace)
+    marker = tmp_path / "ran"
+    os.chmod(tmp_path, 0o777)
+    proc = sh(run, f"""
+        git config --global safe.directory '*'; git config --global protocol.file.allow always
+        cd main
+        git submodule update -q --init && echo init-ok
+        git checkout -q -b feat && git branch -q --set-upstream-to=main feat && echo up-ok
+        git config core.fsmonitor 'touch {marker}' || echo fsmonitor-refused
+        git config include.path ../evil.cfg || echo include-refused
+        true""")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.split()
+    assert "init-ok" in out and "up-ok" in out, proc.stdout + proc.stderr
+    assert (ws / "sub" / "README").exists()
+    config = (ws / ".git" / "config").read_text()
+    assert "fsmonitor" not in config and "evil.cfg" not in config
+    if run.mode != "nouserns":
+        assert "fsmonitor-refused" in out and "include-refused" in out
+        assert "[submodule \"sub\"]" in config and "merge = refs/heads/main" in config
+    else:  # no helper: the audit after the run gave the config its old text back
+        assert "moved aside" in proc.stderr
+    afterwards([ws, ws / "sub"], marker)
+
+
+def test_a_lock_file_changed_after_the_rename_reaches_nothing(run, tmp_path):
+    """The helper writes its own copy of config.lock: the tree's descriptor of the lock
+    file, kept open across the rename, writes an orphan; a symlinked lock is refused."""
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces (named by ztsa)")
+    ws = repo(run.workspace)
+    open_up(ws)
+    before = (ws / ".git" / "config").read_text()
+    code = ("import os\n"
+            "old = open('.git/config').read()\n"
+            "fd = os.open('.git/config.lock', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)\n"
+            "os.write(fd, (old + '[user]\\n\\tname = t\\n').encode())\n"
+            "os.rename('.git/config.lock', '.git/config')\n"
+            "os.write(fd, b'[core]\\n\\tfsmonitor = touch /tmp/x\\n')\n"
+            "os.symlink('/etc/hostname', '.git/config.lock')\n"
+            "try: os.rename('.git/config.lock', '.git/config'); print('renamed')\n"
+            "except OSError as e: print('refused', e.errno)\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert "refused" in proc.stdout
+    config = (ws / ".git" / "config").read_text()
+    assert config == before + "[user]\n\tname = t\n"

@@ -137,6 +137,7 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.namespaces = int(plan.namespaces)
     guard = plan.protection
     c.ro_paths, c.n_ro = strings(guard.ro_paths if guard else [])
+    c.git_configs, c.n_git_configs = strings(list(plan.git_configs))
     c.helper, c.log_fd = int(plan.helper), plan.log_fd
     c.workspace = cstr(plan.workspace)
     c.protected_paths, c.n_protected = strings(guard.entries if guard else [])

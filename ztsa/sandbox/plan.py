@@ -74,6 +74,7 @@ class RunPlan(NamedTuple):
     home: HomeView | None = None  # the real home hidden, but for what it shows
     max_procs: int = 0  # processes and threads of the tree (0: no limit)
     max_memory: int = 0  # bytes of data a process (0: no limit)
+    git_configs: tuple[str, ...] = ()  # protected git configs git itself may rewrite
 
     @property
     def helper(self) -> bool:
@@ -139,6 +140,17 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
                     tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))))
 
 
+def _git_configs(git: gitlayout.Layout | None, guard: protect.Protection | None
+                 ) -> list[str]:
+    """The protected configs of the workspace's repositories: git's own rewrite of one
+    (config.lock renamed onto it) is the helper's to judge (native/gitconfig.c)."""
+    if git is None or guard is None:
+        return []
+    mounted = set(guard.ro_paths)
+    return [p for g in git.gitdirs for p in (os.path.join(g, n) for n in gitlayout.CONFIGS)
+            if os.path.realpath(p) in mounted and os.path.isfile(p)]
+
+
 def namespaces(userns_available: bool) -> Namespaces:
     if os.geteuid() == 0:
         return Namespaces.MOUNT
@@ -189,4 +201,5 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
             real_home, policy.workspace,
             [path for path, rights in fs.rules if rights & landlock.WRITE_FILE],
             env, program, allow_read or [], also_homes),
-        max_procs=max_procs, max_memory=max_memory)
+        max_procs=max_procs, max_memory=max_memory,
+        git_configs=tuple(_git_configs(git, guard)))
