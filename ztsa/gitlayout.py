@@ -137,14 +137,17 @@ def worktree_of(gitdir: str) -> str:
     worktree's `gitdir` file's directory; else the git directory itself (bare)."""
     if os.path.basename(gitdir) == ".git":
         return os.path.dirname(gitdir)
-    for name in CONFIGS:
-        for section, key, value, _ in _entries(gitdir, name):
-            if section == "core" and key == "worktree" and value:
-                return os.path.realpath(os.path.join(gitdir, value))
-    back = read_small(os.path.join(gitdir, "gitdir"))
-    if back:
-        return os.path.dirname(os.path.realpath(os.path.join(
-            gitdir, back.decode("utf-8", "replace").strip())))
+    try:
+        for name in CONFIGS:
+            for section, key, value, _ in _entries(gitdir, name):
+                if section == "core" and key == "worktree" and value:
+                    return os.path.realpath(os.path.join(gitdir, value))
+        back = read_small(os.path.join(gitdir, "gitdir"))
+        if back:
+            return os.path.dirname(os.path.realpath(os.path.join(
+                gitdir, back.decode("utf-8", "replace").strip())))
+    except ValueError:  # a NUL in a planted value: no working tree git could use
+        pass
     return gitdir
 
 
@@ -160,6 +163,8 @@ def _named_by_configs(gitdir: str) -> tuple[list[str], list[str]]:
             full = f"{section}.{key}"
             generic, _ = pattern(full)
             if not value:
+                continue
+            if "\0" in value:
                 continue
             if generic == "core.hookspath":
                 hooks.append(os.path.normpath(os.path.join(top, os.path.expanduser(value))))
@@ -179,7 +184,7 @@ def gitfile_target(path: str) -> str | None:
     if data is None:
         return None
     text = data.decode("utf-8", "replace").strip()
-    if not text.startswith("gitdir:"):
+    if not text.startswith("gitdir:") or "\0" in text:
         return None
     target = text[len("gitdir:"):].strip()
     return os.path.realpath(os.path.join(os.path.dirname(path), target))
@@ -275,6 +280,35 @@ SAFE = frozenset({
     "core.fsyncmethod", "gc.writecommitgraph", "fetch.showforcedupdates",
     "checkout.defaultremote", "clone.defaultremotename",
 })
+
+
+def safe_change(key: str, value: str, old: list[tuple[str, str]],
+                inside: Callable[[str], bool] | None = None) -> bool:
+    """Whether an entry added to a config that existed before the run is one of the few
+    git itself writes there (`git submodule update --init`, a new branch's upstream):
+    stricter than `safe`, which judges a repository the tree made. A remote's URL, a
+    push URL, a mirror or push refspec, a repository format: never (they send git
+    elsewhere, or break the repository). native/gitconfig.c holds the same list."""
+    generic, _ = pattern(key)
+    v = value.replace('"', "").split("#")[0].split(";")[0].strip()
+    if "\\" in value:
+        return False
+    if generic == "submodule.*.url":
+        return bool(v) and not v.startswith("-") and "::" not in v
+    if generic == "submodule.*.active" or generic == "branch.*.rebase":
+        return v in ("true", "false")
+    if generic == "submodule.*.update":
+        return v in ("checkout", "rebase", "merge", "none")
+    if generic in ("submodule.*.branch", "user.name", "user.email"):
+        return True
+    if generic == "branch.*.merge":
+        return v.startswith("refs/")
+    if generic == "branch.*.remote":
+        return v == "." or any(pattern(k)[0] == "remote.*.url" and k.lower().startswith(
+            "remote.") and k[len("remote."):-len(".url")] == v for k, _ in old)
+    if generic == "core.worktree":
+        return inside is not None and inside(v)
+    return False
 
 
 def pattern(key: str) -> tuple[str, str]:

@@ -433,3 +433,38 @@ def test_a_lock_file_changed_after_the_rename_reaches_nothing(run, tmp_path):
     assert "refused" in proc.stdout
     config = (ws / ".git" / "config").read_text()
     assert config == before + "[user]\n\tname = t\n"
+
+
+@pytest.mark.parametrize("payload", [
+    '[includeIf "gitdir:/"] path = ../evil.cfg ;"]\n',
+    '[remote "x.url=y"]\n\tuploadpack = touch MARK\n',
+    '[submodule "s"]\n\tupdate = "" !touch MARK\n',
+    '[submodule "s"]\n\turl = "" ext::sh -c touch% MARK\n',
+    '[remote "origin"]\n\tpushurl = /elsewhere\n\tmirror = true\n',
+    '[core]\n\trepositoryformatversion = 9\n',
+], ids=["key-after-header", "equals-in-subsection", "empty-quotes-command", "ext-url",
+        "push-elsewhere", "format"])
+def test_a_rewrite_git_reads_differently_is_refused(run, tmp_path, payload):
+    """Found by attacking the rewrite: lines the first parser read differently from git,
+    and keys that send git elsewhere or break the repository. None reaches the config
+    (or survives the audit without the helper), and a planted repository that made the
+    audit raise no longer stops it."""
+    ws = repo(run.workspace)
+    git("remote", "add", "origin", str(tmp_path / "nowhere"), cwd=ws)
+    before = (ws / ".git" / "config").read_text()
+    marker = tmp_path / "ran"
+    os.chmod(tmp_path, 0o777)
+    open_up(ws)
+    text = payload.replace("MARK", str(marker))
+    (tmp_path / "payload").write_text(text)
+    os.chmod(tmp_path / "payload", 0o644)
+    sh(run, f"""
+        printf '[core]\\n\\tfsmonitor = "touch {marker}; false"\\n' > evil.cfg
+        cat .git/config {tmp_path / "payload"} > .git/config.lock
+        mv .git/config.lock .git/config
+        mkdir -p crash/objects crash/refs; echo 'ref: refs/heads/main' > crash/HEAD
+        printf '[core]\\n\\tworktree = a\\000b\\n' > crash/config
+        true""")
+    assert (ws / ".git" / "config").read_text() == before
+    afterwards([ws], marker)
+    assert git("status", cwd=ws, check=False).returncode == 0

@@ -195,7 +195,10 @@ Verdict = tuple[str, bytes | None, str]
 def _judge_config(gitdir: str, workspace: str, was: State | None, now: State
                   ) -> Verdict | None:
     def inside(value: str) -> bool:
-        path = os.path.realpath(os.path.join(gitdir, value))
+        try:
+            path = os.path.realpath(os.path.join(gitdir, value))
+        except ValueError:
+            return False
         return path == workspace or path.startswith(workspace + "/")
 
     old = was.data if was is not None and was.kind == "file" else None
@@ -208,8 +211,14 @@ def _judge_config(gitdir: str, workspace: str, was: State | None, now: State
     from collections import Counter
 
     prior = config_entries(old) if old is not None else []
-    new = Counter(after) - Counter(prior or [])
-    bad = sorted({k for k, v in new.elements() if not gitlayout.safe(k, v, inside)})
+    if prior is None:
+        return "a config whose old text git cannot read", old, back
+    new = Counter(after) - Counter(prior)
+    if old is not None:  # a repository that was there: only what git writes in place
+        bad = sorted({k for k, v in new.elements()
+                      if not gitlayout.safe_change(k, v, prior, inside)})
+    else:
+        bad = sorted({k for k, v in new.elements() if not gitlayout.safe(k, v, inside)})
     if not bad:
         return None
     why = "config keys git does not write in ordinary work: " + ", ".join(bad[:8])
@@ -314,7 +323,41 @@ def _readable(workspace: str, since_ns: int) -> Callable[[str], bool]:
 
 def audit(workspace: str, was: Before, run_id: str) -> list[Moved]:
     """Judge every control file that is new or changed since `was`; move aside what
-    could run code. Call only when every process of the tree has ended."""
+    could run code. Call only when every process of the tree has ended. It never
+    raises: if judging fails, every config that existed before gets its old text back
+    (fail closed), and the failure is one of the results."""
+    try:
+        return _audit(workspace, was, run_id)
+    except Exception as exc:
+        return _restore_all(workspace, was, run_id, f"{type(exc).__name__}: {exc}")
+
+
+def _restore_all(workspace: str, was: Before, run_id: str, why: str) -> list[Moved]:
+    out: list[Moved] = []
+    tree = _Tree(workspace)
+    try:
+        for path, state in sorted(was.files.items()):
+            if (os.path.basename(path) not in gitlayout.CONFIGS or state.data is None
+                    or not path.startswith(workspace + "/")):
+                continue
+            rel = os.path.relpath(path, workspace)
+            now = _state(path)
+            if now == state:
+                continue
+            try:
+                out.append(_move(tree, rel, ("the audit could not judge the workspace ("
+                                             f"{why}): the config gets its old text back",
+                                             state.data, "restored"), run_id))
+            except OSError as e:
+                out.append(Moved(rel, why, None, "", e.strerror or str(e)))
+    finally:
+        tree.close()
+    out.append(Moved(".", f"the audit failed: {why}", None, "",
+                     "look at the workspace's repositories before running git there"))
+    return out
+
+
+def _audit(workspace: str, was: Before, run_id: str) -> list[Moved]:
     retry = _readable(workspace, was.since_ns)
     layout = gitlayout.find(workspace, retry)
     now = snapshot(layout, retry)
