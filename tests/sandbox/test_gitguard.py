@@ -74,12 +74,31 @@ def test_a_changed_config_of_an_existing_repository_gets_its_old_text(ws):
 
 
 def test_safe_changes_and_samples_stay(ws):
+    git("remote", "add", "origin", "/upstream", cwd=ws)
     before = gitguard.before(str(ws))
     git("config", "user.name", "new", cwd=ws)
-    git("remote", "add", "origin", "/elsewhere", cwd=ws)
+    git("config", "branch.main.remote", "origin", cwd=ws)  # an upstream, as git sets it
+    git("config", "branch.main.merge", "refs/heads/main", cwd=ws)
+    git("config", "submodule.lib.url", "../lib", cwd=ws)
     (ws / ".git" / "hooks" / "pre-commit.sample").write_text("#!/bin/sh\n")
     assert gitguard.audit(str(ws), before, "r1") == []
     assert git("config", "user.name", cwd=ws).strip() == "new"
+
+
+def test_an_existing_config_gains_no_place_to_send_git(ws):
+    """A new remote, a push URL or a mirror sends a later fetch or push elsewhere: an
+    existing repository's config gets its old text back (a new repository may)."""
+    git("remote", "add", "origin", "/upstream", cwd=ws)
+    for key, value in (("remote.evil.url", "/elsewhere"),
+                       ("remote.origin.pushurl", "/elsewhere"),
+                       ("remote.origin.mirror", "true"),
+                       ("branch.main.remote", "/elsewhere")):
+        before = gitguard.before(str(ws))
+        old = (ws / ".git" / "config").read_text()
+        git("config", key, value, cwd=ws)
+        moved = gitguard.audit(str(ws), before, "r1")
+        assert [(m.path, m.replaced) for m in moved] == [(".git/config", "restored")], key
+        assert (ws / ".git" / "config").read_text() == old
 
 
 def test_a_new_repository_keeps_only_its_safe_keys(ws):
