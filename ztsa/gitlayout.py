@@ -49,6 +49,7 @@ class Layout(NamedTuple):
     hook_dirs: list[str]  # G/hooks, every core.hooksPath a config names, .husky
     named: list[str]  # files a config includes, programs its code-running keys name
     unreadable: list[str]  # directories the walk could not list
+    included: list[str]  # those of named that a config includes (read as config)
 
 
 def _is_gitdir(names: set[str]) -> bool:
@@ -92,15 +93,17 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                 stack.append(e.path)
     gitdirs = list(dict.fromkeys(gitdirs))
     hooks = [os.path.join(g, "hooks") for g in gitdirs]
-    named: list[str] = []
+    included: list[str] = []
+    programs: list[str] = []
     for g in gitdirs:
-        paths, files = _named_by_configs(g)
+        paths, includes, runs = _named_by_configs(g)
         hooks += paths
-        named += files
+        included += includes
+        programs += runs
         if os.path.basename(g) == ".git":
             hooks += [os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
     return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
-                  sorted(set(named)), sorted(unreadable))
+                  sorted(set(included + programs)), sorted(unreadable), sorted(set(included)))
 
 
 def read_small(path: str) -> bytes | None:
@@ -151,12 +154,14 @@ def worktree_of(gitdir: str) -> str:
     return gitdir
 
 
-def _named_by_configs(gitdir: str) -> tuple[list[str], list[str]]:
-    """(the core.hooksPath directories, the files git reads or runs) that the configs
-    of gitdir name: included files (relative to the config's directory), and the first
-    word of a code-running value when it is a path (relative to the working tree)."""
+def _named_by_configs(gitdir: str) -> tuple[list[str], list[str], list[str]]:
+    """(the core.hooksPath directories, the included files, the programs) that the
+    configs of gitdir name: included files relative to the config's directory, and the
+    first word of a code-running value, when it is a path, relative to the working
+    tree."""
     hooks: list[str] = []
-    files: list[str] = []
+    includes: list[str] = []
+    programs: list[str] = []
     top = worktree_of(gitdir)
     for name in CONFIGS:
         for section, key, value, _ in _entries(gitdir, name):
@@ -169,12 +174,14 @@ def _named_by_configs(gitdir: str) -> tuple[list[str], list[str]]:
             if generic == "core.hookspath":
                 hooks.append(os.path.normpath(os.path.join(top, os.path.expanduser(value))))
             elif generic in ("include.path", "includeif.*.path"):
-                files.append(os.path.normpath(os.path.join(gitdir, os.path.expanduser(value))))
+                includes.append(os.path.normpath(os.path.join(gitdir,
+                                                              os.path.expanduser(value))))
             elif runs_code(full, value):
                 word = value.lstrip("!").split()[0] if value.lstrip("!").split() else ""
                 if "/" in word:
-                    files.append(os.path.normpath(os.path.join(top, os.path.expanduser(word))))
-    return hooks, files
+                    programs.append(os.path.normpath(os.path.join(top,
+                                                                  os.path.expanduser(word))))
+    return hooks, includes, programs
 
 
 def gitfile_target(path: str) -> str | None:
@@ -201,18 +208,6 @@ def control_paths(layout: Layout) -> list[str]:
                 if os.path.lexists(p)]
     out += layout.hook_dirs + layout.gitfiles + layout.named
     return list(dict.fromkeys(out))
-
-
-def config_like(path: str, layout: Layout) -> bool:
-    """Is a named file one a config includes (rather than a program it runs)?"""
-    for g in layout.gitdirs:
-        for name in CONFIGS:
-            for section, key, value, _ in _entries(g, name):
-                generic, _ = pattern(f"{section}.{key}")
-                if generic in ("include.path", "includeif.*.path") and os.path.normpath(
-                        os.path.join(g, os.path.expanduser(value))) == path:
-                    return True
-    return False
 
 
 def audited_paths(layout: Layout) -> list[str]:

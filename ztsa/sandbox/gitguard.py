@@ -22,7 +22,6 @@ moves into writes elsewhere."""
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat
 import time
@@ -235,8 +234,7 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
     if now.kind == "unreadable":
         return "a hooks directory that could not be read to be judged", None, ""
     if path in layout.named:
-        if now.kind == "file" and now.data is not None and \
-                gitlayout.config_like(path, layout):
+        if now.kind == "file" and now.data is not None and path in layout.included:
             return _judge_config(parent, workspace, was, now)
         return "a file a repository's config includes or runs", None, ""
     gitdir = next((g for g in layout.gitdirs if path in
@@ -392,23 +390,22 @@ def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str) -> Moved:
     dest = f"{QUARANTINE}/{run_id}/{_flat(rel)}"
     src_dir, name = tree.parent(rel)
     try:
+        moved_to: str | None = None
         try:
             dst_dir, dst_name = tree.parent(dest, make=True)
         except OSError:
-            dst_dir = -1
-        try:
-            if dst_dir >= 0:
+            pass  # no quarantine of ours there (a symlink in the way): removed instead
+        else:
+            try:
                 os.rename(name, dst_name, src_dir_fd=src_dir, dst_dir_fd=dst_dir)
-                moved_to: str | None = dest
+                moved_to = dest
                 _inert(dst_dir, dst_name)
-            else:
-                raise OSError(errno.ENOTDIR, "no quarantine")
-        except OSError:
-            _remove(src_dir, name)
-            moved_to = None
-        finally:
-            if dst_dir >= 0:
+            except OSError:
+                pass
+            finally:
                 os.close(dst_dir)
+        if moved_to is None:
+            _remove(src_dir, name)
         if replacement is not None:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                          | os.O_CLOEXEC, 0o644, dir_fd=src_dir)
