@@ -677,11 +677,6 @@ static const struct fs_call FS_CALLS[] = {
    ".." nor magic links. Every other open the helper makes that lands on procfs is
    refused (fs_op), whatever its spelling. */
 static int own_path(const char *path, char *rest, size_t size) {
-    static char scratch[4097];
-    if (!rest) {
-        rest = scratch;
-        size = sizeof scratch;
-    }
     static const struct { const char *from; const char *to; } map[] = {
         {"/dev/stdin", "fd/0"}, {"/dev/stdout", "fd/1"}, {"/dev/stderr", "fd/2"},
         {"/dev/fd/", "fd/"}, {"/proc/self/", ""}, {"/proc/thread-self/", ""},

@@ -66,8 +66,8 @@ int helper_proc(void);
 int helper_read_string(pid_t pid, unsigned long long addr, char *buf, size_t size);
 int helper_dirfd(pid_t pid, long long fd, const char *path);
 void helper_close_dirfd(int fd);
-/* how a path names the caller itself: 0 not, else rest (NULL: only say) is beneath the
-   caller's /proc directory, to follow as a magic link (fd/N) or not */
+/* how a path names the caller itself: 0 not, else rest is beneath the caller's /proc
+   directory, to follow as a magic link (fd/N) or not */
 enum { HELPER_OWN_FD = 1, HELPER_OWN_BENEATH = 2 };
 int helper_own_path(const char *path, char *rest, size_t size);
 void helper_log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2,
