@@ -125,5 +125,10 @@ int unix_open_at(int proc, int pid, const char *path, unsigned int len, char *re
     ssize_t r = size ? readlinkat(proc < 0 ? AT_FDCWD : proc, link, real, size - 1) : -1;
     if (r > 0)
         real[r] = 0; /* else real stays "": unresolved, denied */
+    /* a socket file with a second name (a hard link of an outside server's socket into
+       the workspace) is not decided by either name: unresolved, denied */
+    struct stat st;
+    if (size && (fstat(fd, &st) < 0 || st.st_nlink > 1))
+        real[0] = 0;
     return fd;
 }

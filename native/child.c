@@ -279,8 +279,8 @@ static void ordinary_signals(void) {
 
 /* Capabilities, NoNewPrivs and the first Landlock ruleset: what every process ztsa
    starts for the tree has, the helper included. 0, or the failed step << 16 | errno. */
-static int confine_steps(const struct ztsa_plan *plan, unsigned long long scoped) {
-    if (plan->drop_caps || plan->namespaces == ZTSA_NS_USER) {
+static int confine_steps(const struct ztsa_plan *plan, unsigned long long scoped, int caps) {
+    if (caps && (plan->drop_caps || plan->namespaces == ZTSA_NS_USER)) {
         int r = drop_capabilities(plan->keep_caps);
         if (r < 0)
             return ZTSA_STEP_CAPS << 16 | -r;
@@ -303,9 +303,17 @@ static int confine_steps(const struct ztsa_plan *plan, unsigned long long scoped
 }
 
 static void confine_self(const struct ztsa_plan *plan, int efd, unsigned long long scoped) {
-    int r = confine_steps(plan, scoped);
+    int r = confine_steps(plan, scoped, 1);
     if (r)
         fail_at(efd, r >> 16, r & 0xFFFF);
+}
+
+static void drop_caps_now(const struct ztsa_plan *plan, int efd) {
+    if (plan->drop_caps || plan->namespaces == ZTSA_NS_USER) {
+        int r = drop_capabilities(plan->keep_caps);
+        if (r < 0)
+            fail_at(efd, ZTSA_STEP_CAPS, -r);
+    }
 }
 
 static void exec_cmd(const struct ztsa_plan *plan, int efd) {
@@ -329,7 +337,8 @@ static void exec_cmd(const struct ztsa_plan *plan, int efd) {
 /* The tree's own restrictions, in the first process of the tree (CMD, or the init): the
    second Landlock ruleset, the signal scope, and the filter with its listener, whose
    number goes to the helper (which takes it with pidfd_getfd). */
-static void tree_filter(const struct ztsa_plan *plan, int efd, int sock, int *make_fds) {
+static void tree_filter(const struct ztsa_plan *plan, int efd, int sock, int *make_fds,
+                        const int *net) {
     struct sock_fprog prog = {plan->filter_len, (struct sock_filter *)plan->filter};
     /* the signal scope rides on the second ruleset when there is one (one layer less
        for every check Landlock makes) */
@@ -351,10 +360,16 @@ static void tree_filter(const struct ztsa_plan *plan, int efd, int sock, int *ma
     /* the filter is on: sendmsg would stop in the tracer, so say the number and let the
        helper take the listener, then go on */
     char ack;
-    if (write(sock, &lfd, sizeof lfd) != sizeof lfd || read(sock, &ack, 1) != 1)
+    int numbers[1 + ZTSA_NET_SOCKS] = {lfd};
+    for (int i = 0; i < ZTSA_NET_SOCKS; i++)
+        numbers[1 + i] = net ? net[i] : -1;
+    if (write(sock, numbers, sizeof numbers) != sizeof numbers || read(sock, &ack, 1) != 1)
         fail_at(efd, ZTSA_STEP_HELPER, EPIPE);
     close(lfd);
     close(sock);
+    for (int i = 0; net && i < ZTSA_NET_SOCKS; i++)
+        if (net[i] >= 0)
+            close(net[i]);
 }
 
 /* Overwrite this process's argument and environment strings: /proc/PID/cmdline is
@@ -462,7 +477,11 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
         for (int i = 0; i < plan->n_make; i++)
             make_fds[i] = open(plan->make[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
-    confine_self(plan, efd, 0); /* the helper's too: scopes come with CMD's own */
+    /* the helper's too: scopes come with CMD's own. With a network namespace for the
+       tree, both keep their capabilities across the fork: CMD makes the namespace */
+    int r = confine_steps(plan, 0, !plan->netns);
+    if (r)
+        fail_at(efd, r >> 16, r & 0xFFFF);
     pid_t first = fork();
     if (first < 0)
         fail_at(efd, ZTSA_STEP_HELPER, errno);
@@ -472,9 +491,18 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
         close(proc);
         if (plan->log_fd >= 0)
             close(plan->log_fd);
-        tree_filter(plan, efd, pair[1], make_fds);
+        int net[ZTSA_NET_SOCKS];
+        if (plan->netns) {
+            int e = netns_enter(net);
+            if (e < 0)
+                fail_at(efd, ZTSA_STEP_NETNS, -e);
+            drop_caps_now(plan, efd);
+        }
+        tree_filter(plan, efd, pair[1], make_fds, plan->netns ? net : NULL);
         exec_cmd(plan, efd);
     }
+    if (plan->netns)
+        drop_caps_now(plan, efd);
     close(pair[1]);
     close(efd);
     /* nothing in the tree may take the listener (pidfd_getfd) or read or write the
@@ -491,10 +519,14 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
     signal(SIGHUP, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    int lfd = -1, theirs = -1;
-    if (read(pair[0], &theirs, sizeof theirs) == sizeof theirs)
-        lfd = ztsa_pidfd_getfd(first, theirs);
-    if (lfd < 0) {
+    int lfd = -1;
+    int theirs[1 + ZTSA_NET_SOCKS];
+    int net[ZTSA_NET_SOCKS];
+    if (read(pair[0], theirs, sizeof theirs) == sizeof theirs)
+        lfd = ztsa_pidfd_getfd(first, theirs[0]);
+    for (int i = 0; i < ZTSA_NET_SOCKS; i++)
+        net[i] = lfd >= 0 && theirs[1 + i] >= 0 ? ztsa_pidfd_getfd(first, theirs[1 + i]) : -1;
+    if (lfd < 0 || (plan->netns && (net[0] < 0 || net[1] < 0))) {
         kill(first, SIGKILL); /* no helper, no CMD: its creations could not be checked */
         _exit(127);
     }
@@ -504,10 +536,12 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
     /* the helper's view of CMD's second ruleset, from the same directories, before the
        descriptors go */
     creation_init(plan, root, proc, make_fds);
-    int keep[5] = {lfd, root, proc, plan->log_fd, host_proc};
-    close_all_but(keep, 5, ztsa_git_config_fds, ztsa_n_git_config_fds);
+    int keep[5 + ZTSA_NET_SOCKS] = {lfd, root, proc, plan->log_fd, host_proc};
+    for (int i = 0; i < ZTSA_NET_SOCKS; i++)
+        keep[5 + i] = net[i];
+    close_all_but(keep, 5 + ZTSA_NET_SOCKS, ztsa_git_config_fds, ztsa_n_git_config_fds);
     prctl(PR_SET_NAME, "ztsa-helper", 0, 0, 0); /* for ps and perf, as ztsa's child */
-    helper_main(plan, lfd, root, proc, host_proc, shared);
+    helper_main(plan, lfd, root, proc, host_proc, shared, net);
 }
 
 /* With a PID namespace: the child stays outside it, as ztsa's direct child, and forks

@@ -615,6 +615,82 @@ void helper_note_denial(unsigned long count, const char *syscall_name, const cha
              syscall_name, what, rule);
 }
 
+/* One audit line: the schema, time and run, then event and fields (JSON members,
+   already escaped). */
+void helper_log_event(const char *event, const char *fields) {
+    if (H.plan->log_fd < 0)
+        return;
+    static char line[16384];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int n = snprintf(line, sizeof line,
+                     "{\"schema\":\"ztsa.audit/v1\",\"time\":%lld.%06ld,\"run\":\"%s\","
+                     "\"event\":\"%s\",%s}\n",
+                     (long long)ts.tv_sec, ts.tv_nsec / 1000, H.plan->run_id ? H.plan->run_id : "",
+                     event, fields);
+    if (n > 0 && (size_t)n < sizeof line) {
+        ssize_t ignored = write(H.plan->log_fd, line, (size_t)n);
+        (void)ignored;
+    }
+}
+
+unsigned long helper_count_denial(void) {
+    return __atomic_add_fetch(&H.shared->denials, 1, __ATOMIC_RELAXED);
+}
+
+int helper_may_log(unsigned long count) { return count <= DENY_LINES; }
+
+void helper_count_connect(void) { __atomic_fetch_add(&H.shared->connects, 1, __ATOMIC_RELAXED); }
+
+void helper_json(const char *in, char *out, size_t size) { json_escape(in, out, size); }
+
+int helper_host_pid(pid_t pid) { return host_pid(pid); }
+
+int helper_tgid(pid_t pid) {
+    return (int)proc_status_field(H.proc, pid, "Tgid", 10, pid);
+}
+
+int helper_host_tgid(pid_t pid) { return host_pid(helper_tgid(pid)); }
+
+const char *helper_errno_name(int e) {
+    switch (e) {
+    case 0: return "0";
+    case ECONNREFUSED: return "ECONNREFUSED";
+    case EINPROGRESS: return "EINPROGRESS";
+    case ETIMEDOUT: return "ETIMEDOUT";
+    case ENETUNREACH: return "ENETUNREACH";
+    case EHOSTUNREACH: return "EHOSTUNREACH";
+    case EADDRINUSE: return "EADDRINUSE";
+    case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
+    case EPIPE: return "EPIPE";
+    case EAGAIN: return "EAGAIN";
+    case EBADF: return "EBADF";
+    case ENOENT: return "ENOENT";
+    case EINVAL: return "EINVAL";
+    case EISCONN: return "EISCONN";
+    case EMSGSIZE: return "EMSGSIZE";
+    default: return "error";
+    }
+}
+
+static int fd_dir = -1;
+
+int helper_enter_fd_dir(void) {
+    fd_dir = openat(H.proc, "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd_dir < 0 || fchdir(fd_dir) < 0)
+        return -EACCES;
+    return 0;
+}
+
+void helper_leave_fd_dir(void) {
+    if (fd_dir >= 0)
+        close(fd_dir);
+    fd_dir = -1;
+    if (fchdir(H.root) < 0)
+        _exit(1);
+}
+
 static void log_denial(pid_t pid, const char *syscall_name, const char *p1, const char *p2,
                        const char *rule) {
     unsigned long count = __atomic_add_fetch(&H.shared->denials, 1, __ATOMIC_RELAXED);
@@ -816,8 +892,15 @@ static long connect_notification(const struct seccomp_notif *req) {
     int rule;
     int why = ztsa_decide(&H.plan->allow, ZTSA_CALL_CONNECT, -1, sa, len,
                           pathfd >= 0 ? real : NULL, &rule);
+    const char *why_text = NULL;
+    if (H.plan->netns && pathfd >= 0)
+        why = net_unix_decide(pathfd, ZTSA_CALL_CONNECT, sa, len, real, &why_text);
     long result;
-    if (why == ZTSA_DENY_UNNAMED) {
+    if (H.plan->netns && family == AF_UNIX && len > 2 && sa[2] == 0) {
+        /* an abstract name: the tree's own namespace has its own (CONTINUE); one that
+           --allow-unix names is the host's, reached by a socket of the helper's */
+        result = why > 0 ? net_swap_connect(req, dup, fd, sa, len) : NET_CONTINUE;
+    } else if (why == ZTSA_DENY_UNNAMED) {
         result = -EINVAL; /* as the kernel answers an address without a path */
     } else if (why > 0) {
         int here = pathfd >= 0 ? openat(H.proc, "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC)
@@ -848,7 +931,8 @@ static long connect_notification(const struct seccomp_notif *req) {
             snprintf(shown, sizeof shown, "unix:%s", real[0] ? real : "(abstract)");
         }
         helper_note_denial(count, "connect", shown, why == -1 ? "not in --allow-net"
-                                                              : "Unix socket not allowed");
+                                                    : why_text ? why_text
+                                                               : "Unix socket not allowed");
     }
     __atomic_fetch_add(&H.shared->connects, 1, __ATOMIC_RELAXED);
     if (pathfd >= 0)
@@ -873,8 +957,19 @@ static struct reply umask_notification(const struct seccomp_notif *req) {
 /* How to answer one notification. */
 static struct reply decide(const struct seccomp_notif *req) {
     static char p1[4097], p2[4097];
-    if (req->data.nr == ZTSA_NR_connect) /* when the plan gives the helper connects */
-        return RESULT(connect_notification(req));
+    int nr = (int)req->data.nr;
+    if (H.plan->netns && (nr == ZTSA_NR_connect || nr == ZTSA_NR_bind || nr == ZTSA_NR_sendto ||
+                          nr == ZTSA_NR_sendmsg || nr == ZTSA_NR_sendmmsg)) {
+        long r = net_notification(req);
+        if (r == NET_CONTINUE)
+            return CONTINUE;
+        if (r != NET_UNIX)
+            return RESULT(r);
+    }
+    if (req->data.nr == ZTSA_NR_connect) { /* when the plan gives the helper connects */
+        long r = connect_notification(req);
+        return r == NET_CONTINUE ? CONTINUE : RESULT(r);
+    }
     if (req->data.nr == ZTSA_NR_bind)
         return bind_notification(req);
     if (req->data.nr == ZTSA_NR_umask)
@@ -1010,7 +1105,7 @@ static void answer(const struct seccomp_notif *req, struct reply r) {
 }
 
 void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int host_proc,
-                 struct ztsa_shared *shared) {
+                 struct ztsa_shared *shared, const int *net) {
     H.host_proc = host_proc;
     H.plan = plan;
     H.self = getpid();
@@ -1020,6 +1115,8 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
     H.shared = shared;
     if (fstat(root, &H.root_st) < 0)
         _exit(127);
+    if (plan->netns)
+        net_init(plan, lfd, net);
     struct seccomp_notif_sizes sizes;
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
         _exit(1);
@@ -1034,18 +1131,28 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
     /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
        other across CPUs (an interprocessor interrupt per syscall); older: ignored */
     int sync = ioctl(lfd, NOTIF_SET_FLAGS, (unsigned long long)NOTIF_SYNC_WAKE_UP) == 0;
+    if (plan->netns)
+        sync = 0; /* the DNS service's sockets are polled beside the listener */
     for (;;) {
         /* with SYNC_WAKE_UP (Linux 6.6+), RECV itself waits, and returns (ENOENT) once
            no process uses the filter: no poll before each RECV. Older: poll for POLLHUP
            first. */
-        struct pollfd pfd = {lfd, POLLIN, 0};
-        if (!sync && poll(&pfd, 1, -1) < 0) {
+        struct pollfd fds[64];
+        fds[0] = (struct pollfd){lfd, POLLIN, 0};
+        int nfds = 1 + (plan->netns ? net_poll_fds(fds + 1, 63) : 0);
+        if (!sync && poll(fds, (nfds_t)nfds, plan->netns ? net_timeout_ms() : -1) < 0) {
             if (errno == EINTR)
                 continue;
             _exit(1);
         }
-        if (!sync && !(pfd.revents & POLLIN))
-            _exit(0); /* POLLHUP: the tree is gone */
+        if (plan->netns)
+            net_ready(fds + 1, nfds - 1);
+        struct pollfd pfd = fds[0];
+        if (!sync && !(pfd.revents & POLLIN)) {
+            if (pfd.revents & (POLLHUP | POLLERR))
+                _exit(0); /* the tree is gone */
+            continue;
+        }
         memset(req, 0, req_size);
         if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
             if (sync && errno != EINTR && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP))

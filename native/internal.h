@@ -59,7 +59,7 @@ void helper_note_denial(unsigned long count, const char *syscall_name, const cha
 /* helper.c: the file helper's loop, entered by the child after it forked CMD; never
    returns. root: the workspace (O_PATH). */
 void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int host_proc,
-                 struct ztsa_shared *shared);
+                 struct ztsa_shared *shared, const int *net);
 
 /* helper.c, for metadata.c (both run in the file helper) */
 int helper_proc(void);
@@ -89,6 +89,38 @@ long meta_notification(const struct seccomp_notif *req, int *cont);
    a procfs with the caller's pid; -1 for /proc) */
 int unix_open_at(int proc, int pid, const char *path, unsigned int len, char *real,
                  unsigned int size);
+
+/* helper.c, for net.c (both run in the file helper) */
+void helper_json(const char *in, char *out, size_t size);
+int helper_host_pid(pid_t pid);  /* a thread, as the host's /proc numbers it */
+int helper_host_tgid(pid_t pid); /* its process */
+int helper_tgid(pid_t pid);      /* its process, in the helper's namespace */
+void helper_log_event(const char *event, const char *fields);
+unsigned long helper_count_denial(void);
+int helper_may_log(unsigned long count); /* under the log's cap of deny lines */
+void helper_count_connect(void);
+const char *helper_errno_name(int e);
+int helper_enter_fd_dir(void); /* cwd: the helper's own /proc/self/fd (0, or -errno) */
+void helper_leave_fd_dir(void);
+
+/* net.c: the tree's network (a network namespace of its own), in the helper */
+#define NET_CONTINUE 0x40000000L /* net_notification: the tree's kernel performs it */
+#define NET_UNIX 0x40000001L     /* a Unix socket path: helper.c's connect or bind */
+struct pollfd;
+struct seccomp_notif;
+void net_init(const struct ztsa_plan *plan, int lfd, const int *dns);
+long net_notification(const struct seccomp_notif *req);
+long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
+                      unsigned int len);
+int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, const char *real,
+                    const char **why_text);
+int net_tree_owns_unix(dev_t dev, ino_t ino);
+int net_poll_fds(struct pollfd *out, int max);
+int net_timeout_ms(void);
+void net_ready(const struct pollfd *fds, int n);
+/* netns.c: CMD's network namespace and ztsa's DNS sockets in it (UDP4, TCP4, UDP6,
+   TCP6, a sock_diag socket), before it drops its capabilities */
+int netns_enter(int socks[ZTSA_NET_SOCKS]);
 
 /* creation.c: the helper's view of CMD's second ruleset. make_fds: its directories,
    -1 entries absent (NULL: no second ruleset), read before they are closed. */

@@ -68,6 +68,19 @@ int ztsa_decide(const struct ztsa_allow *allow, int call, int domain, const void
 int ztsa_unix_open(int pid, const char *path, unsigned int len, char *real,
                    unsigned int size);
 
+/* A name an --allow-net rule names: exactly, or (suffix) every name ending in it
+   (".example.com"); its answer's addresses are allowed on port (0: any), and the log
+   words them as rule_specs[rule]. */
+struct ztsa_dns_name {
+    const char *name;
+    int suffix;
+    int port;
+    int rule;
+};
+
+/* the sockets of ztsa's DNS service in the tree's namespace, and its sock_diag */
+#define ZTSA_NET_SOCKS 5
+
 /* ---- the run plan and the spawn (child.c) ---- */
 
 enum ztsa_ns {
@@ -139,6 +152,17 @@ struct ztsa_plan {
        else RLIMIT_NPROC), and max_memory bytes of data a process (RLIMIT_DATA); 0: none */
     int max_procs;
     unsigned long long max_memory;
+    /* the tree's own network namespace (with the helper, native/net.c): only loopback
+       there; the helper performs what leaves and answers the tree's DNS */
+    int netns;
+    const struct ztsa_dns_name *dns_names; /* the names the rules name */
+    int n_dns_names;
+    const struct ztsa_net_rule *resolvers; /* upstream, port 53 */
+    int n_resolvers;
+    const char *const *rule_specs;         /* an address rule's id: its words in the log */
+    int n_rule_specs;
+    const int *listen_ports;               /* --allow-listen */
+    int n_listen;
 };
 
 /* Fork a child that waits for the tracer (one byte on *sync_fd), then sets itself up
@@ -157,7 +181,8 @@ enum ztsa_step {
     ZTSA_STEP_LANDLOCK = 5,
     ZTSA_STEP_HELPER = 6,
     ZTSA_STEP_FILTER = 7,
-    ZTSA_STEP_INIT = 8     /* the tree's /proc, /dev/shm and session keyring */
+    ZTSA_STEP_INIT = 8,    /* the tree's /proc, /dev/shm and session keyring */
+    ZTSA_STEP_NETNS = 9    /* the tree's network namespace and ztsa's DNS sockets */
 };
 
 /* What the file helper of the last spawn did, read from memory it shares with the

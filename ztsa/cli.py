@@ -226,12 +226,18 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--allow-net", action="append", default=[], metavar="SPEC",
                     help="allow connections and sends to SPEC: HOST, HOST:PORT, IP, IP:PORT, "
                          "CIDR, CIDR:PORT, [IPv6]:PORT or *.example.com[:PORT]; repeatable; "
-                         "nothing is allowed by default")
+                         "nothing is allowed by default. A HOST or wildcard is followed: "
+                         "the addresses its DNS answers give the tree are allowed (never "
+                         "loopback, link-local or private ones; name those by address)")
+    ex.add_argument("--allow-listen", action="append", default=[], type=_port_number,
+                    metavar="PORT", help="let connections from outside reach the tree's "
+                                         "listener on PORT (by default nothing outside the "
+                                         "tree can connect to it)")
     ex.add_argument("--allow-unix", action="append", default=[], metavar="PATH",
                     help="allow connecting to the Unix socket PATH (@NAME for an abstract one)")
     ex.add_argument("--dns", action="append", default=[], metavar="ADDR",
-                    help="DNS resolvers the tree may query (default: /etc/resolv.conf, and "
-                         "only when --allow-net names a host)")
+                    help="the resolver ztsa asks for the names --allow-net names (default: "
+                         "/etc/resolv.conf's); the tree's own queries are answered by ztsa")
     ex.add_argument("--audit-log", metavar="FILE", help="write JSON-lines events to FILE")
     ex.add_argument("--keep-cap", dest="keep_caps", action="append", default=[],
                     metavar="NAME", help="keep this capability when started by root "
@@ -348,8 +354,13 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
     if not args.command:
         raise UsageError("exec needs a command after --: ztsa exec [OPTIONS] -- CMD [ARG...]")
+    # with a network namespace for the tree (a user namespace, or root), names are
+    # followed when the tree resolves them; without one they are resolved once, now
+    from ztsa.sandbox import native as nat
+
+    netns = os.geteuid() == 0 or nat.userns_available()
     try:
-        rules = [parse_net(s) for s in args.allow_net]
+        rules = [parse_net(s, resolve_names=not netns) for s in args.allow_net]
     except PolicyError as exc:
         raise UsageError(f"--allow-net: {exc}") from None
     names_a_host = any(not _is_ip_spec(s) for s in args.allow_net)
@@ -372,7 +383,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
         env_names=[spec.partition("=")[0] for spec in args.env_specs],
         allow_unix=list(args.allow_unix),
         net_addresses=[str(net) for rule in rules for net in rule.networks],
-        wildcards=any(rule.suffix for rule in rules),
+        # in the tree's own network namespace an answer never opens loopback
+        wildcards=not netns and any(rule.suffix for rule in rules),
         writable=tuple(os.path.realpath(p) for p in [*args.allow_write, *(
             [args.home] if args.home else [])]
             if not _inside(os.path.realpath(p), os.path.realpath(args.workspace))))
@@ -396,7 +408,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {args.audit_log}: {exc.strerror}") from None
-    policy = Policy(rules, list(args.allow_unix), os.path.abspath(args.workspace), dns_servers)
+    policy = Policy(rules, list(args.allow_unix), os.path.abspath(args.workspace), dns_servers,
+                    tuple(args.allow_listen))
     try:
         from ztsa.sandbox.protect import normalise
         from ztsa.sandbox.run import child_environment
@@ -415,6 +428,12 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    quiet=args.quiet, git_identity=not args.no_git_identity,
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
+
+
+def _port_number(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r}: a port is 1-65535")
+    return int(text)
 
 
 def _inside(path: str, top: str) -> bool:

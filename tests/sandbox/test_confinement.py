@@ -10,6 +10,7 @@ import pytest
 from ztsa.model import Profile, Report
 from ztsa.output import Format, render
 from ztsa.sandbox.controls import (
+    NETNS_MISSING,
     PIDNS_MISSING,
     USERNS_MISSING,
     confinement_result,
@@ -26,7 +27,7 @@ def test_what_each_kernel_lacks():
     assert missing_controls(abi=7, userns=False, euid=0, pidns=True) == []
     # without one there is no PID namespace either (it is made in the user namespace)
     assert missing_controls(abi=7, userns=False, euid=1000, pidns=True) == [
-        USERNS_MISSING, PIDNS_MISSING]
+        USERNS_MISSING, PIDNS_MISSING, NETNS_MISSING]
     assert missing_controls(abi=7, userns=True, euid=1000, pidns=False) == [PIDNS_MISSING]
     assert missing_controls(abi=5, userns=True, euid=0, pidns=True) == [SCOPE_MISSING]
     lacks = missing_controls(abi=1, userns=True, euid=1000, pidns=True)

@@ -92,7 +92,7 @@ def bit_set(arg: int, bit: int) -> scmp.Arg:
 
 
 def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
-                   optimize: int) -> bytes:
+                   optimize: int, notify_net: bool = False) -> bytes:
     if scmp.get_api() < 5:  # user notification; the kernel here need not support it
         scmp.set_api(5)
     f = scmp.SyscallFilter(ALLOW)
@@ -133,14 +133,16 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCSTI))
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCLINUX))
     rule(USER_NOTIF if notify_connect else NET, "connect")
+    # the tree's own network namespace: every addressed send goes to the helper
+    sends = USER_NOTIF if notify_net else NET
     for name in ("sendmsg", "sendmmsg"):
-        rule(NET, name)
+        rule(sends, name)
     for name in ("execve", "execveat"):
         rule(EXEC, name)
     if trace_all_sends:
         rule(NET, "sendto")
     else:  # only with a destination address
-        rule(NET, "sendto", scmp.Arg(4, scmp.NE, 0))
+        rule(sends, "sendto", scmp.Arg(4, scmp.NE, 0))
     if trace_fs:
         # creations, and opens for writing (the helper counts what the kernel refuses)
         for bit in (os.O_CREAT, os.O_WRONLY, os.O_RDWR, os.O_TRUNC):
@@ -348,7 +350,7 @@ MODES = [
     dict(trace_all_sends=sends, trace_fs=fs, notify_connect=notify)
     for sends in (False, True) for fs in (False, True) for notify in (False, True)
     if fs or not notify  # notify_connect needs trace_fs
-]
+] + [dict(trace_all_sends=False, trace_fs=True, notify_connect=True, notify_net=True)]
 
 
 def compare(hand: list[Insn], lib: list[Insn]) -> tuple[list[str], set[str]]:

@@ -18,6 +18,11 @@ PIDNS_MISSING = ("PID and IPC namespaces with a /proc, /dev/shm and /dev/pts of 
                  "file helper, and can open other terminals)")
 
 
+NETNS_MISSING = ("a network namespace (the tree's DNS is not answered by ztsa: a query "
+                 "for any name reaches the resolvers, and a socket it listens on is "
+                 "reachable from outside)")
+
+
 def missing_controls(abi: int | None = None, userns: bool | None = None,
                      euid: int | None = None, pidns: bool | None = None) -> list[str]:
     """The confinement controls this kernel (or these probed values) cannot enforce."""
@@ -34,6 +39,8 @@ def missing_controls(abi: int | None = None, userns: bool | None = None,
         missing.append(USERNS_MISSING)
     if not pidns or (not root and not userns):
         missing.append(PIDNS_MISSING)
+    if not root and not userns:
+        missing.append(NETNS_MISSING)
     return missing
 
 

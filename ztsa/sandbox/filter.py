@@ -131,15 +131,19 @@ def _assemble(prog: list[Insn | str]) -> bytes:
 
 
 def build(trace_all_sends: bool = False, trace_fs: bool = False,
-          notify_connect: bool = False) -> bytes:
+          notify_connect: bool = False, notify_net: bool = False) -> bytes:
     """trace_all_sends: also stop sendto without an address (a connected socket), so
     that DNS queries for wildcard names (--allow-net '*.example.com') are seen; it costs a
     stop per send, so only that mode asks for it. trace_fs: stop the name-creating
     syscalls for agent-file protection (user notifications to the file helper).
     notify_connect (with trace_fs): connect goes to the file helper too, instead of a
-    ptrace stop (the mode without an audit log and without wildcards)."""
+    ptrace stop. notify_net (with notify_connect): the tree has a network namespace of its
+    own, and sendto with an address, sendmsg and sendmmsg go to the helper too: no
+    network call stops in the tracer."""
     if notify_connect and not trace_fs:
         raise ValueError("notify_connect needs the file helper (trace_fs)")
+    if notify_net and not notify_connect:
+        raise ValueError("notify_net needs notify_connect")
     # an O_CREAT open goes to the file helper, or, with none to strip the setuid and
     # setgid bits from new files' modes, to the check of its mode argument
     creates = ("trace_fs", "trace_fs") if trace_fs else ("chmod_2", "chmod_3")
@@ -169,12 +173,13 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         fs_checks += [(JEQ, "chmod_1", 0, NR["creat"]), (JEQ, "chmod_1", 0, NR["mknod"]),
                       (JEQ, "chmod_2", 0, NR["mknodat"])]
         fs += ["chmod_3", (LD_ABS, 0, 0, arg_lo(3)), (JSET, "eperm", "allow", SET_ID)]
+    addressed = "trace_fs" if notify_net else "trace"
     sendto: list[Insn | str] = [
         "sendto",
         (LD_ABS, 0, 0, arg_lo(4)),
-        (JEQ, 0, "trace", 0),
+        (JEQ, 0, addressed, 0),
         (LD_ABS, 0, 0, arg_hi(4)),
-        (JEQ, "allow", "trace", 0),
+        (JEQ, "allow", addressed, 0),
     ] if not trace_all_sends else ["sendto", (RET, 0, 0, RET_TRACE | TAG_NET)]
     prog: list[Insn | str] = [
         (LD_ABS, 0, 0, OFF_ARCH),
@@ -191,6 +196,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
     ]
     if notify_connect:  # before the TRACED checks: the first equal number decides
         prog += [(JEQ, "trace_fs", 0, NR["connect"])]
+    if notify_net:
+        prog += [(JEQ, "trace_fs", 0, NR[name]) for name in ("sendmsg", "sendmmsg")]
     prog += [(JEQ, "trace_exec" if name.startswith("exec") else "trace", 0, NR[name])
              for name in TRACED]
     prog += [(JEQ, "eperm", 0, NR[name]) for name in DENIED]

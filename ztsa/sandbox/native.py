@@ -152,6 +152,24 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.pid_ns, c.scoped = int(plan.pid_ns), plan.landlock.scoped
     c.run_id = cstr(plan.run_id)
     c.max_procs, c.max_memory = plan.max_procs, plan.max_memory
+    c.netns = int(plan.netns)
+    if plan.netns:
+        net = plan.net
+        names = ffi.new("struct ztsa_dns_name[]", max(len(net.names), 1))
+        for i, (name, suffix, port, rule) in enumerate(net.names):
+            names[i].name = cstr(name)
+            names[i].suffix, names[i].port, names[i].rule = int(suffix), port, rule
+        resolvers = ffi.new("struct ztsa_net_rule[]", max(len(net.resolvers), 1))
+        for i, (version, packed) in enumerate(net.resolvers):
+            resolvers[i].version = version
+            resolvers[i].net[0:len(packed)] = list(packed)
+            resolvers[i].port = 53
+        ports = ffi.new("int[]", list(net.listen) or [0])
+        keep.append((names, resolvers, ports))
+        c.dns_names, c.n_dns_names = names, len(net.names)
+        c.resolvers, c.n_resolvers = resolvers, len(net.resolvers)
+        c.rule_specs, c.n_rule_specs = strings(list(net.rule_specs))
+        c.listen_ports, c.n_listen = ports, len(net.listen)
     if plan.home is not None:
         c.hide_homes, c.n_hide_homes = strings(list(plan.home.homes))
         c.show, c.n_show = strings([path for path, _ in plan.home.show])

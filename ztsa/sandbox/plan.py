@@ -51,6 +51,17 @@ class HomeView(NamedTuple):
         return self.homes[0]
 
 
+class NetPlan(NamedTuple):
+    """The tree's network, in its own namespace (native/net.c): the names the rules name
+    (name, suffix?, port or 0, index of rule_specs), the upstream resolvers (version,
+    packed address), the words of every rule for the log, --allow-listen's ports."""
+
+    names: tuple[tuple[str, bool, int, int], ...] = ()
+    resolvers: tuple[tuple[int, bytes], ...] = ()
+    rule_specs: tuple[str, ...] = ()
+    listen: tuple[int, ...] = ()
+
+
 class RunPlan(NamedTuple):
     program: str  # CMD's executable, found on the child's PATH
     argv: tuple[str, ...]
@@ -75,6 +86,8 @@ class RunPlan(NamedTuple):
     max_procs: int = 0  # processes and threads of the tree (0: no limit)
     max_memory: int = 0  # bytes of data a process (0: no limit)
     git_configs: tuple[str, ...] = ()  # protected git configs git itself may rewrite
+    netns: bool = False  # the tree's own network namespace; the helper's is the host's
+    net: NetPlan = NetPlan()
 
     @property
     def helper(self) -> bool:
@@ -179,16 +192,22 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         guard = protect.plan(policy.workspace, extra, git)
         if real_log is not None and not inside and os.path.isfile(real_log):
             guard = guard._replace(ro_paths=[*guard.ro_paths, real_log])
-    if log or policy.wildcards:
+    # with the helper, the tree gets a network namespace of its own: the helper then
+    # decides, performs and logs what leaves it, and answers its DNS
+    netns = guard is not None
+    if netns:
+        connects = Connects.HELPER
+    elif log or policy.wildcards:
         connects = Connects.TRACER  # each connect is logged, or may teach a wildcard
     else:
-        connects = Connects.HELPER if guard is not None else Connects.LOOP
+        connects = Connects.LOOP
     creation = protect.Creation(None, [], [])
     if guard is not None and fs.handled & landlock.MAKE_REG:
         writable = [path for path, rights in fs.rules if rights & landlock.MAKE_REG]
         creation = protect.creation(policy.workspace, guard.entries, writable)
-    code = build(trace_all_sends=bool(policy.wildcards), trace_fs=guard is not None,
-                 notify_connect=connects == Connects.HELPER)
+    code = build(trace_all_sends=bool(policy.wildcards) and not netns,
+                 trace_fs=guard is not None, notify_connect=connects == Connects.HELPER,
+                 notify_net=netns)
     return RunPlan(
         program=program, argv=tuple(argv), env=tuple(env.items()), cwd=cwd, filter=code,
         drop_caps=os.geteuid() == 0, keep_caps=keep_caps, keep_fds=tuple(keep_fds),
@@ -202,4 +221,5 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
             [path for path, rights in fs.rules if rights & landlock.WRITE_FILE],
             env, program, allow_read or [], also_homes),
         max_procs=max_procs, max_memory=max_memory,
-        git_configs=tuple(_git_configs(git, guard)))
+        git_configs=tuple(_git_configs(git, guard)), netns=netns,
+        net=policy.net_plan() if netns else NetPlan())

@@ -25,6 +25,7 @@ class NetRule(NamedTuple):
     networks: tuple[IPNetwork, ...]
     port: int | None  # None: any port
     suffix: str | None = None  # "*.example.com": ".example.com", learnt at run time
+    name: str | None = None  # a host name, followed when the tree resolves it (netns)
 
 
 class Decision(NamedTuple):
@@ -86,8 +87,10 @@ def resolve(name: str) -> tuple[IPAddress, ...]:
                                for i in infos))
 
 
-def parse_net(spec: str) -> NetRule:
-    """HOST, HOST:PORT, IP, IP:PORT, CIDR, CIDR:PORT, [IPv6]:PORT, *.example.com[:PORT]."""
+def parse_net(spec: str, resolve_names: bool = True) -> NetRule:
+    """HOST, HOST:PORT, IP, IP:PORT, CIDR, CIDR:PORT, [IPv6]:PORT, *.example.com[:PORT].
+    A HOST is resolved now, or (resolve_names False: the tree has a network namespace,
+    whose DNS ztsa answers) kept as a name whose answers the run follows."""
     import ipaddress
 
     if "://" in spec:
@@ -118,8 +121,13 @@ def parse_net(spec: str) -> NetRule:
         if not rest or "*" in rest or "." not in rest:
             raise PolicyError(f"{spec!r}: a wildcard needs a domain, like *.example.com")
         return NetRule(spec, (), port, "." + rest)
+    name = host.lower().rstrip(".")
+    if not resolve_names:
+        if not all(c.isalnum() or c in "-._" for c in name) or ".." in name or not name:
+            raise PolicyError(f"{spec!r}: not a valid host name")
+        return NetRule(spec, (), port, None, name)
     addrs = resolve(host)
-    return NetRule(spec, tuple(ipaddress.ip_network(a) for a in addrs), port)
+    return NetRule(spec, tuple(ipaddress.ip_network(a) for a in addrs), port, None, name)
 
 
 # the native decision's reasons (ztsa_native.h: enum ztsa_why; > 0 allows), as the log
@@ -129,7 +137,8 @@ REASONS = {
     2: "disconnect", 3: "no destination", 4: "no destination", 6: "inside the workspace",
     -1: "not in --allow-net", -2: "unsupported family",
     -3: "abstract Unix socket not in --allow-unix", -4: "unnamed Unix socket",
-    -5: "Unix socket outside the workspace, not in --allow-unix", -6: "unresolvable path",
+    -5: "Unix socket outside the workspace, not in --allow-unix",
+    -6: "unresolvable path, or a socket file with a second name (a hard link)",
 }
 RULE_DNS = -2  # ztsa_native.h: a resolver on port 53
 CONNECT, SEND = 0, 1  # enum ztsa_call
@@ -141,8 +150,9 @@ class Policy:
     builds the table it reads and words its answers for the log."""
 
     def __init__(self, net: list[NetRule], unix: list[str], workspace: str,
-                 dns: list[IPAddress]) -> None:
+                 dns: list[IPAddress], listen: tuple[int, ...] = ()) -> None:
         self.net = net
+        self.listen = listen  # --allow-listen
         # as given (made absolute): the decision compares where a socket really is, and
         # an entry is never followed through a symlink the tree may have planted there
         self.unix = [p if p.startswith("@") else os.path.abspath(p) for p in unix]
@@ -152,14 +162,29 @@ class Policy:
         # (version, network, mask, port or 0, id); id indexes self.reasons
         self.rules: list[tuple[int, int, int, int, int]] = []
         self.reasons: list[str] = []
+        # the names the rules name, for the tree's DNS (netns): (name or ".suffix",
+        # suffix?, port or 0, index of self.reasons)
+        self.names: list[tuple[str, bool, int, int]] = []
         for rule in net:
             for n in rule.networks:
                 self._add(n.version, int(n.network_address), int(n.netmask), rule.port or 0,
                           f"--allow-net {rule.spec}")
+            if rule.suffix or rule.name:
+                self.names.append((rule.suffix or rule.name or "", bool(rule.suffix),
+                                   rule.port or 0, len(self.reasons)))
+                self.reasons.append(f"--allow-net {rule.spec}")
         self._dns = {(a.version, int(a)) for a in dns}
         for version, value in sorted(self._dns):
             self.rules.append((version, value, _full(version), 53, RULE_DNS))
         self._table: Any = None
+
+    def net_plan(self, listen: tuple[int, ...] = ()) -> Any:
+        """The plan of the tree's network namespace (ztsa.sandbox.plan.NetPlan)."""
+        from ztsa.sandbox.plan import NetPlan
+
+        return NetPlan(names=tuple(self.names),
+                       resolvers=tuple((a.version, a.packed) for a in self.dns),
+                       rule_specs=tuple(self.reasons), listen=tuple(self.listen or listen))
 
     def _add(self, version: int, net: int, mask: int, port: int, reason: str) -> None:
         self.rules.append((version, net, mask, port, len(self.reasons)))

@@ -31,7 +31,8 @@ EXIT_GATE = 3
 SETUP_STEPS = {1: "the namespaces, read-only agent files",
                2: "changing to the working directory", 3: "dropping capabilities",
                4: "NoNewPrivs", 5: "Landlock", 6: "the file helper", 7: "the seccomp filter",
-               8: "the tree's /proc, /dev/shm and session keyring"}
+               8: "the tree's /proc, /dev/shm and session keyring",
+               9: "the tree's network namespace and ztsa's DNS service in it"}
 
 CAPS = {
     "CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4,
@@ -275,6 +276,8 @@ def _denial_hint(call: str, what: str, rule: str) -> str:
     """One denial for the summary line, with the flag that would allow it, if any."""
     if what.startswith("unix:") or "Unix socket" in rule:
         return f"{call} {what} ({rule}: --allow-unix {what.removeprefix('unix:')})"
+    if call == "dns":
+        return f"dns {what} ({rule}: --allow-net {what})"
     if call in ("connect", "send", "sendto", "sendmsg", "sendmmsg"):
         return f"{call} {what} ({rule}: --allow-net {what})"
     if "read-only" in rule or "Landlock" in rule:

@@ -1,0 +1,1077 @@
+"""DNS and egress through ztsa's own network namespace: the tree has only loopback, every
+address is local there, ztsa answers its DNS on port 53 of any address and performs the
+allowed outside connects itself.
+
+The test world is a network namespace of its own (`ip netns add ztsa-dns-...`) holding
+203.0.113.10, 203.0.113.11, 169.254.169.254 and 10.0.0.7 on its loopback, a fake
+upstream resolver on 127.0.0.1:53 (UDP and TCP) that records every message it receives,
+and TCP listeners on each of those addresses (and 127.0.0.1) that count what they
+accept. ztsa runs inside it (`ip netns exec`, which also puts /etc/netns/NAME/resolv.conf,
+`nameserver 203.0.113.53`, over /etc/resolv.conf: nothing listens there), with
+`--dns 127.0.0.1`. Every assertion is on what arrived at the fake resolver or at a
+listener, or what the tree itself saw; nothing leaves the test world's namespace (it has
+no route anywhere but its own loopback)."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import http.server
+import json
+import os
+import pwd
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Runner, ensure_user
+
+# no network namespace without user namespaces (and not root): those runs are the
+# nouserns test alone
+RUN_MODES = ("root", "user")
+
+CLONE_NEWNET = 0x40000000
+LOCAL = ("203.0.113.10", "203.0.113.11", "169.254.169.254", "10.0.0.7")  # on the lo
+LISTENING = ("203.0.113.10", "203.0.113.11", "127.0.0.1", "169.254.169.254", "10.0.0.7")
+NAMESERVER = "203.0.113.53"  # the tree's resolv.conf: nothing listens there
+ANSWERS = {
+    "api.corp.test": "203.0.113.10",
+    "registry.corp.test": "203.0.113.10",
+    "rebind.corp.test": "127.0.0.1",
+    "meta.corp.test": "169.254.169.254",
+    "lan.corp.test": "10.0.0.7",
+}
+MOVING = "moving.corp.test"  # 203.0.113.10 for its first 2 A queries, then 203.0.113.11
+NEVER = "203.0.113.99"  # any other name: ztsa must never ask
+API = "api.corp.test"
+
+
+# -- the test world --------------------------------------------------------------------
+def parse_query(packet: bytes) -> tuple[bytes, str, int] | None:
+    """(the question section, its name, its type) of a DNS query, or None."""
+    if len(packet) < 17:
+        return None
+    _qid, flags, qd = struct.unpack_from(">HHH", packet)
+    if flags & 0x8000 or qd != 1:
+        return None
+    labels, i = [], 12
+    while i < len(packet):
+        n = packet[i]
+        if n == 0:
+            if i + 5 > len(packet) or not labels:
+                return None
+            qtype = struct.unpack_from(">H", packet, i + 1)[0]
+            return packet[12 : i + 5], ".".join(labels).lower(), qtype
+        if n & 0xC0 or i + 1 + n > len(packet):
+            return None
+        labels.append(packet[i + 1 : i + 1 + n].decode("ascii", "replace"))
+        i += 1 + n
+    return None
+
+
+class Received:
+    """One message at the fake resolver."""
+
+    def __init__(self, transport: str, packet: bytes) -> None:
+        self.transport = transport
+        self.packet = packet
+        parsed = parse_query(packet)
+        self.name = parsed[1] if parsed else None
+        self.qtype = parsed[2] if parsed else None
+
+    def __repr__(self) -> str:
+        return f"Received({self.transport}, {self.name or self.packet[:40]!r}, {self.qtype})"
+
+
+class World:
+    """The test world's namespace, its fake resolver and its counting listeners."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.lock = threading.Lock()
+        self.received: list[Received] = []
+        self.counts: dict[tuple[str, int], int] = {}
+        self.http_requests = 0
+        self.moving_asked = 0
+        self.stop = threading.Event()
+        self.sockets: list[socket.socket] = []
+        self.threads: list[threading.Thread] = []
+        self.servers: list[http.server.ThreadingHTTPServer] = []
+        self.port = 0
+
+    # code in the namespace: a thread of its own joins it (the network namespace is a
+    # thread's); a socket made there stays there, whichever thread then uses it
+    def in_ns(self, fn: Callable[..., Any], *args: Any) -> Any:
+        out: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                fd = os.open(f"/run/netns/{self.name}", os.O_RDONLY)
+                try:
+                    if libc.setns(fd, CLONE_NEWNET) != 0:
+                        err = ctypes.get_errno()
+                        raise OSError(err, f"setns: {os.strerror(err)}")
+                finally:
+                    os.close(fd)
+                out["value"] = fn(*args)
+            except BaseException as exc:  # handed to the caller
+                out["error"] = exc
+
+        t = threading.Thread(target=target)
+        t.start()
+        t.join()
+        if "error" in out:
+            raise out["error"]
+        return out.get("value")
+
+    def _thread(self, fn: Callable[..., None], *args: Any) -> None:
+        t = threading.Thread(target=fn, args=args, daemon=True)
+        t.start()
+        self.threads.append(t)
+
+    def start(self) -> None:
+        def make() -> tuple[socket.socket, socket.socket, int, socket.socket]:
+            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            udp.bind(("127.0.0.1", 53))
+            tcp = socket.socket()
+            tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            tcp.bind(("127.0.0.1", 53))
+            tcp.listen(64)
+            first = socket.socket()
+            first.bind((LISTENING[0], 0))
+            return udp, tcp, first.getsockname()[1], first
+
+        udp, tcp, self.port, first = self.in_ns(make)
+        for s in (udp, tcp):
+            s.settimeout(0.2)
+            self.sockets.append(s)
+        self._thread(self._serve_udp, udp)
+        self._thread(self._serve_tcp, tcp)
+        first.close()
+        for ip in LISTENING:
+            self.listen(ip, self.port)
+
+    def listen(self, ip: str, port: int = 0) -> int:
+        """A TCP listener on ip:port of the namespace that counts what it accepts."""
+
+        def make() -> socket.socket:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((ip, port))
+            s.listen(512)
+            return s
+
+        s = self.in_ns(make)
+        s.settimeout(0.2)
+        self.sockets.append(s)
+        port = s.getsockname()[1]
+        self.counts[(ip, port)] = 0
+        self._thread(self._accept, s, (ip, port))
+        return port
+
+    def _accept(self, s: socket.socket, key: tuple[str, int]) -> None:
+        while not self.stop.is_set():
+            try:
+                c, _ = s.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with self.lock:
+                self.counts[key] += 1
+            c.close()
+
+    # the fake upstream resolver
+    def answer(self, query: bytes, transport: str) -> bytes | None:
+        got = Received(transport, query)
+        with self.lock:
+            self.received.append(got)
+        parsed = parse_query(query)
+        if parsed is None:
+            return None
+        question, name, qtype = parsed
+        addr, ttl = None, 60
+        if qtype == 1:  # A; any other type: no records (NODATA)
+            if name == MOVING:
+                with self.lock:
+                    self.moving_asked += 1
+                    asked = self.moving_asked
+                addr, ttl = ("203.0.113.10" if asked <= 2 else "203.0.113.11"), 0
+            else:
+                addr = ANSWERS.get(name, NEVER)
+        header = query[:2] + struct.pack(">HHHHH", 0x8180, 1, 1 if addr else 0, 0, 0)
+        record = (b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, ttl, 4) + socket.inet_aton(addr)
+                  if addr else b"")
+        return header + question + record
+
+    def _serve_udp(self, s: socket.socket) -> None:
+        while not self.stop.is_set():
+            try:
+                q, peer = s.recvfrom(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            reply = self.answer(q, "udp")
+            if reply is not None:
+                try:
+                    s.sendto(reply, peer)
+                except OSError:
+                    pass
+
+    def _serve_tcp(self, s: socket.socket) -> None:
+        while not self.stop.is_set():
+            try:
+                c, _ = s.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self._thread(self._tcp_conn, c)
+
+    def _tcp_conn(self, c: socket.socket) -> None:
+        c.settimeout(5)
+        try:
+            while True:
+                head = _read_exactly(c, 2)
+                if head is None:
+                    return
+                body = _read_exactly(c, struct.unpack(">H", head)[0])
+                if body is None:
+                    with self.lock:  # a short message still arrived
+                        self.received.append(Received("tcp", head))
+                    return
+                reply = self.answer(body, "tcp")
+                if reply is not None:
+                    c.sendall(struct.pack(">H", len(reply)) + reply)
+        except OSError:
+            return
+        finally:
+            c.close()
+
+    def http(self, root: Path) -> int:
+        """An HTTP server for root's files on 203.0.113.10 (port: the return value),
+        counting requests."""
+        world = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                with world.lock:
+                    world.http_requests += 1
+                super().do_GET()
+
+        handler = functools.partial(Handler, directory=str(root))
+        server = self.in_ns(lambda: http.server.ThreadingHTTPServer(("203.0.113.10", 0),
+                                                                     handler))
+        self.servers.append(server)
+        self._thread(server.serve_forever)
+        return server.server_address[1]
+
+    # what arrived
+    def names(self) -> list[str | None]:
+        with self.lock:
+            return [r.name for r in self.received]
+
+    def settle(self, port: int | None = None) -> dict[str, int]:
+        """The listeners' counts on port (default: the world's port) by address, after
+        in-flight connections have been accepted."""
+        time.sleep(0.5)
+        port = self.port if port is None else port
+        with self.lock:
+            return {ip: n for (ip, p), n in self.counts.items() if p == port}
+
+    # a client in the test world's namespace (ztsa's own)
+    def client(self, ip: str, port: int) -> str:
+        """'refused', 'timeout', another 'errno N', 'connected' (accepted but nothing
+        said), or what the peer sent."""
+
+        def go() -> str:
+            s = socket.socket()
+            s.settimeout(3)
+            try:
+                s.connect((ip, port))
+            except ConnectionRefusedError:
+                return "refused"
+            except TimeoutError:
+                return "timeout"
+            except OSError as exc:
+                return f"errno {exc.errno}"
+            try:
+                data = s.recv(64)
+            except OSError:
+                data = b""
+            finally:
+                s.close()
+            return data.decode() if data else "connected"
+
+        return self.in_ns(go)
+
+    def free_port(self) -> int:
+        def go() -> int:
+            s = socket.socket()
+            s.bind(("0.0.0.0", 0))
+            port = s.getsockname()[1]
+            s.close()
+            return port
+
+        return self.in_ns(go)
+
+    def close(self) -> None:
+        self.stop.set()
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+        for s in self.sockets:
+            s.close()
+        for t in self.threads:
+            t.join(2)
+
+
+def _read_exactly(c: socket.socket, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        chunk = c.recv(n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    if os.geteuid() != 0:
+        pytest.skip("the test world is a network namespace: making one needs root")
+    if shutil.which("ip") is None:
+        pytest.skip("the test world needs iproute2's `ip` (apt-get install iproute2)")
+    name = f"ztsa-dns-{os.urandom(4).hex()}"
+    made = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"`ip netns add` failed: {made.stderr.strip()}")
+    had_etc = os.path.isdir("/etc/netns")
+    etc = Path("/etc/netns") / name
+    w = World(name)
+    try:
+        for cmd in (["link", "set", "lo", "up"],
+                    *[["addr", "add", f"{a}/32", "dev", "lo"] for a in LOCAL]):
+            subprocess.run(["ip", "-n", name, *cmd], check=True, capture_output=True)
+        etc.mkdir(parents=True)
+        # short timeouts: a run whose DNS nobody answers fails in seconds, not minutes
+        (etc / "resolv.conf").write_text(f"nameserver {NAMESERVER}\n"
+                                         "options timeout:2 attempts:2\n")
+        os.chmod(etc / "resolv.conf", 0o644)
+        w.start()
+        yield w
+    finally:
+        w.close()
+        shutil.rmtree(etc, ignore_errors=True)
+        if not had_etc:
+            try:
+                os.rmdir("/etc/netns")
+            except OSError:
+                pass
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+def in_world(run: Runner, w: World, *cmd: str, allow: list[str] = (),
+             extra: list[str] = (), log: bool | None = None, timeout: float = 120,
+             **kw: Any) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """`ztsa exec ... -- cmd` run by `run`'s mode inside the test world, with the world's
+    fake resolver as upstream."""
+    argv, log_path = run.command(*cmd, allow=allow, extra=["--dns", "127.0.0.1", *extra],
+                                 log=log, **kw)
+    proc = subprocess.run(["ip", "netns", "exec", w.name, *argv], capture_output=True,
+                          text=True, timeout=timeout, cwd=run.workspace)
+    return proc, run.finish(proc.stderr, log_path)
+
+
+def popen_in_world(run: Runner, w: World, *cmd: str, allow: list[str] = (),
+                   extra: list[str] = ()) -> tuple[subprocess.Popen[str], Path]:
+    argv, log_path = run.command(*cmd, allow=allow, extra=["--dns", "127.0.0.1", *extra])
+    proc = subprocess.Popen(["ip", "netns", "exec", w.name, *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=run.workspace)
+    return proc, log_path
+
+
+# -- the tree's client ----------------------------------------------------------------
+# python -c CLIENT STEP...: ask:ROUTE[@SERVER]:NAME prints `ANSWER NAME rcode=R addrs=A,B`
+# (for getaddrinfo rcode=3 is EAI_NONAME, "Name or service not known"); connect:PORT
+# connects to the last answer's first address, connect:IP:PORT to IP; both print
+# `CONNECT IP:PORT ok` or `... errno E`; sleep:S
+CLIENT = r"""
+import random, socket, struct, sys, time
+
+def query(name):
+    qid = random.randrange(1, 65536)
+    labels = b"".join(bytes([len(p)]) + p.encode() for p in name.split("."))
+    return qid, (struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + labels + b"\0"
+                 + struct.pack(">HH", 1, 1))
+
+def skip(r, i):
+    while r[i]:
+        if r[i] & 0xC0 == 0xC0:
+            return i + 2
+        i += 1 + r[i]
+    return i + 1
+
+def parse(r):
+    qid, flags, qd, an = struct.unpack_from(">HHHH", r)
+    i = 12
+    for _ in range(qd):
+        i = skip(r, i) + 4
+    addrs = []
+    for _ in range(an):
+        i = skip(r, i)
+        rtype, _c, _t, n = struct.unpack_from(">HHIH", r, i)
+        i += 10
+        if rtype == 1 and n == 4:
+            addrs.append(socket.inet_ntoa(r[i:i + 4]))
+        i += n
+    return qid, flags & 0xF, addrs
+
+def nameserver():
+    with open("/etc/resolv.conf") as f:
+        for line in f:
+            p = line.split()
+            if p[:1] == ["nameserver"]:
+                return p[1]
+
+DEFAULT = {"sendto": None, "tcp": None, "connect": "8.8.8.8", "sendmsg": "127.0.0.53",
+           "udp6": "2001:db8::53"}
+
+def exchange(route, server, q):
+    if route == "tcp":
+        s = socket.socket()
+        s.settimeout(3)
+        try:
+            s.connect((server, 53))
+            s.sendall(struct.pack(">H", len(q)) + q)
+            data = b""
+            while len(data) < 2 or len(data) < 2 + struct.unpack(">H", data[:2])[0]:
+                chunk = s.recv(4096)
+                if not chunk:
+                    raise ConnectionResetError("closed early")
+                data += chunk
+            return data[2:]
+        finally:
+            s.close()
+    s = socket.socket(socket.AF_INET6 if route == "udp6" else socket.AF_INET,
+                      socket.SOCK_DGRAM)
+    s.settimeout(3)
+    try:
+        if route == "connect":
+            s.connect((server, 53))
+            s.send(q)
+        elif route == "sendmsg":
+            s.sendmsg([q], [], 0, (server, 53))
+        else:
+            s.sendto(q, (server, 53))
+        return s.recv(4096)
+    finally:
+        s.close()
+
+def ask(route, name):
+    if route == "gai":
+        try:
+            infos = socket.getaddrinfo(name, None, socket.AF_UNSPEC, socket.SOCK_STREAM)
+        except socket.gaierror as e:
+            return (3 if e.errno == socket.EAI_NONAME else "gai%s" % e.errno), []
+        return 0, sorted({i[4][0] for i in infos if i[0] == socket.AF_INET})
+    route, _, server = route.partition("@")
+    server = server or DEFAULT[route] or nameserver()
+    qid, q = query(name)
+    try:
+        r = exchange(route, server, q)
+    except TimeoutError:
+        return "timeout", []
+    except OSError as e:
+        return "errno%s" % e.errno, []
+    rid, rcode, addrs = parse(r)
+    return (rcode if rid == qid else "wrong-id"), addrs
+
+last = []
+for step in sys.argv[1:]:
+    kind, _, arg = step.partition(":")
+    if kind == "ask":
+        route, name = arg.split(":", 1)
+        rcode, last = ask(route, name)
+        print("ANSWER", name, "rcode=%s" % rcode, "addrs=" + ",".join(last), flush=True)
+    elif kind == "connect":
+        host, _, port = arg.rpartition(":")
+        ip = host or (last[0] if last else None)
+        if ip is None:
+            print("CONNECT none:%s nothing" % port, flush=True)
+            continue
+        s = socket.socket()
+        s.settimeout(3)
+        try:
+            s.connect((ip, int(port)))
+            print("CONNECT %s:%s ok" % (ip, port), flush=True)
+        except OSError as e:
+            print("CONNECT %s:%s errno %s" % (ip, port, e.errno), flush=True)
+        s.close()
+    elif kind == "sleep":
+        time.sleep(float(arg))
+    elif kind == "nameserver":
+        print("NAMESERVER", nameserver(), flush=True)
+"""
+
+
+def answers(out: str) -> dict[str, list[tuple[str, list[str]]]]:
+    """NAME -> [(rcode, addresses)] of each ANSWER line, in order ('timeout' for the C
+    program's unanswered query)."""
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if parts[:1] != ["ANSWER"] or len(parts) < 3:
+            continue
+        if parts[2] == "timeout":
+            found.setdefault(parts[1], []).append(("timeout", []))
+            continue
+        rcode = parts[2].removeprefix("rcode=")
+        addrs = parts[3].removeprefix("addrs=") if len(parts) > 3 else ""
+        found.setdefault(parts[1], []).append((rcode, [a for a in addrs.split(",") if a]))
+    return found
+
+
+def connects(out: str) -> list[tuple[str, str]]:
+    """(IP:PORT, 'ok' or 'errno E') of each CONNECT line, in order."""
+    return [(p[1], " ".join(p[2:])) for p in (line.split() for line in out.splitlines())
+            if p[:1] == ["CONNECT"]]
+
+
+def refused_name() -> str:
+    return f"secret-{os.urandom(4).hex()}.evil.test"
+
+
+def _evil(names: list[str | None]) -> list[str]:
+    return [n for n in names if n and ("evil" in n or "secret" in n or "other" in n)]
+
+
+# -- the test world itself, without ztsa: what the counting sees -------------------------
+def test_the_test_world_counts_what_arrives_without_ztsa(world, progs):
+    """The same client and C program, unconfined in the test world: a refused name does
+    reach the fake resolver (so 'never arrives' below can fail), every listener counts,
+    the moving name moves, and nothing answers the tree's resolv.conf address."""
+    p = world.port
+    secret = refused_name()
+    steps = ["nameserver", f"ask:sendto@127.0.0.1:{secret}", f"ask:tcp@127.0.0.1:{API}",
+             f"connect:{p}", f"ask:sendto:{API}"]
+    steps += [f"connect:{ip}:{p}" for ip in LISTENING]
+    steps += [f"ask:sendto@127.0.0.1:{MOVING}"] * 3
+    proc = subprocess.run(["ip", "netns", "exec", world.name, sys.executable, "-c", CLIENT,
+                           *steps], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"NAMESERVER {NAMESERVER}" in proc.stdout
+    ans = answers(proc.stdout)
+    assert ans[secret] == [("0", [NEVER])]
+    assert ans[API][0] == ("0", ["203.0.113.10"])
+    assert ans[API][1][0] in ("timeout", f"errno{errno.ENETUNREACH}")  # 203.0.113.53
+    assert [a for _rc, a in ans[MOVING]] == [["203.0.113.10"], ["203.0.113.10"],
+                                              ["203.0.113.11"]]
+    assert all(r == "ok" for _, r in connects(proc.stdout)), proc.stdout
+    assert world.names().count(secret) == 1
+    assert [r.transport for r in world.received if r.name == API] == ["tcp"]
+    counts = world.settle()
+    assert counts == {ip: (2 if ip == "203.0.113.10" else 1) for ip in LISTENING}
+    # sendmmsg, and garbage: recorded as it arrives
+    mm = subprocess.run(["ip", "netns", "exec", world.name, str(progs / "dns_routes"),
+                         "127.0.0.1", str(p), secret, API], capture_output=True, text=True,
+                        timeout=30)
+    assert "sendmmsg 2" in mm.stdout, mm.stdout + mm.stderr
+    assert answers(mm.stdout) == {secret: [("0", [NEVER])], API: [("0", ["203.0.113.10"])]}
+    world.in_ns(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(
+        b"not dns", ("127.0.0.1", 53)))
+    time.sleep(0.3)
+    assert world.names()[-1] is None and world.received[-1].packet == b"not dns"
+    # the outside client reaches a listener of the world
+    assert world.client("203.0.113.10", p) == "connected"
+
+
+# -- every route to port 53 ---------------------------------------------------------------
+ROUTES = ["gai", "sendto", "connect", "sendmsg", "udp6", "tcp", "sendmmsg"]
+
+
+def _route_cmd(run: Runner, progs: Path, route: str, port: int, *names: str) -> list[str]:
+    """The tree's command: ask each name by route, then connect to the last one's first
+    address on port."""
+    if route == "sendmmsg":  # one batch, to the resolv.conf address
+        return [str(progs / "dns_routes"), NAMESERVER, str(port), *names]
+    return [run.python, "-c", CLIENT, *[f"ask:{route}:{n}" for n in names], f"connect:{port}"]
+
+
+def _assert_refused_and_allowed(proc, world: World, secret: str) -> None:
+    assert proc.returncode == 0, proc.stderr
+    ans = answers(proc.stdout)
+    assert ans.get(secret) == [("3", [])], proc.stdout  # NXDOMAIN
+    assert ans.get(API) == [("0", ["203.0.113.10"])], proc.stdout
+    p = world.port
+    assert connects(proc.stdout) == [(f"203.0.113.10:{p}", "ok")], proc.stdout
+    names = world.names()
+    assert secret not in names and not _evil(names), names  # not one byte upstream
+    assert API in names
+    assert world.settle() == {ip: (1 if ip == "203.0.113.10" else 0) for ip in LISTENING}
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_each_route_to_port_53_is_answered_by_ztsa(run, world, progs, route):
+    """getaddrinfo (A and AAAA by sendmmsg on a connected socket, to the resolv.conf
+    address), sendto, connect+send (8.8.8.8), sendmsg (127.0.0.53), IPv6
+    (2001:db8::53), TCP with its length prefix, and one sendmmsg batch: the refused
+    name is NXDOMAIN and never reaches the upstream resolver; the allowed one resolves
+    and connects end to end."""
+    secret = refused_name()
+    cmd = _route_cmd(run, progs, route, world.port, secret, API)
+    proc, _ = in_world(run, world, *cmd, allow=[f"{API}:{world.port}"])
+    if route == "sendmmsg":
+        assert "sendmmsg 2" in proc.stdout, proc.stdout
+    _assert_refused_and_allowed(proc, world, secret)
+
+
+@pytest.mark.parametrize("route", ["gai", "sendto", "tcp"])
+def test_refused_and_allowed_names_without_an_audit_log(run, world, progs, route):
+    """The same without --audit-log: another decider may answer."""
+    secret = refused_name()
+    cmd = _route_cmd(run, progs, route, world.port, secret, API)
+    proc, events = in_world(run, world, *cmd, allow=[f"{API}:{world.port}"], log=False)
+    assert events == []
+    _assert_refused_and_allowed(proc, world, secret)
+
+
+def test_getaddrinfo_says_name_or_service_not_known(run, world):
+    secret = refused_name()
+    code = ("import socket, sys\n"
+            "try: socket.getaddrinfo(sys.argv[1], 443)\n"
+            "except socket.gaierror as e: print('gaierror', e.errno, e.strerror)\n")
+    proc, _ = in_world(run, world, run.python, "-c", code, secret,
+                       allow=[f"{API}:{world.port}"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"gaierror {socket.EAI_NONAME} Name or service not known"
+    assert secret not in world.names()
+
+
+def test_non_dns_messages_to_port_53_reach_nothing(run, world):
+    """Garbage, a DNS response and a truncated header, by UDP to the resolv.conf address
+    and to 127.0.0.1:53 and by TCP: nothing arrives at the fake resolver. The allowed
+    query sent last shows the run's DNS works (and is all that arrives)."""
+    code = ("import socket, struct\n"
+            "msgs = [b'GET / HTTP/1.0\\r\\n\\r\\n', b'\\x12\\x34\\x81\\x80' + bytes(8),"
+            " b'\\x00\\x01\\x01']\n"
+            "for dst in ('203.0.113.53', '127.0.0.1'):\n"
+            "    for m in msgs:\n"
+            "        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            "        try: u.sendto(m, (dst, 53)); print('sent', dst, len(m))\n"
+            "        except OSError as e: print('send', dst, 'errno', e.errno)\n"
+            "        u.close()\n"
+            "t = socket.socket(); t.settimeout(3)\n"
+            "try:\n"
+            "    t.connect(('203.0.113.53', 53)); t.sendall(struct.pack('>H', 9) + b'not a dns')\n"
+            "    t.shutdown(socket.SHUT_WR); print('tcp', t.recv(100))\n"
+            "except OSError as e: print('tcp errno', e.errno)\n"
+            "t.close()\n")
+    proc, _ = in_world(run, world, "sh", "-c",
+                       f"{run.python} -c \"$0\" && {run.python} -c \"$1\" ask:sendto:{API}",
+                       code, CLIENT, allow=[f"{API}:{world.port}"])
+    assert proc.returncode == 0, proc.stderr
+    assert answers(proc.stdout) == {API: [("0", ["203.0.113.10"])]}, proc.stdout
+    time.sleep(0.3)
+    names = world.names()
+    assert names and all(n == API for n in names), world.received
+
+
+# -- which names open what -----------------------------------------------------------------
+def test_an_exact_name_rule_opens_that_name_on_its_port_only(run, world):
+    p = world.port
+    q = world.listen("203.0.113.10")  # the same address, another port
+    others = ["registry.corp.test", "api.corp.test.evil.test", "x.other.test"]
+    steps = [f"ask:gai:{API}", f"connect:{p}", f"connect:{q}",
+             *[f"ask:gai:{n}" for n in others]]
+    proc, _ = in_world(run, world, run.python, "-c", CLIENT, *steps, allow=[f"{API}:{p}"])
+    assert proc.returncode == 0, proc.stderr
+    ans = answers(proc.stdout)
+    assert ans[API] == [("0", ["203.0.113.10"])]
+    assert {n: ans.get(n) for n in others} == {n: [("3", [])] for n in others}, proc.stdout
+    got = dict(connects(proc.stdout))
+    assert got[f"203.0.113.10:{p}"] == "ok" and got[f"203.0.113.10:{q}"] != "ok"
+    names = world.names()
+    assert API in names and not [n for n in names if n != API], world.received
+    assert world.settle()["203.0.113.10"] == 1
+    assert world.settle(q)["203.0.113.10"] == 0
+
+
+def test_a_wildcard_rule_opens_the_names_under_it(run, world):
+    p = world.port
+    inside = [API, "registry.corp.test"]
+    outside = ["x.evilcorp.test", "corp.test.evil.test", "api.corp.test.other.test"]
+    steps = [s for n in inside for s in (f"ask:gai:{n}", f"connect:{p}")]
+    steps += [f"ask:gai:{n}" for n in outside]
+    proc, events = in_world(run, world, run.python, "-c", CLIENT, *steps,
+                            allow=[f"*.corp.test:{p}"])
+    assert proc.returncode == 0, proc.stderr
+    ans = answers(proc.stdout)
+    assert {n: ans.get(n) for n in inside} == {n: [("0", ["203.0.113.10"])] for n in inside}
+    assert {n: ans.get(n) for n in outside} == {n: [("3", [])] for n in outside}, proc.stdout
+    assert connects(proc.stdout) == [(f"203.0.113.10:{p}", "ok")] * 2
+    names = world.names()
+    assert set(inside) <= set(names) and not _evil(names), world.received
+    assert world.settle()["203.0.113.10"] == 2
+    allowed = [e for e in events if e.get("event") == "dns" and e.get("name") == API
+               and e.get("type") == "A"]
+    assert [e.get("rule") for e in allowed] == [f"--allow-net *.corp.test:{p}"], allowed
+
+
+def test_rebinding_answers_open_nothing(run, world):
+    """rebind -> 127.0.0.1 (loopback, and the resolver's own address), meta ->
+    169.254.169.254, lan -> 10.0.0.7, all under *.corp.test: the tree gets the answers,
+    its connects to them fail, and those listeners count nothing; api.corp.test in the
+    same run connects."""
+    p = world.port
+    rebinding = {"rebind.corp.test": "127.0.0.1", "meta.corp.test": "169.254.169.254",
+                 "lan.corp.test": "10.0.0.7"}
+    steps = [s for n in [*rebinding, API] for s in (f"ask:gai:{n}", f"connect:{p}")]
+    steps += [f"connect:{ip}:{p}" for ip in rebinding.values()]  # the literals too
+    proc, _ = in_world(run, world, run.python, "-c", CLIENT, *steps,
+                       allow=[f"*.corp.test:{p}"])
+    assert proc.returncode == 0, proc.stderr
+    ans = answers(proc.stdout)
+    assert {n: ans.get(n) for n in rebinding} == {n: [("0", [ip])]
+                                                  for n, ip in rebinding.items()}, proc.stdout
+    got = connects(proc.stdout)
+    assert (f"203.0.113.10:{p}", "ok") in got
+    assert [r for a, r in got if not a.startswith("203.")] != []
+    assert all(r != "ok" for a, r in got if not a.startswith("203.")), got
+    assert set(rebinding) <= set(world.names())  # asked upstream, answered, not opened
+    counts = world.settle()
+    assert counts == {ip: (1 if ip == "203.0.113.10" else 0) for ip in LISTENING}, counts
+
+
+def test_a_rule_naming_the_private_address_opens_it(run, world):
+    p = world.port
+    steps = [f"ask:gai:lan.corp.test", f"connect:{p}", "ask:gai:meta.corp.test",
+             f"connect:{p}"]
+    proc, _ = in_world(run, world, run.python, "-c", CLIENT, *steps,
+                       allow=[f"*.corp.test:{p}", f"10.0.0.7:{p}"])
+    assert proc.returncode == 0, proc.stderr
+    got = dict(connects(proc.stdout))
+    assert got.get(f"10.0.0.7:{p}") == "ok", proc.stdout
+    assert got.get(f"169.254.169.254:{p}") not in (None, "ok"), proc.stdout
+    counts = world.settle()
+    assert (counts["10.0.0.7"], counts["169.254.169.254"]) == (1, 0)
+
+
+def test_a_name_whose_address_moves_is_followed(run, world):
+    """moving.corp.test answers 203.0.113.10 twice, then 203.0.113.11 (TTL 0): the tree
+    resolves it four times, connecting after each; the new address opens too."""
+    p = world.port
+    steps = [s for _ in range(4) for s in (f"ask:gai:{MOVING}", f"connect:{p}", "sleep:0.2")]
+    proc, _ = in_world(run, world, run.python, "-c", CLIENT, *steps,
+                       allow=[f"{MOVING}:{p}"])
+    assert proc.returncode == 0, proc.stderr
+    seen = [tuple(a) for _rc, a in answers(proc.stdout).get(MOVING, [])]
+    assert len(seen) == 4 and seen[0] == ("203.0.113.10",) and seen[-1] == ("203.0.113.11",), \
+        proc.stdout
+    got = connects(proc.stdout)
+    assert len(got) == 4 and all(r == "ok" for _, r in got), got
+    counts = world.settle()
+    assert counts["203.0.113.10"] + counts["203.0.113.11"] == 4
+    assert counts["203.0.113.10"] >= 1 and counts["203.0.113.11"] >= 1
+
+
+# -- the audit log ---------------------------------------------------------------------------
+def test_audit_log_has_one_event_per_query(run, world):
+    p = world.port
+    secret = refused_name()
+    steps = [f"ask:sendto:{API}", f"connect:{p}", "ask:sendto:rebind.corp.test",
+             f"ask:sendto:{secret}"]
+    proc, events = in_world(run, world, run.python, "-c", CLIENT, *steps,
+                            allow=[f"{API}:{p}", f"rebind.corp.test:{p}"])
+    assert proc.returncode == 0, proc.stderr
+    assert events and all("run" in e for e in events)
+    assert len({e["run"] for e in events}) == 1
+
+    def about(name: str) -> list[dict[str, Any]]:
+        return [e for e in events if e.get("name") == name]
+
+    api = about(API)
+    assert [(e["event"], e.get("type"), e.get("decision"), e.get("addresses"))
+            for e in api] == [("dns", "A", "allow", ["203.0.113.10"])], api
+    assert api[0].get("rule") == f"--allow-net {API}:{p}"
+    rebind = about("rebind.corp.test")
+    assert [(e["event"], e.get("type"), e.get("decision")) for e in rebind] == [
+        ("dns", "A", "allow")], rebind
+    assert "127.0.0.1" not in rebind[0].get("addresses", [])  # not learnt
+    denied = about(secret)
+    assert [(e["event"], e.get("syscall"), e.get("type")) for e in denied] == [
+        ("deny", "dns", "A")], denied
+    assert "rule" in denied[0]
+    assert answers(proc.stdout)[secret] == [("3", [])]
+    assert secret not in world.names()
+    assert world.settle()["203.0.113.10"] == 1
+
+
+# -- no inbound -------------------------------------------------------------------------------
+TREE_SERVER = r"""
+import os, socket, sys, time
+port, ready, done = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("0.0.0.0", port))
+srv.listen(16)
+c = socket.create_connection(("127.0.0.1", port), timeout=3)  # the tree's own client
+a, _ = srv.accept()
+a.sendall(b"own")
+print("own", c.recv(8).decode(), flush=True)
+a.close()
+c.close()
+open(ready, "w").close()
+srv.settimeout(0.2)
+n, end = 0, time.time() + 30
+def take():
+    global n
+    a, _ = srv.accept()
+    n += 1
+    a.sendall(b"tree")
+    a.close()
+while time.time() < end and not os.path.exists(done):
+    try:
+        take()
+    except TimeoutError:
+        pass
+srv.setblocking(False)
+while True:  # what is still queued
+    try:
+        take()
+    except (BlockingIOError, TimeoutError):
+        break
+print("accepted", n, flush=True)
+"""
+
+
+def _serve_in_tree(run: Runner, world: World, port: int, extra: list[str],
+                   outside: list[str]) -> tuple[str, str, dict[str, str], list[dict]]:
+    """Run TREE_SERVER on port; once it listens, connect to it from the test world at
+    each address of outside. (stdout, stderr, {address: what the client got}, events)"""
+    ready, done = run.workspace / "ready", run.workspace / "done"
+    proc, log_path = popen_in_world(run, world, run.python, "-c", TREE_SERVER, str(port),
+                                    str(ready), str(done), extra=extra)
+    got: dict[str, str] = {}
+    try:
+        end = time.time() + 60
+        while not ready.exists() and proc.poll() is None and time.time() < end:
+            time.sleep(0.05)
+        if ready.exists():
+            got = {ip: world.client(ip, port) for ip in outside}
+    finally:
+        done.touch()
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+    return out, err, got, run.finish(err, log_path)
+
+
+def test_the_trees_listener_cannot_be_reached_from_outside(run, world):
+    port = world.free_port()
+    out, err, got, _ = _serve_in_tree(run, world, port, [], ["127.0.0.1", "203.0.113.10"])
+    assert "own own" in out, out + err  # its own loopback, no --allow-net needed
+    assert got, out + err
+    assert got["127.0.0.1"] == "refused", got
+    assert all(v != "tree" for v in got.values()), got
+    assert "accepted 0" in out, out + err
+
+
+def test_allow_listen_opens_the_trees_listener_deliberately(run, world):
+    port = world.free_port()
+    out, err, got, events = _serve_in_tree(run, world, port, [f"--allow-listen={port}"],
+                                           ["127.0.0.1"])
+    assert "own own" in out, out + err
+    assert got == {"127.0.0.1": "tree"}, (got, out, err)
+    assert "accepted 1" in out, out + err
+    listen = [e for e in events if e.get("event") == "listen"]
+    assert listen and any(str(port) in json.dumps(e) for e in listen), events
+
+
+# -- Unix sockets: decided by the socket itself ----------------------------------------------
+HARDLINK = r"""
+import os, socket, sys
+outside, link, own = sys.argv[1:4]
+try:
+    os.link(outside, link)
+    print("link ok", flush=True)
+except OSError as e:
+    print("link errno", e.errno, flush=True)
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(3)
+try:
+    s.connect(link)
+    print("outside connected", flush=True)
+except OSError as e:
+    print("outside errno", e.errno, flush=True)
+s.close()
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(own)
+srv.listen(1)
+c = socket.socket(socket.AF_UNIX)
+c.connect(own)
+a, _ = srv.accept()
+a.sendall(b"x")
+print("own", c.recv(1).decode(), flush=True)
+"""
+
+
+def test_a_hard_link_to_an_outside_unix_socket_is_refused(run, world):
+    """A server bound outside the tree in an --allow-write directory outside the
+    workspace, hard-linked into the workspace by the tree: refused, nothing arrives; the
+    tree's own server in the workspace works."""
+    outside = Path(tempfile.mkdtemp(prefix="ztsa-outside-"))
+    os.chmod(outside, 0o777)
+    path = outside / "daemon.sock"
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(str(path))
+    os.chmod(path, 0o777)
+    if run.mode != "root":
+        # fs.protected_hardlinks: a user may hard-link only what it owns (a socket is
+        # no regular file); the tree's user owning it is the harder case anyway
+        user = pwd.getpwnam(ensure_user())
+        os.chown(path, user.pw_uid, user.pw_gid)
+    srv.listen(8)
+    srv.settimeout(1)
+    link = run.workspace / "daemon.sock"
+    try:
+        proc, _ = in_world(run, world, run.python, "-c", HARDLINK, str(path), str(link),
+                           str(run.workspace / "own.sock"),
+                           extra=["--allow-write", str(outside)])
+        try:
+            srv.accept()[0].close()
+            arrived = True
+        except TimeoutError:
+            arrived = False
+    finally:
+        srv.close()
+    assert proc.returncode == 0, proc.stderr
+    assert "link ok" in proc.stdout, proc.stdout  # the attack was made
+    assert "outside errno" in proc.stdout, proc.stdout
+    assert not arrived
+    assert "own x" in proc.stdout, proc.stdout
+
+
+# -- positive controls by name ----------------------------------------------------------------
+def test_pip_install_from_an_index_reached_by_name(run, world, tmp_path):
+    from test_positive_controls import _wheel
+
+    root = tmp_path / "srv"
+    (root / "simple" / "ztsadns").mkdir(parents=True)
+    wheel = _wheel(root / "simple" / "ztsadns", "ztsadns", "1.0")
+    (root / "simple" / "ztsadns" / "index.html").write_text(
+        f'<a href="{wheel.name}">{wheel.name}</a>\n')
+    port = world.http(root)
+    target = run.workspace / "site"
+    proc, _ = in_world(run, world, run.python, "-m", "pip", "install", "--no-cache-dir",
+                       "-q", "--disable-pip-version-check", "--no-deps", "--isolated",
+                       "--index-url", f"http://registry.corp.test:{port}/simple",
+                       "--trusted-host", "registry.corp.test", "--target", str(target),
+                       "ztsadns", allow=[f"registry.corp.test:{port}"])
+    assert proc.returncode == 0, proc.stderr
+    assert (target / "ztsadns" / "__init__.py").read_text() == "VALUE = 42\n"
+    assert world.http_requests >= 2  # the index page and the wheel
+    assert "registry.corp.test" in world.names()
+
+
+def _npm_registry(world: World, tmp_path: Path, name: str, version: str,
+                  body: str) -> tuple[int, str, str]:
+    """NAME@VERSION on a registry in the test world, its URLs by name. (port, tarball
+    URL, integrity)"""
+    from test_positive_controls import _npm_package
+
+    root = tmp_path / "registry"
+    root.mkdir(exist_ok=True)
+    port = world.http(root)
+    tarball, integrity = _npm_package(root, port, tmp_path, name, version, body)
+    by_name = tarball.replace("127.0.0.1", "registry.corp.test")
+    packument = root / name
+    packument.write_text(packument.read_text().replace(tarball, by_name))
+    return port, by_name, integrity
+
+
+def _npm() -> str:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: the npm positive controls need it")
+    return npm
+
+
+def test_npm_install_from_a_registry_reached_by_name(run, world, tmp_path):
+    npm = _npm()
+    port, _, _ = _npm_registry(world, tmp_path, "ztsa-dns-demo", "1.0.0",
+                               "module.exports = 42;\n")
+    ws = run.workspace
+    (ws / "package.json").write_text(json.dumps({
+        "name": "app", "version": "1.0.0", "dependencies": {"ztsa-dns-demo": "1.0.0"}}))
+    os.chmod(ws / "package.json", 0o666)
+    script = (f"HOME=$TMPDIR npm_config_cache=$TMPDIR/cache {npm} install --no-audit "
+              f"--no-fund --no-update-notifier --registry http://registry.corp.test:{port}/"
+              " && node -e \"console.log(require('ztsa-dns-demo'))\"")
+    proc, _ = in_world(run, world, "sh", "-c", script,
+                       allow=[f"registry.corp.test:{port}"], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "42"
+    assert world.http_requests >= 2  # the packument and the tarball
+    assert "registry.corp.test" in world.names()
+
+
+def test_npm_ci_from_a_registry_reached_by_name(run, world, tmp_path):
+    npm = _npm()
+    port, tarball, integrity = _npm_registry(world, tmp_path, "ztsa-dns-ci", "2.0.0",
+                                             "module.exports = 'ci';\n")
+    ws = run.workspace
+    deps = {"ztsa-dns-ci": "2.0.0"}
+    (ws / "package.json").write_text(json.dumps({"name": "app", "version": "1.0.0",
+                                                 "dependencies": deps}))
+    (ws / "package-lock.json").write_text(json.dumps({
+        "name": "app", "version": "1.0.0", "lockfileVersion": 3, "requires": True,
+        "packages": {"": {"name": "app", "version": "1.0.0", "dependencies": deps},
+                     "node_modules/ztsa-dns-ci": {"version": "2.0.0", "resolved": tarball,
+                                                  "integrity": integrity}}}))
+    for f in ("package.json", "package-lock.json"):
+        os.chmod(ws / f, 0o666)
+    script = (f"HOME=$TMPDIR npm_config_cache=$TMPDIR/cache {npm} ci --no-audit --no-fund "
+              f"--no-update-notifier --registry http://registry.corp.test:{port}/ && "
+              "node -e \"console.log(require('ztsa-dns-ci'))\"")
+    proc, _ = in_world(run, world, "sh", "-c", script,
+                       allow=[f"registry.corp.test:{port}"], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "ci"
+    assert (ws / "node_modules" / "ztsa-dns-ci" / "index.js").exists()
+    assert world.http_requests >= 1
+    assert "registry.corp.test" in world.names()
+
+
+# -- without user namespaces: no network namespace, and ztsa says so -------------------------
+def test_without_user_namespaces_the_missing_network_namespace_is_named():
+    if os.geteuid() != 0:
+        pytest.skip("making a user namespace with uids 0-65535 mapped needs root")
+    ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
+    os.chmod(ws, 0o777)
+    runner = Runner("nouserns", ws)
+    proc, events = runner(runner.python, "-c", "print('ran')", profile="repo")
+    assert proc.returncode == 0, proc.stderr  # repo: runs with what there is
+    assert proc.stdout.strip() == "ran"
+    confinement = [e for e in events if e.get("event") == "confinement"]
+    said = ("network namespace" in proc.stderr.lower()
+            or any("network namespace" in json.dumps(e).lower() for e in confinement))
+    assert said, (proc.stderr, confinement)

@@ -1,0 +1,1278 @@
+/* Runs in the file helper, with a network namespace for the tree (plan->netns): the
+   helper stays in the host's namespace, the tree has only its own loopback
+   (native/netns.c). So nothing leaves the tree but what the helper does on sockets it
+   makes itself, and the decisions here cannot be raced: an address is copied once into
+   the helper's memory and used from that copy; a CONTINUE'd call runs on the tree's own
+   socket, which reaches only the tree's namespace whatever address it rereads.
+     connect, sendto/sendmsg/sendmmsg with an address, bind: net_notification
+       - allowed by a rule (an address rule, or an address learnt from the answer for a
+         name a rule names): the helper makes a socket of its own (host namespace), with
+         the tree's socket options, connects it from its copy and puts it in place of
+         the tree's descriptor (ADDFD with SETFD); a blocking TCP connect is then
+         completed by the tree's own kernel call, which waits and ignores the address
+       - loopback or port 53 on the tree's own socket: the tree's own servers, or ztsa's
+         DNS service: CONTINUE
+       - a socket the helper made (a host socket): every addressed send and connect is
+         decided and performed here from the copy
+       - bind of --allow-listen's port: a host socket bound in its place (inbound)
+     DNS (the sockets netns.c opened on port 53 of every address): a query for a name a
+       rule names is forwarded from the helper's own socket to the upstream resolver;
+       the A/AAAA addresses of the answer, but loopback, link-local, private,
+       unique-local and the resolvers', become allowed on the rule's port; any other
+       query is answered NXDOMAIN here and goes nowhere. */
+#include "internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+#define MAX_LEARNT 2048
+#define MAX_PENDING 256
+#define MAX_TCP 16
+#define DNS_TIMEOUT_NS (3ULL * 1000000000ULL)
+#define TCP_IDLE_NS (10ULL * 1000000000ULL)
+#define LEARN_MIN_S 600 /* a learnt address stays allowed at least this long... */
+#define LEARN_MAX_S 86400 /* ...and at most this long after its last answer */
+#define MAX_SEND (1 << 20)
+#define MAX_IOV 1024
+
+enum { UDP4, TCP4, UDP6, TCP6, DIAG };
+
+struct learnt {
+    int version, port, rule;
+    unsigned char addr[16];
+    unsigned long long until;
+    char name[256];
+};
+
+struct client {
+    int kind; /* UDP4, UDP6: peer and local; TCP4: the connection's slot */
+    struct sockaddr_storage peer;
+    socklen_t peer_len;
+    unsigned char local[16];
+    int ifindex;
+    int slot;
+    unsigned int gen;
+};
+
+struct pending {
+    int used;
+    unsigned short our_id, their_id;
+    unsigned long long deadline;
+    int name_rule, qtype;
+    char name[256];
+    unsigned char question[300]; /* the query's header and question, for a SERVFAIL */
+    int qlen;
+    struct client to;
+};
+
+struct tcpconn {
+    int fd;
+    unsigned int gen;
+    unsigned long long idle;
+    size_t have;
+    unsigned char buf[2 + 1024];
+};
+
+static struct {
+    const struct ztsa_plan *plan;
+    int lfd;
+    unsigned long long cookie; /* the host namespace's: the helper's own sockets */
+    int dns[5];
+    int up4, up6; /* the helper's sockets to the upstream resolvers */
+    struct learnt learnt[MAX_LEARNT];
+    int n_learnt;
+    struct pending pending[MAX_PENDING];
+    struct tcpconn tcp[MAX_TCP];
+    unsigned int gen;
+} N = {.up4 = -1, .up6 = -1};
+
+static unsigned long long mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+static unsigned long long cookie_of(int fd) {
+    unsigned long long c = 0;
+    socklen_t len = sizeof c;
+    if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &len) < 0)
+        return 0;
+    return c;
+}
+
+static int sockopt(int fd, int level, int name) {
+    int v = -1;
+    socklen_t len = sizeof v;
+    return getsockopt(fd, level, name, &v, &len) < 0 ? -1 : v;
+}
+
+void net_init(const struct ztsa_plan *plan, int lfd, const int *dns) {
+    N.plan = plan;
+    N.lfd = lfd;
+    for (int i = 0; i < 5; i++)
+        N.dns[i] = dns[i];
+    for (int i = 0; i < MAX_TCP; i++)
+        N.tcp[i].fd = -1;
+    int probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    N.cookie = probe >= 0 ? cookie_of(probe) : 0;
+    if (probe >= 0)
+        close(probe);
+    if (plan->n_resolvers) {
+        N.up4 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        N.up6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    }
+}
+
+/* ---- where an address may go ---- */
+
+static int is_loopback(int version, const unsigned char *a) {
+    static const unsigned char one[16] = {[15] = 1};
+    return version == 4 ? a[0] == 127 : memcmp(a, one, 16) == 0;
+}
+
+/* loopback, link-local, private, shared, multicast, reserved and unspecified ranges:
+   what a name's answer never opens (the rebinding of an attacker's name) */
+static int not_public(int version, const unsigned char *a) {
+    if (version == 4) {
+        unsigned int v = (unsigned int)a[0] << 24 | (unsigned int)a[1] << 16 |
+                         (unsigned int)a[2] << 8 | a[3];
+        static const struct { unsigned int net, mask; } v4[] = {
+            {0x00000000, 0xFF000000}, {0x0A000000, 0xFF000000}, {0x64400000, 0xFFC00000},
+            {0x7F000000, 0xFF000000}, {0xA9FE0000, 0xFFFF0000}, {0xAC100000, 0xFFF00000},
+            {0xC0000000, 0xFFFFFF00}, {0xC0A80000, 0xFFFF0000}, {0xC6120000, 0xFFFE0000},
+            {0xE0000000, 0xE0000000}};
+        for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++)
+            if ((v & v4[i].mask) == v4[i].net)
+                return 1;
+        return 0;
+    }
+    static const unsigned char zero[10] = {0};
+    if (memcmp(a, zero, 10) == 0 && a[10] == 0xff && a[11] == 0xff)
+        return not_public(4, a + 12); /* IPv4-mapped */
+    if (memcmp(a, zero, 10) == 0 && a[10] == 0 && a[11] == 0)
+        return 1; /* ::, ::1, IPv4-compatible */
+    if ((a[0] & 0xFE) == 0xFC || a[0] == 0xFF || (a[0] == 0xFE && (a[1] & 0xC0) == 0x80))
+        return 1; /* unique-local, multicast, link-local */
+    if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b)
+        return not_public(4, a + 12); /* NAT64 */
+    if (a[0] == 0x20 && a[1] == 0x02)
+        return not_public(4, a + 2); /* 6to4 */
+    return 0;
+}
+
+static int is_resolver(int version, const unsigned char *a) {
+    for (int i = 0; i < N.plan->n_resolvers; i++) {
+        const struct ztsa_net_rule *r = &N.plan->resolvers[i];
+        if (r->version == version && memcmp(r->net, a, version == 4 ? 4 : 16) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static const struct learnt *learnt_for(int version, const unsigned char *a, int port) {
+    unsigned long long now = mono_ns();
+    for (int i = 0; i < N.n_learnt; i++) {
+        const struct learnt *l = &N.learnt[i];
+        if (l->version == version && (!l->port || l->port == port) && l->until > now &&
+            memcmp(l->addr, a, version == 4 ? 4 : 16) == 0)
+            return l;
+    }
+    return NULL;
+}
+
+static void learn(int version, const unsigned char *a, int rule, unsigned int ttl,
+                  const char *name) {
+    const struct ztsa_dns_name *dn = &N.plan->dns_names[rule];
+    unsigned long long keep = ttl < LEARN_MIN_S ? LEARN_MIN_S : ttl > LEARN_MAX_S ? LEARN_MAX_S : ttl;
+    unsigned long long until = mono_ns() + keep * 1000000000ULL;
+    struct learnt *slot = NULL;
+    for (int i = 0; i < N.n_learnt && !slot; i++) {
+        struct learnt *l = &N.learnt[i];
+        if (l->version == version && l->port == dn->port && l->rule == dn->rule &&
+            memcmp(l->addr, a, version == 4 ? 4 : 16) == 0)
+            slot = l;
+    }
+    if (!slot && N.n_learnt < MAX_LEARNT)
+        slot = &N.learnt[N.n_learnt++];
+    if (!slot) { /* full: the entry that expires first makes room */
+        slot = &N.learnt[0];
+        for (int i = 1; i < N.n_learnt; i++)
+            if (N.learnt[i].until < slot->until)
+                slot = &N.learnt[i];
+    }
+    slot->version = version;
+    slot->port = dn->port;
+    slot->rule = dn->rule;
+    memset(slot->addr, 0, 16);
+    memcpy(slot->addr, a, version == 4 ? 4 : 16);
+    if (slot->until < until)
+        slot->until = until;
+    snprintf(slot->name, sizeof slot->name, "%s", name);
+}
+
+/* ---- the log ---- */
+
+static const char *rule_spec(int rule) {
+    return rule >= 0 && rule < N.plan->n_rule_specs ? N.plan->rule_specs[rule] : "";
+}
+
+static void show_addr(int version, const unsigned char *a, int port, char *out, size_t size) {
+    char ip[INET6_ADDRSTRLEN] = "";
+    inet_ntop(version == 4 ? AF_INET : AF_INET6, a, ip, sizeof ip);
+    if (port < 0)
+        snprintf(out, size, "%s", ip);
+    else if (version == 4)
+        snprintf(out, size, "%s:%d", ip, port);
+    else
+        snprintf(out, size, "[%s]:%d", ip, port);
+}
+
+/* the version (4, 6) and address of a sockaddr copy, IPv4-mapped as IPv4; 0: neither */
+static int ip_of(const unsigned char *sa, unsigned int len, const unsigned char **a,
+                 int *port) {
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    unsigned short family;
+    if (len < 2)
+        return 0;
+    memcpy(&family, sa, 2);
+    if (family == AF_INET && len >= 8) {
+        *port = sa[2] << 8 | sa[3];
+        *a = sa + 4;
+        return 4;
+    }
+    if (family == AF_INET6 && len >= 24) {
+        *port = sa[2] << 8 | sa[3];
+        if (memcmp(sa + 8, mapped, 12) == 0) {
+            *a = sa + 20;
+            return 4;
+        }
+        *a = sa + 8;
+        return 6;
+    }
+    return 0;
+}
+
+static const char *proto_name(int type) {
+    return type == SOCK_STREAM ? "tcp" : type == SOCK_DGRAM ? "udp" : "other";
+}
+
+static void log_net(const char *event, pid_t pid, const char *syscall_name, int family,
+                    const char *address, int port, int type, const char *rule,
+                    const char *result) {
+    char e_rule[1024], fields[2048], e_addr[512];
+    helper_json(rule, e_rule, sizeof e_rule);
+    helper_json(address, e_addr, sizeof e_addr);
+    const char *fam = family == AF_INET ? "inet" : family == AF_INET6 ? "inet6" : "unix";
+    char portbuf[16] = "null";
+    if (port >= 0)
+        snprintf(portbuf, sizeof portbuf, "%d", port);
+    int deny = strcmp(event, "deny") == 0;
+    snprintf(fields, sizeof fields,
+             "\"pid\":%d,\"tid\":%d,%s%s%s\"family\":\"%s\",\"address\":\"%s\",\"port\":%s,"
+             "\"protocol\":\"%s\",\"decision\":\"%s\",\"rule\":\"%s\"%s%s%s",
+             helper_host_tgid(pid), helper_host_pid(pid), deny ? "\"syscall\":\"" : "",
+             deny ? syscall_name : "", deny ? "\"," : "", fam, e_addr, portbuf,
+             proto_name(type), deny ? "deny" : "allow", e_rule, result ? ",\"result\":" : "",
+             result ? result : "", "");
+    helper_log_event(event, fields);
+}
+
+static long deny_net(pid_t pid, const char *call, int version, const unsigned char *a,
+                     int port, int type) {
+    char shown[128];
+    show_addr(version, a, port, shown, sizeof shown);
+    unsigned long count = helper_count_denial();
+    helper_note_denial(count, call, shown, "not in --allow-net");
+    if (N.plan->log_fd >= 0 && helper_may_log(count))
+        log_net("deny", pid, call, version == 4 ? AF_INET : AF_INET6, shown, port, type,
+                "not in --allow-net", NULL);
+    return -EPERM;
+}
+
+static void log_allowed(pid_t pid, const char *event, int version, const unsigned char *a,
+                        int port, int type, const char *rule, long result) {
+    if (N.plan->log_fd < 0)
+        return;
+    char ip[128], res[48];
+    show_addr(version, a, -1, ip, sizeof ip);
+    if (result == NET_CONTINUE)
+        snprintf(res, sizeof res, "\"pending\"");
+    else if (result >= 0)
+        snprintf(res, sizeof res, "0");
+    else
+        snprintf(res, sizeof res, "\"%s\"", helper_errno_name((int)-result));
+    log_net(event, pid, event, version == 4 ? AF_INET : AF_INET6, ip, port, type, rule, res);
+}
+
+/* ---- a socket of the helper's in the tree ---- */
+
+/* the options a tree sets before connecting, carried to the socket that replaces it */
+static void copy_options(int from, int to, int family, int type) {
+    static const int opts[][2] = {
+        {SOL_SOCKET, SO_KEEPALIVE}, {SOL_SOCKET, SO_BROADCAST}, {SOL_SOCKET, SO_RCVBUF},
+        {SOL_SOCKET, SO_SNDBUF}, {SOL_SOCKET, SO_RCVTIMEO}, {SOL_SOCKET, SO_SNDTIMEO},
+        {SOL_SOCKET, SO_LINGER}, {SOL_SOCKET, SO_PRIORITY}, {SOL_SOCKET, SO_REUSEADDR},
+        {SOL_SOCKET, SO_REUSEPORT}, {IPPROTO_TCP, TCP_NODELAY},
+        {IPPROTO_TCP, TCP_KEEPIDLE}, {IPPROTO_TCP, TCP_KEEPINTVL},
+        {IPPROTO_TCP, TCP_KEEPCNT}, {IPPROTO_TCP, TCP_USER_TIMEOUT},
+        {IPPROTO_IPV6, IPV6_V6ONLY}, {IPPROTO_IP, IP_TOS}};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        if ((opts[i][0] == IPPROTO_TCP && type != SOCK_STREAM) ||
+            (opts[i][0] == IPPROTO_IPV6 && family != AF_INET6) ||
+            (opts[i][0] == IPPROTO_IP && family != AF_INET))
+            continue;
+        unsigned char v[64];
+        socklen_t len = sizeof v;
+        if (getsockopt(from, opts[i][0], opts[i][1], v, &len) == 0) {
+            if (opts[i][1] == SO_RCVBUF || opts[i][1] == SO_SNDBUF) {
+                int n;
+                memcpy(&n, v, sizeof n);
+                n /= 2; /* the kernel doubles what it is given */
+                memcpy(v, &n, sizeof n);
+            }
+            setsockopt(to, opts[i][0], opts[i][1], v, len);
+        }
+    }
+}
+
+/* Put fd in place of the tree's descriptor number target (the FD_CLOEXEC it had). */
+static int install(const struct seccomp_notif *req, int fd, int target) {
+    char where[64], buf[512];
+    snprintf(where, sizeof where, "%d/fdinfo/%d", (int)req->pid, target);
+    int cloexec = 0;
+    if (read_proc_at(helper_proc(), where, buf, sizeof buf)) {
+        char *f = strstr(buf, "flags:");
+        cloexec = f && (strtoul(f + 6, NULL, 8) & O_CLOEXEC);
+    }
+    struct seccomp_notif_addfd add;
+    memset(&add, 0, sizeof add);
+    add.id = req->id;
+    add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+    add.srcfd = (unsigned int)fd;
+    add.newfd = (unsigned int)target;
+    add.newfd_flags = cloexec ? O_CLOEXEC : 0;
+    return ioctl(N.lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 0;
+}
+
+/* A host socket like the tree's dup (family, type, protocol, options), not yet placed. */
+static int host_socket(int dup) {
+    int family = sockopt(dup, SOL_SOCKET, SO_DOMAIN);
+    int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
+    int proto = sockopt(dup, SOL_SOCKET, SO_PROTOCOL);
+    if (type < 0)
+        return -EBADF;
+    int s = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, proto < 0 ? 0 : proto);
+    if (s < 0)
+        return -errno;
+    copy_options(dup, s, family, type);
+    return s;
+}
+
+/* connect a host socket from the copy, in place of the tree's fd: the syscall's answer */
+long net_swap_connect(const struct seccomp_notif *req, int dup, int fd,
+                      const void *sa, unsigned int len) {
+    int tree_flags = fcntl(dup, F_GETFL);
+    int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
+    int s = host_socket(dup);
+    if (s < 0)
+        return s;
+    long r = connect(s, (const struct sockaddr *)sa, len) < 0 ? -errno : 0;
+    if (r < 0 && r != -EINPROGRESS) {
+        close(s);
+        return r;
+    }
+    if (!helper_still_valid(req->id)) {
+        close(s);
+        return -ESRCH;
+    }
+    int e = install(req, s, fd);
+    if (e < 0) {
+        close(s);
+        return e;
+    }
+    fcntl(s, F_SETFL, tree_flags >= 0 ? tree_flags : 0);
+    close(s);
+    if (r == -EINPROGRESS && type == SOCK_STREAM && !(tree_flags & O_NONBLOCK))
+        return NET_CONTINUE; /* the tree's own connect waits for it; its address is
+                                ignored by a connecting TCP socket */
+    return r;
+}
+
+/* ---- the decision ---- */
+
+/* > 0: a rule allows it (*rule_text set); 0: the tree's own (loopback, port 53);
+   < 0: denied */
+static int decide_ip(int version, const unsigned char *a, int port, const unsigned char *sa,
+                     unsigned int len, int call, char *rule_text, size_t size) {
+    int rule;
+    int why = ztsa_decide(&N.plan->allow, call, -1, sa, len, NULL, &rule);
+    if (why == ZTSA_ALLOW_RULE && rule != ZTSA_RULE_DNS) {
+        snprintf(rule_text, size, "%s", rule_spec(rule));
+        return 1;
+    }
+    const struct learnt *l = learnt_for(version, a, port);
+    if (l) {
+        snprintf(rule_text, size, "%s (%s)", rule_spec(l->rule), l->name);
+        return 1;
+    }
+    if (is_loopback(version, a) || port == 53)
+        return 0;
+    return -1;
+}
+
+static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t n) {
+    struct iovec local = {buf, n};
+    struct iovec remote = {(void *)(unsigned long)addr, n};
+    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+}
+
+static long net_connect(const struct seccomp_notif *req) {
+    pid_t pid = (pid_t)req->pid;
+    int fd = (int)(unsigned int)req->data.args[0];
+    unsigned int len = (unsigned int)req->data.args[2];
+    unsigned char sa[128];
+    if (len > sizeof sa)
+        return -EINVAL;
+    if (len && read_mem(pid, req->data.args[1], sa, len) < 0)
+        return -EFAULT;
+    unsigned short family = 0;
+    if (len >= 2)
+        memcpy(&family, sa, 2);
+    if (family == AF_UNIX)
+        return NET_UNIX; /* helper.c's connect of a Unix socket */
+    int dup = ztsa_pidfd_getfd(pid, fd);
+    if (dup < 0)
+        return dup == -ESRCH ? -ESRCH : -EBADF;
+    int host = cookie_of(dup) == N.cookie;
+    int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
+    const unsigned char *a = NULL;
+    int port = 0;
+    int version = ip_of(sa, len, &a, &port);
+    long result;
+    char rule[1024];
+    if (!version) { /* AF_UNSPEC (a disconnect), a short or foreign address */
+        result = host ? (connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0)
+                      : NET_CONTINUE;
+    } else {
+        int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_CONNECT, rule, sizeof rule);
+        if (d > 0 && host) {
+            result = connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
+            log_allowed(pid, "connect", version, a, port, type, rule, result);
+        } else if (d > 0) {
+            result = net_swap_connect(req, dup, fd, sa, len);
+            log_allowed(pid, "connect", version, a, port, type, rule, result);
+        } else if (d == 0 && !host) {
+            result = NET_CONTINUE; /* stays in the tree's namespace */
+        } else {
+            result = deny_net(pid, "connect", version, a, port, type);
+        }
+        helper_count_connect();
+    }
+    close(dup);
+    return result;
+}
+
+/* a send of data (n bytes, the helper's copy) to the copy sa on the host socket s */
+static long send_copy(int s, const void *data, size_t n, int flags, const unsigned char *sa,
+                      unsigned int len) {
+    ssize_t r = sendto(s, data, n, (flags & ~MSG_FASTOPEN) | MSG_NOSIGNAL,
+                       sa ? (const struct sockaddr *)sa : NULL, sa ? len : 0);
+    return r < 0 ? -errno : r;
+}
+
+/* An addressed send on a Unix socket: a path is resolved once (unix_open_at), decided
+   on the socket it reaches, and sent to through the helper's /proc/self/fd/N; an
+   abstract name reaches only the tree's own namespace (CONTINUE), but for a host
+   socket (refused). */
+static long unix_send(const struct seccomp_notif *req, int dup, int host,
+                      const unsigned char *sa, unsigned int len, const void *data, size_t n,
+                      int flags, const char *call) {
+    pid_t pid = (pid_t)req->pid;
+    if (len <= 2 || sa[2] == 0)
+        return host ? -EPERM : NET_CONTINUE;
+    char real[4097];
+    int pathfd = unix_open_at(helper_proc(), pid, (const char *)sa + 2, len - 2, real,
+                              sizeof real);
+    if (pathfd < 0)
+        return pathfd;
+    const char *why_text;
+    int why = net_unix_decide(pathfd, ZTSA_CALL_SEND, sa, len, real, &why_text);
+    long r;
+    int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
+    if (why > 0) {
+        char name[32];
+        struct sockaddr_un to = {.sun_family = AF_UNIX};
+        int k = snprintf(name, sizeof name, "%d", pathfd);
+        memcpy(to.sun_path, name, (size_t)k + 1);
+        r = helper_enter_fd_dir() < 0
+                ? -EACCES
+                : send_copy(dup, data, n, flags, (const unsigned char *)&to,
+                            (unsigned int)(offsetof(struct sockaddr_un, sun_path) + (size_t)k + 1));
+        helper_leave_fd_dir();
+        if (N.plan->log_fd >= 0) {
+            char res[48];
+            snprintf(res, sizeof res, r >= 0 ? "0" : "\"%s\"", helper_errno_name((int)-r));
+            log_net("send", pid, call, AF_UNIX, real, -1, type, why_text, res);
+        }
+    } else {
+        char shown[4200];
+        snprintf(shown, sizeof shown, "unix:%s", real[0] ? real : "(unresolved)");
+        unsigned long count = helper_count_denial();
+        helper_note_denial(count, call, shown, why_text);
+        if (N.plan->log_fd >= 0 && helper_may_log(count))
+            log_net("deny", pid, call, AF_UNIX, real, -1, type, why_text, NULL);
+        r = -EPERM;
+    }
+    close(pathfd);
+    return r;
+}
+
+/* The decision on a Unix socket path resolved to pathfd (real: where it is): an
+   --allow-unix entry, or a socket inside the workspace that the tree itself bound (the
+   socket's inode among the tree's namespace's sockets: a hard link or a rename of an
+   outside server's socket into the workspace is not the tree's). > 0 allows. */
+int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, const char *real,
+                    const char **why_text) {
+    int rule;
+    int why = ztsa_decide(&N.plan->allow, call, -1, sa, len, real, &rule);
+    static char listed[4200];
+    if (why == ZTSA_ALLOW_UNIX)
+        snprintf(listed, sizeof listed, "--allow-unix %s", N.plan->allow.unix_paths[rule]);
+    *why_text = why == ZTSA_ALLOW_UNIX ? listed
+                : why > 0 ? "inside the workspace"
+                          : "Unix socket not allowed (outside the workspace, not in --allow-unix)";
+    if (why == ZTSA_ALLOW_WORKSPACE) {
+        struct stat st;
+        if (fstat(pathfd, &st) < 0 || !net_tree_owns_unix(st.st_dev, st.st_ino)) {
+            *why_text = "Unix socket in the workspace bound by no process of the tree";
+            return ZTSA_DENY_OUTSIDE;
+        }
+    }
+    return why;
+}
+
+/* One addressed send: the decision, and where it is performed. *swapped: the tree's
+   socket was replaced by a host socket connected to the destination. */
+static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host,
+                     const unsigned char *sa, unsigned int len, const void *data, size_t n,
+                     int flags, const char *call) {
+    pid_t pid = (pid_t)req->pid;
+    int type = sockopt(*dup, SOL_SOCKET, SO_TYPE);
+    const unsigned char *a = NULL;
+    int port = 0;
+    int version = ip_of(sa, len, &a, &port);
+    if (len >= 2 && (sa[0] | sa[1] << 8) == AF_UNIX)
+        return unix_send(req, *dup, host, sa, len, data, n, flags, call);
+    if (!version)
+        return host ? send_copy(*dup, data, n, flags, NULL, 0) : NET_CONTINUE;
+    char rule[1024];
+    int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_SEND, rule, sizeof rule);
+    if (d < 0 || (d == 0 && host))
+        return deny_net(pid, call, version, a, port, type);
+    if (d == 0)
+        return NET_CONTINUE;
+    long r;
+    if (host) {
+        r = send_copy(*dup, data, n, flags, sa, len);
+    } else if (type != SOCK_DGRAM) {
+        return NET_CONTINUE; /* a stream socket's send ignores the address */
+    } else {
+        r = net_swap_connect(req, *dup, fd, sa, len);
+        if (r == 0) {
+            int now = ztsa_pidfd_getfd(pid, fd); /* the host socket, now the tree's */
+            if (now >= 0) {
+                close(*dup);
+                *dup = now;
+                r = send_copy(now, data, n, flags, NULL, 0);
+            } else {
+                r = -EBADF;
+            }
+        }
+    }
+    log_allowed(pid, "send", version, a, port, type, rule, r);
+    return r;
+}
+
+struct msg_copy {
+    unsigned char name[128];
+    unsigned int namelen;
+    unsigned char *data;
+    size_t n;
+    int control;
+};
+
+/* a struct msghdr of the tree, copied: its name, whether it has control data, and (when
+   want_data) its iovecs' bytes, at most MAX_SEND */
+static int read_msg(pid_t pid, unsigned long long addr, struct msg_copy *m, int want_data) {
+    unsigned long long hdr[7];
+    if (read_mem(pid, addr, hdr, sizeof hdr) < 0)
+        return -EFAULT;
+    unsigned long long name = hdr[0], iov = hdr[2], iovlen = hdr[3], control = hdr[4];
+    unsigned int namelen = (unsigned int)hdr[1];
+    m->control = control && hdr[5];
+    m->namelen = name && namelen ? (namelen > sizeof m->name ? sizeof m->name : namelen) : 0;
+    if (m->namelen && read_mem(pid, name, m->name, m->namelen) < 0)
+        return -EFAULT;
+    m->data = NULL;
+    m->n = 0;
+    if (!want_data)
+        return 0;
+    if (iovlen > MAX_IOV)
+        return -EMSGSIZE;
+    static unsigned char buf[MAX_SEND];
+    static unsigned long long vec[2 * MAX_IOV];
+    if (iovlen && read_mem(pid, iov, vec, 16 * iovlen) < 0)
+        return -EFAULT;
+    for (unsigned long long i = 0; i < iovlen && m->n < MAX_SEND; i++) {
+        size_t take = vec[2 * i + 1] < MAX_SEND - m->n ? vec[2 * i + 1] : MAX_SEND - m->n;
+        if (take && read_mem(pid, vec[2 * i], buf + m->n, take) < 0)
+            return -EFAULT;
+        m->n += take;
+    }
+    m->data = buf;
+    return 0;
+}
+
+static long net_send(const struct seccomp_notif *req) {
+    pid_t pid = (pid_t)req->pid;
+    const unsigned long long *a = req->data.args;
+    int fd = (int)(unsigned int)a[0];
+    int dup = ztsa_pidfd_getfd(pid, fd);
+    if (dup < 0)
+        return dup == -ESRCH ? -ESRCH : -EBADF;
+    int host = cookie_of(dup) == N.cookie;
+    long result;
+    if (req->data.nr == ZTSA_NR_sendto) {
+        unsigned char sa[128];
+        unsigned int len = (unsigned int)a[5];
+        len = len > sizeof sa ? sizeof sa : len;
+        static unsigned char data[MAX_SEND];
+        size_t n = a[2] < MAX_SEND ? a[2] : MAX_SEND;
+        if ((len && read_mem(pid, a[4], sa, len) < 0) || (n && read_mem(pid, a[1], data, n) < 0))
+            result = -EFAULT;
+        else
+            result = send_one(req, &dup, fd, host, len ? sa : NULL, len, data, n, (int)a[3],
+                              "sendto");
+    } else if (req->data.nr == ZTSA_NR_sendmsg) {
+        struct msg_copy m;
+        int r = read_msg(pid, a[1], &m, 1);
+        if (r < 0)
+            result = r;
+        else if (m.control && (host || m.namelen))
+            result = -EPERM; /* ancillary data is not relayed */
+        else if (!m.namelen)
+            result = NET_CONTINUE; /* the peer a decided connect set */
+        else
+            result = send_one(req, &dup, fd, host, m.name, m.namelen, m.data, m.n, (int)a[2],
+                              "sendmsg");
+    } else { /* sendmmsg: every message decided; performed here when one goes out */
+        unsigned int vlen = (unsigned int)a[2] > MAX_IOV ? MAX_IOV : (unsigned int)a[2];
+        int outside = 0;
+        result = NET_CONTINUE;
+        for (unsigned int i = 0; i < vlen && result == NET_CONTINUE; i++) {
+            struct msg_copy m;
+            int r = read_msg(pid, a[1] + 64ULL * i, &m, 0);
+            if (r < 0)
+                result = r;
+            else if (m.control && (host || m.namelen))
+                result = -EPERM;
+            else if (m.namelen || host)
+                outside = 1;
+        }
+        if (result == NET_CONTINUE && outside) {
+            long sent = 0;
+            for (unsigned int i = 0; i < vlen; i++) {
+                struct msg_copy m;
+                long r = read_msg(pid, a[1] + 64ULL * i, &m, 1);
+                if (r == 0)
+                    r = m.namelen ? send_one(req, &dup, fd, host, m.name, m.namelen, m.data,
+                                             m.n, (int)a[3], "sendmmsg")
+                                  : host ? send_copy(dup, m.data, m.n, (int)a[3], NULL, 0)
+                                         : -EDESTADDRREQ;
+                if (r == NET_CONTINUE)
+                    r = -EPERM; /* a local message among outside ones: not both at once */
+                if (r < 0) {
+                    result = sent ? sent : r;
+                    break;
+                }
+                unsigned int done = (unsigned int)r;
+                struct iovec local = {&done, sizeof done};
+                struct iovec remote = {(void *)(unsigned long)(a[1] + 64ULL * i + 56), 4};
+                process_vm_writev(pid, &local, 1, &remote, 1, 0);
+                result = ++sent;
+                host = 1; /* the tree's socket is a host one now, if it was swapped */
+            }
+        }
+    }
+    close(dup);
+    if (result == -EPIPE)
+        kill((pid_t)helper_tgid(pid), SIGPIPE);
+    return result;
+}
+
+static long net_bind(const struct seccomp_notif *req) {
+    pid_t pid = (pid_t)req->pid;
+    unsigned int len = (unsigned int)req->data.args[2];
+    unsigned char sa[128];
+    if (len < 2 || len > sizeof sa || read_mem(pid, req->data.args[1], sa, len) < 0 ||
+        (sa[0] | sa[1] << 8) == AF_UNIX)
+        return NET_UNIX; /* helper.c's bind of a socket path, or the kernel's answer */
+    const unsigned char *a = NULL;
+    int port = 0;
+    int version = ip_of(sa, len, &a, &port);
+    int listed = 0;
+    for (int i = 0; version && port && i < N.plan->n_listen; i++)
+        listed |= N.plan->listen_ports[i] == port;
+    if (!listed)
+        return NET_CONTINUE; /* bound in the tree's namespace: nothing outside reaches it */
+    int fd = (int)(unsigned int)req->data.args[0];
+    int dup = ztsa_pidfd_getfd(pid, fd);
+    if (dup < 0)
+        return -EBADF;
+    int tree_flags = fcntl(dup, F_GETFL);
+    int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
+    long r = host_socket(dup);
+    if (r >= 0) {
+        int s = (int)r;
+        r = bind(s, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
+        if (r == 0)
+            r = helper_still_valid(req->id) ? install(req, s, fd) : -ESRCH;
+        if (r == 0)
+            fcntl(s, F_SETFL, tree_flags >= 0 ? tree_flags : 0);
+        close(s);
+    }
+    close(dup);
+    char spec[64];
+    snprintf(spec, sizeof spec, "--allow-listen %d", port);
+    log_allowed(pid, "listen", version, a, port, type, spec, r);
+    return r;
+}
+
+long net_notification(const struct seccomp_notif *req) {
+    switch (req->data.nr) {
+    case ZTSA_NR_connect:
+        return net_connect(req);
+    case ZTSA_NR_bind:
+        return net_bind(req);
+    default:
+        return net_send(req);
+    }
+}
+
+/* ---- Unix sockets: whose is it? ---- */
+
+/* Is the socket file (dev, ino) bound by a socket of the tree's own namespace? */
+int net_tree_owns_unix(dev_t dev, ino_t ino) {
+    int nl = N.dns[DIAG];
+    if (nl < 0)
+        return 0;
+    struct {
+        struct nlmsghdr nh;
+        struct unix_diag_req r;
+    } req;
+    memset(&req, 0, sizeof req);
+    req.nh.nlmsg_len = sizeof req;
+    req.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    req.r.sdiag_family = AF_UNIX;
+    req.r.udiag_states = ~0U;
+    req.r.udiag_show = UDIAG_SHOW_VFS;
+    struct sockaddr_nl k = {.nl_family = AF_NETLINK};
+    if (sendto(nl, &req, sizeof req, 0, (struct sockaddr *)&k, sizeof k) < 0)
+        return 0;
+    static char buf[32768];
+    int found = 0;
+    for (;;) {
+        ssize_t n = recv(nl, buf, sizeof buf, 0);
+        if (n <= 0)
+            return found;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)n);
+             h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+                return found;
+            struct unix_diag_msg *m = NLMSG_DATA(h);
+            int rem = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, rem);
+                 at = RTA_NEXT(at, rem)) {
+                if (at->rta_type != UNIX_DIAG_VFS)
+                    continue;
+                struct unix_diag_vfs *v = RTA_DATA(at);
+                /* the kernel's dev_t: major << 20 | minor */
+                if (v->udiag_vfs_ino == ino && (v->udiag_vfs_dev >> 20) == major(dev) &&
+                    (v->udiag_vfs_dev & 0xFFFFF) == minor(dev))
+                    found = 1;
+            }
+        }
+    }
+}
+
+/* ---- DNS ---- */
+
+static const char *type_name(int t, char *buf, size_t size) {
+    switch (t) {
+    case 1: return "A";
+    case 28: return "AAAA";
+    case 5: return "CNAME";
+    case 64: return "SVCB";
+    case 65: return "HTTPS";
+    case 12: return "PTR";
+    case 16: return "TXT";
+    case 33: return "SRV";
+    case 15: return "MX";
+    case 2: return "NS";
+    case 6: return "SOA";
+    case 255: return "ANY";
+    default: snprintf(buf, size, "TYPE%d", t); return buf;
+    }
+}
+
+/* the question of a query: its name (lowercase, dotted), type; the offset past it.
+   -1: not one query of class IN without compression */
+static int parse_question(const unsigned char *m, size_t n, char *name, int *qtype) {
+    if (n < 17 || (m[2] & 0x80) || (m[2] & 0x78) || m[4] != 0 || m[5] != 1)
+        return -1;
+    size_t i = 12, o = 0;
+    while (i < n && m[i]) {
+        unsigned int l = m[i];
+        if (l > 63 || i + 1 + l >= n || o + l + 2 > 254)
+            return -1;
+        if (o)
+            name[o++] = '.';
+        for (unsigned int k = 0; k < l; k++) {
+            unsigned char c = m[i + 1 + k];
+            name[o++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        }
+        i += 1 + l;
+    }
+    name[o] = 0;
+    if (i + 5 > n || o == 0)
+        return -1;
+    *qtype = m[i + 1] << 8 | m[i + 2];
+    int qclass = m[i + 3] << 8 | m[i + 4];
+    if (qclass != 1)
+        return -1;
+    return (int)(i + 5);
+}
+
+/* which dns_names entry allows name: an exact name, or a suffix ".example.com" */
+static int name_rule(const char *name) {
+    size_t n = strlen(name);
+    for (int i = 0; i < N.plan->n_dns_names; i++) {
+        const struct ztsa_dns_name *d = &N.plan->dns_names[i];
+        size_t k = strlen(d->name);
+        if (d->suffix ? n > k && strcmp(name + n - k, d->name) == 0 : strcmp(name, d->name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+static void reply_to(const struct client *c, unsigned char *m, size_t n) {
+    if (c->kind == TCP4) {
+        struct tcpconn *t = &N.tcp[c->slot];
+        if (t->fd < 0 || t->gen != c->gen)
+            return;
+        unsigned char len[2] = {(unsigned char)(n >> 8), (unsigned char)n};
+        struct iovec v[2] = {{len, 2}, {m, n}};
+        ssize_t w = writev(t->fd, v, 2);
+        (void)w;
+        return;
+    }
+    char cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+    memset(cbuf, 0, sizeof cbuf);
+    struct iovec v = {m, n};
+    struct msghdr h = {.msg_name = (void *)&c->peer, .msg_namelen = c->peer_len,
+                       .msg_iov = &v, .msg_iovlen = 1, .msg_control = cbuf};
+    struct cmsghdr *cm = (struct cmsghdr *)cbuf;
+    if (c->kind == UDP4) {
+        struct in_pktinfo pi;
+        memset(&pi, 0, sizeof pi);
+        memcpy(&pi.ipi_spec_dst, c->local, 4);
+        cm->cmsg_level = IPPROTO_IP;
+        cm->cmsg_type = IP_PKTINFO;
+        cm->cmsg_len = CMSG_LEN(sizeof pi);
+        memcpy(CMSG_DATA(cm), &pi, sizeof pi);
+        h.msg_controllen = CMSG_SPACE(sizeof pi);
+    } else {
+        struct in6_pktinfo pi;
+        memset(&pi, 0, sizeof pi);
+        memcpy(&pi.ipi6_addr, c->local, 16);
+        pi.ipi6_ifindex = (unsigned int)c->ifindex;
+        cm->cmsg_level = IPPROTO_IPV6;
+        cm->cmsg_type = IPV6_PKTINFO;
+        cm->cmsg_len = CMSG_LEN(sizeof pi);
+        memcpy(CMSG_DATA(cm), &pi, sizeof pi);
+        h.msg_controllen = CMSG_SPACE(sizeof pi);
+    }
+    ssize_t w = sendmsg(N.dns[c->kind], &h, MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void)w;
+}
+
+/* answer a query here: its header and question, with rcode and no records */
+static void answer_empty(const struct client *c, const unsigned char *q, int qend, int rcode) {
+    unsigned char m[512 + 16];
+    if (qend > 512)
+        return;
+    memcpy(m, q, (size_t)qend);
+    m[2] = (unsigned char)(0x80 | (q[2] & 0x01)); /* QR, RD as asked */
+    m[3] = (unsigned char)(0x80 | rcode);          /* RA */
+    memset(m + 6, 0, 6);                           /* no answer, authority, additional */
+    reply_to(c, m, (size_t)qend);
+}
+
+static void log_query(const char *name, int qtype, int rule, const char *rcode,
+                      const char *learnt, const char *refused) {
+    char tb[16], ename[600], fields[9000];
+    helper_json(name, ename, sizeof ename);
+    if (rule < 0) {
+        snprintf(fields, sizeof fields,
+                 "\"pid\":null,\"syscall\":\"dns\",\"name\":\"%s\",\"type\":\"%s\","
+                 "\"decision\":\"deny\",\"rule\":\"not in --allow-net\",\"rcode\":\"NXDOMAIN\"",
+                 ename, type_name(qtype, tb, sizeof tb));
+        helper_log_event("deny", fields);
+        return;
+    }
+    char erule[1024];
+    helper_json(rule_spec(N.plan->dns_names[rule].rule), erule, sizeof erule);
+    snprintf(fields, sizeof fields,
+             "\"pid\":null,\"name\":\"%s\",\"type\":\"%s\",\"decision\":\"allow\","
+             "\"rule\":\"%s\",\"rcode\":\"%s\",\"addresses\":[%s],\"refused\":[%s]",
+             ename, type_name(qtype, tb, sizeof tb), erule, rcode, learnt, refused);
+    helper_log_event("dns", fields);
+}
+
+static void query(const struct client *c, const unsigned char *q, size_t n) {
+    char name[256];
+    int qtype;
+    int qend = parse_question(q, n, name, &qtype);
+    if (qend < 0) {
+        if (n >= 12) { /* not a query we forward: FORMERR, and nothing leaves */
+            unsigned char m[12];
+            memcpy(m, q, 12);
+            m[2] = (unsigned char)(0x80 | (q[2] & 0x01));
+            m[3] = 0x80 | 1;
+            memset(m + 4, 0, 8);
+            reply_to(c, m, 12);
+        }
+        return;
+    }
+    int rule = name_rule(name);
+    if (rule < 0 || !N.plan->n_resolvers) {
+        /* NXDOMAIN: the name does not exist for the tree (a client stops at once and
+           says so; REFUSED would send it on to the next resolver and retries) */
+        unsigned long count = helper_count_denial();
+        char tb[16], what[300];
+        snprintf(what, sizeof what, "%s (%s)", name, type_name(qtype, tb, sizeof tb));
+        helper_note_denial(count, "dns", name, "not in --allow-net");
+        if (N.plan->log_fd >= 0 && helper_may_log(count))
+            log_query(name, qtype, -1, "NXDOMAIN", "", "");
+        answer_empty(c, q, qend, 3);
+        return;
+    }
+    if (qtype != 1 && qtype != 28 && qtype != 5 && qtype != 64 && qtype != 65) {
+        /* an allowed name's other records (TXT, MX, ...): no data, not asked upstream */
+        if (N.plan->log_fd >= 0)
+            log_query(name, qtype, rule, "NOERROR (not asked: only A, AAAA, CNAME, SVCB "
+                                         "and HTTPS are)", "", "");
+        answer_empty(c, q, qend, 0);
+        return;
+    }
+    struct pending *p = NULL;
+    unsigned long long now = mono_ns();
+    for (int i = 0; i < MAX_PENDING && !p; i++)
+        if (!N.pending[i].used || N.pending[i].deadline < now)
+            p = &N.pending[i];
+    if (!p) {
+        answer_empty(c, q, qend, 2); /* SERVFAIL: too many at once */
+        return;
+    }
+    unsigned short id;
+    if (getrandom(&id, sizeof id, 0) != sizeof id)
+        id = (unsigned short)now;
+    static unsigned char out[65536];
+    memcpy(out, q, n);
+    out[0] = (unsigned char)(id >> 8);
+    out[1] = (unsigned char)id;
+    const struct ztsa_net_rule *r = &N.plan->resolvers[0];
+    long w;
+    if (r->version == 4) {
+        struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(53)};
+        memcpy(&to.sin_addr, r->net, 4);
+        w = sendto(N.up4, out, n, MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
+    } else {
+        struct sockaddr_in6 to = {.sin6_family = AF_INET6, .sin6_port = htons(53)};
+        memcpy(&to.sin6_addr, r->net, 16);
+        w = sendto(N.up6, out, n, MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
+    }
+    if (w < 0) {
+        answer_empty(c, q, qend, 2);
+        return;
+    }
+    p->used = 1;
+    p->our_id = id;
+    p->their_id = (unsigned short)(q[0] << 8 | q[1]);
+    p->deadline = now + DNS_TIMEOUT_NS;
+    p->name_rule = rule;
+    p->qtype = qtype;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->qlen = qend <= (int)sizeof p->question ? qend : 0;
+    memcpy(p->question, q, (size_t)p->qlen);
+    p->question[0] = (unsigned char)(p->their_id >> 8);
+    p->question[1] = (unsigned char)p->their_id;
+    p->to = *c;
+}
+
+static size_t skip_name(const unsigned char *m, size_t n, size_t i) {
+    while (i < n) {
+        unsigned int l = m[i];
+        if (l == 0)
+            return i + 1;
+        if ((l & 0xC0) == 0xC0)
+            return i + 2;
+        i += 1 + l;
+    }
+    return n + 1;
+}
+
+static void upstream_answer(int s) {
+    static unsigned char m[65536];
+    struct sockaddr_storage from;
+    socklen_t flen = sizeof from;
+    ssize_t got = recvfrom(s, m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
+    if (got < 12)
+        return;
+    size_t n = (size_t)got;
+    const unsigned char *fa = NULL;
+    int fport = 0;
+    int fv = ip_of((const unsigned char *)&from, flen, &fa, &fport);
+    if (!fv || fport != 53 || !is_resolver(fv, fa))
+        return; /* not from the resolver asked */
+    unsigned short id = (unsigned short)(m[0] << 8 | m[1]);
+    struct pending *p = NULL;
+    for (int i = 0; i < MAX_PENDING && !p; i++)
+        if (N.pending[i].used && N.pending[i].our_id == id)
+            p = &N.pending[i];
+    if (!p || !(m[2] & 0x80))
+        return;
+    /* the question must be the one asked */
+    unsigned char q[512];
+    size_t qn = n < sizeof q ? n : sizeof q;
+    memcpy(q, m, qn);
+    q[2] &= 0x7F; /* read it as a query */
+    q[6] = q[7] = q[8] = q[9] = q[10] = q[11] = 0;
+    char name[256];
+    int qtype;
+    int qend = parse_question(q, qn, name, &qtype);
+    if (qend < 0 || strcmp(name, p->name) != 0 || qtype != p->qtype)
+        return;
+    p->used = 0;
+    int an = m[6] << 8 | m[7];
+    size_t i = (size_t)qend;
+    char learnt[4096] = "", refused[4096] = "";
+    size_t lo = 0, ro = 0;
+    for (int k = 0; k < an && i < n; k++) {
+        i = skip_name(m, n, i);
+        if (i + 10 > n)
+            break;
+        int type = m[i] << 8 | m[i + 1];
+        unsigned int ttl = (unsigned int)m[i + 4] << 24 | (unsigned int)m[i + 5] << 16 |
+                           (unsigned int)m[i + 6] << 8 | m[i + 7];
+        size_t rdlen = (size_t)(m[i + 8] << 8 | m[i + 9]);
+        i += 10;
+        if (i + rdlen > n)
+            break;
+        int version = type == 1 && rdlen == 4 ? 4 : type == 28 && rdlen == 16 ? 6 : 0;
+        if (version) {
+            char ip[INET6_ADDRSTRLEN] = "";
+            inet_ntop(version == 4 ? AF_INET : AF_INET6, m + i, ip, sizeof ip);
+            int bad = not_public(version, m + i) || is_resolver(version, m + i);
+            if (!bad)
+                learn(version, m + i, p->name_rule, ttl, p->name);
+            char *buf = bad ? refused : learnt;
+            size_t *o = bad ? &ro : &lo;
+            if (*o + strlen(ip) + 4 < sizeof learnt)
+                *o += (size_t)snprintf(buf + *o, sizeof learnt - *o, "%s\"%s\"", *o ? "," : "", ip);
+        }
+        i += rdlen;
+    }
+    static const char *const rcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+                                         "NOTIMP", "REFUSED"};
+    int rc = m[3] & 0x0F;
+    char rcb[16];
+    snprintf(rcb, sizeof rcb, "RCODE%d", rc);
+    if (N.plan->log_fd >= 0)
+        log_query(p->name, p->qtype, p->name_rule, rc <= 5 ? rcodes[rc] : rcb, learnt, refused);
+    m[0] = (unsigned char)(p->their_id >> 8);
+    m[1] = (unsigned char)p->their_id;
+    reply_to(&p->to, m, n);
+}
+
+static void udp_query(int kind) {
+    static unsigned char m[65536];
+    struct client c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    char cbuf[256];
+    struct iovec v = {m, sizeof m};
+    struct msghdr h = {.msg_name = &c.peer, .msg_namelen = sizeof c.peer, .msg_iov = &v,
+                       .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    ssize_t got = recvmsg(N.dns[kind], &h, MSG_DONTWAIT);
+    if (got <= 0)
+        return;
+    c.peer_len = h.msg_namelen;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm)) {
+        if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO) {
+            struct in_pktinfo pi;
+            memcpy(&pi, CMSG_DATA(cm), sizeof pi);
+            memcpy(c.local, &pi.ipi_addr, 4);
+        } else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
+            struct in6_pktinfo pi;
+            memcpy(&pi, CMSG_DATA(cm), sizeof pi);
+            memcpy(c.local, &pi.ipi6_addr, 16);
+            c.ifindex = (int)pi.ipi6_ifindex;
+        }
+    }
+    query(&c, m, (size_t)got);
+}
+
+static void tcp_accept(int kind) {
+    int fd = accept4(N.dns[kind], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    int slot = 0;
+    for (int i = 0; i < MAX_TCP; i++) {
+        if (N.tcp[i].fd < 0) {
+            slot = i;
+            break;
+        }
+        if (N.tcp[i].idle < N.tcp[slot].idle)
+            slot = i;
+    }
+    if (N.tcp[slot].fd >= 0)
+        close(N.tcp[slot].fd);
+    N.tcp[slot].fd = fd;
+    N.tcp[slot].gen = ++N.gen;
+    N.tcp[slot].have = 0;
+    N.tcp[slot].idle = mono_ns() + TCP_IDLE_NS;
+}
+
+static void tcp_read(int slot) {
+    struct tcpconn *t = &N.tcp[slot];
+    ssize_t got = read(t->fd, t->buf + t->have, sizeof t->buf - t->have);
+    if (got <= 0) {
+        if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+            close(t->fd);
+            t->fd = -1;
+        }
+        return;
+    }
+    t->have += (size_t)got;
+    t->idle = mono_ns() + TCP_IDLE_NS;
+    while (t->have >= 2) {
+        size_t want = (size_t)(t->buf[0] << 8 | t->buf[1]);
+        if (want + 2 > sizeof t->buf || want < 12) { /* no query is that long */
+            close(t->fd);
+            t->fd = -1;
+            return;
+        }
+        if (t->have < want + 2)
+            return;
+        struct client c;
+        memset(&c, 0, sizeof c);
+        c.kind = TCP4;
+        c.slot = slot;
+        c.gen = t->gen;
+        unsigned char q[sizeof t->buf];
+        memcpy(q, t->buf + 2, want);
+        t->have -= want + 2;
+        memmove(t->buf, t->buf + 2 + want, t->have);
+        query(&c, q, want);
+        if (t->fd < 0)
+            return;
+    }
+}
+
+int net_poll_fds(struct pollfd *out, int max) {
+    int k = 0;
+    for (int i = 0; i < DIAG; i++)
+        if (N.dns[i] >= 0 && k < max)
+            out[k++] = (struct pollfd){N.dns[i], POLLIN, 0};
+    if (N.up4 >= 0 && k < max)
+        out[k++] = (struct pollfd){N.up4, POLLIN, 0};
+    if (N.up6 >= 0 && k < max)
+        out[k++] = (struct pollfd){N.up6, POLLIN, 0};
+    for (int i = 0; i < MAX_TCP; i++)
+        if (N.tcp[i].fd >= 0 && k < max)
+            out[k++] = (struct pollfd){N.tcp[i].fd, POLLIN, 0};
+    return k;
+}
+
+int net_timeout_ms(void) {
+    unsigned long long now = mono_ns(), first = 0;
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (N.pending[i].used && (!first || N.pending[i].deadline < first))
+            first = N.pending[i].deadline;
+    for (int i = 0; i < MAX_TCP; i++)
+        if (N.tcp[i].fd >= 0 && (!first || N.tcp[i].idle < first))
+            first = N.tcp[i].idle;
+    if (!first)
+        return -1;
+    return first <= now ? 0 : (int)((first - now) / 1000000ULL) + 1;
+}
+
+void net_ready(const struct pollfd *fds, int n) {
+    for (int k = 0; k < n; k++) {
+        if (!fds[k].revents)
+            continue;
+        int fd = fds[k].fd;
+        if (fd == N.dns[UDP4] || fd == N.dns[UDP6])
+            udp_query(fd == N.dns[UDP4] ? UDP4 : UDP6);
+        else if (fd == N.dns[TCP4] || fd == N.dns[TCP6])
+            tcp_accept(fd == N.dns[TCP4] ? TCP4 : TCP6);
+        else if (fd == N.up4 || fd == N.up6)
+            upstream_answer(fd);
+        else
+            for (int i = 0; i < MAX_TCP; i++)
+                if (N.tcp[i].fd == fd)
+                    tcp_read(i);
+    }
+    /* what timed out: a query upstream never answered (SERVFAIL), an idle connection */
+    unsigned long long now = mono_ns();
+    for (int i = 0; i < MAX_PENDING; i++) {
+        struct pending *p = &N.pending[i];
+        if (!p->used || p->deadline > now)
+            continue;
+        p->used = 0;
+        if (N.plan->log_fd >= 0)
+            log_query(p->name, p->qtype, p->name_rule, "SERVFAIL (no answer upstream)", "", "");
+        if (p->qlen)
+            answer_empty(&p->to, p->question, p->qlen, 2);
+    }
+    for (int i = 0; i < MAX_TCP; i++)
+        if (N.tcp[i].fd >= 0 && N.tcp[i].idle < now) {
+            close(N.tcp[i].fd);
+            N.tcp[i].fd = -1;
+        }
+}
