@@ -935,6 +935,22 @@ static long connect_notification(const struct seccomp_notif *req) {
                                                                : "Unix socket not allowed");
     }
     __atomic_fetch_add(&H.shared->connects, 1, __ATOMIC_RELAXED);
+    if (H.plan->netns && H.plan->log_fd >= 0 && family == AF_UNIX && why != ZTSA_DENY_UNNAMED) {
+        /* the helper decides every connect of the tree's: its line too */
+        char where[4200];
+        if (pathfd >= 0)
+            snprintf(where, sizeof where, "%s", real);
+        else
+            snprintf(where, sizeof where, "@%.*s", len > 3 ? (int)(len - 3) : 0,
+                     (const char *)sa + 3);
+        int type = -1;
+        socklen_t tl = sizeof type;
+        getsockopt(dup, SOL_SOCKET, SO_TYPE, &type, &tl);
+        const char *text = why_text ? why_text : why > 0 ? "allowed" : "Unix socket not allowed";
+        if (result != NET_CONTINUE || why > 0)
+            net_log(why > 0 ? "connect" : "deny", pid, "connect", AF_UNIX, where, type,
+                    text, result);
+    }
     if (pathfd >= 0)
         close(pathfd);
     close(dup);

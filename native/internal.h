@@ -115,6 +115,9 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const vo
 int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, const char *real,
                     const char **why_text);
 int net_tree_owns_unix(dev_t dev, ino_t ino);
+/* a connect, send or deny line of a Unix destination (address: its path or @name) */
+void net_log(const char *event, pid_t pid, const char *call, int family, const char *address,
+             int type, const char *rule, long result);
 int net_poll_fds(struct pollfd *out, int max);
 int net_timeout_ms(void);
 void net_ready(const struct pollfd *fds, int n);

@@ -27,6 +27,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
 #include <linux/unix_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -300,15 +301,35 @@ static void log_net(const char *event, pid_t pid, const char *syscall_name, int 
     helper_log_event(event, fields);
 }
 
+void net_log(const char *event, pid_t pid, const char *call, int family, const char *address,
+             int type, const char *rule, long result) {
+    if (N.plan->log_fd < 0)
+        return;
+    char res[48];
+    if (result == NET_CONTINUE)
+        snprintf(res, sizeof res, "\"pending\"");
+    else if (result >= 0)
+        snprintf(res, sizeof res, "0");
+    else
+        snprintf(res, sizeof res, "\"%s\"", helper_errno_name((int)-result));
+    log_net(event, pid, call, family, address, -1, type, rule,
+            strcmp(event, "deny") == 0 ? NULL : res);
+}
+
 static long deny_net(pid_t pid, const char *call, int version, const unsigned char *a,
                      int port, int type) {
     char shown[128];
     show_addr(version, a, port, shown, sizeof shown);
+    /* on loopback, nothing of the tree's listens there: a host's service needs a rule */
+    const char *why = is_loopback(version, a)
+                          ? "not in --allow-net (no server of the tree listens there; the "
+                            "host's loopback is reached only by a rule naming it)"
+                          : "not in --allow-net";
     unsigned long count = helper_count_denial();
     helper_note_denial(count, call, shown, "not in --allow-net");
     if (N.plan->log_fd >= 0 && helper_may_log(count))
-        log_net("deny", pid, call, version == 4 ? AF_INET : AF_INET6, shown, port, type,
-                "not in --allow-net", NULL);
+        log_net("deny", pid, call, version == 4 ? AF_INET : AF_INET6, shown, port, type, why,
+                NULL);
     return -EPERM;
 }
 
@@ -425,8 +446,10 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd,
 
 /* > 0: a rule allows it (*rule_text set); 0: the tree's own (loopback, port 53);
    < 0: denied */
+static int tree_listens(int type, int port);
+
 static int decide_ip(int version, const unsigned char *a, int port, const unsigned char *sa,
-                     unsigned int len, int call, char *rule_text, size_t size) {
+                     unsigned int len, int call, int type, char *rule_text, size_t size) {
     int rule;
     int why = ztsa_decide(&N.plan->allow, call, -1, sa, len, NULL, &rule);
     if (why == ZTSA_ALLOW_RULE && rule != ZTSA_RULE_DNS) {
@@ -438,8 +461,14 @@ static int decide_ip(int version, const unsigned char *a, int port, const unsign
         snprintf(rule_text, size, "%s (%s)", rule_spec(l->rule), l->name);
         return 1;
     }
-    if (is_loopback(version, a) || port == 53)
-        return 0;
+    if (port == 53 || (is_loopback(version, a) && tree_listens(type, port)))
+        return 0; /* ztsa's DNS service, or the tree's own server */
+    for (int i = 0; is_loopback(version, a) && i < N.plan->n_listen; i++)
+        if (N.plan->listen_ports[i] == port) {
+            /* the tree's --allow-listen server is a socket of the host's loopback */
+            snprintf(rule_text, size, "--allow-listen %d", port);
+            return 1;
+        }
     return -1;
 }
 
@@ -477,7 +506,7 @@ static long net_connect(const struct seccomp_notif *req) {
         result = host ? (connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0)
                       : NET_CONTINUE;
     } else {
-        int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_CONNECT, rule, sizeof rule);
+        int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_CONNECT, type, rule, sizeof rule);
         if (d > 0 && host) {
             result = connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
             log_allowed(pid, "connect", version, a, port, type, rule, result);
@@ -578,22 +607,28 @@ int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, cons
    socket was replaced by a host socket connected to the destination. */
 static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host,
                      const unsigned char *sa, unsigned int len, const void *data, size_t n,
-                     int flags, const char *call) {
+                     int flags, const char *call, int perform) {
     pid_t pid = (pid_t)req->pid;
     int type = sockopt(*dup, SOL_SOCKET, SO_TYPE);
     const unsigned char *a = NULL;
     int port = 0;
     int version = ip_of(sa, len, &a, &port);
-    if (len >= 2 && (sa[0] | sa[1] << 8) == AF_UNIX)
+    int family = len >= 2 ? sa[0] | sa[1] << 8 : -1;
+    if (family == AF_UNIX)
         return unix_send(req, *dup, host, sa, len, data, n, flags, call);
+    if (family == AF_UNSPEC && len >= 8 && sockopt(*dup, SOL_SOCKET, SO_DOMAIN) == AF_INET) {
+        version = 4; /* a UDPv4 send reads an AF_UNSPEC name as AF_INET (udp_sendmsg) */
+        port = sa[2] << 8 | sa[3];
+        a = sa + 4;
+    }
     if (!version)
         return host ? send_copy(*dup, data, n, flags, NULL, 0) : NET_CONTINUE;
     char rule[1024];
-    int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_SEND, rule, sizeof rule);
+    int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_SEND, type, rule, sizeof rule);
     if (d < 0 || (d == 0 && host))
         return deny_net(pid, call, version, a, port, type);
-    if (d == 0)
-        return NET_CONTINUE;
+    if (d == 0) /* perform: on the tree's own socket, which reaches only its namespace */
+        return perform ? send_copy(*dup, data, n, flags, sa, len) : NET_CONTINUE;
     long r;
     if (host) {
         r = send_copy(*dup, data, n, flags, sa, len);
@@ -675,7 +710,7 @@ static long net_send(const struct seccomp_notif *req) {
             result = -EFAULT;
         else
             result = send_one(req, &dup, fd, host, len ? sa : NULL, len, data, n, (int)a[3],
-                              "sendto");
+                              "sendto", 0);
     } else if (req->data.nr == ZTSA_NR_sendmsg) {
         struct msg_copy m;
         int r = read_msg(pid, a[1], &m, 1);
@@ -687,7 +722,7 @@ static long net_send(const struct seccomp_notif *req) {
             result = NET_CONTINUE; /* the peer a decided connect set */
         else
             result = send_one(req, &dup, fd, host, m.name, m.namelen, m.data, m.n, (int)a[2],
-                              "sendmsg");
+                              "sendmsg", 0);
     } else { /* sendmmsg: every message decided; performed here when one goes out */
         unsigned int vlen = (unsigned int)a[2] > MAX_IOV ? MAX_IOV : (unsigned int)a[2];
         int outside = 0;
@@ -709,11 +744,8 @@ static long net_send(const struct seccomp_notif *req) {
                 long r = read_msg(pid, a[1] + 64ULL * i, &m, 1);
                 if (r == 0)
                     r = m.namelen ? send_one(req, &dup, fd, host, m.name, m.namelen, m.data,
-                                             m.n, (int)a[3], "sendmmsg")
-                                  : host ? send_copy(dup, m.data, m.n, (int)a[3], NULL, 0)
-                                         : -EDESTADDRREQ;
-                if (r == NET_CONTINUE)
-                    r = -EPERM; /* a local message among outside ones: not both at once */
+                                             m.n, (int)a[3], "sendmmsg", 1)
+                                  : send_copy(dup, m.data, m.n, (int)a[3], NULL, 0);
                 if (r < 0) {
                     result = sent ? sent : r;
                     break;
@@ -723,7 +755,7 @@ static long net_send(const struct seccomp_notif *req) {
                 struct iovec remote = {(void *)(unsigned long)(a[1] + 64ULL * i + 56), 4};
                 process_vm_writev(pid, &local, 1, &remote, 1, 0);
                 result = ++sent;
-                host = 1; /* the tree's socket is a host one now, if it was swapped */
+                host = cookie_of(dup) == N.cookie; /* a host one now, if it was swapped */
             }
         }
     }
@@ -827,6 +859,52 @@ int net_tree_owns_unix(dev_t dev, ino_t ino) {
             }
         }
     }
+}
+
+/* Does a socket of the tree's namespace listen on port (TCP: listening; UDP: bound)?
+   Only for the log and the answer's words: whatever the tree reaches on its loopback
+   stays in its namespace. */
+static int tree_listens(int type, int port) {
+    int nl = N.dns[DIAG];
+    if (nl < 0)
+        return 0;
+    for (int family = AF_INET; family == AF_INET || family == AF_INET6;
+         family = family == AF_INET ? AF_INET6 : -1) {
+        struct {
+            struct nlmsghdr nh;
+            struct inet_diag_req_v2 r;
+        } req;
+        memset(&req, 0, sizeof req);
+        req.nh.nlmsg_len = sizeof req;
+        req.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+        req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+        req.r.sdiag_family = (unsigned char)family;
+        req.r.sdiag_protocol = type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP;
+        req.r.idiag_states = type == SOCK_STREAM ? 1U << 10 /* TCP_LISTEN */ : ~0U;
+        struct sockaddr_nl k = {.nl_family = AF_NETLINK};
+        if (sendto(nl, &req, sizeof req, 0, (struct sockaddr *)&k, sizeof k) < 0)
+            return 0;
+        static char buf[16384];
+        int found = 0, done = 0;
+        while (!done) {
+            ssize_t n = recv(nl, buf, sizeof buf, 0);
+            if (n <= 0)
+                break;
+            for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)n);
+                 h = NLMSG_NEXT(h, n)) {
+                if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                    done = 1;
+                    break;
+                }
+                struct inet_diag_msg *m = NLMSG_DATA(h);
+                if (ntohs(m->id.idiag_sport) == port)
+                    found = 1;
+            }
+        }
+        if (found)
+            return 1;
+    }
+    return 0;
 }
 
 /* ---- DNS ---- */

@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#define IPV6_FREEBIND_ 78
+
 /* RTM_NEWROUTE: "local" route for family's whole space on ifindex, in the local table */
 static int add_anyip(int nl, int family, int ifindex, unsigned int seq) {
     struct {
@@ -69,6 +71,9 @@ static int dns_socket(int family, int type) {
     } else {
         struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons(53)};
         setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        /* answers leave from the address asked, which IPv6 has as a route, not an
+           interface address */
+        setsockopt(s, IPPROTO_IPV6, IPV6_FREEBIND_, &one, sizeof one);
         if (type == SOCK_DGRAM)
             setsockopt(s, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one);
         r = bind(s, (struct sockaddr *)&a, sizeof a);

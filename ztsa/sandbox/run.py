@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ztsa.sandbox import gitguard, landlock, plan, toolchains
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
-from ztsa.sandbox.controls import PIDNS_MISSING, USERNS_MISSING
+from ztsa.sandbox.controls import NETNS_MISSING, PIDNS_MISSING, USERNS_MISSING
 from ztsa.sandbox.paths import find_program, private_dir, reap_stale, remove_tree
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer, TracerError
@@ -131,6 +131,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             missing.append(USERNS_MISSING)
         if ns == plan.Namespaces.NONE or not nat.pidns_available():
             missing.append(PIDNS_MISSING)
+        if ns == plan.Namespaces.NONE:
+            missing.append(NETNS_MISSING)
         if missing:
             for control in missing:
                 print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
