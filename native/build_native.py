@@ -8,7 +8,7 @@ from pathlib import Path
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ["allow.c", "child.c", "creation.c", "gitconfig.c", "helper.c", "landlock.c",
+SOURCES = ["allow.c", "child.c", "creation.c", "dns.c", "gitconfig.c", "helper.c", "landlock.c",
            "metadata.c", "net.c", "netns.c", "supervisor.c", "util.c"]
 
 ffibuilder = FFI()

@@ -1155,14 +1155,14 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
            first. */
         struct pollfd fds[64];
         fds[0] = (struct pollfd){lfd, POLLIN, 0};
-        int nfds = 1 + (plan->netns ? net_poll_fds(fds + 1, 63) : 0);
-        if (!sync && poll(fds, (nfds_t)nfds, plan->netns ? net_timeout_ms() : -1) < 0) {
+        int nfds = 1 + (plan->netns ? dns_poll_fds(fds + 1, 63) : 0);
+        if (!sync && poll(fds, (nfds_t)nfds, plan->netns ? dns_timeout_ms() : -1) < 0) {
             if (errno == EINTR)
                 continue;
             _exit(1);
         }
         if (plan->netns)
-            net_ready(fds + 1, nfds - 1);
+            dns_ready(fds + 1, nfds - 1);
         struct pollfd pfd = fds[0];
         if (!sync && !(pfd.revents & POLLIN)) {
             if (pfd.revents & (POLLHUP | POLLERR))

@@ -118,9 +118,20 @@ int net_tree_owns_unix(dev_t dev, ino_t ino);
 /* a connect, send or deny line of a Unix destination (address: its path or @name) */
 void net_log(const char *event, pid_t pid, const char *call, int family, const char *address,
              int type, const char *rule, long result);
-int net_poll_fds(struct pollfd *out, int max);
-int net_timeout_ms(void);
-void net_ready(const struct pollfd *fds, int n);
+/* net.c, for dns.c: the learnt addresses and the shared words */
+unsigned long long net_mono_ns(void);
+int net_ip_of(const unsigned char *sa, unsigned int len, const unsigned char **a, int *port);
+int net_not_public(int version, const unsigned char *a); /* never opened by an answer */
+int net_is_resolver(int version, const unsigned char *a);
+void net_learn(int version, const unsigned char *a, int rule, unsigned int ttl,
+               const char *name);
+int net_querier_of(const void *peer, unsigned int len); /* host pid, -1 */
+const char *net_rule_spec(int rule);
+/* dns.c: ztsa's DNS service for the tree (socks: UDP4, TCP4, UDP6, TCP6) */
+void dns_init(const struct ztsa_plan *plan, const int *socks);
+int dns_poll_fds(struct pollfd *out, int max);
+int dns_timeout_ms(void);
+void dns_ready(const struct pollfd *fds, int n);
 /* netns.c: CMD's network namespace and ztsa's DNS sockets in it (UDP4, TCP4, UDP6,
    TCP6, a sock_diag socket), before it drops its capabilities */
 int netns_enter(int socks[ZTSA_NET_SOCKS]);

@@ -15,11 +15,7 @@
        - a socket the helper made (a host socket): every addressed send and connect is
          decided and performed here from the copy
        - bind of --allow-listen's port: a host socket bound in its place (inbound)
-     DNS (the sockets netns.c opened on port 53 of every address): a query for a name a
-       rule names is forwarded from the helper's own socket to the upstream resolver;
-       the A/AAAA addresses of the answer, but loopback, link-local, private,
-       unique-local and the resolvers', become allowed on the rule's port; any other
-       query is answered NXDOMAIN here and goes nowhere. */
+     the learnt addresses: what the answers of ztsa's DNS service (dns.c) allow */
 #include "internal.h"
 
 #include <arpa/inet.h>
@@ -50,16 +46,10 @@
 #endif
 
 #define MAX_LEARNT 2048
-#define MAX_PENDING 256
-#define MAX_TCP 16
-#define DNS_TIMEOUT_NS (3ULL * 1000000000ULL)
-#define TCP_IDLE_NS (10ULL * 1000000000ULL)
 #define LEARN_MIN_S 600 /* a learnt address stays allowed at least this long... */
 #define LEARN_MAX_S 86400 /* ...and at most this long after its last answer */
 #define MAX_SEND (1 << 20)
 #define MAX_IOV 1024
-
-enum { UDP4, TCP4, UDP6, TCP6, DIAG };
 
 struct learnt {
     int version, port, rule;
@@ -68,49 +58,24 @@ struct learnt {
     char name[256];
 };
 
-struct client {
-    int kind; /* UDP4, UDP6: peer and local; TCP4: the connection's slot */
-    struct sockaddr_storage peer;
-    socklen_t peer_len;
-    unsigned char local[16];
-    int ifindex;
-    int slot;
-    unsigned int gen;
-};
-
-struct pending {
-    int used;
-    unsigned short our_id, their_id;
-    unsigned long long deadline;
-    int name_rule, qtype;
-    char name[256];
-    unsigned char question[300]; /* the query's header and question, for a SERVFAIL */
-    int qlen;
-    struct client to;
-};
-
-struct tcpconn {
-    int fd;
-    unsigned int gen;
-    unsigned long long idle;
-    size_t have;
-    unsigned char buf[2 + 1024];
-};
+/* who sent a query: the tree's local port of a socket that went to port 53, and the
+   thread that sent through it (host pid), remembered when the helper saw it go */
+#define QUERIERS 256
+static struct {
+    unsigned short port;
+    int pid;
+} querier[QUERIERS];
 
 static struct {
     const struct ztsa_plan *plan;
     int lfd;
     unsigned long long cookie; /* the host namespace's: the helper's own sockets */
-    int dns[5];
-    int up4, up6; /* the helper's sockets to the upstream resolvers */
+    int diag;                  /* sock_diag in the tree's namespace */
     struct learnt learnt[MAX_LEARNT];
     int n_learnt;
-    struct pending pending[MAX_PENDING];
-    struct tcpconn tcp[MAX_TCP];
-    unsigned int gen;
-} N = {.up4 = -1, .up6 = -1};
+} N = {.diag = -1};
 
-static unsigned long long mono_ns(void) {
+unsigned long long net_mono_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
@@ -130,21 +95,15 @@ static int sockopt(int fd, int level, int name) {
     return getsockopt(fd, level, name, &v, &len) < 0 ? -1 : v;
 }
 
-void net_init(const struct ztsa_plan *plan, int lfd, const int *dns) {
+void net_init(const struct ztsa_plan *plan, int lfd, const int *socks) {
     N.plan = plan;
     N.lfd = lfd;
-    for (int i = 0; i < 5; i++)
-        N.dns[i] = dns[i];
-    for (int i = 0; i < MAX_TCP; i++)
-        N.tcp[i].fd = -1;
+    N.diag = socks[ZTSA_NET_SOCKS - 1];
     int probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     N.cookie = probe >= 0 ? cookie_of(probe) : 0;
     if (probe >= 0)
         close(probe);
-    if (plan->n_resolvers) {
-        N.up4 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        N.up6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    }
+    dns_init(plan, socks);
 }
 
 /* ---- where an address may go ---- */
@@ -156,7 +115,7 @@ static int is_loopback(int version, const unsigned char *a) {
 
 /* loopback, link-local, private, shared, multicast, reserved and unspecified ranges:
    what a name's answer never opens (the rebinding of an attacker's name) */
-static int not_public(int version, const unsigned char *a) {
+int net_not_public(int version, const unsigned char *a) {
     if (version == 4) {
         unsigned int v = (unsigned int)a[0] << 24 | (unsigned int)a[1] << 16 |
                          (unsigned int)a[2] << 8 | a[3];
@@ -172,19 +131,19 @@ static int not_public(int version, const unsigned char *a) {
     }
     static const unsigned char zero[10] = {0};
     if (memcmp(a, zero, 10) == 0 && a[10] == 0xff && a[11] == 0xff)
-        return not_public(4, a + 12); /* IPv4-mapped */
+        return net_not_public(4, a + 12); /* IPv4-mapped */
     if (memcmp(a, zero, 10) == 0 && a[10] == 0 && a[11] == 0)
         return 1; /* ::, ::1, IPv4-compatible */
     if ((a[0] & 0xFE) == 0xFC || a[0] == 0xFF || (a[0] == 0xFE && (a[1] & 0xC0) == 0x80))
         return 1; /* unique-local, multicast, link-local */
     if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b)
-        return not_public(4, a + 12); /* NAT64 */
+        return net_not_public(4, a + 12); /* NAT64 */
     if (a[0] == 0x20 && a[1] == 0x02)
-        return not_public(4, a + 2); /* 6to4 */
+        return net_not_public(4, a + 2); /* 6to4 */
     return 0;
 }
 
-static int is_resolver(int version, const unsigned char *a) {
+int net_is_resolver(int version, const unsigned char *a) {
     for (int i = 0; i < N.plan->n_resolvers; i++) {
         const struct ztsa_net_rule *r = &N.plan->resolvers[i];
         if (r->version == version && memcmp(r->net, a, version == 4 ? 4 : 16) == 0)
@@ -194,7 +153,7 @@ static int is_resolver(int version, const unsigned char *a) {
 }
 
 static const struct learnt *learnt_for(int version, const unsigned char *a, int port) {
-    unsigned long long now = mono_ns();
+    unsigned long long now = net_mono_ns();
     for (int i = 0; i < N.n_learnt; i++) {
         const struct learnt *l = &N.learnt[i];
         if (l->version == version && (!l->port || l->port == port) && l->until > now &&
@@ -204,11 +163,11 @@ static const struct learnt *learnt_for(int version, const unsigned char *a, int 
     return NULL;
 }
 
-static void learn(int version, const unsigned char *a, int rule, unsigned int ttl,
-                  const char *name) {
+void net_learn(int version, const unsigned char *a, int rule, unsigned int ttl,
+               const char *name) {
     const struct ztsa_dns_name *dn = &N.plan->dns_names[rule];
     unsigned long long keep = ttl < LEARN_MIN_S ? LEARN_MIN_S : ttl > LEARN_MAX_S ? LEARN_MAX_S : ttl;
-    unsigned long long until = mono_ns() + keep * 1000000000ULL;
+    unsigned long long until = net_mono_ns() + keep * 1000000000ULL;
     struct learnt *slot = NULL;
     for (int i = 0; i < N.n_learnt && !slot; i++) {
         struct learnt *l = &N.learnt[i];
@@ -236,7 +195,7 @@ static void learn(int version, const unsigned char *a, int rule, unsigned int tt
 
 /* ---- the log ---- */
 
-static const char *rule_spec(int rule) {
+const char *net_rule_spec(int rule) {
     return rule >= 0 && rule < N.plan->n_rule_specs ? N.plan->rule_specs[rule] : "";
 }
 
@@ -252,8 +211,8 @@ static void show_addr(int version, const unsigned char *a, int port, char *out, 
 }
 
 /* the version (4, 6) and address of a sockaddr copy, IPv4-mapped as IPv4; 0: neither */
-static int ip_of(const unsigned char *sa, unsigned int len, const unsigned char **a,
-                 int *port) {
+int net_ip_of(const unsigned char *sa, unsigned int len, const unsigned char **a,
+              int *port) {
     static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     unsigned short family;
     if (len < 2)
@@ -442,6 +401,38 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd,
     return r;
 }
 
+static void note_querier(int sock, pid_t pid) {
+    struct sockaddr_storage me;
+    socklen_t len = sizeof me;
+    const unsigned char *a;
+    int port = 0;
+    if (getsockname(sock, (struct sockaddr *)&me, &len) < 0 ||
+        !net_ip_of((const unsigned char *)&me, len, &a, &port) || !port)
+        return;
+    querier[port % QUERIERS].port = (unsigned short)port;
+    querier[port % QUERIERS].pid = helper_host_tgid(pid);
+}
+
+/* a nameless send on the tree's socket: if its peer is port 53, note who asks */
+static void note_if_dns_peer(int sock, pid_t pid) {
+    struct sockaddr_storage peer;
+    socklen_t len = sizeof peer;
+    const unsigned char *a;
+    int port = 0;
+    if (getpeername(sock, (struct sockaddr *)&peer, &len) == 0 &&
+        net_ip_of((const unsigned char *)&peer, len, &a, &port) && port == 53)
+        note_querier(sock, pid);
+}
+
+int net_querier_of(const void *peer, unsigned int len) {
+    const unsigned char *a;
+    int port = 0;
+    if (!net_ip_of((const unsigned char *)peer, len, &a, &port) ||
+        querier[port % QUERIERS].port != port)
+        return -1;
+    return querier[port % QUERIERS].pid;
+}
+
 /* ---- the decision ---- */
 
 /* > 0: a rule allows it (*rule_text set); 0: the tree's own (loopback, port 53);
@@ -453,12 +444,12 @@ static int decide_ip(int version, const unsigned char *a, int port, const unsign
     int rule;
     int why = ztsa_decide(&N.plan->allow, call, -1, sa, len, NULL, &rule);
     if (why == ZTSA_ALLOW_RULE && rule != ZTSA_RULE_DNS) {
-        snprintf(rule_text, size, "%s", rule_spec(rule));
+        snprintf(rule_text, size, "%s", net_rule_spec(rule));
         return 1;
     }
     const struct learnt *l = learnt_for(version, a, port);
     if (l) {
-        snprintf(rule_text, size, "%s (%s)", rule_spec(l->rule), l->name);
+        snprintf(rule_text, size, "%s (%s)", net_rule_spec(l->rule), l->name);
         return 1;
     }
     if (port == 53 || (is_loopback(version, a) && tree_listens(type, port)))
@@ -499,7 +490,7 @@ static long net_connect(const struct seccomp_notif *req) {
     int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
     const unsigned char *a = NULL;
     int port = 0;
-    int version = ip_of(sa, len, &a, &port);
+    int version = net_ip_of(sa, len, &a, &port);
     long result;
     char rule[1024];
     if (!version) { /* AF_UNSPEC (a disconnect), a short or foreign address */
@@ -513,6 +504,12 @@ static long net_connect(const struct seccomp_notif *req) {
         } else if (d > 0) {
             result = net_swap_connect(req, dup, fd, sa, len);
             log_allowed(pid, "connect", version, a, port, type, rule, result);
+        } else if (d == 0 && !host && port == 53) {
+            /* ztsa's DNS service: connected here on the tree's own socket (it stays in
+               the tree's namespace), so that its queries name their sender */
+            result = connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
+            if (result == 0 || result == -EINPROGRESS)
+                note_querier(dup, pid);
         } else if (d == 0 && !host) {
             result = NET_CONTINUE; /* stays in the tree's namespace */
         } else {
@@ -612,7 +609,7 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
     int type = sockopt(*dup, SOL_SOCKET, SO_TYPE);
     const unsigned char *a = NULL;
     int port = 0;
-    int version = ip_of(sa, len, &a, &port);
+    int version = net_ip_of(sa, len, &a, &port);
     int family = len >= 2 ? sa[0] | sa[1] << 8 : -1;
     if (family == AF_UNIX)
         return unix_send(req, *dup, host, sa, len, data, n, flags, call);
@@ -627,6 +624,11 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
     int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_SEND, type, rule, sizeof rule);
     if (d < 0 || (d == 0 && host))
         return deny_net(pid, call, version, a, port, type);
+    if (d == 0 && port == 53) { /* a query: sent here, to name its sender */
+        long r = send_copy(*dup, data, n, flags, sa, len);
+        note_querier(*dup, pid);
+        return r;
+    }
     if (d == 0) /* perform: on the tree's own socket, which reaches only its namespace */
         return perform ? send_copy(*dup, data, n, flags, sa, len) : NET_CONTINUE;
     long r;
@@ -718,8 +720,11 @@ static long net_send(const struct seccomp_notif *req) {
             result = r;
         else if (m.control && (host || m.namelen))
             result = -EPERM; /* ancillary data is not relayed */
-        else if (!m.namelen)
+        else if (!m.namelen) {
             result = NET_CONTINUE; /* the peer a decided connect set */
+            if (!host)
+                note_if_dns_peer(dup, pid);
+        }
         else
             result = send_one(req, &dup, fd, host, m.name, m.namelen, m.data, m.n, (int)a[2],
                               "sendmsg", 0);
@@ -737,6 +742,8 @@ static long net_send(const struct seccomp_notif *req) {
             else if (m.namelen || host)
                 outside = 1;
         }
+        if (result == NET_CONTINUE && !outside && !host)
+            note_if_dns_peer(dup, pid);
         if (result == NET_CONTINUE && outside) {
             long sent = 0;
             for (unsigned int i = 0; i < vlen; i++) {
@@ -774,7 +781,7 @@ static long net_bind(const struct seccomp_notif *req) {
         return NET_UNIX; /* helper.c's bind of a socket path, or the kernel's answer */
     const unsigned char *a = NULL;
     int port = 0;
-    int version = ip_of(sa, len, &a, &port);
+    int version = net_ip_of(sa, len, &a, &port);
     int listed = 0;
     for (int i = 0; version && port && i < N.plan->n_listen; i++)
         listed |= N.plan->listen_ports[i] == port;
@@ -818,7 +825,7 @@ long net_notification(const struct seccomp_notif *req) {
 
 /* Is the socket file (dev, ino) bound by a socket of the tree's own namespace? */
 int net_tree_owns_unix(dev_t dev, ino_t ino) {
-    int nl = N.dns[DIAG];
+    int nl = N.diag;
     if (nl < 0)
         return 0;
     struct {
@@ -865,7 +872,7 @@ int net_tree_owns_unix(dev_t dev, ino_t ino) {
    Only for the log and the answer's words: whatever the tree reaches on its loopback
    stays in its namespace. */
 static int tree_listens(int type, int port) {
-    int nl = N.dns[DIAG];
+    int nl = N.diag;
     if (nl < 0)
         return 0;
     for (int family = AF_INET; family == AF_INET || family == AF_INET6;
@@ -907,450 +914,3 @@ static int tree_listens(int type, int port) {
     return 0;
 }
 
-/* ---- DNS ---- */
-
-static const char *type_name(int t, char *buf, size_t size) {
-    switch (t) {
-    case 1: return "A";
-    case 28: return "AAAA";
-    case 5: return "CNAME";
-    case 64: return "SVCB";
-    case 65: return "HTTPS";
-    case 12: return "PTR";
-    case 16: return "TXT";
-    case 33: return "SRV";
-    case 15: return "MX";
-    case 2: return "NS";
-    case 6: return "SOA";
-    case 255: return "ANY";
-    default: snprintf(buf, size, "TYPE%d", t); return buf;
-    }
-}
-
-/* the question of a query: its name (lowercase, dotted), type; the offset past it.
-   -1: not one query of class IN without compression */
-static int parse_question(const unsigned char *m, size_t n, char *name, int *qtype) {
-    if (n < 17 || (m[2] & 0x80) || (m[2] & 0x78) || m[4] != 0 || m[5] != 1)
-        return -1;
-    size_t i = 12, o = 0;
-    while (i < n && m[i]) {
-        unsigned int l = m[i];
-        if (l > 63 || i + 1 + l >= n || o + l + 2 > 254)
-            return -1;
-        if (o)
-            name[o++] = '.';
-        for (unsigned int k = 0; k < l; k++) {
-            unsigned char c = m[i + 1 + k];
-            name[o++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        }
-        i += 1 + l;
-    }
-    name[o] = 0;
-    if (i + 5 > n || o == 0)
-        return -1;
-    *qtype = m[i + 1] << 8 | m[i + 2];
-    int qclass = m[i + 3] << 8 | m[i + 4];
-    if (qclass != 1)
-        return -1;
-    return (int)(i + 5);
-}
-
-/* which dns_names entry allows name: an exact name, or a suffix ".example.com" */
-static int name_rule(const char *name) {
-    size_t n = strlen(name);
-    for (int i = 0; i < N.plan->n_dns_names; i++) {
-        const struct ztsa_dns_name *d = &N.plan->dns_names[i];
-        size_t k = strlen(d->name);
-        if (d->suffix ? n > k && strcmp(name + n - k, d->name) == 0 : strcmp(name, d->name) == 0)
-            return i;
-    }
-    return -1;
-}
-
-static void reply_to(const struct client *c, unsigned char *m, size_t n) {
-    if (c->kind == TCP4) {
-        struct tcpconn *t = &N.tcp[c->slot];
-        if (t->fd < 0 || t->gen != c->gen)
-            return;
-        unsigned char len[2] = {(unsigned char)(n >> 8), (unsigned char)n};
-        struct iovec v[2] = {{len, 2}, {m, n}};
-        ssize_t w = writev(t->fd, v, 2);
-        (void)w;
-        return;
-    }
-    char cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
-    memset(cbuf, 0, sizeof cbuf);
-    struct iovec v = {m, n};
-    struct msghdr h = {.msg_name = (void *)&c->peer, .msg_namelen = c->peer_len,
-                       .msg_iov = &v, .msg_iovlen = 1, .msg_control = cbuf};
-    struct cmsghdr *cm = (struct cmsghdr *)cbuf;
-    if (c->kind == UDP4) {
-        struct in_pktinfo pi;
-        memset(&pi, 0, sizeof pi);
-        memcpy(&pi.ipi_spec_dst, c->local, 4);
-        cm->cmsg_level = IPPROTO_IP;
-        cm->cmsg_type = IP_PKTINFO;
-        cm->cmsg_len = CMSG_LEN(sizeof pi);
-        memcpy(CMSG_DATA(cm), &pi, sizeof pi);
-        h.msg_controllen = CMSG_SPACE(sizeof pi);
-    } else {
-        struct in6_pktinfo pi;
-        memset(&pi, 0, sizeof pi);
-        memcpy(&pi.ipi6_addr, c->local, 16);
-        pi.ipi6_ifindex = (unsigned int)c->ifindex;
-        cm->cmsg_level = IPPROTO_IPV6;
-        cm->cmsg_type = IPV6_PKTINFO;
-        cm->cmsg_len = CMSG_LEN(sizeof pi);
-        memcpy(CMSG_DATA(cm), &pi, sizeof pi);
-        h.msg_controllen = CMSG_SPACE(sizeof pi);
-    }
-    ssize_t w = sendmsg(N.dns[c->kind], &h, MSG_DONTWAIT | MSG_NOSIGNAL);
-    (void)w;
-}
-
-/* answer a query here: its header and question, with rcode and no records */
-static void answer_empty(const struct client *c, const unsigned char *q, int qend, int rcode) {
-    unsigned char m[512 + 16];
-    if (qend > 512)
-        return;
-    memcpy(m, q, (size_t)qend);
-    m[2] = (unsigned char)(0x80 | (q[2] & 0x01)); /* QR, RD as asked */
-    m[3] = (unsigned char)(0x80 | rcode);          /* RA */
-    memset(m + 6, 0, 6);                           /* no answer, authority, additional */
-    reply_to(c, m, (size_t)qend);
-}
-
-static void log_query(const char *name, int qtype, int rule, const char *rcode,
-                      const char *learnt, const char *refused) {
-    char tb[16], ename[600], fields[9000];
-    helper_json(name, ename, sizeof ename);
-    if (rule < 0) {
-        snprintf(fields, sizeof fields,
-                 "\"pid\":null,\"syscall\":\"dns\",\"name\":\"%s\",\"type\":\"%s\","
-                 "\"decision\":\"deny\",\"rule\":\"not in --allow-net\",\"rcode\":\"NXDOMAIN\"",
-                 ename, type_name(qtype, tb, sizeof tb));
-        helper_log_event("deny", fields);
-        return;
-    }
-    char erule[1024];
-    helper_json(rule_spec(N.plan->dns_names[rule].rule), erule, sizeof erule);
-    snprintf(fields, sizeof fields,
-             "\"pid\":null,\"name\":\"%s\",\"type\":\"%s\",\"decision\":\"allow\","
-             "\"rule\":\"%s\",\"rcode\":\"%s\",\"addresses\":[%s],\"refused\":[%s]",
-             ename, type_name(qtype, tb, sizeof tb), erule, rcode, learnt, refused);
-    helper_log_event("dns", fields);
-}
-
-static void query(const struct client *c, const unsigned char *q, size_t n) {
-    char name[256];
-    int qtype;
-    int qend = parse_question(q, n, name, &qtype);
-    if (qend < 0) {
-        if (n >= 12) { /* not a query we forward: FORMERR, and nothing leaves */
-            unsigned char m[12];
-            memcpy(m, q, 12);
-            m[2] = (unsigned char)(0x80 | (q[2] & 0x01));
-            m[3] = 0x80 | 1;
-            memset(m + 4, 0, 8);
-            reply_to(c, m, 12);
-        }
-        return;
-    }
-    int rule = name_rule(name);
-    if (rule < 0 || !N.plan->n_resolvers) {
-        /* NXDOMAIN: the name does not exist for the tree (a client stops at once and
-           says so; REFUSED would send it on to the next resolver and retries) */
-        unsigned long count = helper_count_denial();
-        char tb[16], what[300];
-        snprintf(what, sizeof what, "%s (%s)", name, type_name(qtype, tb, sizeof tb));
-        helper_note_denial(count, "dns", name, "not in --allow-net");
-        if (N.plan->log_fd >= 0 && helper_may_log(count))
-            log_query(name, qtype, -1, "NXDOMAIN", "", "");
-        answer_empty(c, q, qend, 3);
-        return;
-    }
-    if (qtype != 1 && qtype != 28 && qtype != 5 && qtype != 64 && qtype != 65) {
-        /* an allowed name's other records (TXT, MX, ...): no data, not asked upstream */
-        if (N.plan->log_fd >= 0)
-            log_query(name, qtype, rule, "NOERROR (not asked: only A, AAAA, CNAME, SVCB "
-                                         "and HTTPS are)", "", "");
-        answer_empty(c, q, qend, 0);
-        return;
-    }
-    struct pending *p = NULL;
-    unsigned long long now = mono_ns();
-    for (int i = 0; i < MAX_PENDING && !p; i++)
-        if (!N.pending[i].used || N.pending[i].deadline < now)
-            p = &N.pending[i];
-    if (!p) {
-        answer_empty(c, q, qend, 2); /* SERVFAIL: too many at once */
-        return;
-    }
-    unsigned short id;
-    if (getrandom(&id, sizeof id, 0) != sizeof id)
-        id = (unsigned short)now;
-    static unsigned char out[65536];
-    memcpy(out, q, n);
-    out[0] = (unsigned char)(id >> 8);
-    out[1] = (unsigned char)id;
-    const struct ztsa_net_rule *r = &N.plan->resolvers[0];
-    long w;
-    if (r->version == 4) {
-        struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(53)};
-        memcpy(&to.sin_addr, r->net, 4);
-        w = sendto(N.up4, out, n, MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
-    } else {
-        struct sockaddr_in6 to = {.sin6_family = AF_INET6, .sin6_port = htons(53)};
-        memcpy(&to.sin6_addr, r->net, 16);
-        w = sendto(N.up6, out, n, MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
-    }
-    if (w < 0) {
-        answer_empty(c, q, qend, 2);
-        return;
-    }
-    p->used = 1;
-    p->our_id = id;
-    p->their_id = (unsigned short)(q[0] << 8 | q[1]);
-    p->deadline = now + DNS_TIMEOUT_NS;
-    p->name_rule = rule;
-    p->qtype = qtype;
-    snprintf(p->name, sizeof p->name, "%s", name);
-    p->qlen = qend <= (int)sizeof p->question ? qend : 0;
-    memcpy(p->question, q, (size_t)p->qlen);
-    p->question[0] = (unsigned char)(p->their_id >> 8);
-    p->question[1] = (unsigned char)p->their_id;
-    p->to = *c;
-}
-
-static size_t skip_name(const unsigned char *m, size_t n, size_t i) {
-    while (i < n) {
-        unsigned int l = m[i];
-        if (l == 0)
-            return i + 1;
-        if ((l & 0xC0) == 0xC0)
-            return i + 2;
-        i += 1 + l;
-    }
-    return n + 1;
-}
-
-static void upstream_answer(int s) {
-    static unsigned char m[65536];
-    struct sockaddr_storage from;
-    socklen_t flen = sizeof from;
-    ssize_t got = recvfrom(s, m, sizeof m, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
-    if (got < 12)
-        return;
-    size_t n = (size_t)got;
-    const unsigned char *fa = NULL;
-    int fport = 0;
-    int fv = ip_of((const unsigned char *)&from, flen, &fa, &fport);
-    if (!fv || fport != 53 || !is_resolver(fv, fa))
-        return; /* not from the resolver asked */
-    unsigned short id = (unsigned short)(m[0] << 8 | m[1]);
-    struct pending *p = NULL;
-    for (int i = 0; i < MAX_PENDING && !p; i++)
-        if (N.pending[i].used && N.pending[i].our_id == id)
-            p = &N.pending[i];
-    if (!p || !(m[2] & 0x80))
-        return;
-    /* the question must be the one asked */
-    unsigned char q[512];
-    size_t qn = n < sizeof q ? n : sizeof q;
-    memcpy(q, m, qn);
-    q[2] &= 0x7F; /* read it as a query */
-    q[6] = q[7] = q[8] = q[9] = q[10] = q[11] = 0;
-    char name[256];
-    int qtype;
-    int qend = parse_question(q, qn, name, &qtype);
-    if (qend < 0 || strcmp(name, p->name) != 0 || qtype != p->qtype)
-        return;
-    p->used = 0;
-    int an = m[6] << 8 | m[7];
-    size_t i = (size_t)qend;
-    char learnt[4096] = "", refused[4096] = "";
-    size_t lo = 0, ro = 0;
-    for (int k = 0; k < an && i < n; k++) {
-        i = skip_name(m, n, i);
-        if (i + 10 > n)
-            break;
-        int type = m[i] << 8 | m[i + 1];
-        unsigned int ttl = (unsigned int)m[i + 4] << 24 | (unsigned int)m[i + 5] << 16 |
-                           (unsigned int)m[i + 6] << 8 | m[i + 7];
-        size_t rdlen = (size_t)(m[i + 8] << 8 | m[i + 9]);
-        i += 10;
-        if (i + rdlen > n)
-            break;
-        int version = type == 1 && rdlen == 4 ? 4 : type == 28 && rdlen == 16 ? 6 : 0;
-        if (version) {
-            char ip[INET6_ADDRSTRLEN] = "";
-            inet_ntop(version == 4 ? AF_INET : AF_INET6, m + i, ip, sizeof ip);
-            int bad = not_public(version, m + i) || is_resolver(version, m + i);
-            if (!bad)
-                learn(version, m + i, p->name_rule, ttl, p->name);
-            char *buf = bad ? refused : learnt;
-            size_t *o = bad ? &ro : &lo;
-            if (*o + strlen(ip) + 4 < sizeof learnt)
-                *o += (size_t)snprintf(buf + *o, sizeof learnt - *o, "%s\"%s\"", *o ? "," : "", ip);
-        }
-        i += rdlen;
-    }
-    static const char *const rcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
-                                         "NOTIMP", "REFUSED"};
-    int rc = m[3] & 0x0F;
-    char rcb[16];
-    snprintf(rcb, sizeof rcb, "RCODE%d", rc);
-    if (N.plan->log_fd >= 0)
-        log_query(p->name, p->qtype, p->name_rule, rc <= 5 ? rcodes[rc] : rcb, learnt, refused);
-    m[0] = (unsigned char)(p->their_id >> 8);
-    m[1] = (unsigned char)p->their_id;
-    reply_to(&p->to, m, n);
-}
-
-static void udp_query(int kind) {
-    static unsigned char m[65536];
-    struct client c;
-    memset(&c, 0, sizeof c);
-    c.kind = kind;
-    char cbuf[256];
-    struct iovec v = {m, sizeof m};
-    struct msghdr h = {.msg_name = &c.peer, .msg_namelen = sizeof c.peer, .msg_iov = &v,
-                       .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-    ssize_t got = recvmsg(N.dns[kind], &h, MSG_DONTWAIT);
-    if (got <= 0)
-        return;
-    c.peer_len = h.msg_namelen;
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm)) {
-        if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO) {
-            struct in_pktinfo pi;
-            memcpy(&pi, CMSG_DATA(cm), sizeof pi);
-            memcpy(c.local, &pi.ipi_addr, 4);
-        } else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
-            struct in6_pktinfo pi;
-            memcpy(&pi, CMSG_DATA(cm), sizeof pi);
-            memcpy(c.local, &pi.ipi6_addr, 16);
-            c.ifindex = (int)pi.ipi6_ifindex;
-        }
-    }
-    query(&c, m, (size_t)got);
-}
-
-static void tcp_accept(int kind) {
-    int fd = accept4(N.dns[kind], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0)
-        return;
-    int slot = 0;
-    for (int i = 0; i < MAX_TCP; i++) {
-        if (N.tcp[i].fd < 0) {
-            slot = i;
-            break;
-        }
-        if (N.tcp[i].idle < N.tcp[slot].idle)
-            slot = i;
-    }
-    if (N.tcp[slot].fd >= 0)
-        close(N.tcp[slot].fd);
-    N.tcp[slot].fd = fd;
-    N.tcp[slot].gen = ++N.gen;
-    N.tcp[slot].have = 0;
-    N.tcp[slot].idle = mono_ns() + TCP_IDLE_NS;
-}
-
-static void tcp_read(int slot) {
-    struct tcpconn *t = &N.tcp[slot];
-    ssize_t got = read(t->fd, t->buf + t->have, sizeof t->buf - t->have);
-    if (got <= 0) {
-        if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-            close(t->fd);
-            t->fd = -1;
-        }
-        return;
-    }
-    t->have += (size_t)got;
-    t->idle = mono_ns() + TCP_IDLE_NS;
-    while (t->have >= 2) {
-        size_t want = (size_t)(t->buf[0] << 8 | t->buf[1]);
-        if (want + 2 > sizeof t->buf || want < 12) { /* no query is that long */
-            close(t->fd);
-            t->fd = -1;
-            return;
-        }
-        if (t->have < want + 2)
-            return;
-        struct client c;
-        memset(&c, 0, sizeof c);
-        c.kind = TCP4;
-        c.slot = slot;
-        c.gen = t->gen;
-        unsigned char q[sizeof t->buf];
-        memcpy(q, t->buf + 2, want);
-        t->have -= want + 2;
-        memmove(t->buf, t->buf + 2 + want, t->have);
-        query(&c, q, want);
-        if (t->fd < 0)
-            return;
-    }
-}
-
-int net_poll_fds(struct pollfd *out, int max) {
-    int k = 0;
-    for (int i = 0; i < DIAG; i++)
-        if (N.dns[i] >= 0 && k < max)
-            out[k++] = (struct pollfd){N.dns[i], POLLIN, 0};
-    if (N.up4 >= 0 && k < max)
-        out[k++] = (struct pollfd){N.up4, POLLIN, 0};
-    if (N.up6 >= 0 && k < max)
-        out[k++] = (struct pollfd){N.up6, POLLIN, 0};
-    for (int i = 0; i < MAX_TCP; i++)
-        if (N.tcp[i].fd >= 0 && k < max)
-            out[k++] = (struct pollfd){N.tcp[i].fd, POLLIN, 0};
-    return k;
-}
-
-int net_timeout_ms(void) {
-    unsigned long long now = mono_ns(), first = 0;
-    for (int i = 0; i < MAX_PENDING; i++)
-        if (N.pending[i].used && (!first || N.pending[i].deadline < first))
-            first = N.pending[i].deadline;
-    for (int i = 0; i < MAX_TCP; i++)
-        if (N.tcp[i].fd >= 0 && (!first || N.tcp[i].idle < first))
-            first = N.tcp[i].idle;
-    if (!first)
-        return -1;
-    return first <= now ? 0 : (int)((first - now) / 1000000ULL) + 1;
-}
-
-void net_ready(const struct pollfd *fds, int n) {
-    for (int k = 0; k < n; k++) {
-        if (!fds[k].revents)
-            continue;
-        int fd = fds[k].fd;
-        if (fd == N.dns[UDP4] || fd == N.dns[UDP6])
-            udp_query(fd == N.dns[UDP4] ? UDP4 : UDP6);
-        else if (fd == N.dns[TCP4] || fd == N.dns[TCP6])
-            tcp_accept(fd == N.dns[TCP4] ? TCP4 : TCP6);
-        else if (fd == N.up4 || fd == N.up6)
-            upstream_answer(fd);
-        else
-            for (int i = 0; i < MAX_TCP; i++)
-                if (N.tcp[i].fd == fd)
-                    tcp_read(i);
-    }
-    /* what timed out: a query upstream never answered (SERVFAIL), an idle connection */
-    unsigned long long now = mono_ns();
-    for (int i = 0; i < MAX_PENDING; i++) {
-        struct pending *p = &N.pending[i];
-        if (!p->used || p->deadline > now)
-            continue;
-        p->used = 0;
-        if (N.plan->log_fd >= 0)
-            log_query(p->name, p->qtype, p->name_rule, "SERVFAIL (no answer upstream)", "", "");
-        if (p->qlen)
-            answer_empty(&p->to, p->question, p->qlen, 2);
-    }
-    for (int i = 0; i < MAX_TCP; i++)
-        if (N.tcp[i].fd >= 0 && N.tcp[i].idle < now) {
-            close(N.tcp[i].fd);
-            N.tcp[i].fd = -1;
-        }
-}

@@ -356,11 +356,15 @@ def cmd_exec(args: argparse.Namespace) -> int:
         raise UsageError("exec needs a command after --: ztsa exec [OPTIONS] -- CMD [ARG...]")
     # with a network namespace for the tree (a user namespace, or root), names are
     # followed when the tree resolves them; without one they are resolved once, now
-    from ztsa.sandbox import native as nat
-
-    netns = os.geteuid() == 0 or nat.userns_available()
     try:
-        rules = [parse_net(s, resolve_names=not netns) for s in args.allow_net]
+        rules = [parse_net(s, resolve_names=False) for s in args.allow_net]
+        netns = True
+        if any(rule.name or rule.suffix for rule in rules):
+            from ztsa.sandbox import native as nat
+
+            netns = os.geteuid() == 0 or nat.userns_available()
+        if not netns:
+            rules = [parse_net(s) for s in args.allow_net]
     except PolicyError as exc:
         raise UsageError(f"--allow-net: {exc}") from None
     names_a_host = any(not _is_ip_spec(s) for s in args.allow_net)

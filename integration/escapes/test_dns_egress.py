@@ -819,6 +819,13 @@ def test_audit_log_has_one_event_per_query(run, world):
     assert answers(proc.stdout)[secret] == [("3", [])]
     assert secret not in world.names()
     assert world.settle()["203.0.113.10"] == 1
+    # every line follows the schema, and a query names the process that sent it
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "audit-schema.json").read_text())
+    for e in events:
+        jsonschema.validate(e, schema)
+    assert all(isinstance(e["pid"], int) for e in [*api, *rebind, *denied])
 
 
 # -- no inbound -------------------------------------------------------------------------------
