@@ -899,7 +899,8 @@ static long connect_notification(const struct seccomp_notif *req) {
     if (H.plan->netns && family == AF_UNIX && len > 2 && sa[2] == 0) {
         /* an abstract name: the tree's own namespace has its own (CONTINUE); one that
            --allow-unix names is the host's, reached by a socket of the helper's */
-        result = why > 0 ? net_swap_connect(req, dup, fd, sa, len) : NET_CONTINUE;
+        result = why > 0 ? net_swap_connect(req, dup, fd, sa, len, why_text ? why_text : "--allow-unix")
+                         : NET_CONTINUE;
     } else if (why == ZTSA_DENY_UNNAMED) {
         result = -EINVAL; /* as the kernel answers an address without a path */
     } else if (why > 0) {
@@ -979,12 +980,16 @@ static struct reply decide(const struct seccomp_notif *req) {
         long r = net_notification(req);
         if (r == NET_CONTINUE)
             return CONTINUE;
+        if (r == NET_DEFER)
+            return (struct reply){REPLY_ELSEWHERE, 0, -1};
         if (r != NET_UNIX)
             return RESULT(r);
     }
     if (req->data.nr == ZTSA_NR_connect) { /* when the plan gives the helper connects */
         long r = connect_notification(req);
-        return r == NET_CONTINUE ? CONTINUE : RESULT(r);
+        return r == NET_CONTINUE ? CONTINUE
+               : r == NET_DEFER  ? (struct reply){REPLY_ELSEWHERE, 0, -1}
+                                 : RESULT(r);
     }
     if (req->data.nr == ZTSA_NR_bind)
         return bind_notification(req);
@@ -1153,16 +1158,25 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         /* with SYNC_WAKE_UP (Linux 6.6+), RECV itself waits, and returns (ENOENT) once
            no process uses the filter: no poll before each RECV. Older: poll for POLLHUP
            first. */
-        struct pollfd fds[64];
+        static struct pollfd fds[1 + 32 + 256];
         fds[0] = (struct pollfd){lfd, POLLIN, 0};
-        int nfds = 1 + (plan->netns ? dns_poll_fds(fds + 1, 63) : 0);
-        if (!sync && poll(fds, (nfds_t)nfds, plan->netns ? dns_timeout_ms() : -1) < 0) {
+        int n_dns = plan->netns ? dns_poll_fds(fds + 1, 32) : 0;
+        int n_net = plan->netns ? net_poll_fds(fds + 1 + n_dns, 256) : 0;
+        int nfds = 1 + n_dns + n_net;
+        int timeout = -1;
+        if (plan->netns) {
+            int t1 = dns_timeout_ms(), t2 = net_timeout_ms();
+            timeout = t1 < 0 ? t2 : t2 < 0 ? t1 : t1 < t2 ? t1 : t2;
+        }
+        if (!sync && poll(fds, (nfds_t)nfds, timeout) < 0) {
             if (errno == EINTR)
                 continue;
             _exit(1);
         }
-        if (plan->netns)
-            dns_ready(fds + 1, nfds - 1);
+        if (plan->netns) {
+            dns_ready(fds + 1, n_dns);
+            net_ready(fds + 1 + n_dns, n_net);
+        }
         struct pollfd pfd = fds[0];
         if (!sync && !(pfd.revents & POLLIN)) {
             if (pfd.revents & (POLLHUP | POLLERR))

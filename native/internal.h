@@ -106,12 +106,17 @@ void helper_leave_fd_dir(void);
 /* net.c: the tree's network (a network namespace of its own), in the helper */
 #define NET_CONTINUE 0x40000000L /* net_notification: the tree's kernel performs it */
 #define NET_UNIX 0x40000001L     /* a Unix socket path: helper.c's connect or bind */
+#define NET_DEFER 0x40000002L    /* answered later, when the connection is made */
 struct pollfd;
 struct seccomp_notif;
 void net_init(const struct ztsa_plan *plan, int lfd, const int *dns);
 long net_notification(const struct seccomp_notif *req);
 long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
-                      unsigned int len);
+                      unsigned int len, const char *rule);
+/* blocking connects the helper answers when they are made */
+int net_poll_fds(struct pollfd *out, int max);
+int net_timeout_ms(void);
+void net_ready(const struct pollfd *fds, int n);
 int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, const char *real,
                     const char **why_text);
 int net_tree_owns_unix(dev_t dev, ino_t ino);

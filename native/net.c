@@ -89,6 +89,8 @@ static unsigned long long cookie_of(int fd) {
     return c;
 }
 
+static int dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+
 static int sockopt(int fd, int level, int name) {
     int v = -1;
     socklen_t len = sizeof v;
@@ -372,8 +374,150 @@ static int host_socket(int dup) {
 }
 
 /* connect a host socket from the copy, in place of the tree's fd: the syscall's answer */
-long net_swap_connect(const struct seccomp_notif *req, int dup, int fd,
-                      const void *sa, unsigned int len) {
+/* Blocking TCP connects in progress: the tree's call waits in its notification while
+   the helper goes on; the answer goes when the socket is connected or failed. The
+   tree's own call never runs on a host socket (a CONTINUE would let it reread an
+   address that another thread rewrote after a shutdown). */
+#define MAX_WAITING 256
+static struct waiting {
+    unsigned long long id;
+    int fd; /* the helper's copy of the connecting socket, -1: free */
+    unsigned long long deadline; /* SO_SNDTIMEO's, 0: none */
+    pid_t pid;
+    int version, port, type;
+    unsigned char addr[16];
+    char rule[512];
+} W[MAX_WAITING];
+static int n_waiting;
+
+static void respond(unsigned long long id, long result) {
+    struct seccomp_notif_resp resp;
+    memset(&resp, 0, sizeof resp);
+    resp.id = id;
+    resp.error = (int)result;
+    ioctl(N.lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+static void log_allowed(pid_t pid, const char *event, int version, const unsigned char *a,
+                        int port, int type, const char *rule, long result);
+
+/* After a non-blocking connect of the helper's socket s (r: its result) that is the
+   tree's now: the answer, or NET_DEFER with the wait registered (blocking: a stream
+   socket whose file is not O_NONBLOCK). Takes s. */
+static long finish_connect(const struct seccomp_notif *req, int s, long r, int tree_flags,
+                           int type, int version, const unsigned char *a, int port,
+                           const char *rule) {
+    if (r == -EALREADY && type == SOCK_STREAM && !(tree_flags & O_NONBLOCK))
+        r = -EINPROGRESS; /* a blocking connect again (after EINTR): it waits again */
+    if (r != -EINPROGRESS || type != SOCK_STREAM || (tree_flags & O_NONBLOCK)) {
+        close(s);
+        return r;
+    }
+    struct waiting *w = NULL;
+    for (int i = 0; i < MAX_WAITING && !w; i++)
+        if (i >= n_waiting || W[i].fd < 0)
+            w = &W[i];
+    if (!w) {
+        close(s);
+        return -EAGAIN;
+    }
+    if (w - W >= n_waiting)
+        n_waiting = (int)(w - W) + 1;
+    struct timeval tv = {0, 0};
+    socklen_t tl = sizeof tv;
+    getsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl);
+    unsigned long long timeo = (unsigned long long)tv.tv_sec * 1000000000ULL +
+                               (unsigned long long)tv.tv_usec * 1000ULL;
+    w->id = req->id;
+    w->fd = s;
+    w->deadline = timeo ? net_mono_ns() + timeo : 0;
+    w->pid = (pid_t)req->pid;
+    w->version = version;
+    w->port = port;
+    w->type = type;
+    memset(w->addr, 0, 16);
+    if (a)
+        memcpy(w->addr, a, version == 4 ? 4 : 16);
+    snprintf(w->rule, sizeof w->rule, "%s", rule ? rule : "");
+    return NET_DEFER;
+}
+
+int net_poll_fds(struct pollfd *out, int max) {
+    int k = 0;
+    for (int i = 0; i < n_waiting && k < max; i++)
+        if (W[i].fd >= 0)
+            out[k++] = (struct pollfd){W[i].fd, POLLOUT, 0};
+    return k;
+}
+
+/* a signal the thread does not block is pending: its wait ends (EINTR), as the kernel's
+   wait for a connect would */
+static int signal_pending(pid_t tid) {
+    char where[64], buf[2048];
+    snprintf(where, sizeof where, "%d/status", (int)tid);
+    if (!read_proc_at(helper_proc(), where, buf, sizeof buf))
+        return 0;
+    unsigned long long pending = 0, blocked = 0;
+    const char *p = strstr(buf, "\nSigPnd:");
+    pending |= p ? strtoull(p + 8, NULL, 16) : 0;
+    p = strstr(buf, "\nShdPnd:");
+    pending |= p ? strtoull(p + 8, NULL, 16) : 0;
+    p = strstr(buf, "\nSigBlk:");
+    blocked = p ? strtoull(p + 8, NULL, 16) : 0;
+    return (pending & ~blocked) != 0;
+}
+
+#define SIGNAL_TICK_MS 50 /* how often a waiting connect looks for a signal */
+
+int net_timeout_ms(void) {
+    unsigned long long now = net_mono_ns(), first = 0;
+    int any = 0;
+    for (int i = 0; i < n_waiting; i++) {
+        if (W[i].fd < 0)
+            continue;
+        any = 1;
+        if (W[i].deadline && (!first || W[i].deadline < first))
+            first = W[i].deadline;
+    }
+    if (!any)
+        return -1;
+    int ms = !first ? SIGNAL_TICK_MS : first <= now ? 0 : (int)((first - now) / 1000000ULL) + 1;
+    return ms < SIGNAL_TICK_MS ? ms : SIGNAL_TICK_MS;
+}
+
+void net_ready(const struct pollfd *fds, int n) {
+    unsigned long long now = net_mono_ns();
+    for (int i = 0; i < n_waiting; i++) {
+        struct waiting *w = &W[i];
+        if (w->fd < 0)
+            continue;
+        int ready = 0;
+        for (int k = 0; k < n; k++)
+            ready |= fds[k].fd == w->fd && fds[k].revents;
+        long result;
+        if (ready) {
+            int err = 0;
+            socklen_t el = sizeof err;
+            getsockopt(w->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+            result = -err;
+        } else if (w->deadline && w->deadline <= now) {
+            result = -EINPROGRESS; /* SO_SNDTIMEO passed, as the kernel answers it */
+        } else if (signal_pending(w->pid)) {
+            result = -EINTR; /* the connect goes on; a later connect waits for it again */
+        } else {
+            continue;
+        }
+        respond(w->id, result);
+        log_allowed(w->pid, "connect", w->version, w->addr, w->port, w->type, w->rule, result);
+        close(w->fd);
+        w->fd = -1;
+    }
+}
+
+/* connect a host socket from the copy, in place of the tree's fd: the syscall's answer
+   (NET_DEFER: it comes when the connection does) */
+long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
+                      unsigned int len, const char *rule) {
     int tree_flags = fcntl(dup, F_GETFL);
     int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
     int s = host_socket(dup);
@@ -394,11 +538,28 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd,
         return e;
     }
     fcntl(s, F_SETFL, tree_flags >= 0 ? tree_flags : 0);
-    close(s);
-    if (r == -EINPROGRESS && type == SOCK_STREAM && !(tree_flags & O_NONBLOCK))
-        return NET_CONTINUE; /* the tree's own connect waits for it; its address is
-                                ignored by a connecting TCP socket */
-    return r;
+    const unsigned char *a = NULL;
+    int port = 0;
+    int version = net_ip_of(sa, len, &a, &port);
+    return finish_connect(req, s, r, tree_flags, type, version, a, port, rule);
+}
+
+/* a connect of a socket that is already a host one, from the copy, without blocking the
+   helper (its O_NONBLOCK is the tree's file's, set for the call) */
+static long host_connect(const struct seccomp_notif *req, int dup, const unsigned char *sa,
+                         unsigned int len, const char *rule) {
+    int tree_flags = fcntl(dup, F_GETFL);
+    int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
+    if (tree_flags >= 0 && !(tree_flags & O_NONBLOCK))
+        fcntl(dup, F_SETFL, tree_flags | O_NONBLOCK);
+    long r = connect(dup, (const struct sockaddr *)sa, len) < 0 ? -errno : 0;
+    if (tree_flags >= 0 && !(tree_flags & O_NONBLOCK))
+        fcntl(dup, F_SETFL, tree_flags);
+    const unsigned char *a = NULL;
+    int port = 0;
+    int version = net_ip_of(sa, len, &a, &port);
+    int keep = dup_cloexec(dup);
+    return keep < 0 ? r : finish_connect(req, keep, r, tree_flags, type, version, a, port, rule);
 }
 
 static void note_querier(int sock, pid_t pid) {
@@ -498,12 +659,11 @@ static long net_connect(const struct seccomp_notif *req) {
                       : NET_CONTINUE;
     } else {
         int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_CONNECT, type, rule, sizeof rule);
-        if (d > 0 && host) {
-            result = connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
-            log_allowed(pid, "connect", version, a, port, type, rule, result);
-        } else if (d > 0) {
-            result = net_swap_connect(req, dup, fd, sa, len);
-            log_allowed(pid, "connect", version, a, port, type, rule, result);
+        if (d > 0) {
+            result = host ? host_connect(req, dup, sa, len, rule)
+                          : net_swap_connect(req, dup, fd, sa, len, rule);
+            if (result != NET_DEFER) /* else logged when it is answered */
+                log_allowed(pid, "connect", version, a, port, type, rule, result);
         } else if (d == 0 && !host && port == 53) {
             /* ztsa's DNS service: connected here on the tree's own socket (it stays in
                the tree's namespace), so that its queries name their sender */
@@ -637,7 +797,7 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
     } else if (type != SOCK_DGRAM) {
         return NET_CONTINUE; /* a stream socket's send ignores the address */
     } else {
-        r = net_swap_connect(req, *dup, fd, sa, len);
+        r = net_swap_connect(req, *dup, fd, sa, len, rule);
         if (r == 0) {
             int now = ztsa_pidfd_getfd(pid, fd); /* the host socket, now the tree's */
             if (now >= 0) {
@@ -720,10 +880,11 @@ static long net_send(const struct seccomp_notif *req) {
             result = r;
         else if (m.control && (host || m.namelen))
             result = -EPERM; /* ancillary data is not relayed */
+        else if (!m.namelen && host) /* performed from the copy: a CONTINUE could reread */
+            result = send_copy(dup, m.data, m.n, (int)a[2], NULL, 0);
         else if (!m.namelen) {
-            result = NET_CONTINUE; /* the peer a decided connect set */
-            if (!host)
-                note_if_dns_peer(dup, pid);
+            result = NET_CONTINUE; /* the tree's own socket: its peer is in its namespace */
+            note_if_dns_peer(dup, pid);
         }
         else
             result = send_one(req, &dup, fd, host, m.name, m.namelen, m.data, m.n, (int)a[2],

@@ -1102,3 +1102,69 @@ def test_without_user_namespaces_the_missing_network_namespace_is_named():
     said = ("network namespace" in proc.stderr.lower()
             or any("network namespace" in json.dumps(e).lower() for e in confinement))
     assert said, (proc.stderr, confinement)
+
+
+# -- a connect to an allowed host that never answers -------------------------------------
+SILENT = "203.0.113.11"  # a listener there whose accept queue is full: SYNs vanish
+WAITS = r"""
+import os, signal, socket, sys, threading, time
+ip, port, ws = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+# another thread keeps making files while the connect waits: the helper is not held
+made = []
+def files():
+    for i in range(20):
+        open(os.path.join(ws, f"f{i}"), "w").close(); made.append(i); time.sleep(0.02)
+t = threading.Thread(target=files); t.start()
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, (1).to_bytes(8, "little") + bytes(8))
+t0 = time.monotonic()
+try:
+    s.connect((ip, port)); print("connected")
+except OSError as e:
+    print("sndtimeo", e.errno, round(time.monotonic() - t0, 1))
+t.join(); print("files", len(made))
+# a signal ends a blocking connect's wait, as without ztsa (PEP 475 retries, then the
+# handler's exception)
+class Alarm(Exception): pass
+def on_alarm(*_): raise Alarm()
+signal.signal(signal.SIGALRM, on_alarm); signal.setitimer(signal.ITIMER_REAL, 0.5)
+s = socket.socket(); t0 = time.monotonic()
+try:
+    s.connect((ip, port)); print("connected")
+except Alarm:
+    print("alarm", round(time.monotonic() - t0, 1))
+"""
+
+
+def test_a_silent_host_holds_only_its_own_connect(run, world):
+    """A blocking connect to an allowed host that never answers waits in the tree only:
+    the helper goes on (another thread's files), SO_SNDTIMEO ends it, and so does a
+    signal."""
+    def full_listener() -> tuple[socket.socket, list[socket.socket]]:
+        srv = socket.socket()
+        srv.bind((SILENT, 0))
+        srv.listen(0)
+        fill = []
+        for _ in range(3):  # the queue holds backlog + 1; the kernel drops later SYNs
+            c = socket.socket()
+            c.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                c.connect((SILENT, srv.getsockname()[1]))
+            fill.append(c)
+        time.sleep(0.2)
+        return srv, fill
+
+    srv, fill = world.in_ns(full_listener)
+    port = srv.getsockname()[1]
+    world.sockets += [srv, *fill]
+    proc, events = in_world(run, world, run.python, "-c", WAITS, SILENT, str(port),
+                            str(run.workspace), allow=[f"{SILENT}:{port}"], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"sndtimeo {errno.EINPROGRESS} "), lines
+    assert 0.8 <= float(lines[0].split()[2]) <= 3, lines  # SO_SNDTIMEO's second
+    assert lines[1] == "files 20", lines
+    assert lines[2].startswith("alarm "), lines
+    assert float(lines[2].split()[1]) < 3, lines
+    connects = [e for e in events if e["event"] == "connect" and e["address"] == SILENT]
+    assert connects and connects[0]["result"] == "EINPROGRESS", connects

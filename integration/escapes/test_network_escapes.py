@@ -71,6 +71,18 @@ def test_flipping_the_sockaddr_never_reaches_the_denied_port(run, listeners, pro
     assert counts["allowed"] > 0  # the attack ran: some connects went through
 
 
+def test_a_shutdown_during_an_allowed_connect_never_redirects_it(run, listeners, progs):
+    """The tree's connect is decided on the helper's copy; a sibling thread's shutdown()
+    of the connecting socket and a rewritten address must not make the kernel connect
+    that socket again to the denied port."""
+    allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
+    proc, _ = run(str(progs / "connect_shutdown"), str(allowed), str(denied), "2000",
+                  allow=[f"127.0.0.1:{allowed}"], log=False)
+    assert proc.returncode == 0, proc.stderr
+    assert listeners.settle()["denied"] == 0
+    assert listeners.settle()["allowed"] > 0
+
+
 @LOG
 def test_ipv4_mapped_ipv6_is_normalised(run, listeners, log):
     allowed, denied = listeners.add_tcp("allowed"), listeners.add_tcp("denied")
