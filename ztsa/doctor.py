@@ -77,6 +77,9 @@ def probe() -> dict[str, Any]:
         "user_namespaces": root or nat.userns_available(),
         "apparmor_restricts_user_namespaces": restrict == "1",
         "pid_namespaces": nat.pidns_available(),
+        # made in the user namespace (as root: directly), by CMD before it drops its
+        # capabilities: where one is there, so is the other
+        "network_namespace": root or nat.userns_available(),
         "missing": missing,
     }
     profiles = {
@@ -106,6 +109,8 @@ def render_text(doc: dict[str, Any]) -> str:
                  + (" (AppArmor restricts unprivileged ones)"
                     if c["apparmor_restricts_user_namespaces"] else ""))
     lines.append(f"PID and IPC namespaces: {yes(c['pid_namespaces'])}")
+    lines.append(f"a network namespace for the tree (ztsa answers its DNS): "
+                 f"{yes(c['network_namespace'])}")
     lines.append("")
     lines += [f"--profile {p}: {what}" for p, what in doc["profiles"].items()]
     return "\n".join(lines) + "\n"

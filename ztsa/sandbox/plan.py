@@ -32,9 +32,9 @@ class Namespaces(IntEnum):
 class Connects(IntEnum):
     """Which process decides and performs the tree's connects (enum ztsa_connects)."""
 
-    TRACER = 0  # the Python tracer, at ptrace stops: with an audit log or wildcard rules
-    LOOP = 1  # the C wait loop performs the allowed ones (no file helper)
-    HELPER = 2  # the file helper, as seccomp notifications (no ptrace stop)
+    TRACER = 0  # no helper: the Python tracer, at ptrace stops, with a log or wildcards
+    LOOP = 1  # no helper: the C wait loop performs the allowed ones
+    HELPER = 2  # the file helper, as seccomp notifications, in the tree's network namespace
 
 
 class HomeView(NamedTuple):
