@@ -113,6 +113,11 @@ static int parse_question(const unsigned char *m, size_t n, char *name, int *qty
             name[o++] = '.';
         for (unsigned int k = 0; k < l; k++) {
             unsigned char c = m[i + 1 + k];
+            /* a host name's bytes only: a dot or a NUL inside a label would make the
+               name the rule sees differ from the one the resolver sends on */
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_'))
+                return -1;
             name[o++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
         }
         i += 1 + l;
@@ -263,10 +268,45 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
     unsigned short id;
     if (getrandom(&id, sizeof id, 0) != sizeof id)
         id = (unsigned short)now;
-    static unsigned char out[65536];
-    memcpy(out, q, n);
-    out[0] = (unsigned char)(id >> 8);
-    out[1] = (unsigned char)id;
+    /* what goes upstream is made here, not the tree's bytes: a header with the flags a
+       query may set (RD, AD, CD), the question from the name as decided, and an EDNS
+       OPT record without options when the tree sent one */
+    static unsigned char out[512];
+    size_t o = 0;
+    int opt = 0;
+    unsigned char opt_fixed[8];
+    int ar = q[10] << 8 | q[11];
+    if (ar == 1 && q[6] == 0 && q[7] == 0 && q[8] == 0 && q[9] == 0 && (size_t)qend + 11 <= n &&
+        q[qend] == 0 && q[qend + 1] == 0 && q[qend + 2] == 41) {
+        memcpy(opt_fixed, q + qend + 3, 6); /* class (UDP size) and TTL (flags, DO) */
+        opt = 1;
+    }
+    out[o++] = (unsigned char)(id >> 8);
+    out[o++] = (unsigned char)id;
+    out[o++] = q[2] & 0x01;           /* RD */
+    out[o++] = q[3] & 0x30;           /* AD, CD */
+    out[o++] = 0, out[o++] = 1;       /* one question */
+    out[o++] = 0, out[o++] = 0, out[o++] = 0, out[o++] = 0;
+    out[o++] = 0, out[o++] = (unsigned char)opt;
+    for (const char *label = name; *label;) {
+        const char *dot = strchr(label, '.');
+        size_t l = dot ? (size_t)(dot - label) : strlen(label);
+        out[o++] = (unsigned char)l;
+        memcpy(out + o, label, l);
+        o += l;
+        label += l + (dot ? 1 : 0);
+    }
+    out[o++] = 0;
+    out[o++] = (unsigned char)(qtype >> 8), out[o++] = (unsigned char)qtype;
+    out[o++] = 0, out[o++] = 1; /* IN */
+    if (opt) {
+        out[o++] = 0;                  /* the root */
+        out[o++] = 0, out[o++] = 41;   /* OPT */
+        memcpy(out + o, opt_fixed, 6);
+        o += 6;
+        out[o++] = 0, out[o++] = 0;    /* no options */
+    }
+    n = o;
     const struct ztsa_net_rule *r = &D.plan->resolvers[0];
     long w;
     if (r->version == 4) {
@@ -359,7 +399,8 @@ static void upstream_answer(int s) {
         if (version) {
             char ip[INET6_ADDRSTRLEN] = "";
             inet_ntop(version == 4 ? AF_INET : AF_INET6, m + i, ip, sizeof ip);
-            int bad = net_not_public(version, m + i) || net_is_resolver(version, m + i);
+            int bad = net_not_public(version, m + i) || net_is_resolver(version, m + i) ||
+                      net_is_local(version, m + i);
             if (!bad)
                 net_learn(version, m + i, p->name_rule, ttl, p->name);
             char *buf = bad ? refused : learnt;

@@ -76,6 +76,7 @@ static struct {
     int host_proc;                /* the host's /proc (a PID namespace), else -1 */
     struct stat root_st;
     size_t resp_size;
+    size_t req_size;
     struct ztsa_shared *shared;
 } H;
 
@@ -783,20 +784,39 @@ static int own_path(const char *path, char *rest, size_t size) {
    ruleset or with a log, the helper refuses a protected name and binds the others
    itself, on a duplicate of the caller's socket, from its own copy of the address.
    Other families, abstract names and autobind name nothing. */
+/* With a network namespace, a bind the kernel would answer by itself is made here on
+   the helper's duplicate, from the copy: a CONTINUE would let the kernel look the
+   descriptor up again (another thread may have put a host socket there) */
+static struct reply bind_here(const struct seccomp_notif *req, const void *sa,
+                              unsigned int len) {
+    int sock = ztsa_pidfd_getfd((pid_t)req->pid, (int)(unsigned int)req->data.args[0]);
+    if (sock < 0)
+        return RESULT(sock == -ESRCH ? -ESRCH : -EBADF);
+    long r = net_is_host(sock) ? -EINVAL /* bound already: a socket the helper connected */
+             : bind(sock, sa, len) < 0 ? -errno : 0;
+    close(sock);
+    return RESULT(r);
+}
+
 static struct reply bind_notification(const struct seccomp_notif *req) {
     pid_t pid = (pid_t)req->pid;
     unsigned int len = (unsigned int)req->data.args[2];
     struct sockaddr_un sa;
     size_t head = offsetof(struct sockaddr_un, sun_path);
-    if (len <= head || len > sizeof sa)
-        return CONTINUE; /* no path: the kernel answers (EINVAL for a bad length) */
+    if (len > sizeof sa)
+        return H.plan->netns ? RESULT(-EINVAL) : CONTINUE;
+    if (len <= head && !H.plan->netns) /* no path: the kernel answers (EINVAL for a bad
+                                           length, or an autobind) */
+        return CONTINUE;
     memset(&sa, 0, sizeof sa);
     struct iovec local = {&sa, len};
     struct iovec remote = {(void *)(unsigned long)req->data.args[1], len};
-    if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
-        return CONTINUE; /* the kernel reads it again and answers EFAULT */
+    if (len && process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+        return H.plan->netns ? RESULT(-EFAULT) : CONTINUE;
+    if (len <= head)
+        return bind_here(req, &sa, len);
     if (sa.sun_family != AF_UNIX || sa.sun_path[0] == 0)
-        return CONTINUE;
+        return H.plan->netns ? bind_here(req, &sa, len) : CONTINUE;
     char path[sizeof sa.sun_path + 1];
     size_t plen = strnlen(sa.sun_path, len - head);
     memcpy(path, sa.sun_path, plen);
@@ -896,24 +916,38 @@ static long connect_notification(const struct seccomp_notif *req) {
     if (H.plan->netns && pathfd >= 0)
         why = net_unix_decide(pathfd, ZTSA_CALL_CONNECT, sa, len, real, &why_text);
     long result;
-    if (H.plan->netns && family == AF_UNIX && len > 2 && sa[2] == 0) {
-        /* an abstract name: the tree's own namespace has its own (CONTINUE); one that
-           --allow-unix names is the host's, reached by a socket of the helper's */
-        result = why > 0 ? net_swap_connect(req, dup, fd, sa, len, why_text ? why_text : "--allow-unix")
-                         : NET_CONTINUE;
+    int host = H.plan->netns && net_is_host(dup);
+    int abstract = family == AF_UNIX && len > 2 && sa[2] == 0;
+    if (H.plan->netns && abstract && (why > 0 ? !host : host)) {
+        /* an abstract name: the tree's own namespace has its own (connected on the tree's
+           socket, below); one --allow-unix names is the host's, reached by a socket of
+           the helper's; a host socket reaches no other */
+        result = why > 0 ? net_swap_connect(req, dup, fd, sa, len,
+                                            why_text ? why_text : "--allow-unix")
+                         : -EPERM;
     } else if (why == ZTSA_DENY_UNNAMED) {
         result = -EINVAL; /* as the kernel answers an address without a path */
-    } else if (why > 0) {
+    } else if (why > 0 || (H.plan->netns && abstract)) {
         int here = pathfd >= 0 ? openat(H.proc, "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC)
                                : -1;
+        /* never blocking the helper: a full backlog is tried again soon (NET_WAIT) */
+        int flags = fcntl(dup, F_GETFL);
+        if (flags >= 0 && !(flags & O_NONBLOCK))
+            fcntl(dup, F_SETFL, flags | O_NONBLOCK);
         long r = pathfd >= 0 && (here < 0 || fchdir(here) < 0)
                      ? -1 : syscall(SYS_connect, dup, addr, addrlen);
         result = r < 0 ? -errno : r;
+        if (flags >= 0 && !(flags & O_NONBLOCK))
+            fcntl(dup, F_SETFL, flags);
+        if ((result == -EAGAIN || result == -EINPROGRESS) && flags >= 0 && !(flags & O_NONBLOCK))
+            result = net_wait(-1);
         if (here >= 0) {
             close(here);
             if (fchdir(H.root) < 0)
                 _exit(1);
         }
+        if (why <= 0)
+            why = 1; /* the tree's own abstract name */
     } else {
         result = -EPERM;
         unsigned long count = __atomic_add_fetch(&H.shared->denials, 1, __ATOMIC_RELAXED);
@@ -948,7 +982,7 @@ static long connect_notification(const struct seccomp_notif *req) {
         socklen_t tl = sizeof type;
         getsockopt(dup, SOL_SOCKET, SO_TYPE, &type, &tl);
         const char *text = why_text ? why_text : why > 0 ? "allowed" : "Unix socket not allowed";
-        if (result != NET_CONTINUE || why > 0)
+        if (result != NET_WAIT)
             net_log(why > 0 ? "connect" : "deny", pid, "connect", AF_UNIX, where, type,
                     text, result);
     }
@@ -971,6 +1005,91 @@ static struct reply umask_notification(const struct seccomp_notif *req) {
     return CONTINUE;
 }
 
+/* Calls made again later (NET_WAIT: the tree's call would wait, for room to send or a
+   listener's backlog): the notification stays unanswered, the helper goes on, and the
+   whole call is decided and made again from fresh copies when the socket is writable
+   (or after a tick). SO_SNDTIMEO's expiry is EAGAIN; a pending signal, EINTR. */
+#define MAX_RETRIES 256
+#define RETRY_TICK_MS 10
+static struct retry {
+    int used;
+    int fd; /* the helper's copy of the socket to poll, -1: the tick only */
+    unsigned long long deadline, next;
+    char req[256];
+} R[MAX_RETRIES];
+
+static struct reply decide(const struct seccomp_notif *req);
+
+static struct reply wait_later(const struct seccomp_notif *req) {
+    struct retry *w = NULL;
+    for (int i = 0; i < MAX_RETRIES && !w; i++)
+        if (!R[i].used)
+            w = &R[i];
+    if (!w || H.req_size > sizeof w->req) {
+        net_wait_forget();
+        return RESULT(-EAGAIN);
+    }
+    w->used = 1;
+    w->fd = net_wait_fd;
+    net_wait_fd = -1; /* the retry's now */
+    memcpy(w->req, req, H.req_size);
+    unsigned long long now = now_ns();
+    w->next = now + RETRY_TICK_MS * 1000000ULL;
+    w->deadline = 0;
+    struct timeval tv = {0, 0};
+    socklen_t tl = sizeof tv;
+    if (w->fd >= 0 && getsockopt(w->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl) == 0 &&
+        (tv.tv_sec || tv.tv_usec))
+        w->deadline = now + (unsigned long long)tv.tv_sec * 1000000000ULL +
+                      (unsigned long long)tv.tv_usec * 1000ULL;
+    return (struct reply){REPLY_ELSEWHERE, 0, -1};
+}
+
+static int retry_poll_fds(struct pollfd *out, int max, int *timeout) {
+    int k = 0, any = 0;
+    for (int i = 0; i < MAX_RETRIES; i++) {
+        if (!R[i].used)
+            continue;
+        any = 1;
+        if (R[i].fd >= 0 && k < max)
+            out[k++] = (struct pollfd){R[i].fd, POLLOUT, 0};
+    }
+    if (any && (*timeout < 0 || *timeout > RETRY_TICK_MS))
+        *timeout = RETRY_TICK_MS;
+    return k;
+}
+
+static void retry_ready(const struct pollfd *fds, int n) {
+    unsigned long long now = now_ns();
+    for (int i = 0; i < MAX_RETRIES; i++) {
+        struct retry *w = &R[i];
+        if (!w->used)
+            continue;
+        const struct seccomp_notif *req = (const struct seccomp_notif *)w->req;
+        int ready = w->next <= now;
+        for (int k = 0; k < n; k++)
+            ready |= w->fd >= 0 && fds[k].fd == w->fd && (fds[k].revents & (POLLOUT | POLLERR |
+                                                                            POLLHUP));
+        struct reply r;
+        if (!helper_still_valid(req->id)) {
+            r = (struct reply){REPLY_ELSEWHERE, 0, -1}; /* the caller is gone */
+        } else if (net_signal_pending((pid_t)req->pid)) {
+            r = RESULT(-EINTR);
+        } else if (w->deadline && w->deadline <= now) {
+            r = RESULT(-EAGAIN);
+        } else if (ready) {
+            r = decide(req); /* may wait again: a new slot */
+        } else {
+            continue;
+        }
+        if (w->fd >= 0)
+            close(w->fd);
+        w->used = 0;
+        w->fd = -1;
+        answer(req, r);
+    }
+}
+
 /* How to answer one notification. */
 static struct reply decide(const struct seccomp_notif *req) {
     static char p1[4097], p2[4097];
@@ -978,8 +1097,8 @@ static struct reply decide(const struct seccomp_notif *req) {
     if (H.plan->netns && (nr == ZTSA_NR_connect || nr == ZTSA_NR_bind || nr == ZTSA_NR_sendto ||
                           nr == ZTSA_NR_sendmsg || nr == ZTSA_NR_sendmmsg)) {
         long r = net_notification(req);
-        if (r == NET_CONTINUE)
-            return CONTINUE;
+        if (r == NET_WAIT)
+            return wait_later(req);
         if (r == NET_DEFER)
             return (struct reply){REPLY_ELSEWHERE, 0, -1};
         if (r != NET_UNIX)
@@ -987,9 +1106,9 @@ static struct reply decide(const struct seccomp_notif *req) {
     }
     if (req->data.nr == ZTSA_NR_connect) { /* when the plan gives the helper connects */
         long r = connect_notification(req);
-        return r == NET_CONTINUE ? CONTINUE
-               : r == NET_DEFER  ? (struct reply){REPLY_ELSEWHERE, 0, -1}
-                                 : RESULT(r);
+        return r == NET_WAIT    ? wait_later(req)
+               : r == NET_DEFER ? (struct reply){REPLY_ELSEWHERE, 0, -1}
+                                : RESULT(r);
     }
     if (req->data.nr == ZTSA_NR_bind)
         return bind_notification(req);
@@ -1143,6 +1262,7 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         _exit(1);
     size_t req_size = sizes.seccomp_notif > sizeof(struct seccomp_notif)
                           ? sizes.seccomp_notif : sizeof(struct seccomp_notif);
+    H.req_size = req_size;
     H.resp_size = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
                       ? sizes.seccomp_notif_resp : sizeof(struct seccomp_notif_resp);
     static char req_buf[4096];
@@ -1158,16 +1278,17 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         /* with SYNC_WAKE_UP (Linux 6.6+), RECV itself waits, and returns (ENOENT) once
            no process uses the filter: no poll before each RECV. Older: poll for POLLHUP
            first. */
-        static struct pollfd fds[1 + 32 + 256];
+        static struct pollfd fds[1 + 32 + 256 + 256];
         fds[0] = (struct pollfd){lfd, POLLIN, 0};
         int n_dns = plan->netns ? dns_poll_fds(fds + 1, 32) : 0;
         int n_net = plan->netns ? net_poll_fds(fds + 1 + n_dns, 256) : 0;
-        int nfds = 1 + n_dns + n_net;
         int timeout = -1;
         if (plan->netns) {
             int t1 = dns_timeout_ms(), t2 = net_timeout_ms();
             timeout = t1 < 0 ? t2 : t2 < 0 ? t1 : t1 < t2 ? t1 : t2;
         }
+        int n_retry = plan->netns ? retry_poll_fds(fds + 1 + n_dns + n_net, 256, &timeout) : 0;
+        int nfds = 1 + n_dns + n_net + n_retry;
         if (!sync && poll(fds, (nfds_t)nfds, timeout) < 0) {
             if (errno == EINTR)
                 continue;
@@ -1176,6 +1297,7 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         if (plan->netns) {
             dns_ready(fds + 1, n_dns);
             net_ready(fds + 1 + n_dns, n_net);
+            retry_ready(fds + 1 + n_dns + n_net, n_retry);
         }
         struct pollfd pfd = fds[0];
         if (!sync && !(pfd.revents & POLLIN)) {

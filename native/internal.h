@@ -107,6 +107,13 @@ void helper_leave_fd_dir(void);
 #define NET_CONTINUE 0x40000000L /* net_notification: the tree's kernel performs it */
 #define NET_UNIX 0x40000001L     /* a Unix socket path: helper.c's connect or bind */
 #define NET_DEFER 0x40000002L    /* answered later, when the connection is made */
+#define NET_WAIT 0x40000003L     /* made again later, when net_wait_fd is writable */
+extern int net_wait_fd;
+long net_wait(int fd);
+void net_wait_forget(void);
+int net_is_host(int fd);
+int net_is_local(int version, const unsigned char *a);
+int net_signal_pending(pid_t tid); /* a signal it does not block waits for it */
 struct pollfd;
 struct seccomp_notif;
 void net_init(const struct ztsa_plan *plan, int lfd, const int *dns);

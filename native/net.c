@@ -97,6 +97,37 @@ static int sockopt(int fd, int level, int name) {
     return getsockopt(fd, level, name, &v, &len) < 0 ? -1 : v;
 }
 
+/* NET_WAIT: the call is made again (helper.c) when net_wait_fd, the helper's own copy of
+   the socket, is writable, or soon when it is -1 */
+int net_wait_fd = -1;
+
+long net_wait(int fd) {
+    net_wait_forget();
+    net_wait_fd = fd >= 0 ? dup_cloexec(fd) : -1;
+    return NET_WAIT;
+}
+
+void net_wait_forget(void) {
+    if (net_wait_fd >= 0)
+        close(net_wait_fd);
+    net_wait_fd = -1;
+}
+
+/* is fd a socket of the host's namespace (one the helper made for the tree)? */
+int net_is_host(int fd) { return cookie_of(fd) == N.cookie; }
+
+/* the --allow-listen sockets the helper made: a loopback connect to their port is the
+   tree's own server only when one of them listens there */
+#define MAX_LISTENERS 64
+static ino_t listeners[MAX_LISTENERS];
+static int n_listeners;
+
+static void note_listener(int s) {
+    struct stat st;
+    if (fstat(s, &st) == 0 && n_listeners < MAX_LISTENERS)
+        listeners[n_listeners++] = st.st_ino;
+}
+
 void net_init(const struct ztsa_plan *plan, int lfd, const int *socks) {
     N.plan = plan;
     N.lfd = lfd;
@@ -139,10 +170,36 @@ int net_not_public(int version, const unsigned char *a) {
     if ((a[0] & 0xFE) == 0xFC || a[0] == 0xFF || (a[0] == 0xFE && (a[1] & 0xC0) == 0x80))
         return 1; /* unique-local, multicast, link-local */
     if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b)
-        return net_not_public(4, a + 12); /* NAT64 */
+        return a[4] == 0 && a[5] == 1 ? 1 /* local-use NAT64, 64:ff9b:1::/48 */
+                                      : net_not_public(4, a + 12); /* NAT64 */
+    if (a[0] == 0xFE && (a[1] & 0xC0) == 0xC0)
+        return 1; /* site-local, fec0::/10 */
+    if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0)
+        return 1; /* Teredo, 2001::/32: an IPv4 address inside, obfuscated */
     if (a[0] == 0x20 && a[1] == 0x02)
         return net_not_public(4, a + 2); /* 6to4 */
     return 0;
+}
+
+/* Is the address one of the host's own (the helper's namespace)? A bind to it succeeds
+   only then. An answer naming it would open the host's own services. */
+int net_is_local(int version, const unsigned char *a) {
+    int s = socket(version == 4 ? AF_INET : AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return 1; /* cannot tell: not opened */
+    int r;
+    if (version == 4) {
+        struct sockaddr_in in = {.sin_family = AF_INET};
+        memcpy(&in.sin_addr, a, 4);
+        r = bind(s, (struct sockaddr *)&in, sizeof in);
+    } else {
+        struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
+        memcpy(&in6.sin6_addr, a, 16);
+        r = bind(s, (struct sockaddr *)&in6, sizeof in6);
+    }
+    int e = errno;
+    close(s);
+    return r == 0 || e != EADDRNOTAVAIL;
 }
 
 int net_is_resolver(int version, const unsigned char *a) {
@@ -366,6 +423,8 @@ static int host_socket(int dup) {
     int proto = sockopt(dup, SOL_SOCKET, SO_PROTOCOL);
     if (type < 0)
         return -EBADF;
+    if (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_SEQPACKET)
+        return -EPERM; /* a raw socket of the host's would write any packet */
     int s = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, proto < 0 ? 0 : proto);
     if (s < 0)
         return -errno;
@@ -452,7 +511,7 @@ int net_poll_fds(struct pollfd *out, int max) {
 
 /* a signal the thread does not block is pending: its wait ends (EINTR), as the kernel's
    wait for a connect would */
-static int signal_pending(pid_t tid) {
+int net_signal_pending(pid_t tid) {
     char where[64], buf[2048];
     snprintf(where, sizeof where, "%d/status", (int)tid);
     if (!read_proc_at(helper_proc(), where, buf, sizeof buf))
@@ -502,7 +561,7 @@ void net_ready(const struct pollfd *fds, int n) {
             result = -err;
         } else if (w->deadline && w->deadline <= now) {
             result = -EINPROGRESS; /* SO_SNDTIMEO passed, as the kernel answers it */
-        } else if (signal_pending(w->pid)) {
+        } else if (net_signal_pending(w->pid)) {
             result = -EINTR; /* the connect goes on; a later connect waits for it again */
         } else {
             continue;
@@ -599,6 +658,7 @@ int net_querier_of(const void *peer, unsigned int len) {
 /* > 0: a rule allows it (*rule_text set); 0: the tree's own (loopback, port 53);
    < 0: denied */
 static int tree_listens(int type, int port);
+static int host_listener_is_ours(int type, int port);
 
 static int decide_ip(int version, const unsigned char *a, int port, const unsigned char *sa,
                      unsigned int len, int call, int type, char *rule_text, size_t size) {
@@ -615,12 +675,11 @@ static int decide_ip(int version, const unsigned char *a, int port, const unsign
     }
     if (port == 53 || (is_loopback(version, a) && tree_listens(type, port)))
         return 0; /* ztsa's DNS service, or the tree's own server */
-    for (int i = 0; is_loopback(version, a) && i < N.plan->n_listen; i++)
-        if (N.plan->listen_ports[i] == port) {
-            /* the tree's --allow-listen server is a socket of the host's loopback */
-            snprintf(rule_text, size, "--allow-listen %d", port);
-            return 1;
-        }
+    if (is_loopback(version, a) && host_listener_is_ours(type, port)) {
+        /* the tree's --allow-listen server is a socket of the host's loopback */
+        snprintf(rule_text, size, "--allow-listen %d", port);
+        return 1;
+    }
     return -1;
 }
 
@@ -628,6 +687,24 @@ static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t n) {
     struct iovec local = {buf, n};
     struct iovec remote = {(void *)(unsigned long)addr, n};
     return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+}
+
+/* a connect of the tree's own socket (loopback the tree listens on, ztsa's DNS
+   service): performed on the helper's duplicate, the same file, from the copy, without
+   blocking the helper; it reaches only the tree's namespace */
+static long tree_connect(const struct seccomp_notif *req, int dup, const unsigned char *sa,
+                         unsigned int len) {
+    int tree_flags = fcntl(dup, F_GETFL);
+    int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
+    if (tree_flags >= 0 && !(tree_flags & O_NONBLOCK))
+        fcntl(dup, F_SETFL, tree_flags | O_NONBLOCK);
+    long r = connect(dup, (const struct sockaddr *)sa, len) < 0 ? -errno : 0;
+    if (tree_flags >= 0 && !(tree_flags & O_NONBLOCK))
+        fcntl(dup, F_SETFL, tree_flags);
+    if (r == -EAGAIN && !(tree_flags & O_NONBLOCK))
+        return net_wait(-1); /* a Unix listener's full backlog: try again soon */
+    int keep = dup_cloexec(dup);
+    return keep < 0 ? r : finish_connect(req, keep, r, tree_flags, type, 0, NULL, 0, NULL);
 }
 
 static long net_connect(const struct seccomp_notif *req) {
@@ -654,9 +731,13 @@ static long net_connect(const struct seccomp_notif *req) {
     int version = net_ip_of(sa, len, &a, &port);
     long result;
     char rule[1024];
-    if (!version) { /* AF_UNSPEC (a disconnect), a short or foreign address */
-        result = host ? (connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0)
-                      : NET_CONTINUE;
+    if (!version && host) {
+        /* a socket the helper connected stays connected: a disconnected UDP socket is
+           unbound, and could then be bound to listen (inbound) */
+        result = -EPERM;
+    } else if (!version) { /* AF_UNSPEC (a disconnect), a short or foreign address: the
+                              kernel's answer, on the socket the helper holds */
+        result = connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
     } else {
         int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_CONNECT, type, rule, sizeof rule);
         if (d > 0) {
@@ -664,14 +745,10 @@ static long net_connect(const struct seccomp_notif *req) {
                           : net_swap_connect(req, dup, fd, sa, len, rule);
             if (result != NET_DEFER) /* else logged when it is answered */
                 log_allowed(pid, "connect", version, a, port, type, rule, result);
-        } else if (d == 0 && !host && port == 53) {
-            /* ztsa's DNS service: connected here on the tree's own socket (it stays in
-               the tree's namespace), so that its queries name their sender */
-            result = connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
-            if (result == 0 || result == -EINPROGRESS)
-                note_querier(dup, pid);
         } else if (d == 0 && !host) {
-            result = NET_CONTINUE; /* stays in the tree's namespace */
+            result = tree_connect(req, dup, sa, len);
+            if (port == 53 && (result == 0 || result == NET_DEFER))
+                note_querier(dup, pid); /* ztsa's DNS service: its queries name their sender */
         } else {
             result = deny_net(pid, "connect", version, a, port, type);
         }
@@ -681,24 +758,29 @@ static long net_connect(const struct seccomp_notif *req) {
     return result;
 }
 
-/* a send of data (n bytes, the helper's copy) to the copy sa on the host socket s */
+/* a send of data (n bytes, the helper's copy) to the copy sa (NULL: the peer) on the
+   socket s the helper holds, never blocking the helper: where the tree's call would
+   wait, NET_WAIT, and the call is made again when s is writable */
 static long send_copy(int s, const void *data, size_t n, int flags, const unsigned char *sa,
                       unsigned int len) {
-    ssize_t r = sendto(s, data, n, (flags & ~MSG_FASTOPEN) | MSG_NOSIGNAL,
+    ssize_t r = sendto(s, data, n, (flags & ~MSG_FASTOPEN) | MSG_NOSIGNAL | MSG_DONTWAIT,
                        sa ? (const struct sockaddr *)sa : NULL, sa ? len : 0);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !(flags & MSG_DONTWAIT) &&
+        !(fcntl(s, F_GETFL) & O_NONBLOCK))
+        return net_wait(s);
     return r < 0 ? -errno : r;
 }
 
 /* An addressed send on a Unix socket: a path is resolved once (unix_open_at), decided
    on the socket it reaches, and sent to through the helper's /proc/self/fd/N; an
-   abstract name reaches only the tree's own namespace (CONTINUE), but for a host
-   socket (refused). */
+   abstract name reaches only the tree's own namespace (sent from the copy on the
+   tree's socket), but for a host socket (refused). */
 static long unix_send(const struct seccomp_notif *req, int dup, int host,
                       const unsigned char *sa, unsigned int len, const void *data, size_t n,
                       int flags, const char *call) {
     pid_t pid = (pid_t)req->pid;
-    if (len <= 2 || sa[2] == 0)
-        return host ? -EPERM : NET_CONTINUE;
+    if (len <= 2 || sa[2] == 0) /* an abstract name: the tree's own namespace's */
+        return host ? -EPERM : send_copy(dup, data, n, flags, sa, len);
     char real[4097];
     int pathfd = unix_open_at(helper_proc(), pid, (const char *)sa + 2, len - 2, real,
                               sizeof real);
@@ -760,11 +842,33 @@ int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, cons
     return why;
 }
 
+/* sendto with MSG_FASTOPEN to an allowed address on the tree's TCP socket: a host
+   socket connects with the data in its SYN, from the copies, in its place */
+static long fast_open(const struct seccomp_notif *req, int dup, int fd,
+                      const unsigned char *sa, unsigned int len, const void *data, size_t n,
+                      int flags) {
+    int tree_flags = fcntl(dup, F_GETFL);
+    int s = host_socket(dup);
+    if (s < 0)
+        return s;
+    ssize_t r = sendto(s, data, n, (flags | MSG_FASTOPEN | MSG_NOSIGNAL) & ~MSG_DONTWAIT,
+                       (const struct sockaddr *)sa, len);
+    long result = r < 0 ? -errno : r;
+    if ((result >= 0 || result == -EINPROGRESS) && helper_still_valid(req->id) &&
+        install(req, s, fd) == 0) {
+        fcntl(s, F_SETFL, tree_flags >= 0 ? tree_flags : 0);
+        if (result == -EINPROGRESS && !(tree_flags & O_NONBLOCK) && !(flags & MSG_DONTWAIT))
+            result = -EAGAIN; /* rare: the SYN went without its data */
+    }
+    close(s);
+    return result;
+}
+
 /* One addressed send: the decision, and where it is performed. *swapped: the tree's
    socket was replaced by a host socket connected to the destination. */
 static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host,
                      const unsigned char *sa, unsigned int len, const void *data, size_t n,
-                     int flags, const char *call, int perform) {
+                     int flags, const char *call) {
     pid_t pid = (pid_t)req->pid;
     int type = sockopt(*dup, SOL_SOCKET, SO_TYPE);
     const unsigned char *a = NULL;
@@ -778,8 +882,8 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
         port = sa[2] << 8 | sa[3];
         a = sa + 4;
     }
-    if (!version)
-        return host ? send_copy(*dup, data, n, flags, NULL, 0) : NET_CONTINUE;
+    if (!version) /* the kernel's answer for it, on the socket the helper holds */
+        return send_copy(*dup, data, n, flags, sa, len);
     char rule[1024];
     int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_SEND, type, rule, sizeof rule);
     if (d < 0 || (d == 0 && host))
@@ -789,13 +893,15 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
         note_querier(*dup, pid);
         return r;
     }
-    if (d == 0) /* perform: on the tree's own socket, which reaches only its namespace */
-        return perform ? send_copy(*dup, data, n, flags, sa, len) : NET_CONTINUE;
+    if (d == 0) /* on the tree's own socket, which reaches only its namespace */
+        return send_copy(*dup, data, n, flags, sa, len);
     long r;
     if (host) {
         r = send_copy(*dup, data, n, flags, sa, len);
+    } else if (type == SOCK_STREAM && (flags & MSG_FASTOPEN)) {
+        r = fast_open(req, *dup, fd, sa, len, data, n, flags);
     } else if (type != SOCK_DGRAM) {
-        return NET_CONTINUE; /* a stream socket's send ignores the address */
+        r = send_copy(*dup, data, n, flags, NULL, 0); /* a stream's send has no address */
     } else {
         r = net_swap_connect(req, *dup, fd, sa, len, rule);
         if (r == 0) {
@@ -872,59 +978,50 @@ static long net_send(const struct seccomp_notif *req) {
             result = -EFAULT;
         else
             result = send_one(req, &dup, fd, host, len ? sa : NULL, len, data, n, (int)a[3],
-                              "sendto", 0);
+                              "sendto");
     } else if (req->data.nr == ZTSA_NR_sendmsg) {
         struct msg_copy m;
         int r = read_msg(pid, a[1], &m, 1);
         if (r < 0)
             result = r;
-        else if (m.control && (host || m.namelen))
+        else if (m.control)
             result = -EPERM; /* ancillary data is not relayed */
-        else if (!m.namelen && host) /* performed from the copy: a CONTINUE could reread */
+        else if (!m.namelen) { /* to the peer, from the copy */
+            if (!host)
+                note_if_dns_peer(dup, pid);
             result = send_copy(dup, m.data, m.n, (int)a[2], NULL, 0);
-        else if (!m.namelen) {
-            result = NET_CONTINUE; /* the tree's own socket: its peer is in its namespace */
-            note_if_dns_peer(dup, pid);
-        }
-        else
+        } else
             result = send_one(req, &dup, fd, host, m.name, m.namelen, m.data, m.n, (int)a[2],
-                              "sendmsg", 0);
-    } else { /* sendmmsg: every message decided; performed here when one goes out */
+                              "sendmsg");
+    } else { /* sendmmsg: every message decided and performed from its copy */
         unsigned int vlen = (unsigned int)a[2] > MAX_IOV ? MAX_IOV : (unsigned int)a[2];
-        int outside = 0;
-        result = NET_CONTINUE;
-        for (unsigned int i = 0; i < vlen && result == NET_CONTINUE; i++) {
-            struct msg_copy m;
-            int r = read_msg(pid, a[1] + 64ULL * i, &m, 0);
-            if (r < 0)
-                result = r;
-            else if (m.control && (host || m.namelen))
-                result = -EPERM;
-            else if (m.namelen || host)
-                outside = 1;
-        }
-        if (result == NET_CONTINUE && !outside && !host)
+        long sent = 0;
+        result = 0;
+        if (!host)
             note_if_dns_peer(dup, pid);
-        if (result == NET_CONTINUE && outside) {
-            long sent = 0;
-            for (unsigned int i = 0; i < vlen; i++) {
-                struct msg_copy m;
-                long r = read_msg(pid, a[1] + 64ULL * i, &m, 1);
-                if (r == 0)
-                    r = m.namelen ? send_one(req, &dup, fd, host, m.name, m.namelen, m.data,
-                                             m.n, (int)a[3], "sendmmsg", 1)
-                                  : send_copy(dup, m.data, m.n, (int)a[3], NULL, 0);
-                if (r < 0) {
-                    result = sent ? sent : r;
-                    break;
-                }
-                unsigned int done = (unsigned int)r;
-                struct iovec local = {&done, sizeof done};
-                struct iovec remote = {(void *)(unsigned long)(a[1] + 64ULL * i + 56), 4};
-                process_vm_writev(pid, &local, 1, &remote, 1, 0);
-                result = ++sent;
-                host = cookie_of(dup) == N.cookie; /* a host one now, if it was swapped */
+        for (unsigned int i = 0; i < vlen; i++) {
+            struct msg_copy m;
+            long r = read_msg(pid, a[1] + 64ULL * i, &m, 1);
+            if (r == 0 && m.control)
+                r = -EPERM;
+            else if (r == 0)
+                r = m.namelen ? send_one(req, &dup, fd, host, m.name, m.namelen, m.data, m.n,
+                                         (int)a[3], "sendmmsg")
+                              : send_copy(dup, m.data, m.n, (int)a[3], NULL, 0);
+            if (r == NET_WAIT && sent) { /* what went already is the answer */
+                net_wait_forget();
+                r = -EAGAIN;
             }
+            if (r < 0 || r == NET_WAIT) {
+                result = sent ? sent : r;
+                break;
+            }
+            unsigned int done = (unsigned int)r;
+            struct iovec local = {&done, sizeof done};
+            struct iovec remote = {(void *)(unsigned long)(a[1] + 64ULL * i + 56), 4};
+            process_vm_writev(pid, &local, 1, &remote, 1, 0);
+            result = ++sent;
+            host = cookie_of(dup) == N.cookie; /* a host one now, if it was swapped */
         }
     }
     close(dup);
@@ -946,12 +1043,19 @@ static long net_bind(const struct seccomp_notif *req) {
     int listed = 0;
     for (int i = 0; version && port && i < N.plan->n_listen; i++)
         listed |= N.plan->listen_ports[i] == port;
-    if (!listed)
-        return NET_CONTINUE; /* bound in the tree's namespace: nothing outside reaches it */
     int fd = (int)(unsigned int)req->data.args[0];
     int dup = ztsa_pidfd_getfd(pid, fd);
     if (dup < 0)
         return -EBADF;
+    if (net_is_host(dup)) { /* a socket the helper connected: it is not the tree's to bind */
+        close(dup);
+        return -EINVAL;
+    }
+    if (!listed) { /* bound in the tree's namespace: nothing outside reaches it */
+        long r = bind(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
+        close(dup);
+        return r;
+    }
     int tree_flags = fcntl(dup, F_GETFL);
     int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
     long r = host_socket(dup);
@@ -960,6 +1064,8 @@ static long net_bind(const struct seccomp_notif *req) {
         r = bind(s, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
         if (r == 0)
             r = helper_still_valid(req->id) ? install(req, s, fd) : -ESRCH;
+        if (r == 0)
+            note_listener(s);
         if (r == 0)
             fcntl(s, F_SETFL, tree_flags >= 0 ? tree_flags : 0);
         close(s);
@@ -1032,8 +1138,21 @@ int net_tree_owns_unix(dev_t dev, ino_t ino) {
 /* Does a socket of the tree's namespace listen on port (TCP: listening; UDP: bound)?
    Only for the log and the answer's words: whatever the tree reaches on its loopback
    stays in its namespace. */
-static int tree_listens(int type, int port) {
-    int nl = N.diag;
+static int listens_on(int nl, int type, int port, const ino_t *inodes, int n_inodes);
+
+static int tree_listens(int type, int port) { return listens_on(N.diag, type, port, NULL, 0); }
+
+/* Does a listener the helper made for --allow-listen listen on the host's port? */
+static int host_listener_is_ours(int type, int port) {
+    static int host_diag = -2;
+    if (!n_listeners)
+        return 0;
+    if (host_diag == -2)
+        host_diag = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    return host_diag >= 0 && listens_on(host_diag, type, port, listeners, n_listeners);
+}
+
+static int listens_on(int nl, int type, int port, const ino_t *inodes, int n_inodes) {
     if (nl < 0)
         return 0;
     for (int family = AF_INET; family == AF_INET || family == AF_INET6;
@@ -1065,7 +1184,10 @@ static int tree_listens(int type, int port) {
                     break;
                 }
                 struct inet_diag_msg *m = NLMSG_DATA(h);
-                if (ntohs(m->id.idiag_sport) == port)
+                int ours = !inodes;
+                for (int i = 0; i < n_inodes; i++)
+                    ours |= inodes[i] == (ino_t)m->idiag_inode;
+                if (ntohs(m->id.idiag_sport) == port && ours)
                     found = 1;
             }
         }

@@ -2,15 +2,16 @@
 address is local there, ztsa answers its DNS on port 53 of any address and performs the
 allowed outside connects itself.
 
-The test world is a network namespace of its own (`ip netns add ztsa-dns-...`) holding
-203.0.113.10, 203.0.113.11, 169.254.169.254 and 10.0.0.7 on its loopback, a fake
-upstream resolver on 127.0.0.1:53 (UDP and TCP) that records every message it receives,
-and TCP listeners on each of those addresses (and 127.0.0.1) that count what they
-accept. ztsa runs inside it (`ip netns exec`, which also puts /etc/netns/NAME/resolv.conf,
-`nameserver 203.0.113.53`, over /etc/resolv.conf: nothing listens there), with
-`--dns 127.0.0.1`. Every assertion is on what arrived at the fake resolver or at a
-listener, or what the tree itself saw; nothing leaves the test world's namespace (it has
-no route anywhere but its own loopback)."""
+The test world is two network namespaces of its own (`ip netns add ztsa-dns-...`): the
+world, where ztsa runs (`ip netns exec`, which also puts /etc/netns/NAME/resolv.conf,
+`nameserver 203.0.113.53`, over /etc/resolv.conf: nothing listens there, `--dns
+127.0.0.1`), with a fake upstream resolver on 127.0.0.1:53 (UDP and TCP) that records
+every message it receives and a counting listener on 127.0.0.1; and behind a veth pair
+(192.0.2.1 - 192.0.2.2) the far side, with 203.0.113.10, 203.0.113.11, 169.254.169.254
+and 10.0.0.7 on its loopback and counting listeners on each (addresses of the world
+itself would be the host's own, which no answer opens). Every assertion is on what
+arrived at the fake resolver or at a listener, or what the tree itself saw; nothing
+leaves the two namespaces (they have no route anywhere else)."""
 
 from __future__ import annotations
 
@@ -46,12 +47,16 @@ CLONE_NEWNET = 0x40000000
 LOCAL = ("203.0.113.10", "203.0.113.11", "169.254.169.254", "10.0.0.7")  # on the lo
 LISTENING = ("203.0.113.10", "203.0.113.11", "127.0.0.1", "169.254.169.254", "10.0.0.7")
 NAMESERVER = "203.0.113.53"  # the tree's resolv.conf: nothing listens there
+# the world's own address (ztsa's namespace), on its veth: in no range an answer never
+# opens, so only its being the host's own keeps an answer naming it from opening it
+WORLD_ADDR, FAR_ADDR = "192.0.2.1", "192.0.2.2"
 ANSWERS = {
     "api.corp.test": "203.0.113.10",
     "registry.corp.test": "203.0.113.10",
     "rebind.corp.test": "127.0.0.1",
     "meta.corp.test": "169.254.169.254",
     "lan.corp.test": "10.0.0.7",
+    "self.corp.test": WORLD_ADDR,  # an address of the host's own (ztsa's namespace)
 }
 MOVING = "moving.corp.test"  # 203.0.113.10 for its first 2 A queries, then 203.0.113.11
 NEVER = "203.0.113.99"  # any other name: ztsa must never ask
@@ -113,13 +118,16 @@ class World:
 
     # code in the namespace: a thread of its own joins it (the network namespace is a
     # thread's); a socket made there stays there, whichever thread then uses it
-    def in_ns(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def in_ns(self, fn: Callable[..., Any], *args: Any, far: bool = False) -> Any:
+        """far: in the namespace behind the world's veth, where the "public" test hosts
+        are (addresses of ztsa's own namespace would be the host's own, which an answer
+        never opens)."""
         out: dict[str, Any] = {}
 
         def target() -> None:
             try:
                 libc = ctypes.CDLL(None, use_errno=True)
-                fd = os.open(f"/run/netns/{self.name}", os.O_RDONLY)
+                fd = os.open(f"/run/netns/{self.name}{'-far' if far else ''}", os.O_RDONLY)
                 try:
                     if libc.setns(fd, CLONE_NEWNET) != 0:
                         err = ctypes.get_errno()
@@ -150,11 +158,11 @@ class World:
             tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             tcp.bind(("127.0.0.1", 53))
             tcp.listen(64)
-            first = socket.socket()
-            first.bind((LISTENING[0], 0))
-            return udp, tcp, first.getsockname()[1], first
+            return udp, tcp
 
-        udp, tcp, self.port, first = self.in_ns(make)
+        udp, tcp = self.in_ns(make)
+        first = self.in_ns(lambda: socket.create_server((LISTENING[0], 0)), far=True)
+        self.port = first.getsockname()[1]
         for s in (udp, tcp):
             s.settimeout(0.2)
             self.sockets.append(s)
@@ -174,7 +182,7 @@ class World:
             s.listen(512)
             return s
 
-        s = self.in_ns(make)
+        s = self.in_ns(make, far=ip in LOCAL)
         s.settimeout(0.2)
         self.sockets.append(s)
         port = s.getsockname()[1]
@@ -276,7 +284,7 @@ class World:
 
         handler = functools.partial(Handler, directory=str(root))
         server = self.in_ns(lambda: http.server.ThreadingHTTPServer(("203.0.113.10", 0),
-                                                                     handler))
+                                                                     handler), far=True)
         self.servers.append(server)
         self._thread(server.serve_forever)
         return server.server_address[1]
@@ -364,10 +372,23 @@ def world() -> Iterator[World]:
     had_etc = os.path.isdir("/etc/netns")
     etc = Path("/etc/netns") / name
     w = World(name)
+    far = f"{name}-far"
     try:
-        for cmd in (["link", "set", "lo", "up"],
-                    *[["addr", "add", f"{a}/32", "dev", "lo"] for a in LOCAL]):
-            subprocess.run(["ip", "-n", name, *cmd], check=True, capture_output=True)
+        # the "public" test hosts live in a second namespace behind a veth pair, routed
+        # from the world (where ztsa runs): an address of ztsa's own namespace is the
+        # host's own, which no answer opens
+        subprocess.run(["ip", "netns", "add", far], check=True, capture_output=True)
+        for ns, cmd in ((name, ["link", "set", "lo", "up"]), (far, ["link", "set", "lo", "up"]),
+                        (name, ["link", "add", "zw0", "type", "veth", "peer", "name", "zf0",
+                                "netns", far]),
+                        (name, ["addr", "add", f"{WORLD_ADDR}/30", "dev", "zw0"]),
+                        (far, ["addr", "add", f"{FAR_ADDR}/30", "dev", "zf0"]),
+                        (name, ["link", "set", "zw0", "up"]), (far, ["link", "set", "zf0", "up"]),
+                        *[(far, ["addr", "add", f"{a}/32", "dev", "lo"]) for a in LOCAL],
+                        *[(name, ["route", "add", f"{a}/32", "via", FAR_ADDR])
+                          for a in LOCAL],
+                        (far, ["route", "add", "default", "via", WORLD_ADDR])):
+            subprocess.run(["ip", "-n", ns, *cmd], check=True, capture_output=True)
         etc.mkdir(parents=True)
         # short timeouts: a run whose DNS nobody answers fails in seconds, not minutes
         (etc / "resolv.conf").write_text(f"nameserver {NAMESERVER}\n"
@@ -382,6 +403,7 @@ def world() -> Iterator[World]:
             with contextlib.suppress(OSError):
                 os.rmdir("/etc/netns")
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
+        subprocess.run(["ip", "netns", "del", far], capture_output=True)
 
 
 def in_world(run: Runner, w: World, *cmd: str, allow: list[str] = (),
@@ -594,9 +616,9 @@ def test_the_test_world_counts_what_arrives_without_ztsa(world, progs, tmp_path)
     ready, done = tmp_path / "ready", tmp_path / "done"
     out, err, got = _knock(world, ["ip", "netns", "exec", world.name, sys.executable, "-c",
                                    TREE_SERVER, str(port), str(ready), str(done)],
-                           tmp_path, port, ready, done, ["127.0.0.1", "203.0.113.10"])
+                           tmp_path, port, ready, done, ["127.0.0.1", WORLD_ADDR])
     assert "own own" in out, out + err
-    assert got == {"127.0.0.1": "tree", "203.0.113.10": "tree"}, (got, out, err)
+    assert got == {"127.0.0.1": "tree", WORLD_ADDR: "tree"}, (got, out, err)
     assert "accepted 2" in out, out + err
 
 
@@ -901,7 +923,7 @@ def _serve_in_tree(run: Runner, world: World, port: int, extra: list[str],
 
 def test_the_trees_listener_cannot_be_reached_from_outside(run, world):
     port = world.free_port()
-    out, err, got, _ = _serve_in_tree(run, world, port, [], ["127.0.0.1", "203.0.113.10"])
+    out, err, got, _ = _serve_in_tree(run, world, port, [], ["127.0.0.1", WORLD_ADDR])
     assert "own own" in out, out + err  # its own loopback, no --allow-net needed
     assert got, out + err
     assert got["127.0.0.1"] == "refused", got
@@ -1154,7 +1176,7 @@ def test_a_silent_host_holds_only_its_own_connect(run, world):
         time.sleep(0.2)
         return srv, fill
 
-    srv, fill = world.in_ns(full_listener)
+    srv, fill = world.in_ns(full_listener, far=True)
     port = srv.getsockname()[1]
     world.sockets += [srv, *fill]
     proc, events = in_world(run, world, run.python, "-c", WAITS, SILENT, str(port),
@@ -1168,3 +1190,73 @@ def test_a_silent_host_holds_only_its_own_connect(run, world):
     assert float(lines[2].split()[1]) < 3, lines
     connects = [e for e in events if e["event"] == "connect" and e["address"] == SILENT]
     assert connects and connects[0]["result"] == "EINPROGRESS", connects
+
+
+# -- what the attacks on it found --------------------------------------------------------
+RAW_QUERIES = r"""
+import random, socket, struct, sys
+def q(labels, extra=b"", ar=0):
+    body = b"".join(bytes([len(x)]) + x for x in labels) + b"\0" + struct.pack(">HH", 1, 1)
+    return struct.pack(">HHHHHH", random.randrange(65536), 0x0100, 1, 0, 0, ar) + body + extra
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+tests = {
+    "nul": q([b"allowed", b"test\0", b"SECRET-nul", b"evil", b"example"]),
+    "dot": q([b"SECRET-dot.corp", b"test"]),
+    # an additional record beside EDNS: only the question (and a bare OPT) go upstream
+    "extra": q([b"api", b"corp", b"test"], b"\x06SECRET\x04evil\x00\x00\x10\x00\x01"
+               b"\x00\x00\x00\x3c\x00\x04data" + b"\0" * 900, ar=1),
+}
+for name, packet in tests.items():
+    s.sendto(packet, ("203.0.113.53", 53))
+    try: print(name, s.recv(4096)[3] & 15)
+    except OSError as e: print(name, "error", e)
+"""
+
+
+def test_a_query_is_rebuilt_from_the_name_it_was_decided_on(run, world):
+    """NUL or dot bytes inside a label (the rule would see one name, the resolver send
+    another on), and records the tree adds to a query: none of it goes upstream."""
+    proc, _ = in_world(run, world, run.python, "-c", RAW_QUERIES,
+                       allow=["allowed.test:443", "*.corp.test:443"], log=False)
+    assert proc.returncode == 0, proc.stderr
+    out = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert out["nul"] == "1" and out["dot"] == "1", out  # FORMERR
+    assert out["extra"] == "0", out
+    got = [r.packet for r in world.received]
+    assert not any(b"SECRET" in p for p in got), got
+    assert len(got) == 1 and len(got[0]) < 64, got  # the api.corp.test question alone
+
+
+def test_an_answer_naming_the_hosts_own_address_opens_nothing(run, world):
+    p = world.port
+    srv = world.in_ns(lambda: socket.create_server((WORLD_ADDR, p)))  # the host's own
+    srv.settimeout(0.5)
+    proc, events = in_world(run, world, run.python, "-c", CLIENT, "ask:sendto:self.corp.test",
+                            f"connect:{p}", allow=[f"*.corp.test:{p}"])
+    try:
+        srv.accept()
+        reached = True
+    except TimeoutError:
+        reached = False
+    srv.close()
+    assert proc.returncode == 0, proc.stderr
+    assert not reached, proc.stdout
+    dns = [e for e in events if e["event"] == "dns" and e["name"] == "self.corp.test"]
+    assert dns and dns[0]["addresses"] == [] and WORLD_ADDR in dns[0]["refused"], dns
+
+
+def test_allow_listen_opens_no_host_service_on_that_port(run, world):
+    """--allow-listen P: the tree's own listener is reachable; a host's service on
+    127.0.0.1:P is not the tree's, and the tree cannot connect to it."""
+    port = world.free_port()
+    hits = world.listen("127.0.0.1", port)
+    assert hits == port
+    code = ("import socket, sys\n"
+            "try: socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3);"
+            " print('reached')\n"
+            "except OSError as e: print('refused', e.errno)\n")
+    proc, _ = in_world(run, world, run.python, "-c", code, str(port),
+                       extra=[f"--allow-listen={port}"], log=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "reached" not in proc.stdout, proc.stdout
+    assert world.settle(port)["127.0.0.1"] == 0

@@ -130,6 +130,9 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
                 rule(eperm, name, bit_set(arg, bit))
             rule(eperm, "open", bit_set(1, os.O_CREAT), bit_set(2, bit))
             rule(eperm, "openat", bit_set(2, os.O_CREAT), bit_set(3, bit))
+    rule(eperm, "setsockopt", low32_eq(1, 0), low32_eq(2, 4))  # IP_OPTIONS
+    for opt in (57, 5, 6):  # IPV6_RTHDR, IPV6_2292RTHDR, IPV6_2292PKTOPTIONS
+        rule(eperm, "setsockopt", low32_eq(1, 41), low32_eq(2, opt))
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCSTI))
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCLINUX))
     rule(USER_NOTIF if notify_connect else NET, "connect")
@@ -295,6 +298,12 @@ def cases() -> Iterator[Case]:
         yield Case(X86_64, sysno("openat"), (AT_FDCWD, 0x7FFC0000, os.O_CREAT, mode, 0, 0))
         yield Case(X86_64, sysno("openat"), (AT_FDCWD, 0x7FFC0000, os.O_RDONLY, mode, 0, 0))
     yield Case(X86_64, sysno("sendto"), (3, 0x7FFC0000, 12, 0, 0, 0))
+    # setsockopt's level and option together: every source-route option at each level,
+    # their neighbours, and both halves
+    for level in (0, 1, 6, 40, 41, 42, 0xFFFFFFFF):
+        for opt in (3, 4, 5, 6, 7, 56, 57, 58, 0):
+            for high in HIGH_HALVES:
+                yield Case(X86_64, sysno("setsockopt"), (3, high | level, high | opt, 0, 0, 0))
     yield Case(X86_64, sysno("sendto"), (3, 0x7FFC0000, 12, 0, 0x7FFC1000, 16))
     yield Case(X86_64, sysno("sendto"), (3, 0x7FFC0000, 12, 0, 0x7FFF00000000, 16))  # high only
     yield Case(X86_64, sysno("ioctl"), (0, 0xFFFFFFFF00000000 | termios.TIOCSTI, 0, 0, 0, 0))

@@ -19,6 +19,9 @@ What it does (x86_64):
 - clone with CLONE_UNTRACED: EPERM; clone3: ENOSYS, so libc falls back to clone;
 - socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT;
 - ioctl TIOCSTI and TIOCLINUX (terminal injection): EPERM;
+- setsockopt of source routes: IPV6_RTHDR, IPV6_2292RTHDR, IPV6_2292PKTOPTIONS and
+  IP_OPTIONS: EPERM (a routing header sends a packet to an allowed address on to any
+  other, and needs no privilege for IPv6);
 - prctl(PR_SET_DUMPABLE): succeeds without effect. A non-dumpable process could not be
   read by ztsa's file helper (which copies path arguments out of the caller), so its
   file creations would fail; the tree is one trust domain and nothing in it may ptrace
@@ -85,6 +88,8 @@ DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl"
 CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+IPPROTO_IP, IP_OPTIONS = 0, 4
+IPPROTO_IPV6, IPV6_ROUTES = 41, (57, 5, 6)  # IPV6_RTHDR, IPV6_2292RTHDR, ..._2292PKTOPTIONS
 PR_SET_SECCOMP = 22
 PR_SET_DUMPABLE = 4
 
@@ -190,6 +195,7 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "socket", 0, NR["socket"]),
         (JEQ, "sendto", 0, NR["sendto"]),
         (JEQ, "ioctl", 0, NR["ioctl"]),
+        (JEQ, "setsockopt", 0, NR["setsockopt"]),
         (JEQ, "prctl", 0, NR["prctl"]),
         (JEQ, "enosys", 0, NR["clone3"]),
         *((JEQ, f"chmod_{arg}", 0, NR[name]) for name, arg in CHMODS),
@@ -219,6 +225,16 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (LD_ABS, 0, 0, arg_lo(1)),
         (JEQ, "eperm", 0, TIOCSTI),
         (JEQ, "eperm", "allow", TIOCLINUX),
+        "setsockopt",
+        (LD_ABS, 0, 0, arg_lo(1)),
+        (JEQ, "sockopt_ip", 0, IPPROTO_IP),
+        (JEQ, 0, "allow", IPPROTO_IPV6),
+        (LD_ABS, 0, 0, arg_lo(2)),
+        *((JEQ, "eperm", 0, opt) for opt in IPV6_ROUTES),
+        (RET, 0, 0, RET_ALLOW),
+        "sockopt_ip",
+        (LD_ABS, 0, 0, arg_lo(2)),
+        (JEQ, "eperm", "allow", IP_OPTIONS),
         "chmod_1",
         (LD_ABS, 0, 0, arg_lo(1)),
         (JSET, "eperm", chmod_ok, SET_ID),
