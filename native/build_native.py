@@ -9,7 +9,7 @@ from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
 SOURCES = ["allow.c", "child.c", "creation.c", "dns.c", "gitconfig.c", "helper.c", "landlock.c",
-           "metadata.c", "net.c", "netns.c", "supervisor.c", "util.c"]
+           "metadata.c", "net.c", "netns.c", "supervisor.c", "util.c", "waits.c"]
 
 ffibuilder = FFI()
 ffibuilder.cdef("\n".join((HERE / name).read_text().replace("/*", "\n/*")

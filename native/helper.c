@@ -1005,90 +1005,7 @@ static struct reply umask_notification(const struct seccomp_notif *req) {
     return CONTINUE;
 }
 
-/* Calls made again later (NET_WAIT: the tree's call would wait, for room to send or a
-   listener's backlog): the notification stays unanswered, the helper goes on, and the
-   whole call is decided and made again from fresh copies when the socket is writable
-   (or after a tick). SO_SNDTIMEO's expiry is EAGAIN; a pending signal, EINTR. */
-#define MAX_RETRIES 256
-#define RETRY_TICK_MS 10
-static struct retry {
-    int used;
-    int fd; /* the helper's copy of the socket to poll, -1: the tick only */
-    unsigned long long deadline, next;
-    char req[256];
-} R[MAX_RETRIES];
-
 static struct reply decide(const struct seccomp_notif *req);
-
-static struct reply wait_later(const struct seccomp_notif *req) {
-    struct retry *w = NULL;
-    for (int i = 0; i < MAX_RETRIES && !w; i++)
-        if (!R[i].used)
-            w = &R[i];
-    if (!w || H.req_size > sizeof w->req) {
-        net_wait_forget();
-        return RESULT(-EAGAIN);
-    }
-    w->used = 1;
-    w->fd = net_wait_fd;
-    net_wait_fd = -1; /* the retry's now */
-    memcpy(w->req, req, H.req_size);
-    unsigned long long now = now_ns();
-    w->next = now + RETRY_TICK_MS * 1000000ULL;
-    w->deadline = 0;
-    struct timeval tv = {0, 0};
-    socklen_t tl = sizeof tv;
-    if (w->fd >= 0 && getsockopt(w->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl) == 0 &&
-        (tv.tv_sec || tv.tv_usec))
-        w->deadline = now + (unsigned long long)tv.tv_sec * 1000000000ULL +
-                      (unsigned long long)tv.tv_usec * 1000ULL;
-    return (struct reply){REPLY_ELSEWHERE, 0, -1};
-}
-
-static int retry_poll_fds(struct pollfd *out, int max, int *timeout) {
-    int k = 0, any = 0;
-    for (int i = 0; i < MAX_RETRIES; i++) {
-        if (!R[i].used)
-            continue;
-        any = 1;
-        if (R[i].fd >= 0 && k < max)
-            out[k++] = (struct pollfd){R[i].fd, POLLOUT, 0};
-    }
-    if (any && (*timeout < 0 || *timeout > RETRY_TICK_MS))
-        *timeout = RETRY_TICK_MS;
-    return k;
-}
-
-static void retry_ready(const struct pollfd *fds, int n) {
-    unsigned long long now = now_ns();
-    for (int i = 0; i < MAX_RETRIES; i++) {
-        struct retry *w = &R[i];
-        if (!w->used)
-            continue;
-        const struct seccomp_notif *req = (const struct seccomp_notif *)w->req;
-        int ready = w->next <= now;
-        for (int k = 0; k < n; k++)
-            ready |= w->fd >= 0 && fds[k].fd == w->fd && (fds[k].revents & (POLLOUT | POLLERR |
-                                                                            POLLHUP));
-        struct reply r;
-        if (!helper_still_valid(req->id)) {
-            r = (struct reply){REPLY_ELSEWHERE, 0, -1}; /* the caller is gone */
-        } else if (net_signal_pending((pid_t)req->pid)) {
-            r = RESULT(-EINTR);
-        } else if (w->deadline && w->deadline <= now) {
-            r = RESULT(-EAGAIN);
-        } else if (ready) {
-            r = decide(req); /* may wait again: a new slot */
-        } else {
-            continue;
-        }
-        if (w->fd >= 0)
-            close(w->fd);
-        w->used = 0;
-        w->fd = -1;
-        answer(req, r);
-    }
-}
 
 /* How to answer one notification. */
 static struct reply decide(const struct seccomp_notif *req) {
@@ -1098,7 +1015,8 @@ static struct reply decide(const struct seccomp_notif *req) {
                           nr == ZTSA_NR_sendmsg || nr == ZTSA_NR_sendmmsg)) {
         long r = net_notification(req);
         if (r == NET_WAIT)
-            return wait_later(req);
+            return waits_later(req) < 0 ? RESULT(-EAGAIN)
+                                        : (struct reply){REPLY_ELSEWHERE, 0, -1};
         if (r == NET_DEFER)
             return (struct reply){REPLY_ELSEWHERE, 0, -1};
         if (r != NET_UNIX)
@@ -1106,7 +1024,8 @@ static struct reply decide(const struct seccomp_notif *req) {
     }
     if (req->data.nr == ZTSA_NR_connect) { /* when the plan gives the helper connects */
         long r = connect_notification(req);
-        return r == NET_WAIT    ? wait_later(req)
+        return r == NET_WAIT    ? (waits_later(req) < 0 ? RESULT(-EAGAIN)
+                                                    : (struct reply){REPLY_ELSEWHERE, 0, -1})
                : r == NET_DEFER ? (struct reply){REPLY_ELSEWHERE, 0, -1}
                                 : RESULT(r);
     }
@@ -1255,8 +1174,10 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
     H.shared = shared;
     if (fstat(root, &H.root_st) < 0)
         _exit(127);
-    if (plan->netns)
+    if (plan->netns) {
         net_init(plan, lfd, net);
+        waits_init(lfd, H.req_size);
+    }
     struct seccomp_notif_sizes sizes;
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
         _exit(1);
@@ -1281,13 +1202,13 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         static struct pollfd fds[1 + 32 + 256 + 256];
         fds[0] = (struct pollfd){lfd, POLLIN, 0};
         int n_dns = plan->netns ? dns_poll_fds(fds + 1, 32) : 0;
-        int n_net = plan->netns ? net_poll_fds(fds + 1 + n_dns, 256) : 0;
+        int n_net = plan->netns ? waits_connect_fds(fds + 1 + n_dns, 256) : 0;
         int timeout = -1;
         if (plan->netns) {
-            int t1 = dns_timeout_ms(), t2 = net_timeout_ms();
+            int t1 = dns_timeout_ms(), t2 = waits_connect_timeout_ms();
             timeout = t1 < 0 ? t2 : t2 < 0 ? t1 : t1 < t2 ? t1 : t2;
         }
-        int n_retry = plan->netns ? retry_poll_fds(fds + 1 + n_dns + n_net, 256, &timeout) : 0;
+        int n_retry = plan->netns ? waits_later_fds(fds + 1 + n_dns + n_net, 256, &timeout) : 0;
         int nfds = 1 + n_dns + n_net + n_retry;
         if (!sync && poll(fds, (nfds_t)nfds, timeout) < 0) {
             if (errno == EINTR)
@@ -1296,8 +1217,8 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         }
         if (plan->netns) {
             dns_ready(fds + 1, n_dns);
-            net_ready(fds + 1 + n_dns, n_net);
-            retry_ready(fds + 1 + n_dns + n_net, n_retry);
+            waits_connect_ready(fds + 1 + n_dns, n_net);
+            waits_later_ready(fds + 1 + n_dns + n_net, n_retry);
         }
         struct pollfd pfd = fds[0];
         if (!sync && !(pfd.revents & POLLIN)) {
@@ -1338,6 +1259,8 @@ void helper_log_denial(pid_t pid, const char *syscall_name, const char *p1, cons
                        const char *rule) {
     log_denial(pid, syscall_name, p1, p2, rule);
 }
+
+void helper_redo(const struct seccomp_notif *req) { answer(req, decide(req)); }
 
 int helper_still_valid(unsigned long long id) {
     return ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;

@@ -120,10 +120,22 @@ void net_init(const struct ztsa_plan *plan, int lfd, const int *dns);
 long net_notification(const struct seccomp_notif *req);
 long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
                       unsigned int len, const char *rule);
-/* blocking connects the helper answers when they are made */
-int net_poll_fds(struct pollfd *out, int max);
-int net_timeout_ms(void);
-void net_ready(const struct pollfd *fds, int n);
+void net_log_allowed(pid_t pid, const char *event, int version, const unsigned char *a,
+                     int port, int type, const char *rule, long result);
+/* waits.c: the tree's calls that wait, answered later */
+void waits_init(int lfd, size_t req_size);
+/* after a non-blocking connect of s (r: its result), the tree's now: the answer, or
+   NET_DEFER with the wait registered; takes s */
+long waits_connect(const struct seccomp_notif *req, int s, long r, int tree_flags, int type,
+                   int version, const unsigned char *a, int port, const char *rule);
+int waits_connect_fds(struct pollfd *out, int max);
+int waits_connect_timeout_ms(void);
+void waits_connect_ready(const struct pollfd *fds, int n);
+int waits_later(const struct seccomp_notif *req); /* NET_WAIT: 0, or -EAGAIN (full) */
+int waits_later_fds(struct pollfd *out, int max, int *timeout);
+void waits_later_ready(const struct pollfd *fds, int n);
+/* helper.c, for waits.c: decide a notification again and answer it */
+void helper_redo(const struct seccomp_notif *req);
 int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, const char *real,
                     const char **why_text);
 int net_tree_owns_unix(dev_t dev, ino_t ino);

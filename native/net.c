@@ -351,8 +351,8 @@ static long deny_net(pid_t pid, const char *call, int version, const unsigned ch
     return -EPERM;
 }
 
-static void log_allowed(pid_t pid, const char *event, int version, const unsigned char *a,
-                        int port, int type, const char *rule, long result) {
+void net_log_allowed(pid_t pid, const char *event, int version, const unsigned char *a,
+                     int port, int type, const char *rule, long result) {
     if (N.plan->log_fd < 0)
         return;
     char ip[128], res[48];
@@ -432,147 +432,6 @@ static int host_socket(int dup) {
     return s;
 }
 
-/* connect a host socket from the copy, in place of the tree's fd: the syscall's answer */
-/* Blocking TCP connects in progress: the tree's call waits in its notification while
-   the helper goes on; the answer goes when the socket is connected or failed. The
-   tree's own call never runs on a host socket (a CONTINUE would let it reread an
-   address that another thread rewrote after a shutdown). */
-#define MAX_WAITING 256
-static struct waiting {
-    unsigned long long id;
-    int fd; /* the helper's copy of the connecting socket, -1: free */
-    unsigned long long deadline; /* SO_SNDTIMEO's, 0: none */
-    pid_t pid;
-    int version, port, type;
-    unsigned char addr[16];
-    char rule[512];
-} W[MAX_WAITING];
-static int n_waiting;
-
-static void respond(unsigned long long id, long result) {
-    struct seccomp_notif_resp resp;
-    memset(&resp, 0, sizeof resp);
-    resp.id = id;
-    resp.error = (int)result;
-    ioctl(N.lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-}
-
-static void log_allowed(pid_t pid, const char *event, int version, const unsigned char *a,
-                        int port, int type, const char *rule, long result);
-
-/* After a non-blocking connect of the helper's socket s (r: its result) that is the
-   tree's now: the answer, or NET_DEFER with the wait registered (blocking: a stream
-   socket whose file is not O_NONBLOCK). Takes s. */
-static long finish_connect(const struct seccomp_notif *req, int s, long r, int tree_flags,
-                           int type, int version, const unsigned char *a, int port,
-                           const char *rule) {
-    if (r == -EALREADY && type == SOCK_STREAM && !(tree_flags & O_NONBLOCK))
-        r = -EINPROGRESS; /* a blocking connect again (after EINTR): it waits again */
-    if (r != -EINPROGRESS || type != SOCK_STREAM || (tree_flags & O_NONBLOCK)) {
-        close(s);
-        return r;
-    }
-    struct waiting *w = NULL;
-    for (int i = 0; i < MAX_WAITING && !w; i++)
-        if (i >= n_waiting || W[i].fd < 0)
-            w = &W[i];
-    if (!w) {
-        close(s);
-        return -EAGAIN;
-    }
-    if (w - W >= n_waiting)
-        n_waiting = (int)(w - W) + 1;
-    struct timeval tv = {0, 0};
-    socklen_t tl = sizeof tv;
-    getsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl);
-    unsigned long long timeo = (unsigned long long)tv.tv_sec * 1000000000ULL +
-                               (unsigned long long)tv.tv_usec * 1000ULL;
-    w->id = req->id;
-    w->fd = s;
-    w->deadline = timeo ? net_mono_ns() + timeo : 0;
-    w->pid = (pid_t)req->pid;
-    w->version = version;
-    w->port = port;
-    w->type = type;
-    memset(w->addr, 0, 16);
-    if (a)
-        memcpy(w->addr, a, version == 4 ? 4 : 16);
-    snprintf(w->rule, sizeof w->rule, "%s", rule ? rule : "");
-    return NET_DEFER;
-}
-
-int net_poll_fds(struct pollfd *out, int max) {
-    int k = 0;
-    for (int i = 0; i < n_waiting && k < max; i++)
-        if (W[i].fd >= 0)
-            out[k++] = (struct pollfd){W[i].fd, POLLOUT, 0};
-    return k;
-}
-
-/* a signal the thread does not block is pending: its wait ends (EINTR), as the kernel's
-   wait for a connect would */
-int net_signal_pending(pid_t tid) {
-    char where[64], buf[2048];
-    snprintf(where, sizeof where, "%d/status", (int)tid);
-    if (!read_proc_at(helper_proc(), where, buf, sizeof buf))
-        return 0;
-    unsigned long long pending = 0, blocked = 0;
-    const char *p = strstr(buf, "\nSigPnd:");
-    pending |= p ? strtoull(p + 8, NULL, 16) : 0;
-    p = strstr(buf, "\nShdPnd:");
-    pending |= p ? strtoull(p + 8, NULL, 16) : 0;
-    p = strstr(buf, "\nSigBlk:");
-    blocked = p ? strtoull(p + 8, NULL, 16) : 0;
-    return (pending & ~blocked) != 0;
-}
-
-#define SIGNAL_TICK_MS 50 /* how often a waiting connect looks for a signal */
-
-int net_timeout_ms(void) {
-    unsigned long long now = net_mono_ns(), first = 0;
-    int any = 0;
-    for (int i = 0; i < n_waiting; i++) {
-        if (W[i].fd < 0)
-            continue;
-        any = 1;
-        if (W[i].deadline && (!first || W[i].deadline < first))
-            first = W[i].deadline;
-    }
-    if (!any)
-        return -1;
-    int ms = !first ? SIGNAL_TICK_MS : first <= now ? 0 : (int)((first - now) / 1000000ULL) + 1;
-    return ms < SIGNAL_TICK_MS ? ms : SIGNAL_TICK_MS;
-}
-
-void net_ready(const struct pollfd *fds, int n) {
-    unsigned long long now = net_mono_ns();
-    for (int i = 0; i < n_waiting; i++) {
-        struct waiting *w = &W[i];
-        if (w->fd < 0)
-            continue;
-        int ready = 0;
-        for (int k = 0; k < n; k++)
-            ready |= fds[k].fd == w->fd && fds[k].revents;
-        long result;
-        if (ready) {
-            int err = 0;
-            socklen_t el = sizeof err;
-            getsockopt(w->fd, SOL_SOCKET, SO_ERROR, &err, &el);
-            result = -err;
-        } else if (w->deadline && w->deadline <= now) {
-            result = -EINPROGRESS; /* SO_SNDTIMEO passed, as the kernel answers it */
-        } else if (net_signal_pending(w->pid)) {
-            result = -EINTR; /* the connect goes on; a later connect waits for it again */
-        } else {
-            continue;
-        }
-        respond(w->id, result);
-        log_allowed(w->pid, "connect", w->version, w->addr, w->port, w->type, w->rule, result);
-        close(w->fd);
-        w->fd = -1;
-    }
-}
-
 /* connect a host socket from the copy, in place of the tree's fd: the syscall's answer
    (NET_DEFER: it comes when the connection does) */
 long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
@@ -600,7 +459,7 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const vo
     const unsigned char *a = NULL;
     int port = 0;
     int version = net_ip_of(sa, len, &a, &port);
-    return finish_connect(req, s, r, tree_flags, type, version, a, port, rule);
+    return waits_connect(req, s, r, tree_flags, type, version, a, port, rule);
 }
 
 /* a connect of a socket that is already a host one, from the copy, without blocking the
@@ -618,7 +477,7 @@ static long host_connect(const struct seccomp_notif *req, int dup, const unsigne
     int port = 0;
     int version = net_ip_of(sa, len, &a, &port);
     int keep = dup_cloexec(dup);
-    return keep < 0 ? r : finish_connect(req, keep, r, tree_flags, type, version, a, port, rule);
+    return keep < 0 ? r : waits_connect(req, keep, r, tree_flags, type, version, a, port, rule);
 }
 
 static void note_querier(int sock, pid_t pid) {
@@ -704,7 +563,7 @@ static long tree_connect(const struct seccomp_notif *req, int dup, const unsigne
     if (r == -EAGAIN && !(tree_flags & O_NONBLOCK))
         return net_wait(-1); /* a Unix listener's full backlog: try again soon */
     int keep = dup_cloexec(dup);
-    return keep < 0 ? r : finish_connect(req, keep, r, tree_flags, type, 0, NULL, 0, NULL);
+    return keep < 0 ? r : waits_connect(req, keep, r, tree_flags, type, 0, NULL, 0, NULL);
 }
 
 static long net_connect(const struct seccomp_notif *req) {
@@ -744,7 +603,7 @@ static long net_connect(const struct seccomp_notif *req) {
             result = host ? host_connect(req, dup, sa, len, rule)
                           : net_swap_connect(req, dup, fd, sa, len, rule);
             if (result != NET_DEFER) /* else logged when it is answered */
-                log_allowed(pid, "connect", version, a, port, type, rule, result);
+                net_log_allowed(pid, "connect", version, a, port, type, rule, result);
         } else if (d == 0 && !host) {
             result = tree_connect(req, dup, sa, len);
             if (port == 53 && (result == 0 || result == NET_DEFER))
@@ -915,7 +774,7 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
             }
         }
     }
-    log_allowed(pid, "send", version, a, port, type, rule, r);
+    net_log_allowed(pid, "send", version, a, port, type, rule, r);
     return r;
 }
 
@@ -1073,7 +932,7 @@ static long net_bind(const struct seccomp_notif *req) {
     close(dup);
     char spec[64];
     snprintf(spec, sizeof spec, "--allow-listen %d", port);
-    log_allowed(pid, "listen", version, a, port, type, spec, r);
+    net_log_allowed(pid, "listen", version, a, port, type, spec, r);
     return r;
 }
 

@@ -7,6 +7,11 @@
      supervisor.c  ztsa's own process: the tracer's wait loop and its process table
      allow.c       the connect/send decision (supervisor and helper)
      landlock.c    Landlock rulesets (child, and the supervisor's probe)
+     netns.c       CMD's own network namespace and ztsa's DNS sockets in it (CMD)
+     net.c         what leaves the tree's namespace: the helper's sockets (helper)
+     dns.c         ztsa's DNS service for the tree (helper)
+     waits.c       the tree's network calls that wait, answered later (helper)
+     metadata.c, gitconfig.c  mode, owner, times, xattrs; git's config rewrite (helper)
      util.c        small calls every role uses */
 
 struct ztsa_filter_insn {

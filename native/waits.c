@@ -1,0 +1,255 @@
+/* Runs in the file helper, with a network namespace for the tree: the tree's calls
+   that wait, answered later while the helper goes on with the others.
+     - a blocking TCP connect in progress (waits_connect): the tree's thread waits in its
+       notification; the answer goes when the helper's copy of the socket is connected
+       or failed (SO_ERROR), when SO_SNDTIMEO passes (EINPROGRESS), or when a signal the
+       thread does not block is pending (EINTR: its connect goes on, and a later connect
+       waits for it again). The tree's own call never runs on a host socket: a CONTINUE
+       would let it reread an address another thread rewrote after a shutdown();
+     - a call that would wait for room (NET_WAIT, waits_later): a send on a full socket,
+       a connect to a Unix listener's full backlog. The notification stays unanswered;
+       the whole call is decided and made again from fresh copies (helper_redo) when the
+       socket is writable, or after a tick; SO_SNDTIMEO's expiry is EAGAIN, a pending
+       signal EINTR. */
+#include "internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static struct {
+    int lfd;
+    size_t req_size;
+} WT = {-1, 0};
+
+void waits_init(int lfd, size_t req_size) {
+    WT.lfd = lfd;
+    WT.req_size = req_size;
+}
+
+/* Blocking TCP connects in progress: the tree's call waits in its notification while
+   the helper goes on; the answer goes when the socket is connected or failed. The
+   tree's own call never runs on a host socket (a CONTINUE would let it reread an
+   address that another thread rewrote after a shutdown). */
+#define MAX_WAITING 256
+static struct waiting {
+    unsigned long long id;
+    int fd; /* the helper's copy of the connecting socket, -1: free */
+    unsigned long long deadline; /* SO_SNDTIMEO's, 0: none */
+    pid_t pid;
+    int version, port, type;
+    unsigned char addr[16];
+    char rule[512];
+} W[MAX_WAITING];
+static int n_waiting;
+
+static void respond(unsigned long long id, long result) {
+    struct seccomp_notif_resp resp;
+    memset(&resp, 0, sizeof resp);
+    resp.id = id;
+    resp.error = (int)result;
+    ioctl(WT.lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+/* After a non-blocking connect of the helper's socket s (r: its result) that is the
+   tree's now: the answer, or NET_DEFER with the wait registered (blocking: a stream
+   socket whose file is not O_NONBLOCK). Takes s. */
+long waits_connect(const struct seccomp_notif *req, int s, long r, int tree_flags,
+                           int type, int version, const unsigned char *a, int port,
+                           const char *rule) {
+    if (r == -EALREADY && type == SOCK_STREAM && !(tree_flags & O_NONBLOCK))
+        r = -EINPROGRESS; /* a blocking connect again (after EINTR): it waits again */
+    if (r != -EINPROGRESS || type != SOCK_STREAM || (tree_flags & O_NONBLOCK)) {
+        close(s);
+        return r;
+    }
+    struct waiting *w = NULL;
+    for (int i = 0; i < MAX_WAITING && !w; i++)
+        if (i >= n_waiting || W[i].fd < 0)
+            w = &W[i];
+    if (!w) {
+        close(s);
+        return -EAGAIN;
+    }
+    if (w - W >= n_waiting)
+        n_waiting = (int)(w - W) + 1;
+    struct timeval tv = {0, 0};
+    socklen_t tl = sizeof tv;
+    getsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl);
+    unsigned long long timeo = (unsigned long long)tv.tv_sec * 1000000000ULL +
+                               (unsigned long long)tv.tv_usec * 1000ULL;
+    w->id = req->id;
+    w->fd = s;
+    w->deadline = timeo ? net_mono_ns() + timeo : 0;
+    w->pid = (pid_t)req->pid;
+    w->version = version;
+    w->port = port;
+    w->type = type;
+    memset(w->addr, 0, 16);
+    if (a)
+        memcpy(w->addr, a, version == 4 ? 4 : 16);
+    snprintf(w->rule, sizeof w->rule, "%s", rule ? rule : "");
+    return NET_DEFER;
+}
+
+int waits_connect_fds(struct pollfd *out, int max) {
+    int k = 0;
+    for (int i = 0; i < n_waiting && k < max; i++)
+        if (W[i].fd >= 0)
+            out[k++] = (struct pollfd){W[i].fd, POLLOUT, 0};
+    return k;
+}
+
+/* a signal the thread does not block is pending: its wait ends (EINTR), as the kernel's
+   wait for a connect would */
+int net_signal_pending(pid_t tid) {
+    char where[64], buf[2048];
+    snprintf(where, sizeof where, "%d/status", (int)tid);
+    if (!read_proc_at(helper_proc(), where, buf, sizeof buf))
+        return 0;
+    unsigned long long pending = 0, blocked = 0;
+    const char *p = strstr(buf, "\nSigPnd:");
+    pending |= p ? strtoull(p + 8, NULL, 16) : 0;
+    p = strstr(buf, "\nShdPnd:");
+    pending |= p ? strtoull(p + 8, NULL, 16) : 0;
+    p = strstr(buf, "\nSigBlk:");
+    blocked = p ? strtoull(p + 8, NULL, 16) : 0;
+    return (pending & ~blocked) != 0;
+}
+
+#define SIGNAL_TICK_MS 50 /* how often a waiting connect looks for a signal */
+
+int waits_connect_timeout_ms(void) {
+    unsigned long long now = net_mono_ns(), first = 0;
+    int any = 0;
+    for (int i = 0; i < n_waiting; i++) {
+        if (W[i].fd < 0)
+            continue;
+        any = 1;
+        if (W[i].deadline && (!first || W[i].deadline < first))
+            first = W[i].deadline;
+    }
+    if (!any)
+        return -1;
+    int ms = !first ? SIGNAL_TICK_MS : first <= now ? 0 : (int)((first - now) / 1000000ULL) + 1;
+    return ms < SIGNAL_TICK_MS ? ms : SIGNAL_TICK_MS;
+}
+
+void waits_connect_ready(const struct pollfd *fds, int n) {
+    unsigned long long now = net_mono_ns();
+    for (int i = 0; i < n_waiting; i++) {
+        struct waiting *w = &W[i];
+        if (w->fd < 0)
+            continue;
+        int ready = 0;
+        for (int k = 0; k < n; k++)
+            ready |= fds[k].fd == w->fd && fds[k].revents;
+        long result;
+        if (ready) {
+            int err = 0;
+            socklen_t el = sizeof err;
+            getsockopt(w->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+            result = -err;
+        } else if (w->deadline && w->deadline <= now) {
+            result = -EINPROGRESS; /* SO_SNDTIMEO passed, as the kernel answers it */
+        } else if (net_signal_pending(w->pid)) {
+            result = -EINTR; /* the connect goes on; a later connect waits for it again */
+        } else {
+            continue;
+        }
+        respond(w->id, result);
+        net_log_allowed(w->pid, "connect", w->version, w->addr, w->port, w->type, w->rule, result);
+        close(w->fd);
+        w->fd = -1;
+    }
+}
+
+/* Calls made again later (NET_WAIT: the tree's call would wait, for room to send or a
+   listener's backlog): the notification stays unanswered, the helper goes on, and the
+   whole call is decided and made again from fresh copies when the socket is writable
+   (or after a tick). SO_SNDTIMEO's expiry is EAGAIN; a pending signal, EINTR. */
+#define MAX_RETRIES 256
+#define RETRY_TICK_MS 10
+static struct retry {
+    int used;
+    int fd; /* the helper's copy of the socket to poll, -1: the tick only */
+    unsigned long long deadline, next;
+    char req[256];
+} R[MAX_RETRIES];
+
+int waits_later(const struct seccomp_notif *req) {
+    struct retry *w = NULL;
+    for (int i = 0; i < MAX_RETRIES && !w; i++)
+        if (!R[i].used)
+            w = &R[i];
+    if (!w || WT.req_size > sizeof w->req) {
+        net_wait_forget();
+        return -EAGAIN;
+    }
+    w->used = 1;
+    w->fd = net_wait_fd;
+    net_wait_fd = -1; /* the retry's now */
+    memcpy(w->req, req, WT.req_size);
+    unsigned long long now = net_mono_ns();
+    w->next = now + RETRY_TICK_MS * 1000000ULL;
+    w->deadline = 0;
+    struct timeval tv = {0, 0};
+    socklen_t tl = sizeof tv;
+    if (w->fd >= 0 && getsockopt(w->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl) == 0 &&
+        (tv.tv_sec || tv.tv_usec))
+        w->deadline = now + (unsigned long long)tv.tv_sec * 1000000000ULL +
+                      (unsigned long long)tv.tv_usec * 1000ULL;
+    return 0;
+}
+
+int waits_later_fds(struct pollfd *out, int max, int *timeout) {
+    int k = 0, any = 0;
+    for (int i = 0; i < MAX_RETRIES; i++) {
+        if (!R[i].used)
+            continue;
+        any = 1;
+        if (R[i].fd >= 0 && k < max)
+            out[k++] = (struct pollfd){R[i].fd, POLLOUT, 0};
+    }
+    if (any && (*timeout < 0 || *timeout > RETRY_TICK_MS))
+        *timeout = RETRY_TICK_MS;
+    return k;
+}
+
+void waits_later_ready(const struct pollfd *fds, int n) {
+    unsigned long long now = net_mono_ns();
+    for (int i = 0; i < MAX_RETRIES; i++) {
+        struct retry *w = &R[i];
+        if (!w->used)
+            continue;
+        const struct seccomp_notif *req = (const struct seccomp_notif *)w->req;
+        int ready = w->next <= now;
+        for (int k = 0; k < n; k++)
+            ready |= w->fd >= 0 && fds[k].fd == w->fd && (fds[k].revents & (POLLOUT | POLLERR |
+                                                                            POLLHUP));
+        long r = 0;
+        int gone = !helper_still_valid(req->id);
+        if (!gone && net_signal_pending((pid_t)req->pid))
+            r = -EINTR;
+        else if (!gone && w->deadline && w->deadline <= now)
+            r = -EAGAIN;
+        else if (!gone && !ready)
+            continue;
+        if (w->fd >= 0)
+            close(w->fd);
+        w->used = 0;
+        w->fd = -1;
+        if (gone)
+            continue; /* the caller is gone */
+        if (r)
+            respond(req->id, r);
+        else
+            helper_redo(req); /* decided and made again: it may wait again */
+    }
+}
