@@ -383,17 +383,21 @@ static void copy_options(int from, int to, int family, int type) {
             (opts[i][0] == IPPROTO_IPV6 && family != AF_INET6) ||
             (opts[i][0] == IPPROTO_IP && family != AF_INET))
             continue;
-        unsigned char v[64];
-        socklen_t len = sizeof v;
-        if (getsockopt(from, opts[i][0], opts[i][1], v, &len) == 0) {
-            if (opts[i][1] == SO_RCVBUF || opts[i][1] == SO_SNDBUF) {
-                int n;
-                memcpy(&n, v, sizeof n);
-                n /= 2; /* the kernel doubles what it is given */
-                memcpy(v, &n, sizeof n);
-            }
-            setsockopt(to, opts[i][0], opts[i][1], v, len);
+        unsigned char v[64], fresh[64];
+        socklen_t len = sizeof v, flen = sizeof fresh;
+        /* only what the tree changed: a buffer size set to its default would still fix
+           it, and turn TCP's buffer tuning off */
+        if (getsockopt(from, opts[i][0], opts[i][1], v, &len) < 0 ||
+            (getsockopt(to, opts[i][0], opts[i][1], fresh, &flen) == 0 && flen == len &&
+             memcmp(v, fresh, len) == 0))
+            continue;
+        if (opts[i][1] == SO_RCVBUF || opts[i][1] == SO_SNDBUF) {
+            int n;
+            memcpy(&n, v, sizeof n);
+            n /= 2; /* the kernel doubles what it is given */
+            memcpy(v, &n, sizeof n);
         }
+        setsockopt(to, opts[i][0], opts[i][1], v, len);
     }
 }
 

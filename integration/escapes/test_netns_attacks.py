@@ -5,6 +5,7 @@ socket bound to listen, a raw socket, a helper held by a send that waits."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -154,3 +155,48 @@ def test_a_send_that_waits_holds_only_its_own_thread(run):
     proc, _ = run(run.python, "-c", code, str(run.workspace), log=False, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "made 0.0" in proc.stdout, proc.stdout
+
+
+def test_the_socket_ztsa_connects_keeps_what_the_tree_set_and_nothing_else(run, listeners):
+    """Options the tree set before connecting are on the socket it gets; the ones it did
+    not set keep their defaults (a buffer size copied at its default value would fix it,
+    and turn TCP's buffer tuning off)."""
+    allowed = listeners.add_tcp("allowed")
+    code = ("import socket, sys\n"
+            "fresh = socket.socket()\n"
+            "s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
+            "s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)\n"
+            "s.connect(('127.0.0.1', int(sys.argv[1])))\n"
+            "print(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY),"
+            " s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),"
+            " s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) =="
+            " fresh.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))\n")
+    proc, _ = run(run.python, "-c", code, str(allowed), allow=[f"127.0.0.1:{allowed}"],
+                  log=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "1", "True"], proc.stdout
+    assert listeners.settle()["allowed"] == 1
+
+
+def test_tcp_buffer_tuning_stays_on(run):
+    """A download through the socket ztsa connected grows its receive buffer as any
+    other would: no default-valued buffer size was set on it (which locks the size)."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+
+    def send() -> None:
+        with contextlib.suppress(OSError):
+            c, _ = srv.accept()
+            c.sendall(b"x" * (16 << 20))
+            c.close()
+
+    threading.Thread(target=send, daemon=True).start()
+    code = ("import socket, sys\n"
+            "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
+            "before = s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF); n = 0\n"
+            "while (d := s.recv(65536)): n += len(d)\n"
+            "print(n, s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) > before)\n")
+    proc, _ = run(run.python, "-c", code, str(port), allow=[f"127.0.0.1:{port}"], log=False)
+    srv.close()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(16 << 20), "True"], proc.stdout
