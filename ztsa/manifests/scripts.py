@@ -152,10 +152,18 @@ def _yarn_scripts_disabled(ctx: Context, d: str) -> bool:
     return isinstance(doc, dict) and doc.get("enableScripts") is False
 
 
-def _pnpm_major(pj: PackageJson | None) -> int | None:
-    pm = pj.data.get("packageManager") if pj else None
-    m = re.match(r"^pnpm@(\d+)", pm) if isinstance(pm, str) else None
-    return int(m.group(1)) if m else None
+def _pnpm_major(ctx: Context, f: Findings, d: str, pj: PackageJson | None) -> int | None:
+    """pnpm's major version from the nearest `packageManager`, at d or above (Corepack
+    reads the nearest package.json that names one)."""
+    here: str | None = d
+    while here is not None:
+        pkg = pj if here == d else _root_package(ctx, f, here)
+        pm = pkg.data.get("packageManager") if pkg else None
+        if isinstance(pm, str):
+            m = re.match(r"^pnpm@(\d+)", pm)
+            return int(m.group(1)) if m else None
+        here = None if not here else posixpath.dirname(here)
+    return None
 
 
 def scripted(ctx: Context, f: Findings) -> list[Scripted]:
@@ -207,7 +215,7 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
                 found = [(e.name, f"node_modules/.pnpm/{e.name}@{e.version}", lock_rel, e.line)
                          for e in plock.entries if e.install_script]
             elif any(src.startswith(("pnpm.onlyBuiltDependencies", "onlyBuiltDependencies"))
-                     for src in al.names.values()) or (_pnpm_major(pj) or 0) >= 10:
+                     for src in al.names.values()) or (_pnpm_major(ctx, local, d, pj) or 0) >= 10:
                 decided = True  # only the listed packages are built (pnpm 10 default)
         elif manager == "yarn":
             if local.attempt(_yarn_scripts_disabled, ctx, d):
@@ -217,8 +225,9 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
         elif manager == "bun":
             if base == "bun.lock" and local.attempt(load, ctx, lock_rel, parse_bun_lock) is None:
                 continue
-            if pj is not None and isinstance(pj.data.get("trustedDependencies"), list):
-                decided = True  # bun builds only trustedDependencies then
+            # Bun runs no dependency's lifecycle script unless trustedDependencies names it
+            # or it is on Bun's own built-in default list: the ecosystem's allowlist
+            decided = True
         if not decided:
             try:
                 installed = _installed(ctx, d)

@@ -3,7 +3,7 @@ import json
 from ztsa.model import Status
 
 BENIGN = {
-    "permissions": {"allow": ["Bash(npm run test:*)", "Read"], "deny": ["Bash(curl:*)"],
+    "permissions": {"allow": ["Bash(git status:*)", "Read"], "deny": ["Bash(curl:*)"],
                     "defaultMode": "default"},
     "sandbox": {"enabled": True, "excludedCommands": ["git"],
                 "network": {"allowUnixSockets": ["/run/user/1000/app.sock"]}},
@@ -55,3 +55,21 @@ def test_unknown_unparseable_names_file_and_error(machine):
 def test_unknown_not_an_object(machine):
     machine.ws(".claude/settings.json", "[1, 2]")
     assert machine.run("AGT001").status is Status.UNKNOWN
+
+
+def test_fail_allow_rules_that_run_what_the_repository_says(machine):
+    """pydantic-ai and biome: `uv run`, `make`, `just`, `find`, `cargo run/test` run
+    the repository's code (or their arguments) without a prompt; `rg`, `git log` and
+    `gh pr view` do not."""
+    risky = ["Bash(uv run:*)", "Bash(make:*)", "Bash(find:*)", "Bash(just:*)",
+             "Bash(cargo test:*)", "Bash(cargo run:*)", "Bash(npm run:*)", "Bash(npx:*)",
+             "Bash(PYRIGHT_PYTHON_IGNORE_WARNINGS=1 uv run pyright *)",
+             "Bash(python -m pytest tests/*)", "Bash(./scripts/gh.sh:*)"]
+    safe = ["Bash(rg:*)", "Bash(git log:*)", "Bash(gh pr view:*)", "Bash(ls:*)",
+            "Bash(cargo fmt:*)", "WebFetch(domain:github.com)"]
+    machine.ws(".claude/settings.json", json.dumps({"permissions": {"allow": [*safe, *risky]}},
+                                                   indent=2))
+    out = machine.run("AGT001")
+    assert out.status is Status.FAIL
+    flagged = [e.detail.split("'")[1] for e in out.evidence]
+    assert flagged == risky

@@ -58,7 +58,25 @@ def test_unknown_lockfile_v1_without_node_modules(machine):
     assert out.status is Status.UNKNOWN and "does not record install scripts" in out.message
 
 
-def test_unknown_binary_bun_lockb(machine):
-    machine.ws("bun.lockb", b"\x00\x01bun-lockfile-format-v0\x00")
+def test_bun_runs_only_its_allowlists_whatever_the_lockfile(machine):
+    """Bun (claude-code-action, hono, elysia): without trustedDependencies, Bun still runs
+    no dependency script but its built-in default list's; a binary bun.lockb is the
+    same."""
+    machine.ws("package.json", json.dumps({"name": "app", "dependencies": {"esbuild": "1"}}))
+    machine.ws("bun.lock", '{"lockfileVersion": 1, "workspaces": {"": {"name": "app"}},'
+                           ' "packages": {}}')
+    assert machine.run("SUP003").status is Status.PASS
+    machine.ws("b/bun.lockb", b"\x00\x01bun-lockfile-format-v0\x00")
+    assert machine.run("SUP003").status is Status.PASS
+
+
+def test_nested_pnpm_lock_takes_the_nearest_package_manager_above(machine):
+    """vercel/ai: packages/x/src/bridge/pnpm-lock.yaml (lockfile 9.0) beside a
+    package.json without packageManager; the root names pnpm@10."""
+    machine.ws("package.json", json.dumps({"name": "root", "packageManager": "pnpm@10.33.4"}))
+    machine.ws("packages/x/src/bridge/package.json", json.dumps({"name": "bridge"}))
+    machine.ws("packages/x/src/bridge/pnpm-lock.yaml", "lockfileVersion: '9.0'\npackages: {}\n")
+    assert machine.run("SUP003").status is Status.PASS
+    machine.ws("package.json", json.dumps({"name": "root", "packageManager": "pnpm@9.1.0"}))
     out = machine.run("SUP003")
-    assert out.status is Status.UNKNOWN and "bun.lockb" in out.message
+    assert out.status is Status.UNKNOWN and "bridge/pnpm-lock.yaml" in out.message

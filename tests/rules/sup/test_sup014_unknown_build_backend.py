@@ -23,3 +23,11 @@ def test_fail(machine):
 def test_unknown(machine):
     machine.ws("pyproject.toml", "[build-system\n")
     assert machine.run("SUP014").status is Status.UNKNOWN
+
+
+def test_pass_uv_build_astrals_backend(machine):
+    """fastmcp, ruff, uv: uv's own PEP 517 backend, from the index."""
+    machine.ws("pyproject.toml", '[project]\nname = "p"\nversion = "1"\n'
+                                 '[build-system]\nrequires = ["uv_build>=0.8.0,<0.9"]\n'
+                                 'build-backend = "uv_build"\n')
+    assert machine.run("SUP014").status is Status.PASS

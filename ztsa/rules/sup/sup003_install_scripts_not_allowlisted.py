@@ -4,11 +4,13 @@
 Dependencies that run code at install time: `hasInstallScript` in
 `package-lock.json` (lockfile v2/v3), `requiresBuild` in `pnpm-lock.yaml` (v6 to v8),
 and, where the lockfile does not record it (npm lockfile v1, Yarn, pnpm 9 without an
-allowlist, Bun without `trustedDependencies`), `preinstall`/`install`/`postinstall`
-scripts or a `binding.gyp` (without `"gypfile": false`) in the installed
-`node_modules`. Each must be allowlisted by the ecosystem's own setting
-(`lavamoat.allowScripts`, pnpm `onlyBuiltDependencies`, Yarn
-`dependenciesMeta.*.built`, Bun `trustedDependencies`) or the ztsa policy; the report
+allowlist, unless the nearest `packageManager` names pnpm 10 or later, which builds
+only allowlisted packages), `preinstall`/`install`/`postinstall` scripts or a
+`binding.gyp` (without `"gypfile": false`) in the installed `node_modules`. Bun runs
+only `trustedDependencies` and its own built-in default list: decided by the manager.
+Each must be allowlisted by the ecosystem's own setting (`lavamoat.allowScripts`, pnpm
+`onlyBuiltDependencies`, Yarn `dependenciesMeta.*.built`, Bun `trustedDependencies`)
+or the ztsa policy; the report
 says which source allowed what. `ignore-scripts=true` in `.npmrc` and
 `enableScripts: false` in `.yarnrc.yml` turn scripts off. When neither the lockfile nor
 an installed tree can tell, the rule is unknown.

@@ -3,7 +3,8 @@
 ## What it checks
 `[build-system]` of every `pyproject.toml`: a `backend-path` (the backend is loaded
 from the repository itself); a `build-backend` outside setuptools, hatchling,
-flit_core, poetry.core, pdm.backend, maturin, scikit_build_core and mesonpy; and
+flit_core, poetry.core, pdm.backend, maturin, scikit_build_core, mesonpy and uv_build;
+and
 URL entries (`name @ https://…`) in `requires`.
 
 ## Why it matters
@@ -26,7 +27,7 @@ from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
 KNOWN = ("setuptools", "hatchling", "flit_core", "poetry.core", "pdm.backend", "maturin",
-         "scikit_build_core", "mesonpy")
+         "scikit_build_core", "mesonpy", "uv_build")
 
 
 @rule(id="SUP014", slug="unknown-build-backend", title="Unknown or in-tree build backend",
