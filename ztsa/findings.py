@@ -17,12 +17,14 @@ class Findings:
     def __init__(self) -> None:
         self.found: list[Evidence] = []
         self.errors: list[str] = []
+        self.error_paths: list[str | None] = []  # the file an error is about, if known
 
     def fail(self, detail: str, path: str | None = None, line: int | None = None) -> None:
         self.found.append(Evidence(detail, path=path, line=line))
 
     def error(self, what: ProbeError | str) -> None:
         self.errors.append(str(what))
+        self.error_paths.append(what.path if isinstance(what, ProbeError) else None)
 
     def attempt(self, fn: Callable[..., T], *args: Any) -> T | None:
         """Call fn; a ProbeError is recorded and None returned."""
@@ -38,7 +40,26 @@ class Findings:
             if self.attempt(host.access, p, mode):
                 self.fail(f"{p} is {verb}", path=p)
 
-    def outcome(self, passed: str, failed: str | None = None) -> Outcome:
+    def outcome(self, passed: str, failed: str | None = None,
+                scope: Callable[[str], bool] | None = None) -> Outcome:
+        """scope: is a path part of what the root installs, builds or tests
+        (ztsa.manifests.scope.in_play)? What is found or unreadable only elsewhere
+        (examples, fixtures, docs, templates no workspace lists) is advisory."""
+        if scope is not None:
+            here = [e for e in self.found if e.path is None or scope(e.path)]
+            err_here = [e for e, p in zip(self.errors, self.error_paths, strict=True)
+                        if p is None or scope(p)]
+            if not here and not err_here and (self.found or self.errors):
+                note = " (in a project no workspace of the root lists: advisory)"
+                evidence = [Evidence(e.detail + note, path=e.path, line=e.line)
+                            for e in self.found]
+                evidence += [Evidence(f"could not read: {e}{note}") for e in self.errors]
+                return Outcome.failed(
+                    (failed or f"{len(self.found)} finding(s)") + ", only in examples, "
+                    "fixtures, docs or templates", evidence, advisory=True)
+            if not here and err_here:
+                return Outcome.unknown("could not decide: " + err_here[0],
+                                       [Evidence(e) for e in err_here])
         if self.found:
             extra = [Evidence(f"also could not read: {e}") for e in self.errors]
             return Outcome.failed(failed or f"{len(self.found)} finding(s)", self.found + extra)

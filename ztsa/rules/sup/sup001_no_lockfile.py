@@ -9,6 +9,8 @@ or `bun.lockb` (one that declares none installs nothing); a binary or workspace
 Python project with dependencies (`pyproject.toml` with dependencies, `setup.py`,
 `requirements*.txt`) needs `uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock`,
 `pylock.toml` or a requirements file in which every requirement has `--hash`.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 Without a lockfile every install resolves afresh: a newly published malicious
@@ -40,6 +42,7 @@ from ztsa.manifests.project import (
     named,
     nearest,
 )
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -109,4 +112,5 @@ def check(ctx: Context) -> Outcome:
             f.fail(f"Python project {d or '.'} ({posixpath.basename(evidence_file)}) has no "
                    "lockfile or fully hashed requirements file", path=evidence_file)
     return f.outcome("every project has a lockfile",
-                     f"{len(f.found)} project(s) without a lockfile")
+                     f"{len(f.found)} project(s) without a lockfile",
+                     scope=lambda rel: in_play(ctx, rel))

@@ -10,6 +10,8 @@ an entry resolved over plain `http://`, or from a host that is not on the allowl
 (`registry.npmjs.org`, `registry.yarnpkg.com`, crates.io, `pypi.org`,
 `files.pythonhosted.org`, plus `--allow-registry HOST`). Git and path entries are
 SUP006's concern. A lockfile that does not parse makes the rule unknown.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 Without a hash, the lockfile pins a name and a version but not the bytes: a
@@ -28,6 +30,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_LOCK_BYTES
 from ztsa.manifests.locks import allowed_hosts, host_of, lock_entries
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -64,4 +67,5 @@ def check(ctx: Context) -> Outcome:
     if problems > MAX_REPORTS:
         f.fail(f"{problems - MAX_REPORTS} more lock entries with the same problems")
     return f.outcome("every registry lock entry has an integrity hash from an allowed host",
-                     f"{problems} lock entr(ies) without integrity or from an untrusted source")
+                     f"{problems} lock entr(ies) without integrity or from an untrusted source",
+                     scope=lambda rel: in_play(ctx, rel))

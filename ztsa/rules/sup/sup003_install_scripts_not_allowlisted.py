@@ -14,6 +14,8 @@ or the ztsa policy; the report
 says which source allowed what. `ignore-scripts=true` in `.npmrc` and
 `enableScripts: false` in `.yarnrc.yml` turn scripts off. When neither the lockfile nor
 an installed tree can tell, the rule is unknown.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 Install scripts are the most common way malicious npm packages run code: they execute
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.manifests.scope import in_play
 from ztsa.model import Evidence, Outcome, Severity
 from ztsa.registry import rule
 
@@ -48,7 +51,8 @@ def check(ctx: Context) -> Outcome:
             f.fail(f"{s.where} ({where}) has an install script and is not allowlisted; "
                    f"allow it with {how_to_allow(s)}", path=s.source, line=s.line)
     out = f.outcome("no dependency runs an unallowlisted install script",
-                    f"{len(f.found)} dependenc(ies) with unallowlisted install scripts")
+                    f"{len(f.found)} dependenc(ies) with unallowlisted install scripts",
+                    scope=lambda rel: in_play(ctx, rel))
     if allowed:
         return Outcome(out.status, out.message, out.evidence + tuple(allowed), out.advisory)
     return out

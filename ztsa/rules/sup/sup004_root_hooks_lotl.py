@@ -7,6 +7,8 @@ The `preinstall`, `install`, `postinstall` and `prepare` scripts of every
 (`npx`, `pnpx`, `bunx`, `pnpm dlx`, `yarn dlx`, `npm exec`) fetching a package without
 a version (`npx only-allow pnpm`: whatever the registry serves that day), unless told
 not to install (`--no-install`, `--no`, `--offline`).
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 These hooks run on every `npm install` of the repository itself. Inline code and
@@ -25,6 +27,7 @@ from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -71,4 +74,5 @@ def check(ctx: Context) -> Outcome:
                        f"{cmd[:100]!r}", path=rel, line=pj.line(f'"{hook}"'))
     return f.outcome("no root install hook runs an inline interpreter, a download tool or "
                      "an unpinned package",
-                     f"{len(f.found)} install hook(s) run living-off-the-land tools")
+                     f"{len(f.found)} install hook(s) run living-off-the-land tools",
+                     scope=lambda rel: in_play(ctx, rel))

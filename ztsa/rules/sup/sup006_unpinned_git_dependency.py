@@ -7,6 +7,8 @@ and tarball URLs, in every `package.json`; Cargo dependencies with `git =` but n
 `rev` (a `branch` or `tag` can move); pip `git+…` requirements without `@<40 hex>`
 in requirements files and `pyproject.toml`; `[tool.uv.sources]` and Poetry git
 dependencies without `rev`.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 A branch, tag or URL can be pointed at different code after review. Whoever controls
@@ -24,6 +26,7 @@ from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, matching, named
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -107,4 +110,5 @@ def check(ctx: Context) -> Outcome:
                 f.fail(f"Poetry dependency {name} follows git without rev", path=rel,
                        line=pp.line(str(spec["git"])))
     return f.outcome("every git or URL dependency is pinned to a commit",
-                     f"{len(f.found)} unpinned git or URL dependenc(ies)")
+                     f"{len(f.found)} unpinned git or URL dependenc(ies)",
+                     scope=lambda rel: in_play(ctx, rel))

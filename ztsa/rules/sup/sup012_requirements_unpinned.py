@@ -6,6 +6,8 @@ Every requirement in `requirements*.txt` files, and in the files they include wi
 requirement also carries `--hash=sha256:…`. Editable (`-e`), local path, `file:` and
 URL requirements are flagged. Files are parsed with `packaging`; nothing is resolved
 or downloaded. `requirements*.in` files (pip-compile inputs) are not checked.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 An unpinned requirement installs whatever is newest at install time; a pinned one
@@ -25,6 +27,7 @@ from ztsa.findings import Findings
 from ztsa.host import ProbeError
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, matching
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Profile, Severity
 from ztsa.registry import rule
 
@@ -86,4 +89,5 @@ def check(ctx: Context) -> Outcome:
                 todo.append(inc)
     what = "pinned and hashed" if need_hash else "pinned"
     return f.outcome(f"every requirement is {what}",
-                     f"{len(f.found)} requirement(s) not {what}")
+                     f"{len(f.found)} requirement(s) not {what}",
+                     scope=lambda rel: in_play(ctx, rel))
