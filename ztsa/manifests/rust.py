@@ -64,9 +64,17 @@ def crates(ctx: Context, f: Findings) -> list[Crate]:
             src = posixpath.join(d, "src/") if d else "src/"
             crate.sources += [p for p in files if p.startswith(src) and p.endswith(".rs")]
         out[d] = crate
+    packages = {posixpath.dirname(t) for t in tomls}
     for rel in named(ctx, "build.rs"):
         d = posixpath.dirname(rel)
-        if d not in out and not any(c.build_script == rel for c in out.values()):
+        if d in out or any(c.build_script == rel for c in out.values()):
+            continue
+        # a build.rs inside a package (crates/uv/tests/build/build.rs) is one of its
+        # modules: a package's build script is its root's build.rs or what `build` names
+        above = d
+        while above and posixpath.dirname(above) not in packages:
+            above = posixpath.dirname(above)
+        if d in packages or not above:
             out[d] = Crate(d, None, rel, False, [rel])
     result = sorted(out.values(), key=lambda c: c.dir)
     ctx.cache["crates"] = result

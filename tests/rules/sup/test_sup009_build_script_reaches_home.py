@@ -29,3 +29,23 @@ def test_unknown(machine):
     machine.ws("Cargo.toml", '[package]\nname = "x"\nversion = "0.1.0"\nbuild = "gen.rs"\n')
     machine.ws("gen.rs", b"\xff\xfe not utf8")
     assert machine.run("SUP009").status is Status.UNKNOWN
+
+
+def test_pass_relative_paths_inside_the_workspace_and_test_modules(machine):
+    """biome: a build script reading ../../packages/... stays in the workspace; uv:
+    crates/uv/tests/build/build.rs is a test module of crates/uv, not a build script."""
+    pkg = '[package]\nname = "{}"\nversion = "0.1.0"\n'
+    machine.ws("crates/biome_aria_metadata/Cargo.toml", pkg.format("biome_aria_metadata"))
+    machine.ws("crates/biome_aria_metadata/build.rs",
+               'const WAI_ARIA: &str = "../../packages/aria-data/wai-aria-1-3.json";\n'
+               'fn main() { std::fs::read(WAI_ARIA).unwrap(); }\n')
+    machine.ws("crates/uv/Cargo.toml", pkg.format("uv"))
+    machine.ws("crates/uv/tests/build/build.rs",
+               'fn f() { let p = std::env::current_dir()?.join("../../test/links/ok.whl");'
+               ' dirs::home_dir(); }\n')
+    assert machine.run("SUP009").status is Status.PASS
+    machine.ws("crates/evil/Cargo.toml", pkg.format("evil"))
+    machine.ws("crates/evil/build.rs", 'fn main() { std::fs::read("../../../../etc/x"); }\n')
+    out = machine.run("SUP009")
+    assert out.status is Status.FAIL
+    assert [e.path for e in out.evidence] == ["crates/evil/build.rs"]

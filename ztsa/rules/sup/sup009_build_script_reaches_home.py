@@ -5,8 +5,9 @@ Every `build.rs` and the sources of every `proc-macro = true` crate for
 `env::home_dir`, `home::home_dir`, `dirs::home_dir` and the other `dirs`/`directories`
 helpers; `env::var("HOME" | "USERPROFILE" | "SSH_AUTH_SOCK" | "AWS_*" |
 "CARGO_REGISTRY_TOKEN")`; string literals holding `~/`, `.ssh`, `.aws`, `.kube`,
-`.gnupg` or `.npmrc`; `../../`; `read_dir("/")` and `WalkDir::new("/")`. Sources are
-read as text, never compiled or run.
+`.gnupg` or `.npmrc`; `../../` that leaves the workspace from the crate's directory;
+`read_dir("/")` and `WalkDir::new("/")`. A `build.rs` inside a package (a test
+module) is not a build script. Sources are read as text, never compiled or run.
 
 ## Why it matters
 Build scripts and procedural macros run on `cargo build`, `cargo check` and in the
@@ -19,6 +20,8 @@ sandbox with a private home (`ztsa exec`).
 """
 
 from __future__ import annotations
+
+import posixpath
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -44,6 +47,20 @@ PATTERNS = (
 )
 
 
+CLIMBS = 5  # the ../../ pattern
+LITERAL = LazyRe(r"\"([^\"\n]*)\"")
+
+
+def _stays_inside(crate_dir: str, line: str) -> bool:
+    """Every ../ literal on the line, from the crate's directory (a build script's
+    working directory), stays inside the workspace (biome's ../../packages/...)."""
+    climbing = [lit for lit in LITERAL.compiled.findall(line) if "../" in lit]
+    return bool(climbing) and all(
+        not lit.startswith("/") and
+        not posixpath.normpath(posixpath.join(crate_dir or ".", lit)).startswith("..")
+        for lit in climbing)
+
+
 @rule(id="SUP009", slug="build-script-reaches-home", severity=Severity.CRITICAL,
       title="Build script reaches home or traverses the filesystem", actions="W/B/B")
 def check(ctx: Context) -> Outcome:
@@ -56,7 +73,10 @@ def check(ctx: Context) -> Outcome:
                 continue
             scanned += 1
             kind = "build script" if rel == crate.build_script else "proc macro"
+            lines = text.splitlines()
             for lineno, i, m in line_hits(text, [rx for rx, _ in PATTERNS]):
+                if i == CLIMBS and _stays_inside(crate.dir, lines[lineno - 1]):
+                    continue
                 f.fail(f"{kind} of {crate.name} {PATTERNS[i][1]}: {m.group(0)[:60]!r}",
                        path=rel, line=lineno)
     return f.outcome(f"{scanned} build script / proc-macro source(s) stay out of home",
