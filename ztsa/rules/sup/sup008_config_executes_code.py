@@ -4,8 +4,11 @@
 Project configuration that makes the package manager run a program of the
 repository's choosing: `.npmrc` `script-shell`, `node-options`, `shell` and `git`;
 `.yarnrc.yml` `yarnPath` and `plugins`; a `.pnpmfile.cjs` or `.pnpmfile.mjs`;
-`.cargo/config.toml` `rustc-wrapper`, `rustc-workspace-wrapper`, `[target.*]`
-`runner` and `linker`, and `[env]`.
+`.cargo/config.toml` `rustc-wrapper`, `rustc-workspace-wrapper`, a `[target.*]`
+`runner` or `linker` that is a program of the checkout (a relative path) or a shell or
+interpreter (a bare toolchain name, `aarch64-linux-gnu-gcc`, is the system's), and
+`[env]` variables that choose a program or load code (`LD_PRELOAD`, `RUSTC_WRAPPER`,
+`RUSTFLAGS`, `CC`, `PATH`, `*_RUNNER`, ...; not plain values such as a feature flag).
 
 ## Why it matters
 These run with every install or build, before and around any dependency code:
@@ -36,6 +39,24 @@ if TYPE_CHECKING:
     from typing import Any
 
 NPMRC_KEYS = {"script-shell", "node-options", "shell", "git"}
+SHELLS = {"sh", "bash", "zsh", "dash", "fish", "python", "python3", "node", "perl", "ruby",
+          "env", "sudo"}
+# [env] names that choose a program or load code into what cargo runs
+CODE_VARS = {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "RUSTC",
+             "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTDOC", "RUSTFLAGS",
+             "CARGO_ENCODED_RUSTFLAGS", "RUSTDOCFLAGS", "CC", "CXX", "AR", "LD", "LINKER",
+             "PATH", "PYO3_PYTHON", "PYTHON_SYS_EXECUTABLE", "NODE_OPTIONS", "BASH_ENV", "ENV",
+             "PROTOC", "CMAKE", "PKG_CONFIG", "CARGO_BUILD_RUSTC_WRAPPER"}
+
+
+def _repo_program(value: object) -> bool:
+    """A runner or linker the checkout provides: a relative path, or a shell or an
+    interpreter (which then runs whatever it is given)."""
+    first = value[0] if isinstance(value, list) and value else value
+    words = str(first).split()
+    prog = words[0] if words else ""
+    return ("/" in prog and not prog.startswith("/")) or prog.startswith(".") or \
+        posixpath.basename(prog) in SHELLS
 
 
 def _cargo(ctx: Context, f: Findings, rel: str) -> None:
@@ -50,12 +71,14 @@ def _cargo(ctx: Context, f: Findings, rel: str) -> None:
     targets = doc.get("target") or {}
     for triple, cfg in targets.items() if isinstance(targets, dict) else []:
         for key in ("runner", "linker"):
-            if isinstance(cfg, dict) and cfg.get(key):
+            if isinstance(cfg, dict) and cfg.get(key) and _repo_program(cfg[key]):
                 f.fail(f"[target.{triple}] {key} = {str(cfg[key])[:80]}", path=rel,
                        line=line_of(text, key))
-    if doc.get("env"):
-        f.fail("[env] sets " + ", ".join(map(str, doc["env"]))[:100], path=rel,
-               line=line_of(text, "[env]"))
+    env = doc.get("env")
+    risky = [str(k) for k in env if str(k) in CODE_VARS or str(k).endswith("_RUNNER")
+             or str(k).endswith("_LINKER")] if isinstance(env, dict) else []
+    if risky:
+        f.fail("[env] sets " + ", ".join(risky)[:100], path=rel, line=line_of(text, "[env]"))
 
 
 @rule(id="SUP008", slug="config-executes-code", severity=Severity.HIGH,
