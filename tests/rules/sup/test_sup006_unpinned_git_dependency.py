@@ -32,3 +32,24 @@ def test_fail_cargo_pip_uv_poetry(machine):
 def test_unknown(machine):
     machine.ws("requirements.txt", "requests ==\n")
     assert machine.run("SUP006").status is Status.UNKNOWN
+
+
+def test_pass_git_sources_the_lockfile_pins_to_a_commit(machine):
+    """ruff and python-sdk: `[tool.uv.sources] black = { git = ... }` with uv.lock
+    holding the commit; biome's fuzz/Cargo.toml with fuzz/Cargo.lock's. Without the
+    lock's commit it still fails."""
+    machine.ws("pyproject.toml", '[project]\nname = "p"\nversion = "1"\n'
+               '[tool.uv.sources]\nblack = { git = "https://github.com/psf/black.git" }\n')
+    machine.ws("uv.lock", '[[package]]\nname = "black"\nsource = { git = '
+               '"https://github.com/psf/black.git#e34bb1bef70e83410c2816dfd07485ec026959aa" }\n')
+    machine.ws("fuzz/Cargo.toml", '[package]\nname = "fuzz"\nversion = "0.0.0"\n'
+               '[dependencies]\n'
+               'libfuzzer-sys = { git = "https://github.com/rust-fuzz/libfuzzer" }\n')
+    machine.ws("fuzz/Cargo.lock", '[[package]]\nname = "libfuzzer-sys"\nsource = '
+               '"git+https://github.com/rust-fuzz/libfuzzer'
+               '#719e4efb9b7b4b2fb1d9d3e3bb0c17c2b2f07f3a"\n')
+    assert machine.run("SUP006").status is Status.PASS
+    machine.ws("uv.lock", '[[package]]\nname = "black"\nversion = "24.1"\n')
+    out = machine.run("SUP006")
+    assert out.status is Status.FAIL
+    assert [e.path for e in out.evidence] == ["pyproject.toml"]

@@ -6,7 +6,8 @@ npm `git+…`, `git://…`, `github:`/`gitlab:`/`bitbucket:` and `owner/repo` sh
 and tarball URLs, in every `package.json`; Cargo dependencies with `git =` but no
 `rev` (a `branch` or `tag` can move); pip `git+…` requirements without `@<40 hex>`
 in requirements files and `pyproject.toml`; `[tool.uv.sources]` and Poetry git
-dependencies without `rev`.
+dependencies without `rev`. A Cargo or uv git source that the nearest `Cargo.lock` or
+`uv.lock` pins to a commit passes: `cargo build` and `uv sync` use that commit.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
@@ -21,10 +22,12 @@ Pin the full commit: `github:owner/repo#<40-hex sha>`, `git = "…", rev = "<sha
 
 from __future__ import annotations
 
+import posixpath
+
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests import MAX_LOCK_BYTES, MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, matching, named
 from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
@@ -62,6 +65,22 @@ def _git_without_rev(spec: Any) -> bool:
     return isinstance(spec, dict) and "git" in spec and "rev" not in spec
 
 
+def _locked(ctx: Context, rel: str, lock: str, url: str) -> bool:
+    """Does the nearest `lock` (Cargo.lock, uv.lock) at or above rel's directory pin
+    url to a 40-hex commit? `cargo build` and `uv sync` use the locked commit."""
+    import re
+
+    d: str | None = posixpath.dirname(rel)
+    while d is not None:
+        path = posixpath.join(d, lock) if d else lock
+        if ctx.ws_exists(path):
+            text = ctx.ws_text(path, MAX_LOCK_BYTES) or ""
+            return re.search(re.escape(url.rstrip("/")) + r"[^\"#\s]*#[0-9a-f]{40}\b",
+                             text) is not None
+        d = None if not d else posixpath.dirname(d)
+    return False
+
+
 @rule(id="SUP006", slug="unpinned-git-dependency", severity=Severity.HIGH,
       title="Git or URL dependency not pinned to a commit", actions="W/B/B")
 def check(ctx: Context) -> Outcome:
@@ -80,7 +99,8 @@ def check(ctx: Context) -> Outcome:
     for rel in named(ctx, "Cargo.toml"):
         ct = f.attempt(load, ctx, rel, parse_cargo_toml, MAX_MANIFEST_BYTES)
         for table, name, spec in ct.deps() if ct else []:
-            if _git_without_rev(spec):
+            if _git_without_rev(spec) and not f.attempt(_locked, ctx, rel, "Cargo.lock",
+                                                        str(spec["git"])):
                 moving = "branch " + str(spec["branch"]) if "branch" in spec else (
                     "tag " + str(spec["tag"]) if "tag" in spec else "the default branch")
                 f.fail(f"[{table}] {name} follows git {moving}, not a rev", path=rel,
@@ -102,7 +122,8 @@ def check(ctx: Context) -> Outcome:
                        line=pp.line(dep[:40]))
         sources = pp.table("tool", "uv", "sources")
         for name, spec in sources.items() if isinstance(sources, dict) else []:
-            if _git_without_rev(spec):
+            if _git_without_rev(spec) and not f.attempt(_locked, ctx, rel, "uv.lock",
+                                                        str(spec["git"])):
                 f.fail(f"[tool.uv.sources] {name} follows git without rev", path=rel,
                        line=pp.line(str(spec["git"])))
         for name, spec in pp.poetry_dependencies().items():
