@@ -369,35 +369,65 @@ void net_log_allowed(pid_t pid, const char *event, int version, const unsigned c
 /* ---- a socket of the helper's in the tree ---- */
 
 /* the options a tree sets before connecting, carried to the socket that replaces it */
-static void copy_options(int from, int to, int family, int type) {
-    static const int opts[][2] = {
-        {SOL_SOCKET, SO_KEEPALIVE}, {SOL_SOCKET, SO_BROADCAST}, {SOL_SOCKET, SO_RCVBUF},
-        {SOL_SOCKET, SO_SNDBUF}, {SOL_SOCKET, SO_RCVTIMEO}, {SOL_SOCKET, SO_SNDTIMEO},
-        {SOL_SOCKET, SO_LINGER}, {SOL_SOCKET, SO_PRIORITY}, {SOL_SOCKET, SO_REUSEADDR},
-        {SOL_SOCKET, SO_REUSEPORT}, {IPPROTO_TCP, TCP_NODELAY},
-        {IPPROTO_TCP, TCP_KEEPIDLE}, {IPPROTO_TCP, TCP_KEEPINTVL},
-        {IPPROTO_TCP, TCP_KEEPCNT}, {IPPROTO_TCP, TCP_USER_TIMEOUT},
-        {IPPROTO_IPV6, IPV6_V6ONLY}, {IPPROTO_IP, IP_TOS}};
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-        if ((opts[i][0] == IPPROTO_TCP && type != SOCK_STREAM) ||
-            (opts[i][0] == IPPROTO_IPV6 && family != AF_INET6) ||
-            (opts[i][0] == IPPROTO_IP && family != AF_INET))
+static const int OPTS[][2] = {
+    {SOL_SOCKET, SO_KEEPALIVE}, {SOL_SOCKET, SO_BROADCAST}, {SOL_SOCKET, SO_RCVBUF},
+    {SOL_SOCKET, SO_SNDBUF}, {SOL_SOCKET, SO_RCVTIMEO}, {SOL_SOCKET, SO_SNDTIMEO},
+    {SOL_SOCKET, SO_LINGER}, {SOL_SOCKET, SO_PRIORITY}, {SOL_SOCKET, SO_REUSEADDR},
+    {SOL_SOCKET, SO_REUSEPORT}, {IPPROTO_TCP, TCP_NODELAY},
+    {IPPROTO_TCP, TCP_KEEPIDLE}, {IPPROTO_TCP, TCP_KEEPINTVL},
+    {IPPROTO_TCP, TCP_KEEPCNT}, {IPPROTO_TCP, TCP_USER_TIMEOUT},
+    {IPPROTO_IPV6, IPV6_V6ONLY}, {IPPROTO_IP, IP_TOS}};
+#define N_OPTS (sizeof OPTS / sizeof OPTS[0])
+
+/* a fresh socket's values of OPTS, per family, type and protocol, read once */
+static struct defaults {
+    int family, type, proto, used;
+    unsigned char v[N_OPTS][32];
+    socklen_t len[N_OPTS];
+} defaults[8];
+
+static const struct defaults *defaults_of(int fresh, int family, int type, int proto) {
+    struct defaults *d = NULL;
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0] && !d; i++)
+        if (defaults[i].used && defaults[i].family == family && defaults[i].type == type &&
+            defaults[i].proto == proto)
+            return &defaults[i];
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0] && !d; i++)
+        if (!defaults[i].used)
+            d = &defaults[i];
+    if (!d)
+        return NULL;
+    for (size_t i = 0; i < N_OPTS; i++) {
+        d->len[i] = sizeof d->v[i];
+        if (getsockopt(fresh, OPTS[i][0], OPTS[i][1], d->v[i], &d->len[i]) < 0)
+            d->len[i] = 0;
+    }
+    d->family = family, d->type = type, d->proto = proto, d->used = 1;
+    return d;
+}
+
+/* the options a tree sets before connecting, carried to the socket that replaces it:
+   only what the tree changed (a buffer size set to its default would still fix it, and
+   turn TCP's buffer tuning off) */
+static void copy_options(int from, int to, int family, int type, int proto) {
+    const struct defaults *d = defaults_of(to, family, type, proto);
+    for (size_t i = 0; i < N_OPTS; i++) {
+        if ((OPTS[i][0] == IPPROTO_TCP && type != SOCK_STREAM) ||
+            (OPTS[i][0] == IPPROTO_IPV6 && family != AF_INET6) ||
+            (OPTS[i][0] == IPPROTO_IP && family != AF_INET))
             continue;
-        unsigned char v[64], fresh[64];
-        socklen_t len = sizeof v, flen = sizeof fresh;
-        /* only what the tree changed: a buffer size set to its default would still fix
-           it, and turn TCP's buffer tuning off */
-        if (getsockopt(from, opts[i][0], opts[i][1], v, &len) < 0 ||
-            (getsockopt(to, opts[i][0], opts[i][1], fresh, &flen) == 0 && flen == len &&
-             memcmp(v, fresh, len) == 0))
+        unsigned char v[32];
+        socklen_t len = sizeof v;
+        if (getsockopt(from, OPTS[i][0], OPTS[i][1], v, &len) < 0 ||
+            (d && d->len[i] == len && memcmp(v, d->v[i], len) == 0))
             continue;
-        if (opts[i][1] == SO_RCVBUF || opts[i][1] == SO_SNDBUF) {
+        if (OPTS[i][1] == SO_RCVBUF || OPTS[i][1] == SO_SNDBUF) {
             int n;
             memcpy(&n, v, sizeof n);
             n /= 2; /* the kernel doubles what it is given */
             memcpy(v, &n, sizeof n);
         }
-        setsockopt(to, opts[i][0], opts[i][1], v, len);
+        setsockopt(to, OPTS[i][0], OPTS[i][1], v, len);
     }
 }
 
@@ -432,7 +462,7 @@ static int host_socket(int dup) {
     int s = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, proto < 0 ? 0 : proto);
     if (s < 0)
         return -errno;
-    copy_options(dup, s, family, type);
+    copy_options(dup, s, family, type, proto);
     return s;
 }
 
