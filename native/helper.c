@@ -645,13 +645,63 @@ void helper_count_connect(void) { __atomic_fetch_add(&H.shared->connects, 1, __A
 
 void helper_json(const char *in, char *out, size_t size) { json_escape(in, out, size); }
 
-int helper_host_pid(pid_t pid) { return host_pid(pid); }
-
 int helper_tgid(pid_t pid) {
     return (int)proc_status_field(H.proc, pid, "Tgid", 10, pid);
 }
 
-int helper_host_tgid(pid_t pid) { return host_pid(helper_tgid(pid)); }
+/* The host's numbers of a thread of the tree and of its process, for log lines: found
+   once (two /proc reads), then kept with a pidfd of the thread, whose poll says whether
+   that thread still lives (a pid of the tree's namespace is reused only after) */
+#define NAMES 64
+static struct {
+    pid_t tree;
+    int pidfd, host_tid, host_tgid;
+    unsigned long long used;
+} names[NAMES];
+static unsigned long long names_clock;
+
+static void host_names(pid_t pid, int *tid, int *tgid) {
+    int oldest = 0;
+    for (int i = 0; i < NAMES; i++) {
+        if (names[i].pidfd > 0 && names[i].tree == pid) {
+            struct pollfd p = {names[i].pidfd, POLLIN, 0};
+            if (poll(&p, 1, 0) == 0) { /* alive: the same thread */
+                names[i].used = ++names_clock;
+                *tid = names[i].host_tid;
+                *tgid = names[i].host_tgid;
+                return;
+            }
+        }
+        if (names[i].used < names[oldest].used)
+            oldest = i;
+    }
+    *tid = host_pid(pid);
+    *tgid = host_pid(helper_tgid(pid));
+    if (H.host_proc < 0)
+        return; /* no PID namespace: the numbers are the host's already */
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
+    if (pidfd < 0)
+        return;
+    if (names[oldest].pidfd > 0)
+        close(names[oldest].pidfd);
+    names[oldest].tree = pid;
+    names[oldest].pidfd = pidfd;
+    names[oldest].host_tid = *tid;
+    names[oldest].host_tgid = *tgid;
+    names[oldest].used = ++names_clock;
+}
+
+int helper_host_pid(pid_t pid) {
+    int tid, tgid;
+    host_names(pid, &tid, &tgid);
+    return tid;
+}
+
+int helper_host_tgid(pid_t pid) {
+    int tid, tgid;
+    host_names(pid, &tid, &tgid);
+    return tgid;
+}
 
 const char *helper_errno_name(int e) {
     switch (e) {
@@ -703,7 +753,7 @@ static void log_denial(pid_t pid, const char *syscall_name, const char *p1, cons
         p1 = p2 = "";
         rule = "later denials are counted in the summary, not logged";
     }
-    pid = host_pid(pid);
+    pid = helper_host_pid(pid);
     static char e1[4 * 4096 * 2], e2[4 * 4096 * 2], line[sizeof e1 + sizeof e2 + 512];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
