@@ -497,7 +497,7 @@ static int tracee_dirfd(pid_t pid, long long fd, const char *path) {
         int r = openat(H.proc, where, O_PATH | O_DIRECTORY | O_CLOEXEC);
         return r < 0 ? -errno : r;
     }
-    return ztsa_pidfd_getfd(pid, (int)fd);
+    return helper_getfd(pid, (int)fd);
 }
 
 /* The callers' umasks, read from /proc once per thread and kept for a second. A umask(2)
@@ -653,42 +653,79 @@ int helper_tgid(pid_t pid) {
    once (two /proc reads), then kept with a pidfd of the thread, whose poll says whether
    that thread still lives (a pid of the tree's namespace is reused only after) */
 #define NAMES 64
-static struct {
+static struct thread_entry {
     pid_t tree;
-    int pidfd, host_tid, host_tgid;
+    int pidfd;              /* of that very thread (PIDFD_THREAD), 0: free */
+    int host_tid, host_tgid; /* 0: not found yet */
     unsigned long long used;
 } names[NAMES];
 static unsigned long long names_clock;
 
-static void host_names(pid_t pid, int *tid, int *tgid) {
+/* the entry of a live thread pid (fresh: a new pidfd, for a thread that may be another
+   one than the entry's, its pid reused); NULL when no pidfd can be had */
+static struct thread_entry *thread_entry(pid_t pid, int fresh) {
     int oldest = 0;
     for (int i = 0; i < NAMES; i++) {
         if (names[i].pidfd > 0 && names[i].tree == pid) {
-            struct pollfd p = {names[i].pidfd, POLLIN, 0};
-            if (poll(&p, 1, 0) == 0) { /* alive: the same thread */
+            if (!fresh) {
                 names[i].used = ++names_clock;
-                *tid = names[i].host_tid;
-                *tgid = names[i].host_tgid;
-                return;
+                return &names[i];
             }
+            oldest = i;
+            break;
         }
         if (names[i].used < names[oldest].used)
             oldest = i;
     }
-    *tid = host_pid(pid);
-    *tgid = host_pid(helper_tgid(pid));
-    if (H.host_proc < 0)
-        return; /* no PID namespace: the numbers are the host's already */
     int pidfd = (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
     if (pidfd < 0)
+        return NULL;
+    struct thread_entry *e = &names[oldest];
+    if (e->pidfd > 0)
+        close(e->pidfd);
+    *e = (struct thread_entry){pid, pidfd, 0, 0, ++names_clock};
+    return e;
+}
+
+/* a descriptor of a thread of the tree, through the thread's kept pidfd: one system
+   call where pidfd_open, pidfd_getfd and close were three. A pidfd of a thread that
+   ended answers ESRCH (or EBADF), and is then made anew: the pid may be another
+   thread's now. */
+int helper_getfd(pid_t pid, int fd) {
+    for (int fresh = 0; fresh < 2; fresh++) {
+        struct thread_entry *e = thread_entry(pid, fresh);
+        if (!e)
+            return ztsa_pidfd_getfd(pid, fd);
+        int got = (int)syscall(SYS_pidfd_getfd, e->pidfd, fd, 0);
+        if (got >= 0)
+            return got;
+        if (errno != ESRCH && (errno != EBADF || fresh))
+            return -errno; /* EBADF of a kept pidfd: its thread may have ended */
+    }
+    return -ESRCH;
+}
+
+static void host_names(pid_t pid, int *tid, int *tgid) {
+    if (H.host_proc < 0) { /* no PID namespace: the numbers are the host's already */
+        *tid = pid;
+        *tgid = helper_tgid(pid);
         return;
-    if (names[oldest].pidfd > 0)
-        close(names[oldest].pidfd);
-    names[oldest].tree = pid;
-    names[oldest].pidfd = pidfd;
-    names[oldest].host_tid = *tid;
-    names[oldest].host_tgid = *tgid;
-    names[oldest].used = ++names_clock;
+    }
+    struct thread_entry *e = thread_entry(pid, 0);
+    struct pollfd p = {e ? e->pidfd : -1, POLLIN, 0};
+    if (e && poll(&p, 1, 0) != 0) /* ended: the pid may be another thread's now */
+        e = thread_entry(pid, 1);
+    if (e && e->host_tid) {
+        *tid = e->host_tid;
+        *tgid = e->host_tgid;
+        return;
+    }
+    *tid = host_pid(pid);
+    *tgid = host_pid(helper_tgid(pid));
+    if (e) {
+        e->host_tid = *tid;
+        e->host_tgid = *tgid;
+    }
 }
 
 int helper_host_pid(pid_t pid) {
@@ -839,7 +876,7 @@ static int own_path(const char *path, char *rest, size_t size) {
    descriptor up again (another thread may have put a host socket there) */
 static struct reply bind_here(const struct seccomp_notif *req, const void *sa,
                               unsigned int len) {
-    int sock = ztsa_pidfd_getfd((pid_t)req->pid, (int)(unsigned int)req->data.args[0]);
+    int sock = helper_getfd((pid_t)req->pid, (int)(unsigned int)req->data.args[0]);
     if (sock < 0)
         return RESULT(sock == -ESRCH ? -ESRCH : -EBADF);
     long r = net_is_host(sock) ? -EINVAL /* bound already: a socket the helper connected */
@@ -876,7 +913,7 @@ static struct reply bind_notification(const struct seccomp_notif *req) {
     int fd1 = tracee_dirfd(pid, AT_FDCWD, path);
     if (fd1 < 0)
         return RESULT(fd1);
-    int sock = ztsa_pidfd_getfd(pid, (int)(unsigned int)req->data.args[0]);
+    int sock = helper_getfd(pid, (int)(unsigned int)req->data.args[0]);
     unsigned long long id = req->id;
     if (sock < 0 || ioctl(H.lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
         close_dirfd(fd1);
@@ -929,7 +966,7 @@ static long connect_notification(const struct seccomp_notif *req) {
         if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
             return -EFAULT;
     }
-    int dup = ztsa_pidfd_getfd(pid, fd);
+    int dup = helper_getfd(pid, fd);
     if (dup < 0)
         return dup == -ESRCH ? -ESRCH : -EBADF;
     unsigned long long id = req->id;

@@ -95,6 +95,7 @@ void helper_json(const char *in, char *out, size_t size);
 int helper_host_pid(pid_t pid);  /* a thread, as the host's /proc numbers it */
 int helper_host_tgid(pid_t pid); /* its process */
 int helper_tgid(pid_t pid);      /* its process, in the helper's namespace */
+int helper_getfd(pid_t pid, int fd); /* pidfd_getfd through a kept pidfd: fd or -errno */
 void helper_log_event(const char *event, const char *fields);
 unsigned long helper_count_denial(void);
 int helper_may_log(unsigned long count); /* under the log's cap of deny lines */

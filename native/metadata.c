@@ -447,7 +447,7 @@ long meta_notification(const struct seccomp_notif *req, int *cont) {
     if (fd_form) {
         long long fd = (long long)a[c->dirfd];
         t = (int)fd == AT_FDCWD ? helper_dirfd(pid, AT_FDCWD, "")
-                                : ztsa_pidfd_getfd(pid, (int)fd);
+                                : helper_getfd(pid, (int)fd);
         if (t < 0)
             return t == -ESRCH ? -ESRCH : -EBADF;
         snprintf(path, sizeof path, "(descriptor %lld)", fd);

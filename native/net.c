@@ -614,7 +614,7 @@ static long net_connect(const struct seccomp_notif *req) {
         memcpy(&family, sa, 2);
     if (family == AF_UNIX)
         return NET_UNIX; /* helper.c's connect of a Unix socket */
-    int dup = ztsa_pidfd_getfd(pid, fd);
+    int dup = helper_getfd(pid, fd);
     if (dup < 0)
         return dup == -ESRCH ? -ESRCH : -EBADF;
     int host = cookie_of(dup) == N.cookie;
@@ -798,7 +798,7 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
     } else {
         r = net_swap_connect(req, *dup, fd, sa, len, rule);
         if (r == 0) {
-            int now = ztsa_pidfd_getfd(pid, fd); /* the host socket, now the tree's */
+            int now = helper_getfd(pid, fd); /* the host socket, now the tree's */
             if (now >= 0) {
                 close(*dup);
                 *dup = now;
@@ -856,7 +856,7 @@ static long net_send(const struct seccomp_notif *req) {
     pid_t pid = (pid_t)req->pid;
     const unsigned long long *a = req->data.args;
     int fd = (int)(unsigned int)a[0];
-    int dup = ztsa_pidfd_getfd(pid, fd);
+    int dup = helper_getfd(pid, fd);
     if (dup < 0)
         return dup == -ESRCH ? -ESRCH : -EBADF;
     int host = cookie_of(dup) == N.cookie;
@@ -937,7 +937,7 @@ static long net_bind(const struct seccomp_notif *req) {
     for (int i = 0; version && port && i < N.plan->n_listen; i++)
         listed |= N.plan->listen_ports[i] == port;
     int fd = (int)(unsigned int)req->data.args[0];
-    int dup = ztsa_pidfd_getfd(pid, fd);
+    int dup = helper_getfd(pid, fd);
     if (dup < 0)
         return -EBADF;
     if (net_is_host(dup)) { /* a socket the helper connected: it is not the tree's to bind */
