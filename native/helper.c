@@ -908,7 +908,9 @@ static struct reply bind_notification(const struct seccomp_notif *req) {
     size_t plen = strnlen(sa.sun_path, len - head);
     memcpy(path, sa.sun_path, plen);
     path[plen] = 0;
-    if (creation_in_caller(pid, AT_FDCWD, path))
+    /* with a network namespace, never the caller's kernel: it would look the
+       descriptor and the address up again (a host socket there, AF_INET in the bytes) */
+    if (!H.plan->netns && creation_in_caller(pid, AT_FDCWD, path))
         return CONTINUE;
     int fd1 = tracee_dirfd(pid, AT_FDCWD, path);
     if (fd1 < 0)
@@ -926,7 +928,9 @@ static struct reply bind_notification(const struct seccomp_notif *req) {
     int par = open_parent(fd1, path, name, sizeof name, &slash);
     close_dirfd(fd1);
     long result;
-    if (par < 0) {
+    if (H.plan->netns && net_is_host(sock)) {
+        result = -EINVAL; /* bound already: a socket the helper connected */
+    } else if (par < 0) {
         result = par;
     } else if (slash) {
         result = -ENOENT; /* as the kernel answers a socket path with a trailing slash */
@@ -1099,7 +1103,8 @@ static struct reply decide(const struct seccomp_notif *req) {
     static char p1[4097], p2[4097];
     int nr = (int)req->data.nr;
     if (H.plan->netns && (nr == ZTSA_NR_connect || nr == ZTSA_NR_bind || nr == ZTSA_NR_sendto ||
-                          nr == ZTSA_NR_sendmsg || nr == ZTSA_NR_sendmmsg)) {
+                          nr == ZTSA_NR_sendmsg || nr == ZTSA_NR_sendmmsg ||
+                          nr == ZTSA_NR_listen)) {
         long r = net_notification(req);
         if (r == NET_WAIT)
             return waits_later(req) < 0 ? RESULT(-EAGAIN)

@@ -46,6 +46,7 @@
 #endif
 
 #define MAX_LEARNT 2048
+#define IPPROTO_MPTCP_ 262
 #define LEARN_MIN_S 600 /* a learnt address stays allowed at least this long... */
 #define LEARN_MAX_S 86400 /* ...and at most this long after its last answer */
 #define MAX_SEND (1 << 20)
@@ -459,6 +460,10 @@ static int host_socket(int dup) {
         return -EBADF;
     if (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_SEQPACKET)
         return -EPERM; /* a raw socket of the host's would write any packet */
+    /* plain TCP for MPTCP: a peer's ADD_ADDR could make subflows to addresses no rule
+       names */
+    if (proto == IPPROTO_MPTCP_)
+        proto = 0;
     int s = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, proto < 0 ? 0 : proto);
     if (s < 0)
         return -errno;
@@ -970,10 +975,33 @@ static long net_bind(const struct seccomp_notif *req) {
     return r;
 }
 
+/* listen(2): on the helper's duplicate; a host socket listens only when it is one the
+   helper made for --allow-listen (a connect that failed leaves a host TCP socket
+   unbound, and a listen would bind it to a port of the host's, for anyone) */
+static long net_listen(const struct seccomp_notif *req) {
+    int dup = helper_getfd((pid_t)req->pid, (int)(unsigned int)req->data.args[0]);
+    if (dup < 0)
+        return dup == -ESRCH ? -ESRCH : -EBADF;
+    long r;
+    struct stat st;
+    int ours = 0;
+    if (net_is_host(dup) && fstat(dup, &st) == 0)
+        for (int i = 0; i < n_listeners; i++)
+            ours |= listeners[i] == st.st_ino;
+    if (net_is_host(dup) && !ours)
+        r = -EINVAL;
+    else
+        r = listen(dup, (int)req->data.args[1]) < 0 ? -errno : 0;
+    close(dup);
+    return r;
+}
+
 long net_notification(const struct seccomp_notif *req) {
     switch (req->data.nr) {
     case ZTSA_NR_connect:
         return net_connect(req);
+    case ZTSA_NR_listen:
+        return net_listen(req);
     case ZTSA_NR_bind:
         return net_bind(req);
     default:

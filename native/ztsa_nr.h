@@ -10,6 +10,7 @@ enum ztsa_nr {
     ZTSA_NR_sendto = 44,
     ZTSA_NR_sendmsg = 46,
     ZTSA_NR_bind = 49,
+    ZTSA_NR_listen = 50,
     ZTSA_NR_setsockopt = 54,
     ZTSA_NR_clone = 56,
     ZTSA_NR_execve = 59,

@@ -200,3 +200,28 @@ def test_tcp_buffer_tuning_stays_on(run):
     srv.close()
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == [str(16 << 20), "True"], proc.stdout
+
+
+def test_a_host_socket_is_never_bound_or_listening(run, progs):
+    """A bind the helper let the kernel make (a Unix path the tree may create) would
+    look the address up again: a thread flipping its family to AF_INET bound a host
+    socket to a port of the host's. And a host TCP socket a failed connect left
+    unbound must not listen (it would bind a host port, for anyone)."""
+    refused = socket.socket()
+    refused.bind(("127.0.0.1", 0))  # nothing listens: connects are refused
+    port = refused.getsockname()[1]
+    (run.workspace / "d1").write_text("")
+    os.chmod(run.workspace / "d1", 0o666)
+    proc, _ = run(str(progs / "bind_flip"), str(port), "20000", allow=[f"127.0.0.1:{port}"],
+                  log=False, timeout=120)
+    refused.close()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["bound", "0", "listen", "0"], proc.stdout
+    probe = socket.socket()
+    try:
+        probe.bind(("0.0.0.0", 0x6431))  # the port the flipped bytes name is free
+        free = True
+    except OSError:
+        free = False
+    probe.close()
+    assert free

@@ -140,6 +140,8 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
     sends = USER_NOTIF if notify_net else NET
     for name in ("sendmsg", "sendmmsg"):
         rule(sends, name)
+    if notify_net:
+        rule(USER_NOTIF, "listen")
     for name in ("execve", "execveat"):
         rule(EXEC, name)
     if trace_all_sends:

@@ -30,7 +30,9 @@ What it does (x86_64):
 - connect, sendmsg, sendmmsg, execve, execveat, and sendto with a destination address:
   SECCOMP_RET_TRACE, so the tracer decides. A process that somehow runs untraced gets
   ENOSYS for these (the kernel's answer to RET_TRACE without a tracer): it fails
-  closed;
+  closed. With the tree's own network namespace, connect, addressed sends, sendmsg,
+  sendmmsg, bind and listen go to the file helper instead (SECCOMP_RET_USER_NOTIF),
+  which makes each call itself (native/net.c);
 - with agent-file protection: open and openat with O_CREAT, creat, mkdir(at),
   mknod(at), symlink(at), link(at), rename(at/at2) and bind: SECCOMP_RET_USER_NOTIF, so
   the file helper performs them or lets them run (see ztsa/sandbox/protect.py); umask
@@ -143,8 +145,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
     syscalls for agent-file protection (user notifications to the file helper).
     notify_connect (with trace_fs): connect goes to the file helper too, instead of a
     ptrace stop. notify_net (with notify_connect): the tree has a network namespace of its
-    own, and sendto with an address, sendmsg and sendmmsg go to the helper too: no
-    network call stops in the tracer."""
+    own, and sendto with an address, sendmsg, sendmmsg and listen go to the helper too:
+    no network call stops in the tracer."""
     if notify_connect and not trace_fs:
         raise ValueError("notify_connect needs the file helper (trace_fs)")
     if notify_net and not notify_connect:
@@ -203,7 +205,7 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
     if notify_connect:  # before the TRACED checks: the first equal number decides
         prog += [(JEQ, "trace_fs", 0, NR["connect"])]
     if notify_net:
-        prog += [(JEQ, "trace_fs", 0, NR[name]) for name in ("sendmsg", "sendmmsg")]
+        prog += [(JEQ, "trace_fs", 0, NR[name]) for name in ("sendmsg", "sendmmsg", "listen")]
     prog += [(JEQ, "trace_exec" if name.startswith("exec") else "trace", 0, NR[name])
              for name in TRACED]
     prog += [(JEQ, "eperm", 0, NR[name]) for name in DENIED]
