@@ -28,3 +28,22 @@ def test_unknown(machine):
     machine.ws(".codex/config.toml", "notify = [\n")
     out = machine.run("AGT002")
     assert out.status is Status.UNKNOWN and "not valid TOML" in out.message
+
+
+def test_fail_codex_hooks_and_worktree_setup_scripts(machine):
+    """uv: `.codex/hooks.json` runs `bash agents/hooks/session-start.sh` at
+    SessionStart; cline: `.codex/environments/environment.toml` `[setup] script`, which
+    the Codex app runs when it makes a worktree (its [[actions]] run only when
+    clicked)."""
+    machine.ws(".codex/hooks.json", json.dumps({"hooks": {"SessionStart": [
+        {"matcher": "startup", "hooks": [
+            {"type": "command", "command": "bash agents/hooks/session-start.sh"}]}]}},
+        indent=2))
+    machine.ws(".codex/environments/environment.toml",
+               "version = 1\nname = \"x\"\n[setup]\nscript = '''\nln -s ../nm node_modules\n'''\n"
+               "[[actions]]\nname = \"run\"\ncommand = \"./run.sh\"\n")
+    out = machine.run("AGT002")
+    assert out.status is Status.FAIL
+    assert sorted(e.path for e in out.evidence) == [".codex/environments/environment.toml",
+                                                   ".codex/hooks.json"]
+    assert any("session-start.sh" in e.detail for e in out.evidence)

@@ -4,7 +4,9 @@
 In the project's `.claude/settings.json` and `.claude/settings.local.json`: every
 hook of type `command` (`hooks.<Event>[].hooks[].type == "command"`), a
 `statusLine.command`, and an `apiKeyHelper`. In `.codex/config.toml`: a `notify`
-program.
+program; every `command` hook of `.codex/hooks.json` (the same shape as Claude's); and
+the `[setup] script` of `.codex/environments/*.toml`, which the Codex app runs when it
+creates a worktree (its `[[actions]]` run only when clicked).
 
 ## Why it matters
 Hooks run shell commands on the host each time the agent starts, edits or stops,
@@ -21,6 +23,7 @@ from __future__ import annotations
 from ztsa.agentfiles import CLAUDE_SETTINGS, get, settings, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.manifests.project import matching
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of
 from ztsa.registry import rule
@@ -61,5 +64,18 @@ def check(ctx: Context) -> Outcome:
         if doc.get("notify"):
             f.fail(f"notify runs {doc['notify']!r}"[:100], path=".codex/config.toml",
                    line=line_of(text, "notify"))
+    claude(ctx, f, ".codex/hooks.json")  # Codex's hooks take Claude's shape
+    for rel in matching(ctx, lambda p: p.startswith(".codex/environments/")
+                        and p.endswith(".toml")):
+        env = f.attempt(toml_file, ctx, rel)
+        if env is None:
+            continue
+        doc, text = env
+        setup = doc.get("setup")
+        script = setup.get("script") if isinstance(setup, dict) else None
+        if isinstance(script, str) and script.strip():
+            first = script.strip().splitlines()[0]
+            f.fail(f"[setup] script runs when a worktree is made: {first[:80]!r}", path=rel,
+                   line=line_of(text, "[setup]"))
     return f.outcome("no agent hook runs a host command",
                      f"{len(f.found)} agent hook(s) run host commands")
