@@ -110,3 +110,17 @@ def test_unknown_when_a_hooks_directory_cannot_be_listed(machine, monkeypatch):
 
     monkeypatch.setattr(os, "listdir", refuse)
     assert machine.run("AGT009").status is Status.UNKNOWN
+
+
+def test_fail_install_hooks_that_install_git_hooks(machine):
+    """vue and vite: `"postinstall": "simple-git-hooks"`; typescript-sdk: `"prepare":
+    "npx --no-install lefthook install"`."""
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "vue", "scripts": {
+        "postinstall": "simple-git-hooks", "prepare": "npx --no-install lefthook install",
+        "test": "vitest"}}, indent=2))
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL
+    assert sorted(e.detail.split(":")[0] for e in out.evidence) == [
+        "postinstall runs simple-git-hooks", "prepare runs lefthook install"]

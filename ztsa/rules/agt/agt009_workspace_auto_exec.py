@@ -3,7 +3,9 @@
 ## What it checks
 Files that make tools run workspace code as soon as the folder is opened or a git
 command runs: `.devcontainer/devcontainer.json` `initializeCommand` (it runs on the
-host); `.envrc` (direnv); a `.husky/` directory; and, in every git repository in the
+host); `.envrc` (direnv); a `.husky/` directory; an install hook of the root
+`package.json` that installs git hooks (`simple-git-hooks`, `lefthook install`,
+`husky`, `pre-commit install`, `git config core.hooksPath`); and, in every git repository in the
 workspace (the top level, nested ones, submodules' `.git/modules/*`, linked worktrees,
 bare ones): config keys that run a program or send git elsewhere (`core.fsmonitor`,
 `core.hooksPath`, `core.pager`, `include.path`, `filter.*`, `credential.helper`, and
@@ -28,12 +30,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 
 from ztsa import gitlayout
 from ztsa.agentfiles import get, json_file
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import ParseError, line_of, parse_git_config
 from ztsa.registry import rule
@@ -54,9 +58,34 @@ def check(ctx: Context) -> Outcome:
     _repositories(ctx, f)
     if os.path.isdir(ctx.ws_path(".husky")):
         f.fail(".husky/ installs git hooks on install", ".husky")
+    _hook_installers(ctx, f)
     _quarantine(ctx, f)
     return f.outcome("nothing in the workspace runs automatically",
                      f"{len(f.found)} auto-exec item(s)")
+
+
+HOOK_INSTALLERS = LazyRe(r"\b(simple-git-hooks|lefthook\s+install|husky(?:\s+install)?|"
+                         r"pre-commit\s+install|git\s+config\s+(?:--\S+\s+)*core\.hookspath)\b",
+                         re.IGNORECASE)
+
+
+def _hook_installers(ctx: Context, f: Findings) -> None:
+    """vue and vite (`"postinstall": "simple-git-hooks"`), typescript-sdk (`"prepare":
+    "npx --no-install lefthook install"`): the install writes git hooks that run on the
+    person's next commit, as .husky/ does."""
+    if not ctx.ws_exists("package.json"):
+        return
+    from ztsa.manifests import MAX_MANIFEST_BYTES
+    from ztsa.manifests.npm import parse_package_json
+    from ztsa.manifests.project import load
+
+    pj = f.attempt(load, ctx, "package.json", parse_package_json, MAX_MANIFEST_BYTES)
+    for hook in ("preinstall", "install", "postinstall", "prepare") if pj else ():
+        cmd = pj.scripts.get(hook) if pj else None
+        m = HOOK_INSTALLERS.search(cmd) if cmd else None
+        if m and pj:
+            f.fail(f"{hook} runs {m.group(1)}: it installs git hooks on install",
+                   "package.json", pj.line(f'"{hook}"'))
 
 
 def _repositories(ctx: Context, f: Findings) -> None:
