@@ -105,7 +105,6 @@ int helper_enter_fd_dir(void); /* cwd: the helper's own /proc/self/fd (0, or -er
 void helper_leave_fd_dir(void);
 
 /* net.c: the tree's network (a network namespace of its own), in the helper */
-#define NET_CONTINUE 0x40000000L /* net_notification: the tree's kernel performs it */
 #define NET_UNIX 0x40000001L     /* a Unix socket path: helper.c's connect or bind */
 #define NET_DEFER 0x40000002L    /* answered later, when the connection is made */
 #define NET_WAIT 0x40000003L     /* made again later, when net_wait_fd is writable */

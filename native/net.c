@@ -1,19 +1,22 @@
 /* Runs in the file helper, with a network namespace for the tree (plan->netns): the
    helper stays in the host's namespace, the tree has only its own loopback
    (native/netns.c). So nothing leaves the tree but what the helper does on sockets it
-   makes itself, and the decisions here cannot be raced: an address is copied once into
-   the helper's memory and used from that copy; a CONTINUE'd call runs on the tree's own
-   socket, which reaches only the tree's namespace whatever address it rereads.
-     connect, sendto/sendmsg/sendmmsg with an address, bind: net_notification
+   makes itself. The decisions cannot be raced: an address (and a send's data) is
+   copied once into the helper's memory, and the helper makes every call itself, on its
+   own duplicate of the socket, from those copies. Nothing is CONTINUE'd: the kernel
+   would look the descriptor number up again, and another thread may have put a host
+   socket there.
+     connect, sendto/sendmsg/sendmmsg with an address, bind, listen: net_notification
        - allowed by a rule (an address rule, or an address learnt from the answer for a
          name a rule names): the helper makes a socket of its own (host namespace), with
-         the tree's socket options, connects it from its copy and puts it in place of
-         the tree's descriptor (ADDFD with SETFD); a blocking TCP connect is then
-         completed by the tree's own kernel call, which waits and ignores the address
-       - loopback or port 53 on the tree's own socket: the tree's own servers, or ztsa's
-         DNS service: CONTINUE
+         the options the tree changed, connects it from its copy and puts it in place
+         of the tree's descriptor (ADDFD with SETFD); a blocking connect is answered
+         when it is made (waits.c)
+       - loopback the tree listens on, or port 53 (ztsa's DNS service): made on the
+         tree's own socket, which reaches only the tree's namespace
        - a socket the helper made (a host socket): every addressed send and connect is
-         decided and performed here from the copy
+         decided here; it stays connected, binds nothing, listens only when it is an
+         --allow-listen one
        - bind of --allow-listen's port: a host socket bound in its place (inbound)
      the learnt addresses: what the answers of ztsa's DNS service (dns.c) allow */
 #include "internal.h"
@@ -320,19 +323,22 @@ static void log_net(const char *event, pid_t pid, const char *syscall_name, int 
     helper_log_event(event, fields);
 }
 
+/* a call's result as the log's "result": 0, or the errno name in quotes */
+static const char *result_text(long result, char *buf, size_t size) {
+    if (result >= 0)
+        snprintf(buf, size, "0");
+    else
+        snprintf(buf, size, "\"%s\"", helper_errno_name((int)-result));
+    return buf;
+}
+
 void net_log(const char *event, pid_t pid, const char *call, int family, const char *address,
              int type, const char *rule, long result) {
     if (N.plan->log_fd < 0)
         return;
     char res[48];
-    if (result == NET_CONTINUE)
-        snprintf(res, sizeof res, "\"pending\"");
-    else if (result >= 0)
-        snprintf(res, sizeof res, "0");
-    else
-        snprintf(res, sizeof res, "\"%s\"", helper_errno_name((int)-result));
     log_net(event, pid, call, family, address, -1, type, rule,
-            strcmp(event, "deny") == 0 ? NULL : res);
+            strcmp(event, "deny") == 0 ? NULL : result_text(result, res, sizeof res));
 }
 
 static long deny_net(pid_t pid, const char *call, int version, const unsigned char *a,
@@ -358,13 +364,8 @@ void net_log_allowed(pid_t pid, const char *event, int version, const unsigned c
         return;
     char ip[128], res[48];
     show_addr(version, a, -1, ip, sizeof ip);
-    if (result == NET_CONTINUE)
-        snprintf(res, sizeof res, "\"pending\"");
-    else if (result >= 0)
-        snprintf(res, sizeof res, "0");
-    else
-        snprintf(res, sizeof res, "\"%s\"", helper_errno_name((int)-result));
-    log_net(event, pid, event, version == 4 ? AF_INET : AF_INET6, ip, port, type, rule, res);
+    log_net(event, pid, event, version == 4 ? AF_INET : AF_INET6, ip, port, type, rule,
+            result_text(result, res, sizeof res));
 }
 
 /* ---- a socket of the helper's in the tree ---- */
@@ -501,9 +502,11 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const vo
     return waits_connect(req, s, r, tree_flags, type, version, a, port, rule);
 }
 
-/* a connect of a socket that is already a host one, from the copy, without blocking the
-   helper (its O_NONBLOCK is the tree's file's, set for the call) */
-static long host_connect(const struct seccomp_notif *req, int dup, const unsigned char *sa,
+/* A connect of the socket the helper holds (a host one, or the tree's own for its
+   loopback and ztsa's DNS service), from the copy, without blocking the helper: its
+   file's O_NONBLOCK is set for the call. rule: the log's words when it is answered
+   later (NULL: the tree's own, not logged). */
+static long connect_here(const struct seccomp_notif *req, int dup, const unsigned char *sa,
                          unsigned int len, const char *rule) {
     int tree_flags = fcntl(dup, F_GETFL);
     int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
@@ -512,6 +515,8 @@ static long host_connect(const struct seccomp_notif *req, int dup, const unsigne
     long r = connect(dup, (const struct sockaddr *)sa, len) < 0 ? -errno : 0;
     if (tree_flags >= 0 && !(tree_flags & O_NONBLOCK))
         fcntl(dup, F_SETFL, tree_flags);
+    if (r == -EAGAIN && !(tree_flags & O_NONBLOCK))
+        return net_wait(-1); /* no room to connect now: try again soon */
     const unsigned char *a = NULL;
     int port = 0;
     int version = net_ip_of(sa, len, &a, &port);
@@ -587,24 +592,6 @@ static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t n) {
     return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
 }
 
-/* a connect of the tree's own socket (loopback the tree listens on, ztsa's DNS
-   service): performed on the helper's duplicate, the same file, from the copy, without
-   blocking the helper; it reaches only the tree's namespace */
-static long tree_connect(const struct seccomp_notif *req, int dup, const unsigned char *sa,
-                         unsigned int len) {
-    int tree_flags = fcntl(dup, F_GETFL);
-    int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
-    if (tree_flags >= 0 && !(tree_flags & O_NONBLOCK))
-        fcntl(dup, F_SETFL, tree_flags | O_NONBLOCK);
-    long r = connect(dup, (const struct sockaddr *)sa, len) < 0 ? -errno : 0;
-    if (tree_flags >= 0 && !(tree_flags & O_NONBLOCK))
-        fcntl(dup, F_SETFL, tree_flags);
-    if (r == -EAGAIN && !(tree_flags & O_NONBLOCK))
-        return net_wait(-1); /* a Unix listener's full backlog: try again soon */
-    int keep = dup_cloexec(dup);
-    return keep < 0 ? r : waits_connect(req, keep, r, tree_flags, type, 0, NULL, 0, NULL);
-}
-
 static long net_connect(const struct seccomp_notif *req) {
     pid_t pid = (pid_t)req->pid;
     int fd = (int)(unsigned int)req->data.args[0];
@@ -639,12 +626,12 @@ static long net_connect(const struct seccomp_notif *req) {
     } else {
         int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_CONNECT, type, rule, sizeof rule);
         if (d > 0) {
-            result = host ? host_connect(req, dup, sa, len, rule)
+            result = host ? connect_here(req, dup, sa, len, rule)
                           : net_swap_connect(req, dup, fd, sa, len, rule);
             if (result != NET_DEFER) /* else logged when it is answered */
                 net_log_allowed(pid, "connect", version, a, port, type, rule, result);
         } else if (d == 0 && !host) {
-            result = tree_connect(req, dup, sa, len);
+            result = connect_here(req, dup, sa, len, NULL);
             if (port == 53 && (result == 0 || result == NET_DEFER))
                 note_querier(dup, pid); /* ztsa's DNS service: its queries name their sender */
         } else {
@@ -698,18 +685,14 @@ static long unix_send(const struct seccomp_notif *req, int dup, int host,
                 : send_copy(dup, data, n, flags, (const unsigned char *)&to,
                             (unsigned int)(offsetof(struct sockaddr_un, sun_path) + (size_t)k + 1));
         helper_leave_fd_dir();
-        if (N.plan->log_fd >= 0) {
-            char res[48];
-            snprintf(res, sizeof res, r >= 0 ? "0" : "\"%s\"", helper_errno_name((int)-r));
-            log_net("send", pid, call, AF_UNIX, real, -1, type, why_text, res);
-        }
+        net_log("send", pid, call, AF_UNIX, real, type, why_text, r);
     } else {
         char shown[4200];
         snprintf(shown, sizeof shown, "unix:%s", real[0] ? real : "(unresolved)");
         unsigned long count = helper_count_denial();
         helper_note_denial(count, call, shown, why_text);
-        if (N.plan->log_fd >= 0 && helper_may_log(count))
-            log_net("deny", pid, call, AF_UNIX, real, -1, type, why_text, NULL);
+        if (helper_may_log(count))
+            net_log("deny", pid, call, AF_UNIX, real, type, why_text, 0);
         r = -EPERM;
     }
     close(pathfd);
@@ -1011,11 +994,47 @@ long net_notification(const struct seccomp_notif *req) {
 
 /* ---- Unix sockets: whose is it? ---- */
 
+/* Send a sock_diag dump request on nl and call hit on each message until it says 1 (or
+   the dump ends): whether any did. */
+static int diag_dump(int nl, const void *req, size_t len,
+                     int (*hit)(const struct nlmsghdr *h, const void *arg), const void *arg) {
+    struct sockaddr_nl k = {.nl_family = AF_NETLINK};
+    if (nl < 0 || sendto(nl, req, len, 0, (struct sockaddr *)&k, sizeof k) < 0)
+        return 0;
+    static char buf[32768];
+    int found = 0;
+    for (;;) { /* the whole dump is read, so the next request starts clean */
+        ssize_t n = recv(nl, buf, sizeof buf, 0);
+        if (n <= 0)
+            return found;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)n);
+             h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+                return found;
+            found |= !found && hit(h, arg);
+        }
+    }
+}
+
+static int unix_inode_hit(const struct nlmsghdr *h, const void *arg) {
+    const struct stat *st = arg;
+    const struct unix_diag_msg *m = NLMSG_DATA(h);
+    int rem = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+    for (const struct rtattr *at = (const struct rtattr *)(m + 1); RTA_OK(at, rem);
+         at = RTA_NEXT(at, rem)) {
+        if (at->rta_type != UNIX_DIAG_VFS)
+            continue;
+        const struct unix_diag_vfs *v = RTA_DATA(at);
+        /* the kernel's dev_t: major << 20 | minor */
+        if (v->udiag_vfs_ino == st->st_ino && (v->udiag_vfs_dev >> 20) == major(st->st_dev) &&
+            (v->udiag_vfs_dev & 0xFFFFF) == minor(st->st_dev))
+            return 1;
+    }
+    return 0;
+}
+
 /* Is the socket file (dev, ino) bound by a socket of the tree's own namespace? */
 int net_tree_owns_unix(dev_t dev, ino_t ino) {
-    int nl = N.diag;
-    if (nl < 0)
-        return 0;
     struct {
         struct nlmsghdr nh;
         struct unix_diag_req r;
@@ -1027,33 +1046,8 @@ int net_tree_owns_unix(dev_t dev, ino_t ino) {
     req.r.sdiag_family = AF_UNIX;
     req.r.udiag_states = ~0U;
     req.r.udiag_show = UDIAG_SHOW_VFS;
-    struct sockaddr_nl k = {.nl_family = AF_NETLINK};
-    if (sendto(nl, &req, sizeof req, 0, (struct sockaddr *)&k, sizeof k) < 0)
-        return 0;
-    static char buf[32768];
-    int found = 0;
-    for (;;) {
-        ssize_t n = recv(nl, buf, sizeof buf, 0);
-        if (n <= 0)
-            return found;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)n);
-             h = NLMSG_NEXT(h, n)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
-                return found;
-            struct unix_diag_msg *m = NLMSG_DATA(h);
-            int rem = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
-            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, rem);
-                 at = RTA_NEXT(at, rem)) {
-                if (at->rta_type != UNIX_DIAG_VFS)
-                    continue;
-                struct unix_diag_vfs *v = RTA_DATA(at);
-                /* the kernel's dev_t: major << 20 | minor */
-                if (v->udiag_vfs_ino == ino && (v->udiag_vfs_dev >> 20) == major(dev) &&
-                    (v->udiag_vfs_dev & 0xFFFFF) == minor(dev))
-                    found = 1;
-            }
-        }
-    }
+    struct stat st = {.st_dev = dev, .st_ino = ino};
+    return diag_dump(N.diag, &req, sizeof req, unix_inode_hit, &st);
 }
 
 /* Does a socket of the tree's namespace listen on port (TCP: listening; UDP: bound)?
@@ -1073,9 +1067,23 @@ static int host_listener_is_ours(int type, int port) {
     return host_diag >= 0 && listens_on(host_diag, type, port, listeners, n_listeners);
 }
 
+struct listener_query {
+    int port;
+    const ino_t *inodes; /* NULL: any socket */
+    int n_inodes;
+};
+
+static int listener_hit(const struct nlmsghdr *h, const void *arg) {
+    const struct listener_query *q = arg;
+    const struct inet_diag_msg *m = NLMSG_DATA(h);
+    int ours = !q->inodes;
+    for (int i = 0; i < q->n_inodes; i++)
+        ours |= q->inodes[i] == (ino_t)m->idiag_inode;
+    return ntohs(m->id.idiag_sport) == q->port && ours;
+}
+
 static int listens_on(int nl, int type, int port, const ino_t *inodes, int n_inodes) {
-    if (nl < 0)
-        return 0;
+    struct listener_query q = {port, inodes, n_inodes};
     for (int family = AF_INET; family == AF_INET || family == AF_INET6;
          family = family == AF_INET ? AF_INET6 : -1) {
         struct {
@@ -1089,30 +1097,7 @@ static int listens_on(int nl, int type, int port, const ino_t *inodes, int n_ino
         req.r.sdiag_family = (unsigned char)family;
         req.r.sdiag_protocol = type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP;
         req.r.idiag_states = type == SOCK_STREAM ? 1U << 10 /* TCP_LISTEN */ : ~0U;
-        struct sockaddr_nl k = {.nl_family = AF_NETLINK};
-        if (sendto(nl, &req, sizeof req, 0, (struct sockaddr *)&k, sizeof k) < 0)
-            return 0;
-        static char buf[16384];
-        int found = 0, done = 0;
-        while (!done) {
-            ssize_t n = recv(nl, buf, sizeof buf, 0);
-            if (n <= 0)
-                break;
-            for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)n);
-                 h = NLMSG_NEXT(h, n)) {
-                if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                    done = 1;
-                    break;
-                }
-                struct inet_diag_msg *m = NLMSG_DATA(h);
-                int ours = !inodes;
-                for (int i = 0; i < n_inodes; i++)
-                    ours |= inodes[i] == (ino_t)m->idiag_inode;
-                if (ntohs(m->id.idiag_sport) == port && ours)
-                    found = 1;
-            }
-        }
-        if (found)
+        if (diag_dump(nl, &req, sizeof req, listener_hit, &q))
             return 1;
     }
     return 0;

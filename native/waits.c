@@ -164,7 +164,9 @@ void waits_connect_ready(const struct pollfd *fds, int n) {
             continue;
         }
         respond(w->id, result);
-        net_log_allowed(w->pid, "connect", w->version, w->addr, w->port, w->type, w->rule, result);
+        if (w->rule[0]) /* the tree's own connects are not logged */
+            net_log_allowed(w->pid, "connect", w->version, w->addr, w->port, w->type, w->rule,
+                            result);
         close(w->fd);
         w->fd = -1;
     }
