@@ -182,7 +182,7 @@ static int bind_back(int fd, const char *path) {
    installation and --allow-read read-only). Every other file of the home (histories,
    tokens, agent state) is simply not there. */
 static int hide_homes(const struct ztsa_plan *plan) {
-    if (plan->n_hide_homes <= 0)
+    if (plan->n_hide_homes <= 0 && plan->n_show <= 0)
         return 0;
     int *fds = calloc((size_t)(plan->n_show ? plan->n_show : 1), sizeof *fds);
     if (!fds)
@@ -198,12 +198,22 @@ static int hide_homes(const struct ztsa_plan *plan) {
                   "mode=0755,size=1m") < 0)
             r = -errno;
     }
+    /* writable again where shown so, but never a place for a setuid program or a device
+       node (an agent's state: its source is read-only like the rest of the system) */
+    struct mount_attr_ rw = {MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_, MOUNT_ATTR_RDONLY, 0, 0};
     for (int i = 0; !r && i < plan->n_show; i++) {
         if (fds[i] < 0)
             continue;
-        r = bind_back(fds[i], plan->show[i]);
-        if (!r && !plan->show_rw[i] && syscall(SYS_mount_setattr, AT_FDCWD, plan->show[i],
+        const char *at = plan->show_at && plan->show_at[i] ? plan->show_at[i] : plan->show[i];
+        r = bind_back(fds[i], at);
+        /* a writable place shown where it is was made writable already, with its own
+           read-only agent files inside: never touched again; an agent's state shown
+           elsewhere is made writable at its top only */
+        if (!r && !plan->show_rw[i] && syscall(SYS_mount_setattr, AT_FDCWD, at,
                                                AT_RECURSIVE, &ro, sizeof ro) < 0)
+            r = -errno;
+        if (!r && plan->show_rw[i] && at != plan->show[i] &&
+            syscall(SYS_mount_setattr, AT_FDCWD, at, 0, &rw, sizeof rw) < 0)
             r = -errno;
     }
     for (int h = 0; !r && h < plan->n_hide_homes; h++) {

@@ -147,10 +147,12 @@ struct ztsa_plan {
     unsigned long long scoped; /* Landlock scopes of the tree (LANDLOCK_SCOPE_SIGNAL) */
     const char *run_id;    /* in every line the helper writes to the log */
     /* the real homes (the user's, and $HOME when it differs), each hidden under an
-       empty read-only tmpfs, with show[i] bound back, writable where show_rw[i] */
+       empty read-only tmpfs, with show[i] bound back, writable where show_rw[i]: at
+       show_at[i] instead where that is not NULL (an agent's state in the private home) */
     const char *const *hide_homes;
     int n_hide_homes;
     const char *const *show;
+    const char *const *show_at;
     const int *show_rw;
     int n_show;
     /* resources: at most max_procs processes and threads (the PID namespace's pid_max,

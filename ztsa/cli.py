@@ -55,6 +55,7 @@ started); 126 cannot execute; 127 not found; 125 ztsa failed (tree killed).
 """
 
 PROFILES = ("repo", "dependency", "untrusted")
+AGENT_NAMES = ("claude", "codex")  # ztsa.sandbox.agents.AGENTS, without importing it
 
 
 class UsageError(Exception):
@@ -249,6 +250,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="pass NAME through, or set it to VALUE for this run; CMD otherwise "
                          "gets only PATH, LANG, LC_*, TERM, TZ, USER and a private HOME and "
                          "TMPDIR")
+    ex.add_argument("--agent", dest="agents", action="append", default=[],
+                    choices=AGENT_NAMES, metavar="NAME",
+                    help="run a whole coding agent (claude, codex): allow its API hosts, "
+                         "show its state directory (settings, hooks and login read-only; "
+                         "transcripts and history writable); docs/agents.md")
+    ex.add_argument("--secret", dest="secrets", action="append", default=[],
+                    metavar="NAME[=SOURCE]",
+                    help="give CMD the credential NAME in its environment, from your $NAME,"
+                         " or SOURCE: env:OTHER, file:PATH or cmd:COMMAND; never logged, "
+                         "never written in the sandbox; repeatable")
     ex.add_argument("--home", metavar="PATH", type=_directory,
                     help="use PATH as HOME instead of a private empty directory")
     ex.add_argument("--keep-tmp", action="store_true",
@@ -300,6 +311,19 @@ def build_parser() -> argparse.ArgumentParser:
     debug_option(doctor)
     doctor.set_defaults(func=cmd_doctor, parser=doctor)
     explain.set_defaults(func=cmd_explain, parser=explain)
+
+    hook = sub.add_parser(
+        "hook", help="an agent hook that runs the agent's shell commands under ztsa exec",
+        formatter_class=_Raw, usage="ztsa hook claude [EXEC OPTIONS...]",
+        description="A Claude Code PreToolUse hook: reads the event (JSON) on stdin and "
+                    "answers with the Bash\ncommand rewritten to run under `ztsa exec "
+                    "--workspace PROJECT [EXEC OPTIONS] -- bash -c CMD`.\nOther tools "
+                    "pass unchanged; an unreadable event blocks the call (exit 2).\nSee "
+                    "docs/agents.md for the settings.json entry.")
+    hook.add_argument("agent", metavar="AGENT", help="claude")
+    hook.add_argument("options", nargs=argparse.REMAINDER, metavar="EXEC OPTIONS",
+                      help="options for each `ztsa exec` (e.g. --profile dependency)")
+    hook.set_defaults(func=cmd_hook, parser=hook)
     return parser
 
 
@@ -354,6 +378,22 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
     if not args.command:
         raise UsageError("exec needs a command after --: ztsa exec [OPTIONS] -- CMD [ARG...]")
+    if args.agents:
+        from ztsa.sandbox import agents
+
+        if args.home:
+            raise UsageError("--agent shows the agent's state in the private home; it "
+                             "does not go with --home")
+        preset_hosts = agents.hosts(args.agents)
+        args.allow_net = [*preset_hosts, *args.allow_net]
+    else:
+        preset_hosts = []
+    secret_names = [spec.partition("=")[0] for spec in args.secrets]
+    from ztsa.sandbox.secret import NAME
+
+    for name in secret_names:
+        if not NAME.match(name):
+            raise UsageError(f"--secret {name!r}: a variable name is letters, digits and _")
     # with a network namespace for the tree (a user namespace, or root), names are
     # followed when the tree resolves them; without one they are resolved once, now
     try:
@@ -364,7 +404,13 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
             netns = os.geteuid() == 0 or nat.userns_available()
         if not netns:
-            rules = [parse_net(s) for s in args.allow_net]
+            rules = [parse_net(s) for s in args.allow_net if s not in preset_hosts]
+            for spec in preset_hosts:  # resolved once, now: the agent's, not the person's
+                try:
+                    rules.append(parse_net(spec))
+                except PolicyError as exc:
+                    print(f"ztsa: --agent: {exc}; the agent cannot reach it",
+                          file=sys.stderr)
     except PolicyError as exc:
         raise UsageError(f"--allow-net: {exc}") from None
     names_a_host = any(not _is_ip_spec(s) for s in args.allow_net)
@@ -391,7 +437,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
         wildcards=not netns and any(rule.suffix for rule in rules),
         writable=tuple(os.path.realpath(p) for p in [*args.allow_write, *(
             [args.home] if args.home else [])]
-            if not _inside(os.path.realpath(p), os.path.realpath(args.workspace))))
+            if not _inside(os.path.realpath(p), os.path.realpath(args.workspace))),
+        secrets=tuple(secret_names),
+        shown=tuple(_agent_credentials(args.agents)))
     # the report goes only with a failed gate, when CMD never starts: a text report to
     # stderr beside the messages, a JSON or SARIF one to stdout (or --output), alone
     stream = sys.stderr if args.fmt == "text" else sys.stdout
@@ -412,6 +460,12 @@ def cmd_exec(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {args.audit_log}: {exc.strerror}") from None
+    from ztsa.sandbox.secret import SecretError, load
+
+    try:  # after the gate: a command that prints a secret runs only for a run
+        secrets = load(list(args.secrets), dict(os.environ))
+    except SecretError as exc:
+        raise UsageError(str(exc)) from None
     policy = Policy(rules, list(args.allow_unix), os.path.abspath(args.workspace), dns_servers,
                     tuple(args.allow_listen))
     try:
@@ -430,8 +484,20 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    strict=args.profile == "untrusted", protect_extra=list(args.protect),
                    allow_read=[os.path.abspath(p) for p in args.allow_read],
                    quiet=args.quiet, git_identity=not args.no_git_identity,
+                   agent_names=list(args.agents), secrets=secrets,
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
+
+
+def _agent_credentials(names: list[str]) -> list[str]:
+    """The login files --agent will show its agents (in the caller's $HOME)."""
+    home = os.environ.get("HOME")
+    if not names or not home:
+        return []
+    from ztsa.sandbox.agents import AGENTS
+
+    return [os.path.realpath(os.path.join(home, AGENTS[n].state, cred))
+            for n in names for cred in AGENTS[n].credentials]
 
 
 def _port_number(text: str) -> int:
@@ -494,6 +560,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(json.dumps(doc, indent=2) if args.fmt == "json" else doctor.render_text(doc),
           end="\n" if args.fmt == "json" else "")
     return EXIT_PASS
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from ztsa import hook
+
+    return hook.main(args.agent, list(args.options))
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -1260,3 +1260,20 @@ def test_allow_listen_opens_no_host_service_on_that_port(run, world):
     assert proc.returncode == 0, proc.stderr
     assert "reached" not in proc.stdout, proc.stdout
     assert world.settle(port)["127.0.0.1"] == 0
+
+
+def test_an_agent_preset_opens_its_api_hosts_and_no_other(run, world):
+    """--agent codex names api.openai.com and chatgpt.com: their queries go upstream,
+    Claude's API host and any other name never arrive."""
+    home = tempfile.mkdtemp(prefix="ztsa-agent-home-")
+    os.chmod(home, 0o777)
+    names = ["api.openai.com", "chatgpt.com", "api.anthropic.com", refused_name()]
+    proc, events = in_world(run, world, run.python, "-c", CLIENT,
+                            *(f"ask:gai:{n}" for n in names), extra=["--agent", "codex"],
+                            env={"HOME": home})
+    assert proc.returncode == 0, proc.stderr
+    asked = world.names()
+    assert {"api.openai.com", "chatgpt.com"} <= set(asked), world.received
+    assert not {"api.anthropic.com", names[-1]} & set(asked), world.received
+    rules = {e.get("name"): e.get("rule") for e in events if e.get("event") == "dns"}
+    assert rules.get("api.openai.com") == "--allow-net api.openai.com:443", rules

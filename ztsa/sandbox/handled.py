@@ -31,6 +31,8 @@ class Confinement(NamedTuple):
     net_addresses: list[str]  # the networks --allow-net rules name or resolved to
     wildcards: bool = False  # a *.domain rule: its addresses are learnt at run time
     writable: tuple[str, ...] = ()  # --allow-write and --home outside the workspace
+    secrets: tuple[str, ...] = ()  # variables --secret gives CMD, deliberately
+    shown: tuple[str, ...] = ()  # credential files --agent shows its agent, read-only
 
     @property
     def landlock(self) -> bool:
@@ -101,6 +103,7 @@ def _environment(control: str, named_first: bool = False) -> Handler:
     HOME and TMPDIR, and --env): only when every finding is such a variable (evidence
     "environment variable NAME ...", or "NAME ..." for named_first)."""
     def handler(r: Result, c: Confinement) -> str | None:
+        given = []
         for e in r.evidence:
             if named_first:
                 name = e.detail.split(" ", 1)[0]
@@ -108,9 +111,31 @@ def _environment(control: str, named_first: bool = False) -> Handler:
                 name = e.detail[len(ENV_EVIDENCE):].split(" ", 1)[0]
             else:
                 return None  # a file (/etc/ld.so.preload, a repository's .npmrc)
-            if name in c.env_names or name in PASSED or name.startswith("LC_"):
+            if name in c.secrets:
+                given.append(name)
+            elif name in c.env_names or name in PASSED or name.startswith("LC_"):
                 return None
+        if given:  # named on purpose: the person's choice, shown as such
+            return (f"{control}, but for {', '.join(sorted(set(given)))}, given to CMD by "
+                    "--secret (never logged; it reaches only the allowed hosts)")
         return control
+    return handler
+
+
+def _credentials(control: str) -> Handler:
+    """FS002: the real home hidden; an agent's own login file shown to it read-only
+    (--agent) is named as such."""
+    base = _with(control, "namespaces", "landlock")
+
+    def handler(r: Result, c: Confinement) -> str | None:
+        done = base(r, c)
+        import os.path
+
+        shown = sorted({p for p in _paths_of(r) if os.path.realpath(p) in c.shown})
+        if done is None or not shown:
+            return done
+        return (f"{done}, but for {', '.join(shown)}, shown read-only to the agent by "
+                "--agent (egress only to its hosts and --allow-net)")
     return handler
 
 
@@ -157,8 +182,7 @@ HANDLERS: dict[str, Handler] = {
     "ENV009": _environment("the environment: CMD gets none of these variables"),
     "ENV011": _always("--max-procs and --max-memory"),
     "FS001": _unix,
-    "FS002": _with("the real home hidden, and Landlock's read rules", "namespaces",
-                   "landlock"),
+    "FS002": _credentials("the real home hidden, and Landlock's read rules"),
     "FS003": _unix,
     "FS004": _with(RO_VIEW + " (system secrets unreadable)", "namespaces", "landlock",
                    "pid_namespace", writes=True),

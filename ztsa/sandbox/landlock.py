@@ -131,8 +131,9 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
     handled, missing = handled_rights(abi)
     write = handled & ~READ
     rules: list[tuple[str, int]] = []
-    for d in writable_dirs:
-        rules.append((os.path.realpath(d), write))
+    for d in writable_dirs:  # a file among them (an agent's history) gets file rights
+        real = os.path.realpath(d)
+        rules.append((real, write if not os.path.isfile(real) else write & FILE_RIGHTS))
     for dev in DEVICES:
         if os.path.isdir(dev):
             rules.append((dev, write))

@@ -172,10 +172,14 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
         c.listen_ports, c.n_listen = ports, len(net.listen)
     if plan.home is not None:
         c.hide_homes, c.n_hide_homes = strings(list(plan.home.homes))
-        c.show, c.n_show = strings([path for path, _ in plan.home.show])
-        show_rw = ffi.new("int[]", [int(rw) for _, rw in plan.home.show] or [0])
-        keep.append(show_rw)
-        c.show_rw = show_rw
+        # the agents' state after what the homes show: bound where the private home is
+        shown = [(path, path, rw) for path, rw in plan.home.show] + list(plan.home.binds)
+        c.show, c.n_show = strings([path for path, _, _ in shown])
+        targets = [cstr(at) if at != path else ffi.NULL for path, at, _ in shown]
+        show_at = ffi.new("char *[]", targets or [ffi.NULL])
+        show_rw = ffi.new("int[]", [int(rw) for _, _, rw in shown] or [0])
+        keep.append((show_rw, show_at, targets))
+        c.show_rw, c.show_at = show_rw, show_at
     sync_fd = ffi.new("int *")
     err_fd = ffi.new("int *")
     pid = lib.ztsa_spawn(c, sync_fd, err_fd)

@@ -45,10 +45,9 @@ class HomeView(NamedTuple):
 
     homes: tuple[str, ...]
     show: tuple[tuple[str, bool], ...]
+    # (real path, where in the private home, writable): an agent's state (--agent)
+    binds: tuple[tuple[str, str, bool], ...] = ()
 
-    @property
-    def home(self) -> str:
-        return self.homes[0]
 
 
 class NetPlan(NamedTuple):
@@ -116,10 +115,11 @@ def _inside(path: str, top: str) -> bool:
 
 def home_view(real_home: str | None, workspace: str, writable: list[str],
               env: dict[str, str], program: str, allow_read: list[str],
-              also: list[str] | None = None) -> HomeView | None:
+              also: list[str] | None = None,
+              binds: list[tuple[str, str, bool]] | None = None) -> HomeView | None:
     """What of the real homes (real_home, and `also`: $HOME when it differs) the tree
     sees. A home stays visible where it holds the workspace, or a writable place or
-    --allow-read names it whole; None when no home is left to hide."""
+    --allow-read names it whole; None when no home is left to hide and nothing to bind."""
     writable = [os.path.realpath(d) for d in writable]
     readable = [os.path.realpath(p) for p in allow_read]
     homes: list[str] = []
@@ -131,7 +131,7 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
             continue
         homes.append(home)
     if not homes:
-        return None
+        return HomeView((), (), tuple(binds)) if binds else None
 
     def in_a_home(path: str) -> bool:
         return any(_inside(path, h) for h in homes)
@@ -150,7 +150,8 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
         if real and in_a_home(real) and os.path.exists(real):
             show.setdefault(real, False)
     return HomeView(tuple(homes),
-                    tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))))
+                    tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))),
+                    tuple(binds or ()))
 
 
 def _git_configs(git: gitlayout.Layout | None, guard: protect.Protection | None
@@ -176,7 +177,8 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          pid_ns: bool = False, run_id: str = "", real_home: str | None = None,
          allow_read: list[str] | None = None, max_procs: int = 0,
          max_memory: int = 0, also_homes: list[str] | None = None,
-         git: gitlayout.Layout | None = None) -> RunPlan:
+         git: gitlayout.Layout | None = None,
+         binds: list[tuple[str, str, bool]] | None = None) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace); git: the workspace's repositories, when
@@ -219,7 +221,7 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         home=None if ns == Namespaces.NONE else home_view(
             real_home, policy.workspace,
             [path for path, rights in fs.rules if rights & landlock.WRITE_FILE],
-            env, program, allow_read or [], also_homes),
+            env, program, allow_read or [], also_homes, binds),
         max_procs=max_procs, max_memory=max_memory,
         git_configs=tuple(_git_configs(git, guard)), netns=netns,
         net=policy.net_plan() if netns else NetPlan())

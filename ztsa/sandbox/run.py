@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ztsa.sandbox import gitguard, landlock, plan, toolchains
+from ztsa.sandbox import agents, gitguard, landlock, plan, toolchains
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import NETNS_MISSING, PIDNS_MISSING, USERNS_MISSING
@@ -93,11 +93,16 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             allow_write: Sequence[str] = (), strict: bool = True,
             protect_extra: Sequence[str] = (), allow_read: Sequence[str] = (),
             max_procs: int = plan.MAX_PROCS, max_memory: int = plan.MAX_MEMORY,
-            quiet: bool = False, git_identity: bool = True) -> int:
+            quiet: bool = False, git_identity: bool = True, agent_names: Sequence[str] = (),
+            secrets: dict[str, str] | None = None) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
     summary line on stderr; git_identity: the private HOME gets the caller's git
-    user.name and user.email."""
+    user.name and user.email; agent_names: --agent presets (their hosts are in the
+    policy already); secrets: --secret's variables, set for CMD and never logged."""
+    import time
+
+    started = time.time()
     log = AuditLog(log_stream)
     private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
     try:
@@ -111,6 +116,14 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         homes = [h for h in dict.fromkeys([os.environ.get("HOME"), real_home]) if h]
         for name, value in toolchains.variables(dict(os.environ), homes).items():
             env.setdefault(name, value)
+        ns = plan.namespaces(os.geteuid() == 0 or nat.userns_available())
+        setup = agents.prepare(list(agent_names), homes[0], own_home,
+                               mounts=ns != plan.Namespaces.NONE) if (
+            agent_names and homes and not home) else None
+        if setup is not None:
+            for name, value in setup.env:
+                env.setdefault(name, value)
+        env.update(secrets or {})
         identity = toolchains.git_identity(homes, dict(os.environ)) if (
             git_identity and not home) else None
         if identity is not None:
@@ -119,13 +132,15 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             with os.fdopen(fd, "w") as f:
                 f.write(identity)
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir,
-                  max_procs=max_procs, max_memory=max_memory)
-        writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write]
+                  max_procs=max_procs, max_memory=max_memory,
+                  **({"secrets": sorted(secrets)} if secrets else {}),
+                  **({"agents": list(agent_names)} if agent_names else {}))
+        writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write,
+                    *(setup.writable if setup else ())]
         # real_home: the user's home by the password database, $HOME being the caller's
         # to set (and a tree of an earlier run may have written the script that set it)
         fs = landlock.plan(nat.landlock_abi(), writable, real_home,
                            also=[h for h in [os.environ.get("HOME")] if h])
-        ns = plan.namespaces(os.geteuid() == 0 or nat.userns_available())
         missing = list(fs.missing)
         if ns == plan.Namespaces.NONE:
             missing.append(USERNS_MISSING)
@@ -145,7 +160,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 return EXIT_GATE
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
-                        (max_procs, max_memory), quiet)
+                        (max_procs, max_memory), quiet, setup, started)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -160,7 +175,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
              fs: landlock.Plan, ns: plan.Namespaces, protect_extra: list[str],
              real_home: str | None = None, allow_read: list[str] | None = None,
-             limits: tuple[int, int] = (0, 0), quiet: bool = False) -> int:
+             limits: tuple[int, int] = (0, 0), quiet: bool = False,
+             setup: agents.Setup | None = None, started: float = 0.0) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -178,7 +194,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     log_path=getattr(log_stream, "name", None), pid_ns=nat.pidns_available(),
                     run_id=log.run, real_home=real_home, allow_read=allow_read,
                     max_procs=limits[0], max_memory=limits[1],
-                    also_homes=[h for h in [os.environ.get("HOME")] if h], git=layout)
+                    also_homes=[h for h in [os.environ.get("HOME")] if h], git=layout,
+                    binds=list(setup.binds) if setup else [])
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP)
@@ -244,6 +261,13 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
     moved = gitguard.audit(policy.workspace, git_before, log.run)
+    swept = agents.sweep(setup.kept, started) if setup else []
+    for path in swept:
+        log.event("quarantine", path=path, reason="a link or special file the tree left "
+                  "in an agent's kept state", moved_to=None, replaced="")
+    if swept:
+        print(f"ztsa: removed {len(swept)} link(s) or special file(s) the tree left in "
+              f"the agent's state: {', '.join(swept[:3])}", file=sys.stderr)
     for m in moved:
         log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
                   replaced=m.replaced, **({"error": m.error} if m.error else {}))
@@ -263,7 +287,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     log.counts["connect"] += nat.helper_connects()
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
               connects=log.counts["connect"], sends=log.counts["send"],
-              killed=log.counts["kill"], quarantined=len(moved))
+              killed=log.counts["kill"], quarantined=len(moved) + len(swept))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
     first = [*log.first_denials, *nat.helper_first_denials()][:3] if denied else []
     shown = "; first denied: " + ", ".join(_denial_hint(*d) for d in first) if first else ""

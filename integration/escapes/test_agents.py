@@ -1,0 +1,188 @@
+"""`ztsa exec --agent NAME` and `--secret`: a whole agent run under ztsa, attacked by what
+it runs. Judged by the real files of a fake home after the run (contents, modes, times,
+new names) and by where a secret's value turns up, never by ztsa's own report."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import TEST_USER, Runner, ensure_user
+
+RUN_MODES = ("root", "user", "nouserns")
+SECRET = "zt-secret-" + os.urandom(6).hex()
+
+# what a pull request's script, run by the agent, tries against the agent's own state
+ATTACK = r"""
+c=$HOME/.claude
+cat "$c/settings.json"; echo "cred=$(cat "$c/.credentials.json" 2>/dev/null)"
+echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"touch /tmp/pwned"}]}]}}' \
+  > "$c/settings.json"
+echo 'x' >> "$c/settings.json"
+chmod 777 "$c/settings.json"; touch -d 2001-01-01 "$c/settings.json"
+echo 'evil' > "$c/hooks/new.sh"; echo 'evil' >> "$c/CLAUDE.md"
+mv "$c/hooks" "$c/hooks2"; rm -rf "$c/agents"
+echo '{}' > "$c/.config.json"; mkdir "$c/commands"; echo run > "$c/commands/x.md"
+echo '{"mcpServers":{"evil":{"command":"/tmp/evil"}}}' > "$HOME/.claude.json"
+echo '{"s":1}' > "$c/projects/session.jsonl"; echo prompt >> "$c/history.jsonl"
+ln -s "$HOME/.bashrc" "$c/projects/link.jsonl"; mkfifo "$c/todos/fifo"
+echo done
+"""
+
+
+def _fake_home(run: Runner) -> Path:
+    home = Path(tempfile.mkdtemp(prefix="ztsa-agent-home-"))
+    c = home / ".claude"
+    (c / "hooks").mkdir(parents=True)
+    (c / "agents").mkdir()
+    (c / "projects").mkdir()
+    (c / "settings.json").write_text('{"model": "x"}\n')
+    (c / "CLAUDE.md").write_text("be careful\n")
+    (c / "hooks" / "ok.sh").write_text("true\n")
+    (c / "agents" / "a.md").write_text("agent\n")
+    (c / ".credentials.json").write_text('{"token": "login"}\n')
+    os.chmod(c / ".credentials.json", 0o600)
+    (home / ".claude.json").write_text('{"numStartups": 1}\n')
+    if run.mode != "root":
+        uid = pwd.getpwnam(ensure_user()).pw_uid
+        os.chmod(home, 0o755)
+        for root, dirs, files in os.walk(home):
+            for name in [".", *dirs, *files]:
+                os.chown(os.path.join(root, name), uid, uid)
+    return home
+
+
+def _state(home: Path) -> dict[str, tuple[int, int, bytes | None]]:
+    """(mode, mtime, content) of every entry of the home, links not followed."""
+    out = {}
+    for root, dirs, files in os.walk(home):
+        for name in [*dirs, *files]:
+            p = os.path.join(root, name)
+            st = os.lstat(p)
+            data = Path(p).read_bytes() if os.path.isfile(p) and not os.path.islink(p) else None
+            out[os.path.relpath(p, home)] = (st.st_mode, int(st.st_mtime), data)
+    return out
+
+
+def test_the_agents_settings_hooks_and_instructions_cannot_be_changed(run: Runner):
+    home = _fake_home(run)
+    before = _state(home)
+    proc, events = run("sh", "-c", ATTACK, extra=["--agent", "claude"],
+                       env={"HOME": str(home)})
+    assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr
+    # the agent sees its settings; its login only where a mount namespace shows it
+    assert '"model": "x"' in proc.stdout
+    login = 'cred={"token": "login"}' in proc.stdout
+    assert login == (run.mode != "nouserns"), proc.stdout
+    after = _state(home)
+    # .claude itself gains the kept entries ztsa makes, as the agent would
+    unchanged = {k: v for k, v in before.items() if k not in (".claude", ".claude/projects")}
+    if run.mode == "nouserns":  # no file helper: mode and times are a named gap there
+        assert "the file helper" in proc.stderr or "lacks" in proc.stderr
+        unchanged = {k: v[2] for k, v in unchanged.items()}
+        after_cmp = {k: after[k][2] for k in unchanged if k in after}
+    else:
+        after_cmp = {k: after.get(k) for k in unchanged}
+    assert after_cmp == unchanged
+    new = set(after) - set(before)
+    # written back: what the agent writes as it works, and nothing that runs later
+    assert ".claude/projects/session.jsonl" in new
+    assert after[".claude/projects/session.jsonl"][2] == b'{"s":1}\n'
+    assert (home / ".claude" / "history.jsonl").read_bytes() == b"prompt\n"
+    assert not {p for p in new if p.endswith(("link.jsonl", "fifo", ".config.json"))
+                or "commands" in p or "hooks" in p}, new
+    assert not os.path.lexists("/tmp/pwned")
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "audit-schema.json").read_text())
+    for e in events:
+        jsonschema.validate(e, schema)
+    removed = sorted(os.path.basename(e["path"]) for e in events
+                     if e["event"] == "quarantine")
+    assert removed == ["fifo", "link.jsonl"], removed
+    assert [e["agents"] for e in events if e["event"] == "env"] == [["claude"]]
+    shutil.rmtree(home)
+
+
+def test_secrets_reach_cmd_and_nowhere_else(run: Runner):
+    f = Path(tempfile.mkdtemp(prefix="ztsa-secret-")) / "key"
+    f.write_text(SECRET + "-file\n")
+    os.chmod(f.parent, 0o755)
+    os.chmod(f, 0o644)
+    proc, events = run(
+        "sh", "-c", 'echo "$A|$B|$C|$D"; env > "$PWD/seen-env"',
+        extra=["--secret", "A", "--secret", "B=env:OTHER", "--secret", f"C=file:{f}",
+               "--secret", f"D=cmd:echo {SECRET}-cmd"],
+        env={"A": SECRET + "-a", "OTHER": SECRET + "-b"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"{SECRET}-a|{SECRET}-b|{SECRET}-file|{SECRET}-cmd"
+    # in CMD's environment (where CMD itself wrote it) and nowhere ztsa writes
+    assert SECRET not in proc.stderr
+    logged = [e for e in events if SECRET in repr(e)]
+    assert not logged
+    env_event = [e for e in events if e["event"] == "env"]
+    if run.log:
+        assert env_event and env_event[0]["secrets"] == ["A", "B", "C", "D"]
+    for p in run.workspace.iterdir():
+        if p.name != "seen-env":
+            assert SECRET.encode() not in p.read_bytes(), p
+
+
+def _refused(run: Runner, *extra: str) -> subprocess.CompletedProcess[str]:
+    """A run that must stop at its options (before any confinement is named)."""
+    argv, _ = run.command("true", extra=list(extra))
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                          cwd=run.workspace)
+
+
+def test_a_secret_that_cannot_be_had_is_a_usage_error(run: Runner):
+    proc = _refused(run, "--secret", "NOT_SET_ANYWHERE_ZTSA")
+    assert proc.returncode == 2 and "$NOT_SET_ANYWHERE_ZTSA is not set" in proc.stderr
+    proc = _refused(run, "--secret", "X=cmd:exit 4")
+    assert proc.returncode == 2 and "exited 4" in proc.stderr
+    proc = _refused(run, "--secret", "X=paste:y")
+    assert proc.returncode == 2 and "NAME=file:PATH" in proc.stderr
+
+
+def test_codex_state_kept_and_its_login_read_only(run: Runner):
+    home = Path(tempfile.mkdtemp(prefix="ztsa-agent-home-"))
+    cx = home / ".codex"
+    cx.mkdir()
+    (cx / "config.toml").write_text('model = "x"\n')
+    (cx / "auth.json").write_text('{"tokens": 1}\n')
+    (cx / "AGENTS.md").write_text("rules\n")
+    if run.mode != "root":
+        ensure_user()
+        uid = pwd.getpwnam(TEST_USER).pw_uid
+        os.chmod(home, 0o755)
+        for p in [home, cx, *cx.iterdir()]:
+            os.chown(p, uid, uid)
+    script = ('c=$HOME/.codex; cat "$c/config.toml"; '
+              'echo "approval_policy = \\"never\\"" >> "$c/config.toml"; '
+              'echo x > "$c/AGENTS.md"; echo "{}" > "$c/auth.json"; '
+              'mkdir -p "$c/sessions/2026"; echo s > "$c/sessions/2026/r.jsonl"; '
+              'echo cache > "$c/models_cache.json"; echo ok')
+    proc, _ = run("sh", "-c", script, extra=["--agent", "codex"], env={"HOME": str(home)})
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
+    assert 'model = "x"' in proc.stdout
+    assert (cx / "config.toml").read_text() == 'model = "x"\n'
+    assert (cx / "AGENTS.md").read_text() == "rules\n"
+    assert (cx / "auth.json").read_text() == '{"tokens": 1}\n'
+    assert (cx / "sessions" / "2026" / "r.jsonl").read_text() == "s\n"
+    assert not (cx / "models_cache.json").exists()  # a private copy's, gone
+    shutil.rmtree(home)
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_an_agent_does_not_go_with_home(run: Runner, agent: str):
+    home = tempfile.mkdtemp(prefix="ztsa-home-")
+    os.chmod(home, 0o777)
+    proc = _refused(run, "--agent", agent, "--home", home)
+    assert proc.returncode == 2 and "--home" in proc.stderr

@@ -1,0 +1,80 @@
+"""`ztsa hook claude`: Claude Code's PreToolUse event on standard input, as Claude Code
+sends it, and the rewritten command run by bash as Claude Code's Bash tool runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HOOK = [sys.executable, "-m", "ztsa", "hook", "claude"]
+
+
+def event(cwd: Path, tool: str = "Bash", **tool_input: object) -> bytes:
+    """A PreToolUse event with every field Claude Code sends."""
+    return json.dumps({
+        "session_id": "5d1b7c2e-0f3a-4c55-9a51-2b1f0c8e9d10",
+        "transcript_path": str(cwd / "transcript.jsonl"),
+        "cwd": str(cwd), "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_01ABC",
+    }).encode()
+
+
+def hook(stdin: bytes, *options: str, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*HOOK, *options], input=stdin, capture_output=True, timeout=60,
+                          env={**os.environ, **(env or {})})
+
+
+def test_a_bash_call_runs_confined_with_its_words_intact(tmp_path: Path):
+    ws = tmp_path / "project"
+    ws.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.chmod(tmp_path, 0o755)
+    command = (f"""printf '%s|' "it's" "$HOME" 'a  b' "$((6*7))"; echo > {ws}/made; """
+               f"echo evil > {outside}/x; echo rc=$?")
+    done = hook(event(ws, command=command, description="list", timeout=120000),
+                "--profile", "repo")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "PreToolUse" and "permissionDecision" not in answer
+    updated = answer["updatedInput"]
+    assert updated["description"] == "list" and updated["timeout"] == 120000
+    # run as Claude Code's Bash tool runs a command: a shell evaluates the string
+    ran = subprocess.run(["bash", "-c", updated["command"]], capture_output=True,
+                         text=True, timeout=120, cwd=ws)
+    words = ran.stdout.split("|")
+    assert words[0] == "it's" and words[2:4] == ["a  b", "42"], ran.stdout
+    assert words[1] != os.environ.get("HOME") and "ztsa-run-" in words[1]  # private HOME
+    assert (ws / "made").exists()
+    assert not (outside / "x").exists() and "rc=1" in ran.stdout, ran.stderr
+
+
+def test_other_tools_pass_unchanged(tmp_path: Path):
+    done = hook(event(tmp_path, "Read", file_path=str(tmp_path / "a")))
+    assert done.returncode == 0 and done.stdout == b""
+
+
+def test_the_project_dir_of_claude_code_is_the_workspace(tmp_path: Path):
+    done = hook(event(tmp_path / "sub", command="true"),
+                env={"CLAUDE_PROJECT_DIR": str(tmp_path)})
+    cmd = json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"]["command"]
+    assert f"--workspace {tmp_path} " in cmd
+
+
+@pytest.mark.parametrize("stdin", [
+    b"", b"not json", b"[1]", b'{"tool_name": "Bash", "tool_input": {"command": 7}}',
+    b'{"tool_name": "Bash", "tool_input": {"command": "ls"}}',  # no cwd
+    b'{"hook_event_name": "PostToolUse", "tool_name": "Bash", "cwd": "/",'
+    b' "tool_input": {"command": "ls"}}',
+    b'\xff\xfe',
+])
+def test_an_event_it_cannot_read_blocks_the_call(stdin: bytes):
+    done = hook(stdin, env={"CLAUDE_PROJECT_DIR": ""})
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.startswith(b"ztsa hook: refused: ")
