@@ -91,3 +91,22 @@ def test_whatever_the_command_line_opens_again_is_not_handled():
     assert status(result("FS004", "/etc is writable"), conf(writable=("/srv/data",))) \
         is Status.HANDLED
     assert status(result("ENV001", "Uid: 0"), conf(writable=("/srv/data",))) is Status.FAIL
+
+
+def test_a_secret_and_an_agents_login_are_named_as_given_on_purpose(tmp_path):
+    token = "GITHUB_TOKEN holds a value shaped like a token"
+    out = judge((result("FS006", token),), conf(secrets=("GITHUB_TOKEN",)))[0]
+    assert out.status is Status.HANDLED and "GITHUB_TOKEN, given to CMD by --secret" \
+        in out.message
+    # --env gives it back as an ordinary variable: that still blocks
+    assert status(result("FS006", token), conf(env_names=["GITHUB_TOKEN"],
+                                               secrets=("OTHER",))) is Status.FAIL
+    cred = tmp_path / ".claude" / ".credentials.json"
+    r = Result(id="FS002", slug="s", category=Category.FS, title="t",
+               severity=Severity.HIGH, action=Action.BLOCK, status=Status.FAIL,
+               gating=True, message="m", fix="f",
+               evidence=(Evidence("~/.claude/.credentials.json is readable", path=str(cred)),))
+    out = judge((r,), conf(shown=(str(cred),)))[0]
+    assert out.status is Status.HANDLED and "shown read-only to the agent" in out.message
+    out = judge((r,), conf())[0]
+    assert out.status is Status.HANDLED and "shown" not in out.message
