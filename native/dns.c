@@ -132,16 +132,22 @@ static int parse_question(const unsigned char *m, size_t n, char *name, int *qty
     return (int)(i + 5);
 }
 
-/* which dns_names entry allows name: an exact name, or a suffix ".example.com" */
+/* which dns_names entry allows name: an exact name, or a suffix ".example.com"; -1 for
+   none, and -2 - i when entry i is a policy's deny (the denials come first) */
 static int name_rule(const char *name) {
     size_t n = strlen(name);
     for (int i = 0; i < D.plan->n_dns_names; i++) {
         const struct ztsa_dns_name *d = &D.plan->dns_names[i];
         size_t k = strlen(d->name);
         if (d->suffix ? n > k && strcmp(name + n - k, d->name) == 0 : strcmp(name, d->name) == 0)
-            return i;
+            return d->deny ? -2 - i : i;
     }
     return -1;
+}
+
+/* why a refused name is refused, for the log and the summary */
+static const char *refusal(int rule) {
+    return rule <= -2 ? net_rule_spec(D.plan->dns_names[-2 - rule].rule) : "not in --allow-net";
 }
 
 static void reply_to(const struct client *c, unsigned char *m, size_t n) {
@@ -204,10 +210,12 @@ static void log_query(int pid, const char *name, int qtype, int rule, const char
         snprintf(who, sizeof who, "%d", pid);
     helper_json(name, ename, sizeof ename);
     if (rule < 0) {
+        char ewhy[1024];
+        helper_json(refusal(rule), ewhy, sizeof ewhy);
         snprintf(fields, sizeof fields,
                  "\"pid\":%s,\"syscall\":\"dns\",\"name\":\"%s\",\"type\":\"%s\","
-                 "\"decision\":\"deny\",\"rule\":\"not in --allow-net\",\"rcode\":\"NXDOMAIN\"",
-                 who, ename, type_name(qtype, tb, sizeof tb));
+                 "\"decision\":\"deny\",\"rule\":\"%s\",\"rcode\":\"NXDOMAIN\"",
+                 who, ename, type_name(qtype, tb, sizeof tb), ewhy);
         helper_log_event("deny", fields);
         return;
     }
@@ -242,9 +250,9 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
         unsigned long count = helper_count_denial();
         char tb[16], what[300];
         snprintf(what, sizeof what, "%s (%s)", name, type_name(qtype, tb, sizeof tb));
-        helper_note_denial(count, "dns", name, "not in --allow-net");
+        helper_note_denial(count, "dns", name, refusal(rule));
         if (D.plan->log_fd >= 0 && helper_may_log(count))
-            log_query(c->pid, name, qtype, -1, "NXDOMAIN", "", "");
+            log_query(c->pid, name, qtype, rule, "NXDOMAIN", "", "");
         answer_empty(c, q, qend, 3);
         return;
     }
@@ -400,7 +408,7 @@ static void upstream_answer(int s) {
             char ip[INET6_ADDRSTRLEN] = "";
             inet_ntop(version == 4 ? AF_INET : AF_INET6, m + i, ip, sizeof ip);
             int bad = net_not_public(version, m + i) || net_is_resolver(version, m + i) ||
-                      net_is_local(version, m + i);
+                      net_is_local(version, m + i) || net_is_denied(version, m + i);
             if (!bad)
                 net_learn(version, m + i, p->name_rule, ttl, p->name);
             char *buf = bad ? refused : learnt;

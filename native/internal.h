@@ -147,6 +147,7 @@ unsigned long long net_mono_ns(void);
 int net_ip_of(const unsigned char *sa, unsigned int len, const unsigned char **a, int *port);
 int net_not_public(int version, const unsigned char *a); /* never opened by an answer */
 int net_is_resolver(int version, const unsigned char *a);
+int net_is_denied(int version, const unsigned char *a); /* a policy's net.deny */
 void net_learn(int version, const unsigned char *a, int rule, unsigned int ttl,
                const char *name);
 int net_querier_of(const void *peer, unsigned int len); /* host pid, -1 */

@@ -206,6 +206,21 @@ int net_is_local(int version, const unsigned char *a) {
     return r == 0 || e != EADDRNOTAVAIL;
 }
 
+int net_is_denied(int version, const unsigned char *a) {
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (version == 6 && memcmp(a, mapped, 12) == 0)
+        return net_is_denied(4, a + 12);
+    for (int i = 0; i < N.plan->n_deny_nets; i++) {
+        const struct ztsa_net_rule *r = &N.plan->deny_nets[i];
+        int len = version == 4 ? 4 : 16, hit = r->version == version;
+        for (int b = 0; hit && b < len; b++)
+            hit = (a[b] & r->mask[b]) == r->net[b];
+        if (hit)
+            return 1;
+    }
+    return 0;
+}
+
 int net_is_resolver(int version, const unsigned char *a) {
     for (int i = 0; i < N.plan->n_resolvers; i++) {
         const struct ztsa_net_rule *r = &N.plan->resolvers[i];

@@ -81,6 +81,7 @@ struct ztsa_dns_name {
     int suffix;
     int port;
     int rule;
+    int deny; /* a policy's net.deny entry: the name is NXDOMAIN, whatever allows it */
 };
 
 /* the sockets of ztsa's DNS service in the tree's namespace, and its sock_diag */
@@ -168,6 +169,8 @@ struct ztsa_plan {
     int n_resolvers;
     const char *const *rule_specs;         /* an address rule's id: its words in the log */
     int n_rule_specs;
+    const struct ztsa_net_rule *deny_nets; /* a policy's net.deny: never learnt from DNS */
+    int n_deny_nets;
     const int *listen_ports;               /* --allow-listen */
     int n_listen;
 };

@@ -312,6 +312,25 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(func=cmd_doctor, parser=doctor)
     explain.set_defaults(func=cmd_explain, parser=explain)
 
+    pol = sub.add_parser(
+        "policy", help="show the merged policy files, or check one", formatter_class=_Raw,
+        usage="ztsa policy show [--workspace DIR] [--profile P] [--format json]\n"
+              "       ztsa policy check FILE",
+        description="The policy tiers (docs/policy.md): enterprise /etc/ztsa/policy.toml "
+                    "($ZTSA_SYSTEM_POLICY),\nuser ~/.config/ztsa/policy.toml, workspace "
+                    ".ztsa.toml or [tool.ztsa] in pyproject.toml.\n`show` prints every "
+                    "entry with its file and line; `check` validates one file\n(exit 2 "
+                    "naming the file, line and key of what is wrong).")
+    pol.add_argument("action", choices=("show", "check"))
+    pol.add_argument("file", nargs="?", metavar="FILE")
+    pol.add_argument("--workspace", default=".", type=_directory)
+    pol.add_argument("--profile", choices=PROFILES, default=None,
+                     help="the profile to judge the workspace tier under (untrusted: only "
+                          "what tightens counts)")
+    pol.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+    debug_option(pol)
+    pol.set_defaults(func=cmd_policy, parser=pol)
+
     hook = sub.add_parser(
         "hook", help="an agent hook that runs the agent's shell commands under ztsa exec",
         formatter_class=_Raw, usage="ztsa hook claude [EXEC OPTIONS...]",
@@ -370,7 +389,43 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ztsa import tiers
+
+    try:
+        tiers.check_profile(tiers.load(os.path.abspath(args.path), args.profile),
+                            args.profile)
+    except tiers.PolicyFileError as exc:
+        raise UsageError(str(exc)) from None
     return EXIT_PASS if run_gate(args, args.path, sys.stdout) else EXIT_GATE
+
+
+def cmd_policy(args: argparse.Namespace) -> int:
+    import json
+
+    from ztsa import tiers
+
+    try:
+        if args.action == "check":
+            if not args.file:
+                raise UsageError("policy check needs a FILE")
+            in_pyproject = os.path.basename(args.file) == "pyproject.toml"
+            found = tiers.parse(args.file, "workspace" if in_pyproject else "user",
+                                in_pyproject, os.path.dirname(os.path.abspath(args.file)))
+            n = sum(len(v) for v in found.values())
+            print(f"{args.file}: valid, {n} entr{'y' if n == 1 else 'ies'}")
+            return EXIT_PASS
+        t = tiers.load(os.path.abspath(args.workspace), args.profile)
+    except tiers.PolicyFileError as exc:
+        raise UsageError(str(exc)) from None
+    if args.fmt == "json":
+        doc = {"files": [{"tier": tier, "path": path} for tier, path in t.files],
+               "entries": [{"section": sec, "key": key, "value": e.value, "tier": e.tier,
+                            "where": e.where, **({"ignored": e.ignored} if e.ignored else {})}
+                           for (sec, key), es in sorted(t.entries.items()) for e in es]}
+        print(json.dumps(doc, indent=2))
+    else:
+        sys.stdout.write(tiers.show(t))
+    return EXIT_PASS
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
@@ -378,16 +433,31 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
     if not args.command:
         raise UsageError("exec needs a command after --: ztsa exec [OPTIONS] -- CMD [ARG...]")
-    if args.agents:
-        from ztsa.sandbox import agents
+    from ztsa import tiers
 
-        if args.home:
-            raise UsageError("--agent shows the agent's state in the private home; it "
-                             "does not go with --home")
-        preset_hosts = agents.hosts(args.agents)
-        args.allow_net = [*preset_hosts, *args.allow_net]
-    else:
-        preset_hosts = []
+    try:  # the policy files' entries join the flags; what a tier forbids is refused
+        policy_tiers = tiers.load(os.path.abspath(args.workspace), args.profile)
+        tiers.check_profile(policy_tiers, args.profile)
+        merged = tiers.merge_exec(policy_tiers, {f: list(getattr(args, f))
+                                                 for f in tiers.FLAGS},
+                                  os.path.abspath(args.workspace), args.home)
+        for flag, values in merged.items():
+            setattr(args, flag, [int(v) for v in values] if flag == "allow_listen"
+                    else list(dict.fromkeys(values)))
+        preset_hosts: list[str] = []
+        if args.agents:
+            from ztsa.sandbox import agents
+
+            if args.home:
+                raise UsageError("--agent shows the agent's state in the private home; it "
+                                 "does not go with --home")
+            preset_hosts = agents.hosts(args.agents)
+            tiers.check_net(policy_tiers, preset_hosts, f"--agent {','.join(args.agents)}")
+            args.allow_net = [*preset_hosts, *args.allow_net]
+    except tiers.PolicyFileError as exc:
+        raise UsageError(str(exc)) from None
+    for e in policy_tiers.ignored():
+        print(f"ztsa: ignored {e.where} ({e.value!r}): {e.ignored}", file=sys.stderr)
     secret_names = [spec.partition("=")[0] for spec in args.secrets]
     from ztsa.sandbox.secret import NAME
 
@@ -466,8 +536,16 @@ def cmd_exec(args: argparse.Namespace) -> int:
         secrets = load(list(args.secrets), dict(os.environ))
     except SecretError as exc:
         raise UsageError(str(exc)) from None
+    deny = []
+    for e in [e for e in policy_tiers.entries.get(("net", "deny"), []) if not e.ignored]:
+        deny.append((parse_net(str(e.value), resolve_names=False), e.where))
+    if deny and not netns:  # names resolved now: drop what a policy denies
+        rules = [r._replace(networks=tuple(n for n in r.networks if not any(
+            d.networks and any(n.version == x.version and n.overlaps(x)
+                               for x in d.networks) for d, _ in deny)))
+                 if r.name else r for r in rules]
     policy = Policy(rules, list(args.allow_unix), os.path.abspath(args.workspace), dns_servers,
-                    tuple(args.allow_listen))
+                    tuple(args.allow_listen), deny)
     try:
         from ztsa.sandbox.protect import normalise
         from ztsa.sandbox.run import child_environment
@@ -485,6 +563,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    allow_read=[os.path.abspath(p) for p in args.allow_read],
                    quiet=args.quiet, git_identity=not args.no_git_identity,
                    agent_names=list(args.agents), secrets=secrets,
+                   deny_env=tiers.denied_env(policy_tiers),
+                   deny_read=tiers.denied_read(policy_tiers),
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
 

@@ -1277,3 +1277,45 @@ def test_an_agent_preset_opens_its_api_hosts_and_no_other(run, world):
     assert not {"api.anthropic.com", names[-1]} & set(asked), world.received
     rules = {e.get("name"): e.get("rule") for e in events if e.get("event") == "dns"}
     assert rules.get("api.openai.com") == "--allow-net api.openai.com:443", rules
+
+
+def _enterprise(text: str) -> dict[str, str]:
+    """An enterprise policy file the run's user can read, as ZTSA_SYSTEM_POLICY."""
+    d = tempfile.mkdtemp(prefix="ztsa-policy-")
+    os.chmod(d, 0o755)
+    path = os.path.join(d, "policy.toml")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+    return {"ZTSA_SYSTEM_POLICY": path, "XDG_CONFIG_HOME": d}
+
+
+def test_a_name_the_enterprise_denies_is_never_asked_under_a_wildcard(run, world):
+    p = world.port
+    env = _enterprise('[net]\ndeny = ["registry.corp.test"]\n')
+    proc, events = in_world(run, world, run.python, "-c", CLIENT, "ask:gai:registry.corp.test",
+                            f"ask:gai:{API}", f"connect:{p}", allow=[f"*.corp.test:{p}"],
+                            env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert answers(proc.stdout)["registry.corp.test"] == [("3", [])]
+    assert connects(proc.stdout) == [(f"203.0.113.10:{p}", "ok")]
+    assert "registry.corp.test" not in world.names() and API in world.names()
+    denied = [e for e in events if e.get("event") == "deny" and e.get("syscall") == "dns"]
+    assert denied and {e["rule"] for e in denied} == {
+        f"denied by {env['ZTSA_SYSTEM_POLICY']}:2"}  # A and AAAA
+
+
+def test_an_address_the_enterprise_denies_is_never_learnt(run, world):
+    p = world.port
+    env = _enterprise('[net]\ndeny = ["203.0.113.10/32"]\n')
+    proc, events = in_world(run, world, run.python, "-c", CLIENT, f"ask:gai:{API}",
+                            f"connect:{p}", allow=[f"*.corp.test:{p}"], env=env)
+    assert connects(proc.stdout) == [(f"203.0.113.10:{p}", "errno 111")] or \
+        connects(proc.stdout)[0][1] != "ok", proc.stdout
+    assert world.settle().get("203.0.113.10", 0) == 0
+    asked = [e for e in events if e.get("event") == "dns" and e.get("name") == API]
+    assert asked and asked[0]["refused"] == ["203.0.113.10"], asked
+    # and a flag that names it is refused before anything starts
+    argv, _ = run.command("true", allow=[f"203.0.113.10:{p}"], env=env)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "forbidden by" in done.stderr

@@ -124,10 +124,12 @@ def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
 
 
 def plan(abi: int, writable_dirs: list[str], home: str | None,
-         limit: int = 4096, also: list[str] | None = None) -> Plan:
+         limit: int = 4096, also: list[str] | None = None,
+         hidden: list[str] | None = None) -> Plan:
     """The ruleset. When the directories leading to the credential paths hold more
     entries than `limit` read rules, reads are not handled and that control is listed
-    as missing (refused under untrusted, recorded otherwise)."""
+    as missing (refused under untrusted, recorded otherwise). hidden: more paths never
+    readable (a policy's fs.deny_read)."""
     handled, missing = handled_rights(abi)
     write = handled & ~READ
     rules: list[tuple[str, int]] = []
@@ -141,10 +143,10 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
             rules.append((dev, write & FILE_RIGHTS))
     if handled:
         homes = dict.fromkeys(h for h in [home, *(also or [])] if h)  # $HOME too
-        hidden = [os.path.join(h, c) for h in homes for c in CREDENTIALS]
-        hidden += [*SYSTEM_SECRETS, *system_host_keys(), "/dev"]
+        unreadable = [os.path.join(h, c) for h in homes for c in CREDENTIALS]
+        unreadable += [*SYSTEM_SECRETS, *system_host_keys(), "/dev", *(hidden or [])]
         try:
-            rules += read_rules(hidden, limit)
+            rules += read_rules(unreadable, limit)
             rules += [(d, READ if os.path.isdir(d) else READ & FILE_RIGHTS)
                       for d in READABLE_DEVICES
                       if os.path.exists(d) and not os.path.islink(d)]

@@ -156,9 +156,17 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     if plan.netns:
         net = plan.net
         names = ffi.new("struct ztsa_dns_name[]", max(len(net.names), 1))
-        for i, (name, suffix, port, rule) in enumerate(net.names):
+        for i, (name, suffix, port, rule, deny) in enumerate(net.names):
             names[i].name = cstr(name)
             names[i].suffix, names[i].port, names[i].rule = int(suffix), port, rule
+            names[i].deny = int(deny)
+        denied = ffi.new("struct ztsa_net_rule[]", max(len(net.deny_nets), 1))
+        for i, (version, packed, mask) in enumerate(net.deny_nets):
+            denied[i].version = version
+            denied[i].net[0:len(packed)] = list(packed)
+            denied[i].mask[0:len(mask)] = list(mask)
+        keep.append(denied)
+        c.deny_nets, c.n_deny_nets = denied, len(net.deny_nets)
         resolvers = ffi.new("struct ztsa_net_rule[]", max(len(net.resolvers), 1))
         for i, (version, packed) in enumerate(net.resolvers):
             resolvers[i].version = version

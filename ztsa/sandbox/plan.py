@@ -55,10 +55,11 @@ class NetPlan(NamedTuple):
     (name, suffix?, port or 0, index of rule_specs), the upstream resolvers (version,
     packed address), the words of every rule for the log, --allow-listen's ports."""
 
-    names: tuple[tuple[str, bool, int, int], ...] = ()
+    names: tuple[tuple[str, bool, int, int, bool], ...] = ()  # (..., a policy's deny?)
     resolvers: tuple[tuple[int, bytes], ...] = ()
     rule_specs: tuple[str, ...] = ()
     listen: tuple[int, ...] = ()
+    deny_nets: tuple[tuple[int, bytes, bytes], ...] = ()  # (version, network, mask)
 
 
 class RunPlan(NamedTuple):

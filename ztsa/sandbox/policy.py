@@ -150,7 +150,10 @@ class Policy:
     builds the table it reads and words its answers for the log."""
 
     def __init__(self, net: list[NetRule], unix: list[str], workspace: str,
-                 dns: list[IPAddress], listen: tuple[int, ...] = ()) -> None:
+                 dns: list[IPAddress], listen: tuple[int, ...] = (),
+                 deny: list[tuple[NetRule, str]] | None = None) -> None:
+        """deny: a policy's net.deny entries with their origin (ztsa.tiers): a denied
+        name is NXDOMAIN whatever rule allows it, a denied network never learnt."""
         self.net = net
         self.listen = listen  # --allow-listen
         # as given (made absolute): the decision compares where a socket really is, and
@@ -164,14 +167,22 @@ class Policy:
         self.reasons: list[str] = []
         # the names the rules name, for the tree's DNS (netns): (name or ".suffix",
         # suffix?, port or 0, index of self.reasons)
-        self.names: list[tuple[str, bool, int, int]] = []
+        self.names: list[tuple[str, bool, int, int, bool]] = []
+        self.deny_nets: list[tuple[int, bytes, bytes]] = []
+        for rule, origin in deny or []:  # before every allowing name: the first decides
+            if rule.suffix or rule.name:
+                self.names.append((rule.suffix or rule.name or "", bool(rule.suffix), 0,
+                                   len(self.reasons), True))
+                self.reasons.append(f"denied by {origin}")
+            for n in rule.networks:
+                self.deny_nets.append((n.version, n.network_address.packed, n.netmask.packed))
         for rule in net:
             for n in rule.networks:
                 self._add(n.version, int(n.network_address), int(n.netmask), rule.port or 0,
                           f"--allow-net {rule.spec}")
             if rule.suffix or rule.name:
                 self.names.append((rule.suffix or rule.name or "", bool(rule.suffix),
-                                   rule.port or 0, len(self.reasons)))
+                                   rule.port or 0, len(self.reasons), False))
                 self.reasons.append(f"--allow-net {rule.spec}")
         self._dns = {(a.version, int(a)) for a in dns}
         for version, value in sorted(self._dns):
@@ -184,7 +195,8 @@ class Policy:
 
         return NetPlan(names=tuple(self.names),
                        resolvers=tuple((a.version, a.packed) for a in self.dns),
-                       rule_specs=tuple(self.reasons), listen=tuple(self.listen or listen))
+                       rule_specs=tuple(self.reasons), listen=tuple(self.listen or listen),
+                       deny_nets=tuple(self.deny_nets))
 
     def _add(self, version: int, net: int, mask: int, port: int, reason: str) -> None:
         self.rules.append((version, net, mask, port, len(self.reasons)))
@@ -209,9 +221,14 @@ class Policy:
         return port == 53 and (version, value) in self._dns
 
     def learn(self, rule: NetRule, name: str, addresses: list[tuple[int, bytes]]) -> None:
-        """Allow the addresses a wildcard name resolved to, on the rule's port."""
+        """Allow the addresses a wildcard name resolved to, on the rule's port; never a
+        name or a network a policy denies."""
+        if any(n[4] and (name == n[0] or (n[1] and name.endswith(n[0]))) for n in self.names):
+            return
         for version, raw in addresses:
             value = int.from_bytes(raw, "big")
+            if self.denied(version, raw):
+                continue
             if any(r[:4] == (version, value, _full(version), rule.port or 0)
                    for r in self.rules):
                 continue
@@ -219,6 +236,14 @@ class Policy:
                       f"--allow-net {rule.spec} ({name})")
             if self._table is not None:
                 self._table.replace(self.rules)
+
+    def denied(self, version: int, packed: bytes) -> bool:
+        """Does a policy's net.deny cover this address?"""
+        if version == 6 and packed[:12] == b"\0" * 10 + b"\xff\xff":
+            version, packed = 4, packed[12:]
+        return any(v == version
+                   and all(a & m == n for a, m, n in zip(packed, mask, net, strict=True))
+                   for v, net, mask in self.deny_nets)
 
     def decide(self, call: int, domain: int, sockaddr: bytes,
                unix_real: str | None = None) -> Decision:

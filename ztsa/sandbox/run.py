@@ -94,12 +94,14 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             protect_extra: Sequence[str] = (), allow_read: Sequence[str] = (),
             max_procs: int = plan.MAX_PROCS, max_memory: int = plan.MAX_MEMORY,
             quiet: bool = False, git_identity: bool = True, agent_names: Sequence[str] = (),
-            secrets: dict[str, str] | None = None) -> int:
+            secrets: dict[str, str] | None = None, deny_env: set[str] | None = None,
+            deny_read: Sequence[str] = ()) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
     summary line on stderr; git_identity: the private HOME gets the caller's git
     user.name and user.email; agent_names: --agent presets (their hosts are in the
-    policy already); secrets: --secret's variables, set for CMD and never logged."""
+    policy already); secrets: --secret's variables, set for CMD and never logged;
+    deny_env, deny_read: what a policy file forbids passing or reading (ztsa.tiers)."""
     import time
 
     started = time.time()
@@ -124,6 +126,9 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             for name, value in setup.env:
                 env.setdefault(name, value)
         env.update(secrets or {})
+        for name in deny_env or ():  # never passed, the default few included
+            if name not in ("HOME", "TMPDIR"):
+                env.pop(name, None)
         identity = toolchains.git_identity(homes, dict(os.environ)) if (
             git_identity and not home) else None
         if identity is not None:
@@ -140,7 +145,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         # real_home: the user's home by the password database, $HOME being the caller's
         # to set (and a tree of an earlier run may have written the script that set it)
         fs = landlock.plan(nat.landlock_abi(), writable, real_home,
-                           also=[h for h in [os.environ.get("HOME")] if h])
+                           also=[h for h in [os.environ.get("HOME")] if h],
+                           hidden=list(deny_read))
         missing = list(fs.missing)
         if ns == plan.Namespaces.NONE:
             missing.append(USERNS_MISSING)

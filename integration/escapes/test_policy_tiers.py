@@ -1,0 +1,73 @@
+"""Policy tiers under real runs: what arrives at loopback listeners, what the tree can
+read, what its environment holds; a repository's own policy file cannot open anything
+under `untrusted`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import Runner
+
+CONNECT = ("import socket, sys\n"
+           "try:\n    socket.create_connection(('127.0.0.1', int(sys.argv[1])), 3).close()\n"
+           "    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)\n")
+
+
+def policy_env(text: str = "") -> dict[str, str]:
+    """An enterprise policy (empty: none) the run's user can read, and no user tier."""
+    d = tempfile.mkdtemp(prefix="ztsa-policy-")
+    os.chmod(d, 0o755)
+    path = os.path.join(d, "policy.toml")
+    Path(path).write_text(text)
+    os.chmod(path, 0o644)
+    return {"ZTSA_SYSTEM_POLICY": path, "XDG_CONFIG_HOME": d}
+
+
+@pytest.mark.parametrize("profile", ["repo", "untrusted"])
+def test_a_workspace_allow_counts_only_where_the_repository_is_trusted(run: Runner, listeners,
+                                                                       profile: str):
+    port = listeners.add_tcp("service")
+    (run.workspace / ".ztsa.toml").write_text(f'[net]\nallow = ["127.0.0.1:{port}"]\n')
+    env = policy_env()
+    if run.mode != "root":  # the user's own HOME and PATH: root's make the gate fail
+        home = tempfile.mkdtemp(prefix="ztsa-user-home-")
+        os.chmod(home, 0o777)
+        env.update(HOME=home, PATH="/usr/local/bin:/usr/bin:/bin")
+    proc, _ = run(run.python, "-c", CONNECT, str(port), profile=profile, env=env,
+                  pythonpath=False)
+    arrived = listeners.settle()["service"]
+    if profile == "repo":
+        assert "connected" in proc.stdout and arrived == 1, proc.stderr
+    else:
+        assert "refused" in proc.stdout and arrived == 0, proc.stdout
+        assert ".ztsa.toml:2" in proc.stderr and "may only tighten" in proc.stderr
+
+
+def test_a_path_the_enterprise_denies_is_unreadable_and_cannot_be_opened(run: Runner):
+    vault = Path(tempfile.mkdtemp(prefix="ztsa-vault-"))
+    os.chmod(vault, 0o755)
+    (vault / "key").write_text("vault-secret\n")
+    os.chmod(vault / "key", 0o644)
+    env = policy_env(f'[fs]\ndeny_read = ["{vault}"]\n')
+    proc, _ = run("sh", "-c", f"cat {vault}/key; echo rc=$?", env=env)
+    assert "vault-secret" not in proc.stdout and "rc=1" in proc.stdout, proc.stderr
+    control, _ = run("sh", "-c", f"cat {vault}/key", env=policy_env())
+    assert "vault-secret" in control.stdout  # readable without the policy
+    argv, _ = run.command("true", extra=["--allow-read", str(vault)], env=env)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "forbidden by" in done.stderr
+
+
+def test_a_variable_the_enterprise_denies_never_reaches_the_tree(run: Runner):
+    env = policy_env('[env]\ndeny = ["TZ", "ZT_TOKEN"]\n')
+    proc, _ = run("sh", "-c", 'echo "tz=${TZ-unset}"', env={**env, "TZ": "UTC"})
+    assert "tz=unset" in proc.stdout, proc.stderr
+    argv, _ = run.command("true", extra=["--secret", "ZT_TOKEN"],
+                          env={**env, "ZT_TOKEN": "t"})
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "forbidden by" in done.stderr

@@ -1,0 +1,417 @@
+"""Policy in tiers: what `ztsa exec` may allow, from files as well as flags.
+
+1. enterprise: /etc/ztsa/policy.toml ($ZTSA_SYSTEM_POLICY overrides the path);
+2. user: $XDG_CONFIG_HOME/ztsa/policy.toml (else ~/.config/ztsa/policy.toml);
+3. workspace: .ztsa.toml, else `[tool.ztsa]` of pyproject.toml. Under `untrusted`
+   only what tightens counts: its allow entries are ignored and reported as ignored,
+   because whoever wrote the repository wrote them;
+then the command line; 4. default deny for everything no tier allows.
+
+Allow entries add up across the tiers and the command line. What a tier forbids (a
+`deny` list, `minimum_profile`) binds every tier below it and the command line: an
+entry or flag that would loosen it is refused (exit 2) and the refusal names the entry
+that forbids it, with its file and line. Every entry keeps its file and line
+(`ztsa policy show`). A malformed file or an unknown key is an error naming the file,
+line and key, never ignored. The schema is docs/policy-schema.json."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ztsa.records import NamedTuple
+
+TIERS = ("enterprise", "user", "workspace")
+PROFILES = ("repo", "dependency", "untrusted")  # from the least strict
+# section -> key -> kind: "list" of strings, "ports" of integers, "profile", "names"
+SCHEMA: dict[str, dict[str, str]] = {
+    "net": {"allow": "list", "deny": "list", "unix": "list", "listen": "ports",
+            "dns": "list"},
+    "fs": {"allow_write": "list", "allow_read": "list", "deny_read": "list",
+           "deny_write": "list"},
+    "env": {"pass": "names", "deny": "names", "secret": "list"},
+    "exec": {"agents": "list", "minimum_profile": "profile"},
+    "rules": {"never_waive": "names"},
+}
+# what a workspace tier may say under untrusted: only what tightens
+TIGHTENING = {("net", "deny"), ("fs", "deny_read"), ("fs", "deny_write"), ("env", "deny"),
+              ("exec", "minimum_profile"), ("rules", "never_waive")}
+AGENTS = ("claude", "codex")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+RULE_ID = re.compile(r"[A-Z]{2,4}[0-9]{3}\Z")
+
+
+class PolicyFileError(ValueError):
+    """A policy file that cannot be used (exit 2): file, line and key in the message."""
+
+
+class Entry(NamedTuple):
+    value: str | int
+    tier: str  # enterprise, user, workspace, or "command line"
+    where: str  # FILE:LINE, or the flag
+    ignored: str = ""  # why it does not count (a workspace allow under untrusted)
+
+    def origin(self) -> str:
+        return f"{self.where} ({self.tier})"
+
+
+class Tiers(NamedTuple):
+    """The merged policy: (section, key) -> its entries, highest tier first."""
+
+    entries: dict[tuple[str, str], list[Entry]]
+    files: list[tuple[str, str]]  # (tier, path) read
+
+    def values(self, section: str, key: str) -> list[str | int]:
+        return [e.value for e in self.entries.get((section, key), []) if not e.ignored]
+
+    def strings(self, section: str, key: str) -> list[str]:
+        return [str(v) for v in self.values(section, key)]
+
+    def ignored(self) -> list[Entry]:
+        return [e for es in self.entries.values() for e in es if e.ignored]
+
+
+def enterprise_path() -> str:
+    return os.environ.get("ZTSA_SYSTEM_POLICY") or "/etc/ztsa/policy.toml"
+
+
+def user_path() -> str:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
+        os.path.expanduser("~"), ".config")
+    return os.path.join(base, "ztsa", "policy.toml")
+
+
+def workspace_path(workspace: str) -> tuple[str, bool] | None:
+    """(.ztsa.toml, False), or (pyproject.toml, True) when it has [tool.ztsa]."""
+    own = os.path.join(workspace, ".ztsa.toml")
+    if os.path.lexists(own):
+        return own, False
+    pyproject = os.path.join(workspace, "pyproject.toml")
+    try:
+        with open(pyproject, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return (pyproject, True) if re.search(r"^\s*\[tool\.ztsa(\.|\])", text, re.M) else None
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 20)
+    except OSError as exc:
+        raise PolicyFileError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PolicyFileError(f"{path}: not UTF-8 text") from None
+
+
+def _key_lines(text: str, prefix: str) -> dict[tuple[str, str], int]:
+    """(section, key) -> the line defining it (1-based), for tables under PREFIX
+    ("" for a policy file, "tool.ztsa." in pyproject.toml); dotted and inline forms
+    too (`net.allow = [...]`, `net = {allow = [...]}`)."""
+    lines: dict[tuple[str, str], int] = {}
+    table = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        header = re.match(r"\[\s*([A-Za-z0-9_.\"' -]+?)\s*\]", line)
+        if header and not line.startswith("[["):
+            name = header.group(1).replace('"', "").replace("'", "").replace(" ", "")
+            table = name[len(prefix):] if name.startswith(prefix) else (
+                "" if prefix and name == prefix.rstrip(".") else None)
+            if table:
+                lines.setdefault((table, ""), number)
+            continue
+        key = re.match(r"([A-Za-z0-9_.\"'-]+)\s*=", line)
+        if key is None or table is None:
+            continue
+        dotted = key.group(1).replace('"', "").replace("'", "")
+        full = f"{table}.{dotted}" if table else dotted
+        section, _, name = full.partition(".")
+        lines.setdefault((section, name), number)
+        if not name:  # `net = {allow = [...]}`
+            for inner in re.findall(r"([A-Za-z0-9_]+)\s*=", line[key.end():]):
+                lines.setdefault((section, inner), number)
+    return lines
+
+
+def _element_line(text: str, start: int, value: str | int) -> int:
+    """The line of an array element VALUE at or after line START (its own line when
+    the array spans several)."""
+    needle = json_string(value) if isinstance(value, str) else str(value)
+    plain = f"'{value}'" if isinstance(value, str) else needle
+    for number, raw in enumerate(text.splitlines()[start - 1:], start):
+        if needle in raw or plain in raw:
+            return number
+    return start
+
+
+def json_string(value: str) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def parse(path: str, tier: str, in_pyproject: bool = False,
+          workspace: str | None = None) -> dict[tuple[str, str], list[Entry]]:
+    """One file's entries. PolicyFileError names the file, line and key."""
+    from ztsa.parsing import ParseError, load_toml
+
+    text = _read(path)
+    try:
+        doc = load_toml(text, path)
+    except ParseError as exc:  # tomllib names the line and column, or the end
+        why = str(exc).split(": ", 1)[-1]
+        at_line = re.search(r"at line (\d+)", why)
+        line = int(at_line.group(1)) if at_line else len(text.splitlines()) or 1
+        raise PolicyFileError(f"{path}:{line}: {why}") from None
+    prefix = "tool.ztsa." if in_pyproject else ""
+    if in_pyproject:
+        doc = doc.get("tool", {}).get("ztsa", {})
+        if not isinstance(doc, dict):
+            raise PolicyFileError(f"{path}: [tool.ztsa] is not a table")
+    lines = _key_lines(text, prefix)
+
+    def at(section: str, key: str = "") -> str:
+        line = lines.get((section, key)) or lines.get((section, "")) or 1
+        return f"{path}:{line}"
+
+    out: dict[tuple[str, str], list[Entry]] = {}
+    for section, table in doc.items():
+        if section == "waiver":
+            raise PolicyFileError(f"{at(section)}: [[waiver]]: waivers are not supported "
+                                  "yet; remove it (docs/policy.md)")
+        if section not in SCHEMA:
+            raise PolicyFileError(f"{at(section)}: unknown section [{prefix}{section}] "
+                                  f"(known: {', '.join(SCHEMA)})")
+        if not isinstance(table, dict):
+            raise PolicyFileError(f"{at(section)}: {prefix}{section} must be a table")
+        for key, value in table.items():
+            kind = SCHEMA[section].get(key)
+            where = at(section, key)
+            if kind is None:
+                raise PolicyFileError(f"{where}: unknown key {key!r} in [{prefix}{section}] "
+                                      f"(known: {', '.join(SCHEMA[section])})")
+            items = [value] if kind == "profile" else value
+            if not isinstance(items, list):
+                raise PolicyFileError(f"{where}: {section}.{key} must be an array")
+            entries = []
+            for item in items:
+                line = _element_line(text, int(where.rsplit(":", 1)[1]), item) if isinstance(
+                    item, (str, int)) else int(where.rsplit(":", 1)[1])
+                _check(kind, section, key, item, f"{path}:{line}")
+                try:
+                    value_ = _expand(section, key, item, tier, workspace)
+                except PolicyFileError as exc:
+                    raise PolicyFileError(f"{path}:{line}: {exc}") from None
+                entries.append(Entry(value_, tier, f"{path}:{line}"))
+            out[(section, key)] = entries
+    return out
+
+
+def _check(kind: str, section: str, key: str, item: object, where: str) -> None:
+    what = f"{where}: {section}.{key}"
+    if kind == "ports":
+        if not isinstance(item, int) or isinstance(item, bool) or not 0 < item < 65536:
+            raise PolicyFileError(f"{what}: {item!r} is not a port (1-65535)")
+        return
+    if not isinstance(item, str) or not item or "\0" in item:
+        raise PolicyFileError(f"{what}: {item!r} is not a non-empty string")
+    if kind == "profile" and item not in PROFILES:
+        raise PolicyFileError(f"{what}: {item!r} is not a profile ({', '.join(PROFILES)})")
+    if kind == "names":
+        pattern = RULE_ID if section == "rules" else NAME
+        if not pattern.match(item):
+            raise PolicyFileError(f"{what}: {item!r} is not a "
+                                  f"{'rule ID' if section == 'rules' else 'variable name'}")
+    if (section, key) == ("exec", "agents") and item not in AGENTS:
+        raise PolicyFileError(f"{what}: {item!r} is not an agent ({', '.join(AGENTS)})")
+    if section == "net" and key in ("allow", "deny"):
+        from ztsa.sandbox.policy import PolicyError, parse_net
+
+        try:
+            parse_net(item, resolve_names=False)
+        except PolicyError as exc:
+            raise PolicyFileError(f"{what}: {exc}") from None
+    if section == "net" and key == "dns":
+        import ipaddress
+
+        try:
+            ipaddress.ip_address(item)
+        except ValueError:
+            raise PolicyFileError(f"{what}: {item!r} is not an IP address") from None
+    if section == "env" and key == "secret":
+        from ztsa.sandbox.secret import NAME as SECRET_NAME
+
+        if not SECRET_NAME.match(item.partition("=")[0]):
+            raise PolicyFileError(f"{what}: {item!r}: expected NAME[=env:|file:|cmd:...]")
+
+
+def _expand(section: str, key: str, item: str | int, tier: str,
+            workspace: str | None) -> str | int:
+    """Paths: ~ is the caller's home; a relative path of a workspace tier is the
+    workspace's, of another tier an error."""
+    if section != "fs" and not (section == "net" and key == "unix"):
+        return item
+    text = str(item)
+    if text.startswith("@"):  # an abstract Unix socket
+        return text
+    text = os.path.expanduser(text)
+    if not os.path.isabs(text):
+        if tier != "workspace" or workspace is None:
+            raise PolicyFileError(f"{section}.{key}: {item!r}: write an absolute path or "
+                                  "~/...")
+        text = os.path.join(workspace, text)
+    return os.path.normpath(text)
+
+
+def load(workspace: str | None, profile: str | None) -> Tiers:
+    """Every tier that exists, merged (highest first). profile: the run's, which decides
+    what a workspace tier may say (None: show everything, ignore nothing)."""
+    entries: dict[tuple[str, str], list[Entry]] = {}
+    files: list[tuple[str, str]] = []
+    sources: list[tuple[str, str, bool]] = [("enterprise", enterprise_path(), False),
+                                            ("user", user_path(), False)]
+    found = workspace_path(workspace) if workspace else None
+    if found:
+        sources.append(("workspace", found[0], found[1]))
+    for tier, path, in_pyproject in sources:
+        if not os.path.exists(path):
+            continue
+        files.append((tier, path))
+        for k, es in parse(path, tier, in_pyproject, workspace).items():
+            if tier == "workspace" and profile == "untrusted" and k not in TIGHTENING:
+                es = [e._replace(ignored="untrusted: the repository's own policy may only "
+                                 "tighten") for e in es]
+            entries.setdefault(k, []).extend(es)
+    return Tiers(entries, files)
+
+
+def minimum_profile(t: Tiers) -> Entry | None:
+    """The strictest minimum_profile any tier sets."""
+    best = None
+    for e in t.entries.get(("exec", "minimum_profile"), []):
+        if not e.ignored and (best is None or PROFILES.index(str(e.value))
+                              > PROFILES.index(str(best.value))):
+            best = e
+    return best
+
+
+def check_profile(t: Tiers, profile: str) -> None:
+    floor = minimum_profile(t)
+    if floor is not None and PROFILES.index(profile) < PROFILES.index(str(floor.value)):
+        raise PolicyFileError(f"--profile {profile} is below the minimum profile "
+                              f"{floor.value!r} set by {floor.origin()}")
+
+
+RANK = {"enterprise": 0, "user": 1, "workspace": 2, "command line": 3}
+# exec's flags and the policy keys that add to them
+FLAGS = {"allow_net": ("net", "allow", "--allow-net"),
+         "allow_unix": ("net", "unix", "--allow-unix"),
+         "allow_listen": ("net", "listen", "--allow-listen"),
+         "dns": ("net", "dns", "--dns"),
+         "allow_write": ("fs", "allow_write", "--allow-write"),
+         "allow_read": ("fs", "allow_read", "--allow-read"),
+         "env_specs": ("env", "pass", "--env"),
+         "secrets": ("env", "secret", "--secret"),
+         "agents": ("exec", "agents", "--agent")}
+
+
+def _inside(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def _net_conflict(allow: str, deny: str) -> bool:
+    """Does the allow rule open what the deny entry forbids, as far as can be known
+    before the run (names and wildcards are checked again as the tree resolves them)?"""
+    from ztsa.sandbox.policy import parse_net
+
+    a, d = parse_net(allow, resolve_names=False), parse_net(deny, resolve_names=False)
+    if a.port is not None and d.port is not None and a.port != d.port:
+        return False
+    if a.networks and d.networks:
+        return any(x.version == y.version and x.overlaps(y)
+                   for x in a.networks for y in d.networks)
+    if d.networks or not (a.name or a.suffix):
+        return False  # an address rule against a name: decided as the tree resolves
+    if d.name:
+        return a.name == d.name
+    suffix = d.suffix or ""
+    return bool((a.name and a.name.endswith(suffix)) or (a.suffix and a.suffix.endswith(suffix)))
+
+
+def merge_exec(t: Tiers, flags: dict[str, list[str]], workspace: str, home: str | None
+               ) -> dict[str, list[str]]:
+    """Exec's flags with every tier's entries added (highest tier first, the command
+    line last), after refusing whatever a higher tier's deny forbids."""
+    merged: dict[str, list[Entry]] = {}
+    for flag, (section, key, name) in FLAGS.items():
+        merged[flag] = [e for e in t.entries.get((section, key), []) if not e.ignored]
+        merged[flag] += [Entry(v, "command line", f"{name} {v}") for v in flags.get(flag, [])]
+
+    def deny(section: str, key: str, below: Entry) -> list[Entry]:
+        return [d for d in t.entries.get((section, key), [])
+                if not d.ignored and RANK[d.tier] < RANK[below.tier]]
+
+    def refuse(what: Entry, by: Entry, why: str) -> None:
+        raise PolicyFileError(f"{what.where} ({what.tier}) is refused: {why} "
+                              f"{by.value!r}, forbidden by {by.origin()}")
+
+    for e in merged["allow_net"]:
+        for d in deny("net", "deny", e):
+            if _net_conflict(str(e.value), str(d.value)):
+                refuse(e, d, "it opens")
+    for flag in ("allow_write", "allow_read"):
+        for e in merged[flag]:
+            path = os.path.realpath(os.path.expanduser(str(e.value)))
+            keys = ["deny_write"] if flag == "allow_write" else []
+            for d in [d for k in [*keys, "deny_read"] for d in deny("fs", k, e)]:
+                if _inside(path, str(d.value)) or _inside(str(d.value), path):
+                    refuse(e, d, "it reaches")
+    place = Entry(workspace, "command line", f"--workspace {workspace}")
+    for d in [*deny("fs", "deny_write", place), *deny("fs", "deny_read", place)]:
+        if _inside(os.path.realpath(workspace), str(d.value)):
+            refuse(place, d, "the workspace lies in")
+    if home:
+        place = Entry(home, "command line", f"--home {home}")
+        for d in [*deny("fs", "deny_write", place), *deny("fs", "deny_read", place)]:
+            if _inside(os.path.realpath(home), str(d.value)) or _inside(str(d.value), home):
+                refuse(place, d, "it reaches")
+    for flag in ("env_specs", "secrets"):
+        for e in merged[flag]:
+            for d in deny("env", "deny", e):
+                if str(e.value).partition("=")[0] == d.value:
+                    refuse(e, d, "it passes")
+    return {flag: [str(e.value) for e in es] for flag, es in merged.items()}
+
+
+def denied_env(t: Tiers) -> set[str]:
+    return {str(v) for v in t.values("env", "deny")}
+
+
+def denied_net(t: Tiers) -> list[str]:
+    return t.strings("net", "deny")
+
+
+def denied_read(t: Tiers) -> list[str]:
+    return t.strings("fs", "deny_read")
+
+
+def show(t: Tiers) -> str:
+    """Every entry with the file and line it came from, highest tier first."""
+    out = [f"# {tier}: {path}" for tier, path in t.files] or ["# no policy file"]
+    for (section, key), es in sorted(t.entries.items()):
+        for e in es:
+            note = f"  # ignored: {e.ignored}" if e.ignored else ""
+            out.append(f"{section}.{key} = {e.value!r}  ({e.origin()}){note}")
+    return "\n".join(out) + "\n"
+
+
+def check_net(t: Tiers, specs: list[str], where: str) -> None:
+    """Refuse specs (added by WHERE, e.g. an agent preset) that a tier's deny forbids."""
+    for spec in specs:
+        for d in t.entries.get(("net", "deny"), []):
+            if not d.ignored and _net_conflict(spec, str(d.value)):
+                raise PolicyFileError(f"{where} ({spec}) is refused: it opens "
+                                      f"{d.value!r}, forbidden by {d.origin()}")
