@@ -186,3 +186,21 @@ def test_an_agent_does_not_go_with_home(run: Runner, agent: str):
     os.chmod(home, 0o777)
     proc = _refused(run, "--agent", agent, "--home", home)
     assert proc.returncode == 2 and "--home" in proc.stderr
+
+
+def test_a_preset_named_by_the_users_policy_file(run: Runner):
+    home = _fake_home(run)
+    config = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
+    (config / "ztsa").mkdir()
+    (config / "ztsa" / "policy.toml").write_text('[exec]\nagents = ["claude"]\n'
+                                                 '[env]\nsecret = ["ZT_AGENT_KEY"]\n')
+    for p in (config, config / "ztsa", config / "ztsa" / "policy.toml"):
+        os.chmod(p, 0o755)
+    proc, events = run("sh", "-c", 'cat "$HOME/.claude/settings.json"; echo "k=$ZT_AGENT_KEY"',
+                       env={"HOME": str(home), "XDG_CONFIG_HOME": str(config),
+                            "ZTSA_SYSTEM_POLICY": str(config / "none.toml"),
+                            "ZT_AGENT_KEY": SECRET})
+    assert proc.returncode == 0, proc.stderr
+    assert '"model": "x"' in proc.stdout and f"k={SECRET}" in proc.stdout
+    assert not [e for e in events if SECRET in repr(e)]
+    shutil.rmtree(home)
