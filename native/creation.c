@@ -255,8 +255,12 @@ static int made_in_caller(pid_t pid, long long dirfd, const char *path) {
         if (fd >= 0)
             close(fd);
     }
+    /* an existing name: opening it makes none, but on a read-only mount (the system, an
+       agent's settings) the kernel's refusal is the helper's to count and log */
     struct stat st;
-    return verdict || fstatat(base, full, &st, 0) == 0;
+    if (fstatat(base, full, &st, 0) == 0)
+        return meta_writable_at(base, full);
+    return verdict;
 }
 
 /* An O_CREAT open the caller may perform itself (1), or one for the helper (0): its

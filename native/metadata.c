@@ -191,6 +191,21 @@ static int writable(int fd, pid_t pid) {
     return rw;
 }
 
+/* Is path (from dirfd, links followed, as an open follows them) on a writable mount of
+   the tree's namespace? Unknown (no STATX_MNT_ID): yes, as before it was asked. */
+int meta_writable_at(int dirfd, const char *path) {
+    struct statx stx;
+    memset(&stx, 0, sizeof stx);
+    if (statx(dirfd, path, 0, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+        return 1;
+    if (!W.loaded)
+        load_writable();
+    for (int i = 0; i < W.n; i++)
+        if (W.id[i] == stx.stx_mnt_id)
+            return 1;
+    return 0;
+}
+
 static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t len) {
     struct iovec local = {buf, len};
     struct iovec remote = {(void *)(unsigned long)addr, len};

@@ -685,6 +685,27 @@ def test_file_system_denials_are_counted_and_logged(run, log):
     assert events[-1]["denied"] == 3
 
 
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_a_refused_write_to_an_existing_file_is_counted(run, log):
+    """open(existing, 'w') outside the writable places fails on the read-only mount;
+    without a log the helper used to let such an O_CREAT open run in the caller, and
+    nobody counted the refusal."""
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces (named by ztsa)")
+    victim = Path(tempfile.mkdtemp(prefix="ztsa-victim-")) / "file"
+    victim.write_text("before\n")
+    os.chmod(victim.parent, 0o777)
+    os.chmod(victim, 0o666)
+    code = ("import sys\ntry: open(sys.argv[1], 'w').write('after')\n"
+            "except OSError as e: print('refused', e.errno)\n")
+    proc, events = run(run.python, "-c", code, str(victim), log=log)
+    assert "refused 30" in proc.stdout, proc.stdout  # EROFS
+    assert victim.read_text() == "before\n"
+    assert "ztsa: 1 denied" in proc.stderr and str(victim) in proc.stderr, proc.stderr
+    if log:
+        assert [e["path"] for e in events if e["event"] == "deny"] == [str(victim)]
+
+
 def test_no_setuid_or_setgid_file_is_left_behind(run):
     """A tree started by root keeps uid 0: a setuid-root copy of a shell left in the
     workspace would make anyone root after the run. chmod to the bits is refused, and

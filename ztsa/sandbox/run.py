@@ -296,7 +296,9 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
               killed=log.counts["kill"], quarantined=len(moved) + len(swept))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
     first = [*log.first_denials, *nat.helper_first_denials()][:3] if denied else []
-    shown = "; first denied: " + ", ".join(_denial_hint(*d) for d in first) if first else ""
+    private = os.path.dirname(env.get("TMPDIR", "")) + os.sep
+    shown = "; first denied: " + ", ".join(_denial_hint(*d, private=private)
+                                           for d in first) if first else ""
     if not quiet:
         print(f"ztsa: {denied} denied, {log.counts['exec']} exec(s), "
               f"{log.counts['kill']} killed at exit{where}{shown}", file=sys.stderr)
@@ -304,14 +306,17 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     return code
 
 
-def _denial_hint(call: str, what: str, rule: str) -> str:
-    """One denial for the summary line, with the flag that would allow it, if any."""
+def _denial_hint(call: str, what: str, rule: str, private: str = "") -> str:
+    """One denial for the summary line, with the flag that would allow it, if any (none
+    in the private home: there only an agent's read-only state is refused)."""
     if what.startswith("unix:") or "Unix socket" in rule:
         return f"{call} {what} ({rule}: --allow-unix {what.removeprefix('unix:')})"
     if call == "dns":
         return f"dns {what} ({rule}: --allow-net {what})"
     if call in ("connect", "send", "sendto", "sendmsg", "sendmmsg"):
         return f"{call} {what} ({rule}: --allow-net {what})"
+    if private != os.sep and what.startswith(private):
+        return f"{call} {what} (an agent's read-only settings, hooks or login: --agent)"
     if "read-only" in rule or "Landlock" in rule:
         parent = os.path.dirname(what.rstrip("/")) or what
         return f"{call} {what} ({rule}: --allow-write {parent})"
