@@ -616,8 +616,38 @@ void helper_note_denial(unsigned long count, const char *syscall_name, const cha
              syscall_name, what, rule);
 }
 
+/* line with every --secret value in it replaced by "[secret NAME]" (a value is plain
+   text: an environment value escapes to itself unless it holds quotes or controls) */
+static const char *redacted(const char *line) {
+    static char out[1 << 17]; /* a 4-byte value may become "[secret NAME]" */
+    const char *from = line;
+    int any = 0;
+    for (int i = 0; i < H.plan->n_secrets && !any; i++)
+        any = strlen(H.plan->secrets[i]) >= 4 && strstr(line, H.plan->secrets[i]);
+    if (!any)
+        return line;
+    size_t o = 0;
+    while (*from && o + 1 < sizeof out) {
+        int hit = -1;
+        for (int i = 0; i < H.plan->n_secrets && hit < 0; i++) {
+            size_t k = strlen(H.plan->secrets[i]);
+            if (k >= 4 && strncmp(from, H.plan->secrets[i], k) == 0)
+                hit = i;
+        }
+        if (hit < 0) {
+            out[o++] = *from++;
+            continue;
+        }
+        int n = snprintf(out + o, sizeof out - o, "[secret %s]", H.plan->secret_names[hit]);
+        o = n > 0 && (size_t)n < sizeof out - o ? o + (size_t)n : sizeof out - 1;
+        from += strlen(H.plan->secrets[hit]);
+    }
+    out[o] = 0;
+    return out;
+}
+
 /* One audit line: the schema, time and run, then event and fields (JSON members,
-   already escaped). */
+   already escaped); --secret values redacted. */
 void helper_log_event(const char *event, const char *fields) {
     if (H.plan->log_fd < 0)
         return;
@@ -630,7 +660,8 @@ void helper_log_event(const char *event, const char *fields) {
                      (long long)ts.tv_sec, ts.tv_nsec / 1000, H.plan->run_id ? H.plan->run_id : "",
                      event, fields);
     if (n > 0 && (size_t)n < sizeof line) {
-        ssize_t ignored = write(H.plan->log_fd, line, (size_t)n);
+        const char *out = redacted(line);
+        ssize_t ignored = write(H.plan->log_fd, out, strlen(out));
         (void)ignored;
     }
 }

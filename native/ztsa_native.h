@@ -171,6 +171,10 @@ struct ztsa_plan {
     int n_rule_specs;
     const struct ztsa_net_rule *deny_nets; /* a policy's net.deny: never learnt from DNS */
     int n_deny_nets;
+    /* --secret values and names: a value in a line the helper writes is its name */
+    const char *const *secrets;
+    const char *const *secret_names;
+    int n_secrets;
     const int *listen_ports;               /* --allow-listen */
     int n_listen;
 };

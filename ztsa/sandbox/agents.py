@@ -9,7 +9,10 @@ as a private directory of the same name, with each entry of the real one bound i
   and its own login (the credentials file), whatever their names;
 - a name the tree creates there lands in the private directory and is gone after the
   run, so nothing the tree writes becomes a setting, a hook or an instruction of a
-  later, unconfined run of the agent.
+  later, unconfined run of the agent;
+- what the tree leaves in the kept entries is judged before and after the run
+  (ztsa.sandbox.agentguard: links removed, modes made private, new instruction files
+  moved aside).
 Files of the home beside the directory (`copies`: Claude Code's ~/.claude.json, which
 holds its MCP servers and per-project permissions) are copied into the private home:
 the agent can read and rewrite its copy, and the copy is discarded.
@@ -35,6 +38,8 @@ class Agent(NamedTuple):
     copies: tuple[str, ...] = ()  # files of the home given as private copies
     env: tuple[tuple[str, str], ...] = ()  # set for the run
     credentials: tuple[str, ...] = ()  # entries of the state that hold its login
+    # kept paths (globs, relative to the state) whose files it loads as instructions
+    instructions: tuple[str, ...] = ()
 
 
 AGENTS = {
@@ -44,7 +49,7 @@ AGENTS = {
         copies=(".claude.json",),
         # no telemetry, error reports or update checks: hosts the preset does not allow
         env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),),
-        credentials=(".credentials.json",)),
+        credentials=(".credentials.json",), instructions=("projects/*/memory",)),
     "codex": Agent(
         "codex", ("api.openai.com:443", "chatgpt.com:443"), ".codex",
         keep=("sessions", "archived_sessions", "log", "history.jsonl"),
@@ -60,7 +65,9 @@ class Setup(NamedTuple):
     writable: tuple[str, ...]  # real entries the tree writes (Landlock, without one)
     env: tuple[tuple[str, str], ...]
     shown: tuple[str, ...]  # real credential files the agent (and so the tree) can read
-    kept: tuple[str, ...]  # real directories written back, swept after the run
+    # (real state directory, its kept entries, instruction globs): judged before and
+    # after the run (ztsa.sandbox.agentguard)
+    kept: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
 
 
 def hosts(names: list[str]) -> list[str]:
@@ -76,7 +83,7 @@ def prepare(names: list[str], real_home: str, own_home: str, mounts: bool) -> Se
     writable: list[str] = []
     env: dict[str, str] = {}
     shown: list[str] = []
-    kept: list[str] = []
+    kept: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
     for name in dict.fromkeys(names):
         agent = AGENTS[name]
         real = os.path.join(real_home, agent.state)
@@ -110,10 +117,9 @@ def prepare(names: list[str], real_home: str, own_home: str, mounts: bool) -> Se
                 os.symlink(source, at)
                 if rw:
                     writable.append(source)
-            if rw and stat.S_ISDIR(st.st_mode):
-                kept.append(source)
             if entry in agent.credentials and mounts:
                 shown.append(source)
+        kept.append((real, agent.keep, agent.instructions))
         for entry in agent.copies:
             _copy(os.path.join(real_home, entry), os.path.join(own_home, entry))
         env.update(agent.env)
@@ -138,27 +144,3 @@ def _copy(source: str, target: str) -> None:
             os.close(out)
     finally:
         os.close(fd)
-
-
-def sweep(kept: tuple[str, ...], since: float) -> list[str]:
-    """After the run: remove what the tree left in the kept directories that an
-    unconfined agent would follow out of them later (symbolic links, FIFOs, sockets and
-    devices made during the run). Returns their paths."""
-    removed: list[str] = []
-    for top in kept:
-        for root, dirs, files in os.walk(top):
-            for entry in [*dirs, *files]:
-                path = os.path.join(root, entry)
-                try:
-                    st = os.lstat(path)
-                except OSError:
-                    continue
-                if (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)
-                        or st.st_ctime < since):
-                    continue
-                try:
-                    os.unlink(path)
-                    removed.append(path)
-                except OSError:
-                    pass
-    return removed

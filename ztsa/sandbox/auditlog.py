@@ -14,8 +14,12 @@ SCHEMA = "ztsa.audit/v1"
 
 
 class AuditLog:
-    def __init__(self, stream: IO[str] | None) -> None:
+    def __init__(self, stream: IO[str] | None,
+                 secrets: dict[str, str] | None = None) -> None:
+        """secrets: --secret's NAME -> value; a value (of 4 bytes or more) in any string
+        of a line is written as "[secret NAME]"."""
         self.stream = stream
+        self.secrets = {v: f"[secret {k}]" for k, v in (secrets or {}).items() if len(v) >= 4}
         self.counts: Counter[str] = Counter()
         # one ID per run in every line, so that the logs of many runs can share a file
         self.run = os.urandom(8).hex()
@@ -48,8 +52,24 @@ class AuditLog:
         record = {"schema": SCHEMA, "time": round(time.time(), 6), "run": self.run,
                   "event": kind, **fields}
         record.setdefault("pid", self.pid)  # a run-level event: ztsa's own
-        self.stream.write(self._dumps(record) + "\n")
+        line = self._dumps(record)
+        if self.secrets and any(v in line or self._dumps(v)[1:-1] in line
+                                for v in self.secrets):
+            line = self._dumps(self.redact(record))
+        self.stream.write(line + "\n")
         self.stream.flush()
+
+    def redact(self, value: Any) -> Any:
+        """VALUE with every secret's value in its strings replaced by its name."""
+        if isinstance(value, str):
+            for secret, name in self.secrets.items():
+                value = value.replace(secret, name)
+            return value
+        if isinstance(value, list):
+            return [self.redact(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.redact(v) for k, v in value.items()}
+        return value
 
     def close(self) -> None:
         if self.stream is not None:

@@ -178,6 +178,9 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
         c.resolvers, c.n_resolvers = resolvers, len(net.resolvers)
         c.rule_specs, c.n_rule_specs = strings(list(net.rule_specs))
         c.listen_ports, c.n_listen = ports, len(net.listen)
+    if plan.secrets:
+        c.secrets, c.n_secrets = strings([value for _, value in plan.secrets])
+        c.secret_names, _ = strings([name for name, _ in plan.secrets])
     if plan.home is not None:
         c.hide_homes, c.n_hide_homes = strings(list(plan.home.homes))
         # the agents' state after what the homes show: bound where the private home is

@@ -88,6 +88,7 @@ class RunPlan(NamedTuple):
     git_configs: tuple[str, ...] = ()  # protected git configs git itself may rewrite
     netns: bool = False  # the tree's own network namespace; the helper's is the host's
     net: NetPlan = NetPlan()
+    secrets: tuple[tuple[str, str], ...] = ()  # (name, value): redacted in the helper's lines
 
     @property
     def helper(self) -> bool:
@@ -179,7 +180,8 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          allow_read: list[str] | None = None, max_procs: int = 0,
          max_memory: int = 0, also_homes: list[str] | None = None,
          git: gitlayout.Layout | None = None,
-         binds: list[tuple[str, str, bool]] | None = None) -> RunPlan:
+         binds: list[tuple[str, str, bool]] | None = None,
+         secrets: dict[str, str] | None = None) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace); git: the workspace's repositories, when
@@ -225,4 +227,5 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
             env, program, allow_read or [], also_homes, binds),
         max_procs=max_procs, max_memory=max_memory,
         git_configs=tuple(_git_configs(git, guard)), netns=netns,
-        net=policy.net_plan() if netns else NetPlan())
+        net=policy.net_plan() if netns else NetPlan(),
+        secrets=tuple((secrets or {}).items()))

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ztsa.sandbox import agents, gitguard, landlock, plan, toolchains
+from ztsa.sandbox import agentguard, agents, gitguard, landlock, plan, toolchains
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import NETNS_MISSING, PIDNS_MISSING, USERNS_MISSING
@@ -102,10 +102,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
     user.name and user.email; agent_names: --agent presets (their hosts are in the
     policy already); secrets: --secret's variables, set for CMD and never logged;
     deny_env, deny_read: what a policy file forbids passing or reading (ztsa.tiers)."""
-    import time
-
-    started = time.time()
-    log = AuditLog(log_stream)
+    log = AuditLog(log_stream, secrets)
     private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
     try:
         own_home = os.path.join(private, "home")
@@ -166,7 +163,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 return EXIT_GATE
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
-                        (max_procs, max_memory), quiet, setup, started)
+                        (max_procs, max_memory), quiet, setup, secrets)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -182,7 +179,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              fs: landlock.Plan, ns: plan.Namespaces, protect_extra: list[str],
              real_home: str | None = None, allow_read: list[str] | None = None,
              limits: tuple[int, int] = (0, 0), quiet: bool = False,
-             setup: agents.Setup | None = None, started: float = 0.0) -> int:
+             setup: agents.Setup | None = None,
+             secrets: dict[str, str] | None = None) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -192,6 +190,12 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     # git's control files as they are: read-only for the tree, and the measure of what
     # it changed (judged when it has ended)
     git_before = gitguard.before(policy.workspace)
+    # what an earlier (killed) run left in an agent's kept state, then its instruction
+    # files as they are: the measure of what this run changes
+    agent_before: dict[str, agentguard.Snapshot] = {}
+    for state, keep, globs in setup.kept if setup else ():
+        _report_agent_state(log, agentguard.audit(state, keep, (), {}, log.run))
+        agent_before[state] = agentguard.snapshot(state, keep, globs)
     layout = git_before.layout
     allow_read = [*(allow_read or []), *gitguard.outside_gitdirs(policy.workspace, layout)]
     run = plan.make(program, argv, env, cwd, policy, fs, ns, protect_extra,
@@ -201,7 +205,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     run_id=log.run, real_home=real_home, allow_read=allow_read,
                     max_procs=limits[0], max_memory=limits[1],
                     also_homes=[h for h in [os.environ.get("HOME")] if h], git=layout,
-                    binds=list(setup.binds) if setup else [])
+                    binds=list(setup.binds) if setup else [], secrets=secrets)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP)
@@ -267,13 +271,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
     moved = gitguard.audit(policy.workspace, git_before, log.run)
-    swept = agents.sweep(setup.kept, started) if setup else []
-    for path in swept:
-        log.event("quarantine", path=path, reason="a link or special file the tree left "
-                  "in an agent's kept state", moved_to=None, replaced="")
-    if swept:
-        print(f"ztsa: removed {len(swept)} link(s) or special file(s) the tree left in "
-              f"the agent's state: {', '.join(swept[:3])}", file=sys.stderr)
+    swept = [f for state, keep, globs in (setup.kept if setup else ())
+             for f in agentguard.audit(state, keep, globs, agent_before.get(state, {}),
+                                       log.run)]
+    _report_agent_state(log, swept)
     for m in moved:
         log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
                   replaced=m.replaced, **({"error": m.error} if m.error else {}))
@@ -293,17 +294,32 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     log.counts["connect"] += nat.helper_connects()
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
               connects=log.counts["connect"], sends=log.counts["send"],
-              killed=log.counts["kill"], quarantined=len(moved) + len(swept))
+              killed=log.counts["kill"], quarantined=len(moved) + log.counts.get("quarantined", 0))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
     first = [*log.first_denials, *nat.helper_first_denials()][:3] if denied else []
     private = os.path.dirname(env.get("TMPDIR", "")) + os.sep
     shown = "; first denied: " + ", ".join(_denial_hint(*d, private=private)
                                            for d in first) if first else ""
     if not quiet:
-        print(f"ztsa: {denied} denied, {log.counts['exec']} exec(s), "
-              f"{log.counts['kill']} killed at exit{where}{shown}", file=sys.stderr)
+        print(log.redact(f"ztsa: {denied} denied, {log.counts['exec']} exec(s), "
+                         f"{log.counts['kill']} killed at exit{where}{shown}"), file=sys.stderr)
     log.close()
     return code
+
+
+def _report_agent_state(log: AuditLog, found: list[agentguard.Finding]) -> None:
+    for f in found:
+        log.event("quarantine", path=f.path, reason=f.reason, moved_to=f.moved_to,
+                  replaced="", **({"error": f.error} if f.error else {}))
+        if f.error:
+            print(f"ztsa: {f.path}: {f.reason}: {f.error}; look at it before running the "
+                  "agent outside ztsa", file=sys.stderr)
+    done = [f for f in found if not f.error]
+    if done:
+        names = ", ".join(f"{f.path} ({f.reason})" for f in done[:3])
+        print(f"ztsa: {len(done)} thing(s) the tree left in the agent's state removed or "
+              f"moved aside: {names}{', ...' if len(done) > 3 else ''}", file=sys.stderr)
+    log.counts["quarantined"] = log.counts.get("quarantined", 0) + len(found)
 
 
 def _denial_hint(call: str, what: str, rule: str, private: str = "") -> str:
