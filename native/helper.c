@@ -1314,10 +1314,11 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         _exit(1);
     struct seccomp_notif *req = (struct seccomp_notif *)req_buf;
     /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
-       other across CPUs (an interprocessor interrupt per syscall); older: ignored */
+       other across CPUs (an interprocessor interrupt per syscall); older: ignored. The
+       flag wakes a poll on the listener the same way. */
     int sync = ioctl(lfd, NOTIF_SET_FLAGS, (unsigned long long)NOTIF_SYNC_WAKE_UP) == 0;
     if (plan->netns)
-        sync = 0; /* the DNS service's sockets are polled beside the listener */
+        sync = 0; /* still poll: the DNS service's sockets are polled beside the listener */
     for (;;) {
         /* with SYNC_WAKE_UP (Linux 6.6+), RECV itself waits, and returns (ENOENT) once
            no process uses the filter: no poll before each RECV. Older: poll for POLLHUP

@@ -73,6 +73,39 @@ def test_output_file_and_sarif(tmp_path):
     assert "env -u" in rule["help"]["text"]
 
 
+def _escalating_repo(tmp_path: Path) -> Path:
+    ws = tmp_path / "repo"
+    (ws / ".claude").mkdir(parents=True)
+    (ws / ".claude" / "settings.json").write_text(
+        '{\n  "permissions": {"allow": ["Bash(*)"]}\n}\n')
+    return ws
+
+
+def test_github_annotations_name_the_file_and_line_and_never_a_machine_path(tmp_path):
+    ws = _escalating_repo(tmp_path)
+    proc = ztsa("check", "--format", "github", str(ws), env={"LD_PRELOAD": "x"})
+    assert proc.returncode == 3
+    lines = proc.stdout.splitlines()
+    assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in lines)
+    agt = next(line for line in lines if "title=AGT001" in line)
+    assert agt.startswith("::error file=.claude/settings.json,line=2,title=AGT001 ")
+    assert "\n" not in agt and "%0A- permissions.allow" in agt  # one line, escaped
+    env = next(line for line in lines if "title=ENV009" in line)
+    assert "file=" not in env  # the machine's, not the repository's
+    assert lines[-1].startswith("::notice title=ztsa::gate FAILED (profile untrusted): ")
+
+
+def test_sarif_locations_are_the_repositorys_files_only(tmp_path):
+    ws = _escalating_repo(tmp_path)
+    proc = ztsa("check", "--format", "sarif", str(ws), env={"LD_PRELOAD": "x"})
+    results = json.loads(proc.stdout)["runs"][0]["results"]
+    agt = next(r for r in results if r["ruleId"] == "AGT001")
+    loc = agt["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": ".claude/settings.json", "uriBaseId": "%SRCROOT%"}
+    assert loc["region"] == {"startLine": 2}
+    assert all(not r["locations"] for r in results if r["ruleId"].startswith("ENV"))
+
+
 @pytest.mark.parametrize("args", [
     ("check", "/nonexistent/dir"),
     ("check", "--profile", "yolo", "."),

@@ -161,8 +161,9 @@ def _gate_options(p: argparse.ArgumentParser) -> None:
     """The options of the gate, shared by `check` and `exec` ("the options of check")."""
     p.add_argument("--profile", choices=PROFILES, default="untrusted",
                    help="trust profile: what blocks and what only warns (default: untrusted)")
-    p.add_argument("--format", dest="fmt", choices=("text", "json", "sarif"), default="text",
-                   help="report format (default: text)")
+    p.add_argument("--format", dest="fmt", choices=("text", "json", "sarif", "github"),
+                   default="text", help="report format: text, json, sarif, or github "
+                                        "(workflow annotations); default: text")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
     p.add_argument("--probe-network", action="store_true",
                    help="also run NET004: one 1 s TCP connect to each cloud metadata endpoint")

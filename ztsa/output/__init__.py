@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import os
 
 from ztsa.model import Report
 
@@ -11,6 +12,7 @@ class Format(str, enum.Enum):
     TEXT = "text"
     JSON = "json"
     SARIF = "sarif"
+    GITHUB = "github"
 
 
 def render(report: Report, fmt: Format, *, color: bool = False) -> str:
@@ -22,6 +24,21 @@ def render(report: Report, fmt: Format, *, color: bool = False) -> str:
         from ztsa.output.sarif import render_sarif
 
         return render_sarif(report)
+    if fmt is Format.GITHUB:
+        from ztsa.output.github import render_github
+
+        return render_github(report)
     from ztsa.output.text import render_text
 
     return render_text(report, color=color)
+
+
+def repo_path(path: str | None, workspace: str) -> str | None:
+    """PATH relative to the workspace, or None for a path of the machine's (outside the
+    workspace): a report shows no file for a finding that is not in the repository."""
+    if not path:
+        return None
+    if not os.path.isabs(path):
+        return path
+    real, top = os.path.realpath(path), os.path.realpath(workspace)
+    return os.path.relpath(real, top) if real.startswith(top + os.sep) else None

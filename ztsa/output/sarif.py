@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from ztsa.model import Report, Status
+from ztsa.output import repo_path
 
 _LEVEL = {Status.FAIL: "error", Status.UNKNOWN: "warning", Status.WAIVED: "note",
           Status.HANDLED: "note"}
@@ -38,12 +40,14 @@ def render_sarif(report: Report) -> str:
         })
     results = []
     for r in used:
+        # the repository's files only, relative to its root; a finding about the
+        # machine has no file location (code scanning would show a file it is not in)
         locations = [
             {"physicalLocation": {
-                "artifactLocation": {"uri": e.path},
+                "artifactLocation": {"uri": quote(path), "uriBaseId": "%SRCROOT%"},
                 **({"region": {"startLine": e.line}} if e.line else {}),
             }}
-            for e in r.evidence if e.path
+            for e in r.evidence if (path := repo_path(e.path, report.path)) is not None
         ]
         level = (_LEVEL[r.status] if r.gating or r.status in (Status.WAIVED, Status.HANDLED)
                  else "warning")
