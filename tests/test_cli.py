@@ -319,3 +319,24 @@ def test_doctor_names_the_controls_and_what_each_profile_does():
     text = ztsa("doctor", cwd="/").stdout
     assert "Landlock ABI" in text and "--profile untrusted:" in text
     assert "a network namespace for the tree" in text
+
+
+def test_the_pre_commit_hook_runs_the_repo_gate(tmp_path):
+    import shlex
+
+    import yaml
+
+    hooks = yaml.safe_load((Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text())
+    hook = next(h for h in hooks if h["id"] == "ztsa-check")
+    assert hook["pass_filenames"] is False and hook["language"] == "python"
+    argv = shlex.split(hook["entry"])
+    assert argv[:3] == ["ztsa", "check", "--profile"] and argv[3] == "repo"
+    ws = _escalating_repo(tmp_path)
+    # run as pre-commit runs it: the entry, in the repository, with no file names
+    done = subprocess.run([sys.executable, "-m", "ztsa", *argv[1:]], cwd=ws,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "WARN   AGT001" in done.stdout  # your own repository
+    (ws / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_" + "a1B2" * 9 + "\n")
+    done = subprocess.run([sys.executable, "-m", "ztsa", *argv[1:]], cwd=ws,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3 and "BLOCK  FS005" in done.stdout, done.stdout
