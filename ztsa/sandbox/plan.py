@@ -48,6 +48,10 @@ class HomeView(NamedTuple):
     # (real path, where in the private home, writable): an agent's state (--agent)
     binds: tuple[tuple[str, str, bool], ...] = ()
 
+    @property
+    def home(self) -> str | None:
+        return self.homes[0] if self.homes else None
+
 
 
 class NetPlan(NamedTuple):
