@@ -27,14 +27,19 @@ def by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["id"]: r for r in doc["results"]}
 
 
+def keep_python(under: str) -> list[str]:
+    """bwrap arguments that bind this interpreter (a virtual environment, its base)
+    back over a tmpfs mounted on UNDER (/tmp, or /home for a venv in a user's home)."""
+    keep = sorted({p for p in (sys.prefix, os.path.realpath(sys.prefix),
+                              os.path.dirname(os.path.realpath(sys.executable)))
+                   if p.startswith(under.rstrip("/") + "/")})
+    return [a for p in keep for a in ("--ro-bind", p, p)]
+
+
 def bwrap_base() -> list[str]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         pytest.fail("bubblewrap is not installed (`apt-get install bubblewrap`)")
-    # a virtual environment (or an interpreter) under /tmp stays visible over the tmpfs
-    keep = sorted({p for p in (sys.prefix, os.path.realpath(sys.prefix),
-                              os.path.dirname(os.path.realpath(sys.executable)))
-                   if p.startswith("/tmp/")})
     return [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", *(a for p in keep for a in ("--ro-bind", p, p)),
+            "--tmpfs", "/tmp", *keep_python("/tmp"),
             "--unshare-user", "--unshare-pid", "--die-with-parent"]

@@ -13,14 +13,16 @@ from pathlib import Path
 import pytest
 from realenv import bwrap_base, by_id, run_json
 
+AGENT_HOME = "/run/agent-home"
+
 
 def in_bwrap(ztsa_bin: str, workspace: Path, *extra: str, env: dict[str, str] | None = None,
              home: Path | None = None) -> dict:
     argv = [*bwrap_base(), "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL",
             "--tmpfs", "/run", "--bind", str(workspace), "/work"]
-    if home is not None:
-        argv += ["--tmpfs", "/home", "--bind", str(home), "/home/agent"]
-    argv += [*extra, "--setenv", "HOME", "/home/agent", "--chdir", "/work", "--",
+    if home is not None:  # on ztsa's own tmpfs: the suite's interpreter may live in /home
+        argv += ["--bind", str(home), AGENT_HOME]
+    argv += [*extra, "--setenv", "HOME", AGENT_HOME, "--chdir", "/work", "--",
              ztsa_bin, "check", "--profile", "untrusted", "--format", "json", "/work"]
     base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **(env or {})}
     _, doc = run_json(argv, env=base_env)
@@ -61,7 +63,7 @@ def test_home_with_keys_fails_fs002_and_clean_home_passes(ztsa_bin, workspace, t
     assert clean["FS002"]["status"] == "pass", clean["FS002"]
     assert dirty["FS002"]["status"] == "fail"
     assert {e["path"] for e in dirty["FS002"]["evidence"]} == {
-        "/home/agent/.ssh/id_ed25519", "/home/agent/.aws/credentials"}
+        f"{AGENT_HOME}/.ssh/id_ed25519", f"{AGENT_HOME}/.aws/credentials"}
 
 
 def test_remote_docker_host_fails_net002_without_contacting_it(ztsa_bin, workspace):

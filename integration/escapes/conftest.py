@@ -218,8 +218,8 @@ class Runner:
         ztsa_args = ["exec", "--profile", profile, "--workspace", str(self.workspace),
                      *logging, *[f"--allow-net={a}" for a in allow],
                      *extra, "--", *cmd]
-        if self.mode == "root":
-            argv = [*setenv, sys.executable, "-m", "ztsa", *ztsa_args]
+        if self.mode == "root":  # root, or the suite's own unprivileged user
+            argv = [*setenv, *wrap, sys.executable, "-m", "ztsa", *ztsa_args]
         else:  # user, nouserns
             user = ensure_user()
             mount, python = _python_for_user()

@@ -66,3 +66,27 @@ def test_symlinks_are_shown_where_they_lead(tmp_path):
     os.symlink(home / ".cargo/bin", home / "linkbin")
     view = home_view(str(home), "/work", [], {"PATH": str(home / "linkbin")}, "/bin/sh", [])
     assert view is not None and dict(view.show) == {str(home / ".cargo/bin"): False}
+
+
+def test_a_virtual_environment_in_the_home_is_shown_whole(tmp_path):
+    """Its python links out of it (to the base interpreter): its site-packages, beside
+    the link, must be shown too, read-only."""
+    import os
+
+    from ztsa.sandbox.plan import home_view
+
+    home = tmp_path / "home"
+    venv = home / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    os.symlink("/usr/bin/python3", venv / "bin" / "python")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    view = home_view(str(home), str(ws), [], {"PATH": "/usr/bin"}, str(venv / "bin" / "python"),
+                     [])
+    assert view is not None and (str(venv), False) in view.show
+    # on PATH, as an activated venv puts it
+    view = home_view(str(home), str(ws), [], {"PATH": f"{venv}/bin:/usr/bin"}, "/usr/bin/env",
+                     [])
+    assert view is not None and (str(venv), False) in view.show

@@ -147,10 +147,16 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
     # stdlib), never the whole prefix (~/.local holds histories and keyrings)
     exe = os.path.realpath(program)
     prefix = os.path.dirname(os.path.dirname(exe))
-    named = [*env.get("PATH", "").split(":"),
+    path_dirs = [p for p in env.get("PATH", "").split(":") if p]
+    # a virtual environment whose interpreter CMD is, or whose bin is on PATH: its
+    # site-packages too (its python is a link out of it, to the base interpreter)
+    venvs = [os.path.dirname(d) for d in [os.path.dirname(program), *path_dirs]
+             if os.path.isabs(d) and os.path.isfile(os.path.join(os.path.dirname(d),
+                                                                "pyvenv.cfg"))]
+    named = [*path_dirs,
              *(v for v in env.values() if v.startswith("/") and ":" not in v),
              os.path.dirname(exe), os.path.join(prefix, "lib"), os.path.join(prefix, "lib64"),
-             *readable]
+             *venvs, *readable]
     for p in named:
         real = os.path.realpath(p) if p else ""
         if real and in_a_home(real) and os.path.exists(real):
