@@ -68,7 +68,7 @@ def test_pyproject_tool_ztsa_is_the_workspace_tier(world):
     ('[exec]\nagents = ["cursor"]\n', 2, "is not an agent"),
     ('[rules]\nnever_waive = ["agt001"]\n', 2, "is not a rule ID"),
     ('[fs]\nallow_write = ["relative/dir"]\n', 2, "write an absolute path"),
-    ('[[waiver]]\nrule = "SUP003"\n', 1, "waivers are not supported yet"),
+    ('[[waiver]]\nrule = "SUP003"\n', 1, "[[waiver]] needs 'reason'"),
 ])
 def test_a_wrong_file_is_an_error_naming_file_line_and_key(world, text, line, says):
     world["user"].write_text(text)
@@ -164,6 +164,7 @@ def test_the_json_schema_in_docs_says_what_the_parser_accepts(world):
             jsonschema.validate(load_toml(bad, "bad"), schema)
         world["user"].write_text(bad)
         assert ztsa("policy", "check", str(world["user"])).returncode == 2
-    assert set(schema["properties"]) == set(tiers.SCHEMA)
+    assert set(schema["properties"]) == {*tiers.SCHEMA, "waiver"}
+    assert set(schema["properties"]["waiver"]["items"]["properties"]) == tiers.WAIVER_KEYS
     for section, keys in tiers.SCHEMA.items():
         assert set(schema["properties"][section]["properties"]) == set(keys)

@@ -366,8 +366,20 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
                            "no_cache": args.no_cache})
     # a report shown only on failure needs the warnings only then (a blocking result
     # of the caller's, added below, fails the gate whatever the rules say)
+    from ztsa import tiers
+
+    try:  # the policy files' waivers (ztsa.waivers): refused ones stop here
+        waived = tiers.waivers(tiers.load(os.path.abspath(path), args.profile))
+    except tiers.PolicyFileError as exc:
+        raise UsageError(str(exc)) from None
+    # a waived blocking rule must still run in exec's first phase: warnings_if_blocked
+    # only decides which warnings are shown
     report = run(ctx, warnings_if_blocked=only_on_failure
                  and not any(r.blocks for r in extra))
+    if waived:
+        from ztsa import waivers
+
+        report = report._replace(results=waivers.apply(report.results, waived, path))
     if judge is not None:
         report = report._replace(results=judge(report.results))
     if extra:
@@ -393,10 +405,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     from ztsa import tiers
 
     try:
-        tiers.check_profile(tiers.load(os.path.abspath(args.path), args.profile),
-                            args.profile)
+        policy_tiers = tiers.load(os.path.abspath(args.path), args.profile)
+        tiers.check_profile(policy_tiers, args.profile)
     except tiers.PolicyFileError as exc:
         raise UsageError(str(exc)) from None
+    for e in policy_tiers.ignored():
+        print(f"ztsa: ignored {e.where}: {e.ignored}", file=sys.stderr)
     return EXIT_PASS if run_gate(args, args.path, sys.stdout) else EXIT_GATE
 
 
@@ -419,8 +433,13 @@ def cmd_policy(args: argparse.Namespace) -> int:
     except tiers.PolicyFileError as exc:
         raise UsageError(str(exc)) from None
     if args.fmt == "json":
+        def plain(v: object) -> object:
+            return {k: str(x) for k, x in v._asdict().items() if x} if isinstance(
+                v, tiers.Waiver) else v
+
         doc = {"files": [{"tier": tier, "path": path} for tier, path in t.files],
-               "entries": [{"section": sec, "key": key, "value": e.value, "tier": e.tier,
+               "entries": [{"section": sec, "key": key, "value": plain(e.value),
+                            "tier": e.tier,
                             "where": e.where, **({"ignored": e.ignored} if e.ignored else {})}
                            for (sec, key), es in sorted(t.entries.items()) for e in es]}
         print(json.dumps(doc, indent=2))

@@ -46,7 +46,7 @@ class PolicyFileError(ValueError):
 
 
 class Entry(NamedTuple):
-    value: str | int
+    value: str | int  # a Waiver for ("waiver", "")
     tier: str  # enterprise, user, workspace, or "command line"
     where: str  # FILE:LINE, or the flag
     ignored: str = ""  # why it does not count (a workspace allow under untrusted)
@@ -180,8 +180,8 @@ def parse(path: str, tier: str, in_pyproject: bool = False,
     out: dict[tuple[str, str], list[Entry]] = {}
     for section, table in doc.items():
         if section == "waiver":
-            raise PolicyFileError(f"{at(section)}: [[waiver]]: waivers are not supported "
-                                  "yet; remove it (docs/policy.md)")
+            out[("waiver", "")] = _waivers(path, text, prefix, table, tier, workspace)
+            continue
         if section not in SCHEMA:
             raise PolicyFileError(f"{at(section)}: unknown section [{prefix}{section}] "
                                   f"(known: {', '.join(SCHEMA)})")
@@ -207,6 +207,90 @@ def parse(path: str, tier: str, in_pyproject: bool = False,
                     raise PolicyFileError(f"{path}:{line}: {exc}") from None
                 entries.append(Entry(value_, tier, f"{path}:{line}"))
             out[(section, key)] = entries
+    return out
+
+
+WAIVER_KEYS = {"rule", "path", "env", "package", "reason", "expires", "sha256"}
+
+
+class Waiver(NamedTuple):
+    """A [[waiver]]: RULE's findings covered by PATH (a glob), ENV or PACKAGE, for REASON,
+    until EXPIRES (a date, the last day it holds); SHA256: the file as reviewed."""
+
+    rule: str
+    reason: str
+    expires: object  # datetime.date
+    path: str = ""
+    env: str = ""
+    package: str = ""
+    sha256: str = ""
+
+
+def _waivers(path: str, text: str, prefix: str, tables: object, tier: str,
+             workspace: str | None) -> list[Entry]:
+    import datetime
+
+    headers = [n for n, raw in enumerate(text.splitlines(), 1)
+               if re.match(rf"\s*\[\[\s*{re.escape(prefix)}waiver\s*\]\]", raw)]
+    if not isinstance(tables, list):
+        raise PolicyFileError(f"{path}:1: waiver must be an array of tables ([[waiver]])")
+    out = []
+    for i, w in enumerate(tables):
+        where = f"{path}:{headers[i] if i < len(headers) else 1}"
+        if not isinstance(w, dict):
+            raise PolicyFileError(f"{where}: [[waiver]] must be a table")
+        unknown = sorted(set(w) - WAIVER_KEYS)
+        if unknown:
+            raise PolicyFileError(f"{where}: unknown key {unknown[0]!r} in [[waiver]] "
+                                  f"(known: {', '.join(sorted(WAIVER_KEYS))})")
+        for key in ("rule", "reason", "expires"):
+            if key not in w:
+                raise PolicyFileError(f"{where}: [[waiver]] needs {key!r}")
+        if not isinstance(w["rule"], str) or not RULE_ID.match(w["rule"]):
+            raise PolicyFileError(f"{where}: waiver.rule: {w['rule']!r} is not a rule ID")
+        if not isinstance(w["reason"], str) or not w["reason"].strip():
+            raise PolicyFileError(f"{where}: waiver.reason: say why it is waived")
+        if not isinstance(w["expires"], datetime.date) or isinstance(
+                w["expires"], datetime.datetime):
+            raise PolicyFileError(f"{where}: waiver.expires: a date (expires = 2027-03-01), "
+                                  f"not {w['expires']!r}")
+        covers = [k for k in ("path", "env", "package") if k in w]
+        if len(covers) != 1:
+            raise PolicyFileError(f"{where}: [[waiver]] covers exactly one of path, env or "
+                                  "package")
+        value = w[covers[0]]
+        if not isinstance(value, str) or not value or "\0" in value:
+            raise PolicyFileError(f"{where}: waiver.{covers[0]}: a non-empty string")
+        if covers[0] == "env" and not NAME.match(value):
+            raise PolicyFileError(f"{where}: waiver.env: {value!r} is not a variable name")
+        sha = w.get("sha256", "")
+        if sha and (covers[0] != "path" or not isinstance(sha, str)
+                    or not re.fullmatch(r"[0-9a-f]{64}", sha)):
+            raise PolicyFileError(f"{where}: waiver.sha256: 64 lowercase hex digits, for a "
+                                  "path waiver")
+        if covers[0] == "path" and tier != "workspace":
+            value = os.path.expanduser(value)
+        waiver = Waiver(w["rule"], w["reason"].strip(), w["expires"],
+                        **{covers[0]: value}, sha256=sha)
+        out.append(Entry(waiver, tier, where))  # type: ignore[arg-type]
+    return out
+
+
+def waivers(t: Tiers) -> list[Entry]:
+    """The waivers that count; PolicyFileError for one of a rule a tier at or above
+    its own forbids waiving (rules.never_waive)."""
+    never = t.entries.get(("rules", "never_waive"), [])
+    out = []
+    for e in t.entries.get(("waiver", ""), []):
+        if e.ignored:
+            continue
+        w: Waiver = e.value  # type: ignore[assignment]
+        for n in never:
+            if not n.ignored and n.value == w.rule and RANK[n.tier] <= RANK[e.tier]:
+                raise PolicyFileError(f"{e.where} ({e.tier}) is refused: a waiver of "
+                                      f"{w.rule}, which {n.origin()} says may never be "
+                                      "waived")
+        out.append(e)
     return out
 
 
