@@ -93,7 +93,9 @@ def test_chmod_of_a_protected_file(run):
                                  ".cursorrules", ".vscode/settings.json",
                                  ".github/copilot-instructions.md",
                                  ".github/instructions/x.instructions.md",
-                                 ".devcontainer/devcontainer.json", ".ztsa.toml"])
+                                 ".devcontainer/devcontainer.json", ".ztsa.toml",
+                                 ".agents/skills/x/SKILL.md", ".windsurf/rules/x.md",
+                                 ".github/agents/x.agent.md", ".github/prompts/x.prompt.md"])
 def test_creating_an_absent_agent_file(run, rel):
     (run.workspace / ".github").mkdir()
     os.chmod(run.workspace / ".github", 0o777)

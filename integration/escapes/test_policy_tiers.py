@@ -71,3 +71,26 @@ def test_a_variable_the_enterprise_denies_never_reaches_the_tree(run: Runner):
                           env={**env, "ZT_TOKEN": "t"})
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "forbidden by" in done.stderr
+
+
+def test_a_run_cannot_give_later_runs_a_looser_policy_through_pyproject(run: Runner):
+    """.ztsa.toml is read-only for the tree; pyproject.toml is a source file it may
+    write, but a [tool.ztsa] it makes or changes is moved aside with the file, and the
+    file as it was comes back."""
+    pyproject = run.workspace / "pyproject.toml"
+    before = '[project]\nname = "demo"\nversion = "1.0"\n'
+    pyproject.write_text(before)
+    os.chmod(pyproject, 0o666)
+    evil = ('\n[tool.ztsa.net]\nallow = ["0.0.0.0/0"]\n[tool.ztsa.fs]\n'
+            'allow_write = ["/"]\n')
+    proc, events = run("sh", "-c", f"printf '{evil}' >> pyproject.toml; echo ok",
+                       env=policy_env())
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
+    assert pyproject.read_text() == before
+    moved = [e for e in events if e["event"] == "quarantine"] if run.log else []
+    if run.log:
+        assert [(e["path"], e["replaced"]) for e in moved] == [("pyproject.toml", "restored")]
+    assert "pyproject.toml" in proc.stderr and "moved aside" in proc.stderr
+    # an ordinary edit of the rest of the file is the tree's to make
+    proc, _ = run("sh", "-c", "sed -i 's/1.0/1.1/' pyproject.toml", env=policy_env())
+    assert proc.returncode == 0 and 'version = "1.1"' in pyproject.read_text()

@@ -459,3 +459,66 @@ def _manifest(workspace: str, run_id: str, moved: list[Moved]) -> None:
         pass
     finally:
         tree.close()
+
+
+# -- ztsa's own policy in pyproject.toml ---------------------------------------------------
+PyprojectState = tuple[bytes | None, object]
+
+
+def policy_before(workspace: str) -> PyprojectState:
+    """The workspace's pyproject.toml and its [tool.ztsa] table (a workspace policy tier,
+    ztsa.tiers), before the run. .ztsa.toml is an agent file, read-only for the tree;
+    pyproject.toml is a source file the tree may write, but not ztsa's part of it."""
+    data = None
+    try:
+        fd = os.open(os.path.join(workspace, "pyproject.toml"),
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                with os.fdopen(os.dup(fd), "rb") as f:
+                    data = f.read(8 << 20)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    if data is None or b"ztsa" not in data:
+        return data, None
+    from ztsa.parsing import ParseError, load_toml
+
+    try:
+        tool = load_toml(data.decode("utf-8", "replace"), "pyproject.toml").get("tool", {})
+    except ParseError as exc:
+        return data, f"unreadable: {exc}"
+    return data, tool.get("ztsa") if isinstance(tool, dict) else None
+
+
+def audit_policy(workspace: str, was: PyprojectState, run_id: str) -> list[Moved]:
+    """After the run: a [tool.ztsa] the tree made or changed is moved aside with the file
+    it is in, and the file as it was before the run put back. Never raises."""
+    try:
+        now = policy_before(workspace)
+        if now[1] == was[1]:
+            return []
+        reason = ("pyproject.toml's [tool.ztsa], ztsa's own policy for this workspace, "
+                  "made or changed by the run")
+        tree = _Tree(workspace)
+        try:
+            if now[0] is None:  # removed: its old text back
+                d, name = tree.parent("pyproject.toml")
+                try:
+                    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                                 | os.O_CLOEXEC, 0o644, dir_fd=d)
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(was[0] or b"")
+                finally:
+                    os.close(d)
+                moved = [Moved("pyproject.toml", reason, None, "restored")]
+            else:
+                moved = [_move(tree, "pyproject.toml", (reason, was[0], "restored"), run_id)]
+        finally:
+            tree.close()
+        _manifest(workspace, run_id, moved)
+        return moved
+    except Exception as exc:
+        return [Moved("pyproject.toml", "its [tool.ztsa] changed", None, "",
+                      f"{type(exc).__name__}: {exc}; look at it before the next run")]

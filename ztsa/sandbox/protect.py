@@ -29,6 +29,8 @@ AGENT_FILES = (
     ".windsurfrules", ".clinerules", ".claude", ".mcp.json", ".codex", ".gemini",
     ".vscode", ".github/copilot-instructions.md", ".github/instructions", ".devcontainer",
     ".envrc", ".husky", ".ztsa.toml", ".ztsa", ".ztsa-quarantine",
+    # instruction and skill folders of other agents (a skill's scripts run later too)
+    ".agents", ".windsurf", ".github/agents", ".github/prompts", ".github/chatmodes",
 )
 # git's own control files are added per repository that exists (git_entries)
 

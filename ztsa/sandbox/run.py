@@ -190,6 +190,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     # git's control files as they are: read-only for the tree, and the measure of what
     # it changed (judged when it has ended)
     git_before = gitguard.before(policy.workspace)
+    pyproject_before = gitguard.policy_before(policy.workspace)
     # what an earlier (killed) run left in an agent's kept state, then its instruction
     # files as they are: the measure of what this run changes
     agent_before: dict[str, agentguard.Snapshot] = {}
@@ -271,6 +272,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
     moved = gitguard.audit(policy.workspace, git_before, log.run)
+    moved += gitguard.audit_policy(policy.workspace, pyproject_before, log.run)
     swept = [f for state, keep, globs in (setup.kept if setup else ())
              for f in agentguard.audit(state, keep, globs, agent_before.get(state, {}),
                                        log.run)]
@@ -283,9 +285,9 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                   "git there before you have looked at it", file=sys.stderr)
     if moved:
         names = ", ".join(m.path for m in moved[:5]) + (", ..." if len(moved) > 5 else "")
-        print(f"ztsa: moved aside {len(moved)} file(s) that would make git run code "
-              f"outside the sandbox: {names} (see {gitguard.QUARANTINE}/{log.run}/"
-              "manifest.json)", file=sys.stderr)
+        print(f"ztsa: moved aside {len(moved)} file(s) that would make git or ztsa "
+              f"itself run code or allow more outside the sandbox: {names} (see "
+              f"{gitguard.QUARANTINE}/{log.run}/manifest.json)", file=sys.stderr)
     if run.pid_ns and run.max_procs and nat.procs_unlimited():
         what = "the PID namespace's own pid_max (--max-procs binds root no more)"
         print(f"ztsa: this kernel lacks {what}", file=sys.stderr)

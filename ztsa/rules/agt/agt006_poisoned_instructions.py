@@ -2,9 +2,12 @@
 
 ## What it checks
 Agent instruction files: `CLAUDE.md`, `CLAUDE.local.md`, `AGENTS.md`, `GEMINI.md`,
-`.cursorrules`, `.cursor/rules/*.mdc`, `.windsurfrules`, `.clinerules`,
-`.github/copilot-instructions.md`, `.github/instructions/*` and everything under
-`.claude/commands`, `.claude/agents` and `.claude/skills`, anywhere in the workspace.
+`.cursorrules`, `.cursor/rules/*.mdc` and `*.md`, `.windsurfrules`, `.clinerules` (a
+file or a folder), `.github/copilot-instructions.md`, `.github/instructions/*` and
+everything under `.claude/commands`, `.claude/agents`, `.claude/skills`, `.agents/`
+(skills shared by several agents), `.gemini/skills`, `.gemini/commands`,
+`.github/agents`, `.github/prompts`, `.github/chatmodes`, `.windsurf/rules` and
+`.windsurf/workflows` (a skill's scripts included), anywhere in the workspace.
 It looks for invisible characters (bidi controls U+202A–U+202E and U+2066–U+2069,
 zero-width U+200B–U+200D, U+2060, U+FEFF other than a leading byte-order mark, tag
 characters U+E0000–U+E007F), reported by code point, line and column, never printed
@@ -35,7 +38,9 @@ from ztsa.walk import all_files
 EXACT = {"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules",
          ".windsurfrules", ".clinerules", ".github/copilot-instructions.md"}
 PREFIXES = (".github/instructions/", ".claude/commands/", ".claude/agents/",
-            ".claude/skills/", ".cursor/rules/")
+            ".claude/skills/", ".cursor/rules/", ".clinerules/", ".agents/",
+            ".gemini/skills/", ".gemini/commands/", ".github/agents/", ".github/prompts/",
+            ".github/chatmodes/", ".windsurf/rules/", ".windsurf/workflows/")
 HIDDEN = LazyRe("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff\U000e0000-\U000e007f]")
 PHRASES = (
     (LazyRe(r"\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b", re.I),
@@ -68,7 +73,7 @@ def _joins_emoji(line: str, i: int) -> bool:
 def is_instruction_file(rel: str) -> bool:
     name = rel.rsplit("/", 1)[-1]
     if rel.startswith(".cursor/rules/") or "/.cursor/rules/" in rel:
-        return name.endswith(".mdc")
+        return name.endswith((".mdc", ".md"))
     tail = rel.split("/")
     return (name in EXACT or rel in EXACT or "/".join(tail[-2:]) in EXACT
             or any(rel.startswith(p) or f"/{p}" in rel for p in PREFIXES))
