@@ -16,6 +16,8 @@ class LockEntry(NamedTuple):
     install_script: bool | None = None  # None: the lockfile does not say
     kind: str = "registry"  # registry, git, path, url, link, bundled
     key: str | None = None  # the entry's key in the lockfile, to find its line on demand
+    # npm's os, cpu and libc fields as the lockfile records them (empty: any)
+    platform: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
 
 
 def entry_line(text: str | None, entry: LockEntry) -> int | None:

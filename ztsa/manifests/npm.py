@@ -77,6 +77,48 @@ def _kind(resolved: str | None, entry: dict[str, Any]) -> str:
     return "registry" if resolved.endswith(".tgz") else "url"
 
 
+def _names(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+# this machine as Node names it (process.arch); os is always linux here
+NODE_ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64",
+             "armv7l": "arm", "armv6l": "arm", "i686": "ia32", "i386": "ia32",
+             "ppc64le": "ppc64", "s390x": "s390x", "riscv64": "riscv64"}
+
+
+def _matches(wanted: tuple[str, ...], have: str) -> bool:
+    """npm's own test (npm-install-checks): names, or !names that exclude."""
+    if not wanted or "any" in wanted:
+        return True
+    negated = [w[1:] for w in wanted if w.startswith("!")]
+    if negated and have in negated:
+        return False
+    plain = [w for w in wanted if not w.startswith("!")]
+    return not plain or have in plain
+
+
+def skipped_here(platform: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+                 ) -> str | None:
+    """Why npm never installs a package of these os/cpu/libc fields on this machine (it
+    skips an optional one, and refuses any other), or None when it may."""
+    import platform as pf
+
+    os_, cpu, libc = platform
+    arch = NODE_ARCH.get(pf.machine().lower(), pf.machine().lower())
+    if not _matches(os_, "linux"):
+        return f"os {', '.join(os_)}"
+    if not _matches(cpu, arch):
+        return f"cpu {', '.join(cpu)}"
+    if libc:
+        name = pf.libc_ver()[0]  # "" where Python cannot tell: then never skipped
+        if name == "glibc" and not _matches(libc, "glibc"):
+            return f"libc {', '.join(libc)}"
+    return None
+
+
 @structural
 def parse_package_lock(text: str, path: str) -> NpmLock:
     data = load_json(text, path)
@@ -101,6 +143,8 @@ def parse_package_lock(text: str, path: str) -> NpmLock:
                 integrity=integrity if isinstance(integrity, str) else None,
                 install_script=bool(entry.get("hasInstallScript")),
                 kind=_kind(resolved, entry), key=key,
+                platform=(_names(entry.get("os")), _names(entry.get("cpu")),
+                          _names(entry.get("libc"))),
             ))
         return lock
     if version >= 2 and "packages" not in data:

@@ -182,7 +182,7 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
     if locks:  # parsers only when there is something to parse: start-up cost matters
         from ztsa.manifests.bun import parse_bun_lock
         from ztsa.manifests.lock import entry_line
-        from ztsa.manifests.npm import parse_package_lock
+        from ztsa.manifests.npm import parse_package_lock, skipped_here
         from ztsa.manifests.pnpm import parse_pnpm_lock
         from ztsa.manifests.yarn import parse_yarn_lock
     for lock_rel in locks:
@@ -202,7 +202,9 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
                 continue
             if lock.version >= 2:
                 decided = True
-                scripted_entries = [e for e in lock.entries if e.install_script]
+                # a package npm never installs on this machine (fsevents: darwin only)
+                scripted_entries = [e for e in lock.entries if e.install_script
+                                    and skipped_here(e.platform) is None]
                 text = ctx.ws_text(lock_rel) if scripted_entries else None
                 found = [(e.name, e.key or f"node_modules/{e.name}", lock_rel,
                           entry_line(text, e)) for e in scripted_entries]

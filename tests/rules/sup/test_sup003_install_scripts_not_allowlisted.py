@@ -80,3 +80,29 @@ def test_nested_pnpm_lock_takes_the_nearest_package_manager_above(machine):
     machine.ws("package.json", json.dumps({"name": "root", "packageManager": "pnpm@9.1.0"}))
     out = machine.run("SUP003")
     assert out.status is Status.UNKNOWN and "bridge/pnpm-lock.yaml" in out.message
+
+
+def test_a_package_npm_never_installs_on_this_machine_runs_no_script(machine):
+    """fsevents is darwin-only: npm skips it on Linux, and so does the rule. A package
+    for this machine's os, cpu and libc still counts, and so does a negated list."""
+    import platform
+
+    from ztsa.manifests.npm import NODE_ARCH
+
+    arch = NODE_ARCH.get(platform.machine().lower(), platform.machine().lower())
+    other = "s390x" if arch != "s390x" else "x64"
+    script = {"version": "1", "integrity": INTEG, "hasInstallScript": True}
+    machine.ws("package.json", json.dumps({"name": "app"}))
+    machine.ws("package-lock.json", lock(**{
+        "fsevents": {**script, "os": ["darwin"], "optional": True},
+        "win-only": {**script, "os": ["win32"]},
+        "not-linux": {**script, "os": ["!linux"]},
+        "other-cpu": {**script, "os": ["linux"], "cpu": [other]},
+        "here": {**script, "os": ["linux"], "cpu": [arch]},
+        "not-darwin": {**script, "os": ["!darwin"]},
+        "anywhere": script,
+    }))
+    out = machine.run("SUP003")
+    assert out.status is Status.FAIL
+    flagged = {e.detail.split(" ", 1)[0] for e in out.evidence}
+    assert flagged == {"node_modules/here", "node_modules/not-darwin", "node_modules/anywhere"}

@@ -14,6 +14,8 @@ or the ztsa policy; the report
 says which source allowed what. `ignore-scripts=true` in `.npmrc` and
 `enableScripts: false` in `.yarnrc.yml` turn scripts off. When neither the lockfile nor
 an installed tree can tell, the rule is unknown.
+A package-lock entry whose `os`, `cpu` or `libc` excludes this machine (`fsevents`,
+`os: [darwin]`) is one npm never installs here, and runs no script.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
