@@ -31,6 +31,7 @@ AGENT_FILES = (
     ".envrc", ".husky", ".ztsa.toml", ".ztsa", ".ztsa-quarantine",
     # instruction and skill folders of other agents (a skill's scripts run later too)
     ".agents", ".windsurf", ".github/agents", ".github/prompts", ".github/chatmodes",
+    ".cline", ".continue", ".roo", ".kiro", "AGENT.md",
 )
 # git's own control files are added per repository that exists (git_entries)
 

@@ -6,14 +6,17 @@ Agent instruction files: `CLAUDE.md`, `CLAUDE.local.md`, `AGENTS.md`, `GEMINI.md
 file or a folder), `.github/copilot-instructions.md`, `.github/instructions/*` and
 everything under `.claude/commands`, `.claude/agents`, `.claude/skills`, `.agents/`
 (skills shared by several agents), `.gemini/skills`, `.gemini/commands`,
-`.github/agents`, `.github/prompts`, `.github/chatmodes`, `.windsurf/rules` and
-`.windsurf/workflows` (a skill's scripts included), anywhere in the workspace.
+`.github/agents`, `.github/prompts`, `.github/chatmodes`, `.windsurf/rules`,
+`.windsurf/workflows`, `.codex/skills`, `.codex/prompts`, `.cline/`, `.continue/rules`,
+`.continue/prompts`, `.roo/rules` and `.kiro/steering` (a skill's scripts included),
+and `AGENT.md`, anywhere in the workspace.
 It looks for invisible characters (bidi controls U+202A–U+202E and U+2066–U+2069,
 zero-width U+200B–U+200D, U+2060, U+FEFF other than a leading byte-order mark, tag
 characters U+E0000–U+E007F), reported by code point, line and column, never printed
 (a U+200D joining two emoji, as in 👩‍💻, is how that emoji is written, not hidden text);
 and for injection phrases: `curl … | sh`, `--dangerously-skip-permissions`,
-`bypassPermissions`, "ignore previous instructions".
+`bypassPermissions`, "ignore previous instructions" (not when it is quoted on its
+line: named as an example of an attack, not said).
 
 ## Why it matters
 Agents follow these files as instructions. Hidden characters let a reviewer see one
@@ -35,12 +38,14 @@ from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 from ztsa.walk import all_files
 
-EXACT = {"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules",
+EXACT = {"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENT.md", "GEMINI.md", ".cursorrules",
          ".windsurfrules", ".clinerules", ".github/copilot-instructions.md"}
 PREFIXES = (".github/instructions/", ".claude/commands/", ".claude/agents/",
             ".claude/skills/", ".cursor/rules/", ".clinerules/", ".agents/",
             ".gemini/skills/", ".gemini/commands/", ".github/agents/", ".github/prompts/",
-            ".github/chatmodes/", ".windsurf/rules/", ".windsurf/workflows/")
+            ".github/chatmodes/", ".windsurf/rules/", ".windsurf/workflows/",
+            ".codex/skills/", ".codex/prompts/", ".cline/", ".continue/rules/",
+            ".continue/prompts/", ".roo/rules/", ".kiro/steering/")
 HIDDEN = LazyRe("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff\U000e0000-\U000e007f]")
 PHRASES = (
     (LazyRe(r"\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b", re.I),
@@ -70,6 +75,17 @@ def _joins_emoji(line: str, i: int) -> bool:
     return j >= 0 and i + 1 < len(line) and _emoji(line[j]) and _emoji(line[i + 1])
 
 
+QUOTED = LazyRe("(?<![\\w])'[^'\n]*'(?![\\w])|\"[^\"\n]*\"|`[^`\n]*`|\u201c[^\u201d\n]*\u201d"
+                 "|\u2018[^\u2019\n]*\u2019")
+
+
+def _quoted(line: str, start: int, end: int) -> bool:
+    """Is line[start:end] inside quotes ('...', "...", `...`, curly ones) on its line: the
+    phrase named as an example (`e.g. 'Ignore previous instructions'`), not said? An
+    apostrophe inside a word (don't) opens no quote."""
+    return any(q.start() < start and end <= q.end() for q in QUOTED.finditer(line))
+
+
 def is_instruction_file(rel: str) -> bool:
     name = rel.rsplit("/", 1)[-1]
     if rel.startswith(".cursor/rules/") or "/.cursor/rules/" in rel:
@@ -97,8 +113,9 @@ def check(ctx: Context) -> Outcome:
                 if hidden <= MAX_REPORTS:
                     f.fail(f"U+{ord(m.group()):04X} at line {lineno}, column {m.start() + 1}",
                            path=rel, line=lineno)
-            for rx, what in PHRASES:
-                if rx.search(line):
+            for i, (rx, what) in enumerate(PHRASES):
+                m = rx.search(line)
+                if m and not (i == len(PHRASES) - 1 and _quoted(line, m.start(), m.end())):
                     f.fail(f"line {lineno} {what}", path=rel, line=lineno)
         if hidden > MAX_REPORTS:
             f.fail(f"{hidden - MAX_REPORTS} more hidden character(s) not listed", path=rel)
