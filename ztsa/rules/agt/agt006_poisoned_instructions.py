@@ -114,8 +114,9 @@ def check(ctx: Context) -> Outcome:
                     f.fail(f"U+{ord(m.group()):04X} at line {lineno}, column {m.start() + 1}",
                            path=rel, line=lineno)
             for i, (rx, what) in enumerate(PHRASES):
-                m = rx.search(line)
-                if m and not (i == len(PHRASES) - 1 and _quoted(line, m.start(), m.end())):
+                said = rx.search(line)
+                if said and not (i == len(PHRASES) - 1
+                                 and _quoted(line, said.start(), said.end())):
                     f.fail(f"line {lineno} {what}", path=rel, line=lineno)
         if hidden > MAX_REPORTS:
             f.fail(f"{hidden - MAX_REPORTS} more hidden character(s) not listed", path=rel)
