@@ -11,12 +11,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* May the caller (a->exe) use rule id? A rule for listed programs only with its exe. */
+int ztsa_may_use(const struct ztsa_allow *a, int id) {
+    if (!a->programs || id < 0 || id >= a->n_programs || !a->programs[id])
+        return 1;
+    if (!a->exe)
+        return 0;
+    for (const char *p = a->programs[id]; *p; p += strlen(p) + 1)
+        if (strcmp(p, a->exe) == 0)
+            return 1;
+    return 0;
+}
+
 static int net_match(const struct ztsa_allow *a, int version, const unsigned char *addr,
                      int port, int *rule) {
     int len = version == 4 ? 4 : 16;
     for (int i = 0; i < a->n_net; i++) {
         const struct ztsa_net_rule *r = &a->net[i];
-        if (r->version != version || (r->port && r->port != port))
+        if (r->version != version || (r->port && r->port != port) || !ztsa_may_use(a, r->id))
             continue;
         int match = 1;
         for (int k = 0; k < len && match; k++)

@@ -149,6 +149,7 @@ int net_not_public(int version, const unsigned char *a); /* never opened by an a
 int net_is_resolver(int version, const unsigned char *a);
 int net_is_denied(int version, const unsigned char *a); /* a policy's net.deny */
 int meta_writable_at(int dirfd, const char *path); /* on a writable mount of the tree's */
+int ztsa_may_use(const struct ztsa_allow *a, int id); /* a rule for some programs only */
 void net_learn(int version, const unsigned char *a, int rule, unsigned int ttl,
                const char *name);
 int net_querier_of(const void *peer, unsigned int len); /* host pid, -1 */

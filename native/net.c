@@ -77,6 +77,7 @@ static struct {
     int diag;                  /* sock_diag in the tree's namespace */
     struct learnt learnt[MAX_LEARNT];
     int n_learnt;
+    char exe[4096]; /* the caller's program, when some rule is for listed programs only */
 } N = {.diag = -1};
 
 unsigned long long net_mono_ns(void) {
@@ -361,7 +362,11 @@ static long deny_net(pid_t pid, const char *call, int version, const unsigned ch
     char shown[128];
     show_addr(version, a, port, shown, sizeof shown);
     /* on loopback, nothing of the tree's listens there: a host's service needs a rule */
-    const char *why = is_loopback(version, a)
+    char for_program[4200];
+    snprintf(for_program, sizeof for_program, "not in --allow-net for program %s",
+             N.exe[0] ? N.exe : "(unknown)");
+    const char *why = N.plan->allow.n_programs > 0 ? for_program
+                      : is_loopback(version, a)
                           ? "not in --allow-net (no server of the tree listens there; the "
                             "host's loopback is reached only by a rule naming it)"
                           : "not in --allow-net";
@@ -578,17 +583,41 @@ int net_querier_of(const void *peer, unsigned int len) {
 static int tree_listens(int type, int port);
 static int host_listener_is_ours(int type, int port);
 
-static int decide_ip(int version, const unsigned char *a, int port, const unsigned char *sa,
-                     unsigned int len, int call, int type, char *rule_text, size_t size) {
+/* Rules for listed programs: the caller's executable as the kernel resolved it at its
+   exec (/proc/PID/exe); "" when unknown (a rule for listed programs then allows it
+   nothing). Read only when some rule is one. */
+static const char *caller_exe(pid_t pid) {
+    char where[32];
+    snprintf(where, sizeof where, "%d/exe", (int)pid);
+    ssize_t n = readlinkat(helper_proc(), where, N.exe, sizeof N.exe - 1);
+    N.exe[n > 0 ? n : 0] = 0;
+    return N.exe;
+}
+
+static int decide_ip(pid_t pid, int version, const unsigned char *a, int port,
+                     const unsigned char *sa, unsigned int len, int call, int type,
+                     char *rule_text, size_t size) {
     int rule;
-    int why = ztsa_decide(&N.plan->allow, call, -1, sa, len, NULL, &rule);
+    struct ztsa_allow allow = N.plan->allow;
+    N.exe[0] = 0;
+    if (allow.n_programs > 0) {
+        const char *exe = caller_exe(pid);
+        allow.exe = *exe ? exe : NULL;
+    }
+    int why = ztsa_decide(&allow, call, -1, sa, len, NULL, &rule);
+    const char *listed = N.exe[0] ? " (program " : "", *end = N.exe[0] ? ")" : "";
     if (why == ZTSA_ALLOW_RULE && rule != ZTSA_RULE_DNS) {
-        snprintf(rule_text, size, "%s", net_rule_spec(rule));
+        int restricted = allow.programs && rule < allow.n_programs && allow.programs[rule];
+        snprintf(rule_text, size, "%s%s%s%s", net_rule_spec(rule), restricted ? listed : "",
+                 restricted ? N.exe : "", restricted ? end : "");
         return 1;
     }
     const struct learnt *l = learnt_for(version, a, port);
-    if (l) {
-        snprintf(rule_text, size, "%s (%s)", net_rule_spec(l->rule), l->name);
+    if (l && ztsa_may_use(&allow, l->rule)) {
+        int restricted = allow.programs && l->rule < allow.n_programs &&
+                         allow.programs[l->rule];
+        snprintf(rule_text, size, "%s (%s)%s%s%s", net_rule_spec(l->rule), l->name,
+                 restricted ? listed : "", restricted ? N.exe : "", restricted ? end : "");
         return 1;
     }
     if (port == 53 || (is_loopback(version, a) && tree_listens(type, port)))
@@ -639,7 +668,8 @@ static long net_connect(const struct seccomp_notif *req) {
                               kernel's answer, on the socket the helper holds */
         result = connect(dup, (struct sockaddr *)sa, len) < 0 ? -errno : 0;
     } else {
-        int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_CONNECT, type, rule, sizeof rule);
+        int d = decide_ip(pid, version, a, port, sa, len, ZTSA_CALL_CONNECT, type, rule,
+                          sizeof rule);
         if (d > 0) {
             result = host ? connect_here(req, dup, sa, len, rule)
                           : net_swap_connect(req, dup, fd, sa, len, rule);
@@ -781,7 +811,7 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
     if (!version) /* the kernel's answer for it, on the socket the helper holds */
         return send_copy(*dup, data, n, flags, sa, len);
     char rule[1024];
-    int d = decide_ip(version, a, port, sa, len, ZTSA_CALL_SEND, type, rule, sizeof rule);
+    int d = decide_ip(pid, version, a, port, sa, len, ZTSA_CALL_SEND, type, rule, sizeof rule);
     if (d < 0 || (d == 0 && host))
         return deny_net(pid, call, version, a, port, type);
     if (d == 0 && port == 53) { /* a query: sent here, to name its sender */

@@ -41,6 +41,12 @@ struct ztsa_allow {
     const char *const *unix_paths; /* --allow-unix: resolved paths, "@name" abstract */
     int n_unix;
     const char *workspace;         /* resolved */
+    /* a policy's rules per program: programs[id] lists the executables (each ends with
+       a NUL, the list with an empty one) that rule id is for; NULL: any program. exe:
+       the caller's (/proc/PID/exe), NULL when unknown: then no listed rule matches */
+    const char *const *programs;
+    int n_programs;
+    const char *exe;
 };
 
 enum ztsa_call { ZTSA_CALL_CONNECT = 0, ZTSA_CALL_SEND = 1 };

@@ -168,3 +168,27 @@ def test_the_json_schema_in_docs_says_what_the_parser_accepts(world):
     assert set(schema["properties"]["waiver"]["items"]["properties"]) == tiers.WAIVER_KEYS
     for section, keys in tiers.SCHEMA.items():
         assert set(schema["properties"][section]["properties"]) == set(keys)
+
+
+def test_a_rule_for_listed_programs(world, tmp_path):
+    node = tmp_path / "bin" / "node"
+    node.parent.mkdir()
+    node.write_text("")
+    link = tmp_path / "bin" / "nodejs"
+    os.symlink(node, link)
+    world["user"].write_text(
+        f'[net]\nallow = [\n  {{to = "registry.npmjs.org:443", binaries = ["{link}"]}},\n'
+        '  "example.org:443",\n]\n')
+    t = tiers.load(str(world["ws"]), "repo")
+    e = t.entries[("net", "allow")][0]
+    assert e.value == "registry.npmjs.org:443" and e.binaries == (str(node),)  # resolved
+    assert e.where == f"{world['user']}:3"
+    assert tiers.programs(t, []) == {"registry.npmjs.org:443": (str(node),)}
+    # the same spec as a flag is open to every program
+    assert tiers.programs(t, ["registry.npmjs.org:443"]) == {}
+    for bad, says in (('{to = "a.test", binaries = ["node"]}', "absolute paths"),
+                      ('{to = "a.test", binaries = []}', "absolute paths"),
+                      ('{to = "a.test", programs = ["/x"]}', "unknown key 'programs'")):
+        world["user"].write_text(f"[net]\nallow = [{bad}]\n")
+        done = ztsa("policy", "check", str(world["user"]))
+        assert done.returncode == 2 and says in done.stderr, done.stderr

@@ -458,9 +458,11 @@ def cmd_exec(args: argparse.Namespace) -> int:
     try:  # the policy files' entries join the flags; what a tier forbids is refused
         policy_tiers = tiers.load(os.path.abspath(args.workspace), args.profile)
         tiers.check_profile(policy_tiers, args.profile)
+        cli_net = list(args.allow_net)
         merged = tiers.merge_exec(policy_tiers, {f: list(getattr(args, f))
                                                  for f in tiers.FLAGS},
                                   os.path.abspath(args.workspace), args.home)
+        restricted = tiers.programs(policy_tiers, cli_net)
         for flag, values in merged.items():
             setattr(args, flag, [int(v) for v in values] if flag == "allow_listen"
                     else list(dict.fromkeys(values)))
@@ -503,6 +505,14 @@ def cmd_exec(args: argparse.Namespace) -> int:
                           file=sys.stderr)
     except PolicyError as exc:
         raise UsageError(f"--allow-net: {exc}") from None
+    if restricted:  # a policy's rules for listed programs (the helper reads /proc/PID/exe)
+        rules = [r._replace(binaries=restricted[r.spec]) if r.spec in restricted else r
+                 for r in rules]
+        from ztsa.sandbox import native as nat
+
+        if not (os.geteuid() == 0 or nat.userns_available()):
+            print("ztsa: net.allow rules for listed programs need the tree's network "
+                  "namespace; here they allow nothing", file=sys.stderr)
     names_a_host = any(not _is_ip_spec(s) for s in args.allow_net)
     try:
         dns_servers = resolvers(list(args.dns)) if (args.dns or names_a_host) else []

@@ -50,6 +50,7 @@ class Entry(NamedTuple):
     tier: str  # enterprise, user, workspace, or "command line"
     where: str  # FILE:LINE, or the flag
     ignored: str = ""  # why it does not count (a workspace allow under untrusted)
+    binaries: tuple[str, ...] = ()  # a net.allow rule for these programs only
 
     def origin(self) -> str:
         return f"{self.where} ({self.tier})"
@@ -198,6 +199,11 @@ def parse(path: str, tier: str, in_pyproject: bool = False,
                 raise PolicyFileError(f"{where}: {section}.{key} must be an array")
             entries = []
             for item in items:
+                binaries: tuple[str, ...] = ()
+                if isinstance(item, dict) and (section, key) == ("net", "allow"):
+                    line = _element_line(text, int(where.rsplit(":", 1)[1]),
+                                         str(item.get("to", "")))
+                    item, binaries = _program_rule(item, f"{path}:{line}")
                 line = _element_line(text, int(where.rsplit(":", 1)[1]), item) if isinstance(
                     item, (str, int)) else int(where.rsplit(":", 1)[1])
                 _check(kind, section, key, item, f"{path}:{line}")
@@ -205,9 +211,38 @@ def parse(path: str, tier: str, in_pyproject: bool = False,
                     value_ = _expand(section, key, item, tier, workspace)
                 except PolicyFileError as exc:
                     raise PolicyFileError(f"{path}:{line}: {exc}") from None
-                entries.append(Entry(value_, tier, f"{path}:{line}"))
+                entries.append(Entry(value_, tier, f"{path}:{line}", binaries=binaries))
             out[(section, key)] = entries
     return out
+
+
+def _program_rule(item: dict[str, object], where: str) -> tuple[object, tuple[str, ...]]:
+    """{to = "SPEC", binaries = ["/usr/bin/node", ...]}: (SPEC, the programs resolved as
+    the kernel names an executable at exec)."""
+    unknown = sorted(set(item) - {"to", "binaries"})
+    if unknown:
+        raise PolicyFileError(f"{where}: unknown key {unknown[0]!r} in a net.allow rule "
+                              "(known: to, binaries)")
+    progs = item.get("binaries")
+    if not isinstance(progs, list) or not progs or not all(
+            isinstance(p, str) and os.path.isabs(p) for p in progs):
+        raise PolicyFileError(f"{where}: net.allow: binaries is a list of absolute paths")
+    return item.get("to"), tuple(dict.fromkeys(os.path.realpath(str(p)) for p in progs))
+
+
+def programs(t: Tiers, flags: list[str]) -> dict[str, tuple[str, ...]]:
+    """The net.allow specs that are for listed programs only: those that every entry
+    naming them restricts (a flag or an unrestricted entry opens the spec to all)."""
+    out: dict[str, tuple[str, ...]] = {}
+    open_ = set(flags)
+    for e in t.entries.get(("net", "allow"), []):
+        if e.ignored:
+            continue
+        if not e.binaries:
+            open_.add(str(e.value))
+        else:
+            out[str(e.value)] = tuple(dict.fromkeys([*out.get(str(e.value), ()), *e.binaries]))
+    return {k: v for k, v in out.items() if k not in open_}
 
 
 WAIVER_KEYS = {"rule", "path", "env", "package", "reason", "expires", "sha256"}

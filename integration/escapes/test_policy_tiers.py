@@ -94,3 +94,32 @@ def test_a_run_cannot_give_later_runs_a_looser_policy_through_pyproject(run: Run
     # an ordinary edit of the rest of the file is the tree's to make
     proc, _ = run("sh", "-c", "sed -i 's/1.0/1.1/' pyproject.toml", env=policy_env())
     assert proc.returncode == 0 and 'version = "1.1"' in pyproject.read_text()
+
+
+@pytest.mark.parametrize("mode_log", [True, False], ids=["log", "no-log"])
+def test_a_rule_for_one_program_is_that_programs_alone(run: Runner, listeners, mode_log):
+    """net.allow = [{to = ..., binaries = [python]}]: the tree's python connects; bash in
+    the same tree, to the same address, does not (arrivals counted)."""
+    port = listeners.add_tcp("service")
+    # as the tree's kernel names it: for the user, the interpreter bind-mounted for it
+    python = os.path.realpath(run.python) if run.mode == "root" else run.python
+    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
+    (xdg / "ztsa").mkdir()
+    (xdg / "ztsa" / "policy.toml").write_text(
+        f'[net]\nallow = [{{to = "127.0.0.1:{port}", binaries = ["{python}"]}}]\n')
+    for p in (xdg, xdg / "ztsa", xdg / "ztsa" / "policy.toml"):
+        os.chmod(p, 0o755)
+    env = {"XDG_CONFIG_HOME": str(xdg), "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")}
+    script = (f"{run.python} -c \"$0\" {port}; "
+              f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo bash-connected "
+              "|| echo bash-refused")
+    proc, events = run("bash", "-c", script, CONNECT, env=env, log=mode_log)
+    arrived = listeners.settle()["service"]
+    assert "connected" in proc.stdout.split("\n")[0], proc.stdout + proc.stderr
+    assert "bash-refused" in proc.stdout and arrived == 1, (proc.stdout, arrived)
+    if mode_log:
+        allowed = [e for e in events if e["event"] == "connect"]
+        assert allowed and f"(program {python})" in allowed[0]["rule"]
+        denied = [e for e in events if e["event"] == "deny" and e.get("syscall") == "connect"]
+        assert denied and denied[0]["rule"].startswith("not in --allow-net for program ")
+        assert "bash" in denied[0]["rule"]

@@ -62,13 +62,22 @@ class AllowTable:
     "@name" abstract) and the workspace. The memory is owned here."""
 
     def __init__(self, rules: list[tuple[int, int, int, int, int]], unix: list[str],
-                 workspace: str) -> None:
+                 workspace: str, programs: dict[int, tuple[str, ...]] | None = None) -> None:
+        """programs: rule id -> the executables that rule is for (a policy's binaries);
+        such a rule matches only a caller whose exe ztsa_decide is told."""
         self.c = ffi.new("struct ztsa_allow *")
         self._unix = _strings(unix)
         self._workspace = ffi.new("char[]", os.fsencode(workspace))
         self.c.unix_paths = self._unix[1]
         self.c.n_unix = len(unix)
         self.c.workspace = self._workspace
+        if programs:
+            n = max(programs) + 1
+            self._lists = [ffi.new("char[]", b"".join(os.fsencode(p) + b"\0" for p in
+                                                      programs[i]) + b"\0")
+                           if i in programs else ffi.NULL for i in range(n)]
+            self._programs = ffi.new("char *[]", self._lists)
+            self.c.programs, self.c.n_programs = self._programs, n
         self._rule = ffi.new("int *")
         self.replace(rules)
 

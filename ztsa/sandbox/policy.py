@@ -26,6 +26,8 @@ class NetRule(NamedTuple):
     port: int | None  # None: any port
     suffix: str | None = None  # "*.example.com": ".example.com", learnt at run time
     name: str | None = None  # a host name, followed when the tree resolves it (netns)
+    # a policy's rule for these programs only (resolved executables); () for any
+    binaries: tuple[str, ...] = ()
 
 
 class Decision(NamedTuple):
@@ -176,14 +178,22 @@ class Policy:
                 self.reasons.append(f"denied by {origin}")
             for n in rule.networks:
                 self.deny_nets.append((n.version, n.network_address.packed, n.netmask.packed))
+        # reason id -> the programs a policy's rule is for (ztsa_allow.programs)
+        self.programs: dict[int, tuple[str, ...]] = {}
         for rule in net:
+            what = f"--allow-net {rule.spec}" + (
+                f" (for {', '.join(rule.binaries)})" if rule.binaries else "")
             for n in rule.networks:
+                if rule.binaries:
+                    self.programs[len(self.reasons)] = rule.binaries
                 self._add(n.version, int(n.network_address), int(n.netmask), rule.port or 0,
-                          f"--allow-net {rule.spec}")
+                          what)
             if rule.suffix or rule.name:
+                if rule.binaries:
+                    self.programs[len(self.reasons)] = rule.binaries
                 self.names.append((rule.suffix or rule.name or "", bool(rule.suffix),
                                    rule.port or 0, len(self.reasons), False))
-                self.reasons.append(f"--allow-net {rule.spec}")
+                self.reasons.append(what)
         self._dns = {(a.version, int(a)) for a in dns}
         for version, value in sorted(self._dns):
             self.rules.append((version, value, _full(version), 53, RULE_DNS))
@@ -208,7 +218,8 @@ class Policy:
         if self._table is None:
             from ztsa.sandbox import native as nat
 
-            self._table = nat.AllowTable(self.rules, self.unix, self.workspace)
+            self._table = nat.AllowTable(self.rules, self.unix, self.workspace,
+                                         self.programs)
         return self._table
 
     def wildcard_for(self, name: str) -> NetRule | None:
