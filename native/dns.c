@@ -356,6 +356,65 @@ static size_t skip_name(const unsigned char *m, size_t n, size_t i) {
     return n + 1;
 }
 
+/* The name at m[i] (compression followed, at most 32 pointers), lowercased and
+   dot-joined into out; 0 when it cannot be read. */
+static int read_name(const unsigned char *m, size_t n, size_t i, char *out, size_t size) {
+    size_t o = 0;
+    for (int hops = 0; i < n && hops < 32;) {
+        unsigned int l = m[i];
+        if (l == 0) {
+            out[o] = 0;
+            return 1;
+        }
+        if ((l & 0xC0) == 0xC0) {
+            if (i + 1 >= n)
+                return 0;
+            i = (size_t)((l & 0x3F) << 8 | m[i + 1]);
+            hops++;
+            continue;
+        }
+        if (l > 63 || i + 1 + l > n || o + l + 2 > size)
+            return 0;
+        if (o)
+            out[o++] = '.';
+        for (unsigned int k = 0; k < l; k++) {
+            unsigned char c = m[i + 1 + k];
+            out[o++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        }
+        i += 1 + l;
+    }
+    return 0;
+}
+
+/* Does the answer name (as an owner or a CNAME's target) a name a policy denies? A
+   denied name behind an allowed one's CNAME is the denied name's addresses. */
+static int chain_denied(const unsigned char *m, size_t n, size_t i, int an, char *which,
+                        size_t size) {
+    for (int k = 0; k < an && i < n; k++) {
+        char owner[256], target[256];
+        int have_owner = read_name(m, n, i, owner, sizeof owner);
+        i = skip_name(m, n, i);
+        if (i + 10 > n)
+            return 0;
+        int type = m[i] << 8 | m[i + 1];
+        size_t rdlen = (size_t)(m[i + 8] << 8 | m[i + 9]);
+        i += 10;
+        if (i + rdlen > n)
+            return 0;
+        if (have_owner && name_rule(owner) <= -2) {
+            snprintf(which, size, "%s", owner);
+            return 1;
+        }
+        if (type == 5 && read_name(m, n, i, target, sizeof target) &&
+            name_rule(target) <= -2) {
+            snprintf(which, size, "%s", target);
+            return 1;
+        }
+        i += rdlen;
+    }
+    return 0;
+}
+
 static void upstream_answer(int s) {
     static unsigned char m[65536];
     struct sockaddr_storage from;
@@ -390,6 +449,31 @@ static void upstream_answer(int s) {
     p->used = 0;
     int an = m[6] << 8 | m[7];
     size_t i = (size_t)qend;
+    char denied_name[256];
+    if (chain_denied(m, n, i, an, denied_name, sizeof denied_name)) {
+        /* the tree gets NXDOMAIN, and learns nothing of it */
+        unsigned long count = helper_count_denial();
+        helper_note_denial(count, "dns", p->name, "its answer names a denied name");
+        if (D.plan->log_fd >= 0 && helper_may_log(count)) {
+            char ename[600], edenied[600], fields[2048], who[16] = "null", tb[16];
+            if (p->to.pid > 0)
+                snprintf(who, sizeof who, "%d", p->to.pid);
+            helper_json(p->name, ename, sizeof ename);
+            helper_json(denied_name, edenied, sizeof edenied);
+            snprintf(fields, sizeof fields,
+                     "\"pid\":%s,\"syscall\":\"dns\",\"name\":\"%s\",\"type\":\"%s\","
+                     "\"decision\":\"deny\",\"rule\":\"its answer names %s, which a policy "
+                     "denies\",\"rcode\":\"NXDOMAIN\"",
+                     who, ename, type_name(p->qtype, tb, sizeof tb), edenied);
+            helper_log_event("deny", fields);
+        }
+        m[0] = (unsigned char)(p->their_id >> 8);
+        m[1] = (unsigned char)p->their_id;
+        m[3] = (unsigned char)((m[3] & 0xF0) | 3);
+        m[6] = m[7] = m[8] = m[9] = m[10] = m[11] = 0; /* no records */
+        reply_to(&p->to, m, (size_t)qend);
+        return;
+    }
     char learnt[4096] = "", refused[4096] = "";
     size_t lo = 0, ro = 0;
     for (int k = 0; k < an && i < n; k++) {

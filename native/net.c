@@ -209,8 +209,11 @@ int net_is_local(int version, const unsigned char *a) {
 
 int net_is_denied(int version, const unsigned char *a) {
     static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (version == 6 && memcmp(a, mapped, 12) == 0)
+    static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (version == 6 && (memcmp(a, mapped, 12) == 0 || memcmp(a, nat64, 12) == 0))
         return net_is_denied(4, a + 12);
+    if (version == 6 && a[0] == 0x20 && a[1] == 0x02 && net_is_denied(4, a + 2))
+        return 1; /* 6to4: 2002:V4::/48 reaches that IPv4 address */
     for (int i = 0; i < N.plan->n_deny_nets; i++) {
         const struct ztsa_net_rule *r = &N.plan->deny_nets[i];
         int len = version == 4 ? 4 : 16, hit = r->version == version;

@@ -124,7 +124,7 @@ def test_what_a_higher_tier_forbids_no_lower_tier_or_flag_opens(world):
     merged = tiers.merge_exec(t, {"allow_net": ["example.org:443", "*.other.test"]},
                               str(world["ws"]), None)
     assert merged["allow_net"] == ["example.org:443", "*.other.test"]
-    with pytest.raises(tiers.PolicyFileError, match="the workspace lies in"):
+    with pytest.raises(tiers.PolicyFileError, match="--workspace /srv/repo .* it reaches"):
         tiers.merge_exec(t, {}, "/srv/repo", None)
     done = ztsa("exec", "--profile", "repo", "--allow-net", "203.0.113.9:443", "--", "true",
                 cwd=world["ws"])
@@ -192,3 +192,66 @@ def test_a_rule_for_listed_programs(world, tmp_path):
         world["user"].write_text(f"[net]\nallow = [{bad}]\n")
         done = ztsa("policy", "check", str(world["user"]))
         assert done.returncode == 2 and says in done.stderr, done.stderr
+
+
+def test_what_an_attack_review_found_is_refused(world, tmp_path, monkeypatch):
+    """Spellings and side doors around an enterprise deny (each was a way through)."""
+    secret_dir = tmp_path / "srv" / "secret"
+    secret_dir.mkdir(parents=True)
+    link = tmp_path / "srvlink"
+    os.symlink(tmp_path / "srv", link)
+    world["enterprise"].write_text(
+        f'[fs]\ndeny_write = ["{link}/secret"]\ndeny_read = ["{secret_dir}"]\n'
+        '[env]\ndeny = ["AWS_SECRET_ACCESS_KEY"]\n')
+    t = tiers.load(str(world["ws"]), "repo")
+    ws = str(world["ws"])
+    cases = [
+        {"allow_write": [str(secret_dir)]},                      # the deny spelt by a link
+        {"secrets": ["A=env:AWS_SECRET_ACCESS_KEY"]},            # the value under a new name
+        {"secrets": [f"F=file:{secret_dir}/key"]},               # a denied file as a secret
+        {"secrets": ["C=cmd:cat /dev/null"]},                    # output nobody can judge
+    ]
+    for flags in cases:
+        with pytest.raises(tiers.PolicyFileError, match="forbidden by"):
+            tiers.merge_exec(t, flags, ws, None)
+    with pytest.raises(tiers.PolicyFileError, match="forbidden by"):  # holds a denied path
+        tiers.merge_exec(t, {}, str(tmp_path), None)
+    with pytest.raises(tiers.PolicyFileError, match="forbidden by"):  # --home by a link
+        tiers.merge_exec(t, {}, ws, f"{link}/secret/../secret")
+    # a malformed flag beside a deny is a usage error, not a crash
+    world["enterprise"].write_text('[net]\ndeny = ["203.0.113.0/24"]\n')
+    done = ztsa("exec", "--profile", "repo", "--allow-net", "*.test", "--", "true",
+                cwd=world["ws"])
+    assert done.returncode == 2, done.stderr
+
+
+def test_the_machines_policy_is_read_whatever_the_variable_says(world, monkeypatch):
+    monkeypatch.setattr(tiers, "SYSTEM_POLICY", str(world["enterprise"]))
+    world["enterprise"].write_text('[net]\ndeny = ["203.0.113.0/24"]\n')
+    monkeypatch.setenv("ZTSA_SYSTEM_POLICY", str(world["ws"] / "absent.toml"))
+    t = tiers.load(str(world["ws"]), "repo")
+    assert t.values("net", "deny") == ["203.0.113.0/24"]
+
+
+def test_a_user_tier_inside_the_workspace_is_the_repositorys(world, monkeypatch):
+    config = world["ws"] / ".config"
+    (config / "ztsa").mkdir(parents=True)
+    (config / "ztsa" / "policy.toml").write_text('[net]\nallow = ["example.org:443"]\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    assert tiers.load(str(world["ws"]), "untrusted").values("net", "allow") == []
+    assert tiers.load(str(world["ws"]), "repo").entries[("net", "allow")][0].tier == "workspace"
+
+
+def test_a_repository_chooses_no_secret_and_reads_no_policy_through_a_link(world, tmp_path):
+    (world["ws"] / ".ztsa.toml").write_text('[env]\nsecret = ["AWS_SECRET_ACCESS_KEY"]\n')
+    assert tiers.load(str(world["ws"]), "repo").values("env", "secret") == []
+    (world["ws"] / ".ztsa.toml").unlink()
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text('[project]\nname = "x"\n[tool.ztsa.net]\nallow = ["0.0.0.0/0"]\n')
+    os.symlink(elsewhere, world["ws"] / "pyproject.toml")
+    with pytest.raises(tiers.PolicyFileError, match="symbolic link"):
+        tiers.load(str(world["ws"]), "repo")
+    (world["ws"] / "pyproject.toml").unlink()
+    (world["ws"] / "pyproject.toml").write_text(
+        'tool = "x"\ndescription = """\n[tool.ztsa]\n"""\n')
+    assert tiers.load(str(world["ws"]), "repo").entries == {}  # no crash, no table

@@ -130,3 +130,17 @@ def test_a_malformed_waiver_is_an_error_naming_its_table(world, text, says):
     code, _, err = check(world["ws"])
     line = text.splitlines().index("[[waiver]]") + 1
     assert code == 2 and f"{world['user']}:{line}: " in err and says in err, err
+
+
+def test_a_package_waiver_is_for_that_package_only():
+    r = Result(id="SUP003", slug="s", category="SUP", title="t", severity="high",  # type: ignore[arg-type]
+               action="block", status=Status.FAIL, gating=True, message="m", fix="f",  # type: ignore[arg-type]
+               evidence=(Evidence("node_modules/lodash.evil (package-lock.json:3) has an "
+                                  "install script and is not allowlisted"),))
+    for name in ("lodash", "install", "script"):
+        w = Entry(Waiver("SUP003", "r", datetime.date(2999, 1, 1), package=name), "user",
+                  "p.toml:1")
+        assert apply((r,), [w], "/w")[0].status is Status.FAIL, name
+    w = Entry(Waiver("SUP003", "r", datetime.date(2999, 1, 1), package="lodash.evil"),
+              "user", "p.toml:1")
+    assert apply((r,), [w], "/w")[0].status is Status.WAIVED

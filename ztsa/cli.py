@@ -475,6 +475,11 @@ def cmd_exec(args: argparse.Namespace) -> int:
                                  "does not go with --home")
             preset_hosts = agents.hosts(args.agents)
             tiers.check_net(policy_tiers, preset_hosts, f"--agent {','.join(args.agents)}")
+            home = os.environ.get("HOME") or ""
+            tiers.check_paths(policy_tiers, [
+                (os.path.join(home, p), f"--agent {name}")
+                for name in args.agents
+                for p in (agents.AGENTS[name].state, *agents.AGENTS[name].copies)])
             args.allow_net = [*preset_hosts, *args.allow_net]
     except tiers.PolicyFileError as exc:
         raise UsageError(str(exc)) from None

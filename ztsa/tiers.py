@@ -72,8 +72,18 @@ class Tiers(NamedTuple):
         return [e for es in self.entries.values() for e in es if e.ignored]
 
 
+SYSTEM_POLICY = "/etc/ztsa/policy.toml"
+
+
+def enterprise_paths() -> list[str]:
+    """/etc/ztsa/policy.toml whenever it exists, and $ZTSA_SYSTEM_POLICY beside it: the
+    variable (for tests) adds a file, it never takes the machine's away."""
+    extra = os.environ.get("ZTSA_SYSTEM_POLICY")
+    return list(dict.fromkeys([SYSTEM_POLICY, *([extra] if extra else [])]))
+
+
 def enterprise_path() -> str:
-    return os.environ.get("ZTSA_SYSTEM_POLICY") or "/etc/ztsa/policy.toml"
+    return enterprise_paths()[-1]
 
 
 def user_path() -> str:
@@ -96,12 +106,24 @@ def workspace_path(workspace: str) -> tuple[str, bool] | None:
     return (pyproject, True) if re.search(r"^\s*\[tool\.ztsa(\.|\])", text, re.M) else None
 
 
-def _read(path: str) -> str:
+def _read(path: str, follow: bool = True) -> str:
+    """A policy file's text; a workspace's (follow False) only as a regular file of its
+    own, never through a link."""
+    import stat
+
     try:
-        with open(path, "rb") as f:
-            data = f.read(1 << 20)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
+                     | (0 if follow else os.O_NOFOLLOW))
     except OSError as exc:
-        raise PolicyFileError(f"{path}: cannot read: {exc.strerror}") from None
+        why = "a symbolic link" if exc.errno == 40 else exc.strerror
+        raise PolicyFileError(f"{path}: cannot read: {why}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PolicyFileError(f"{path}: not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(1 << 20)
+    finally:
+        os.close(fd)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -159,7 +181,7 @@ def parse(path: str, tier: str, in_pyproject: bool = False,
     """One file's entries. PolicyFileError names the file, line and key."""
     from ztsa.parsing import ParseError, load_toml
 
-    text = _read(path)
+    text = _read(path, follow=tier != "workspace")
     try:
         doc = load_toml(text, path)
     except ParseError as exc:  # tomllib names the line and column, or the end
@@ -169,7 +191,8 @@ def parse(path: str, tier: str, in_pyproject: bool = False,
         raise PolicyFileError(f"{path}:{line}: {why}") from None
     prefix = "tool.ztsa." if in_pyproject else ""
     if in_pyproject:
-        doc = doc.get("tool", {}).get("ztsa", {})
+        tool = doc.get("tool", {})
+        doc = tool.get("ztsa", {}) if isinstance(tool, dict) else {}
         if not isinstance(doc, dict):
             raise PolicyFileError(f"{path}: [tool.ztsa] is not a table")
     lines = _key_lines(text, prefix)
@@ -390,19 +413,27 @@ def load(workspace: str | None, profile: str | None) -> Tiers:
     what a workspace tier may say (None: show everything, ignore nothing)."""
     entries: dict[tuple[str, str], list[Entry]] = {}
     files: list[tuple[str, str]] = []
-    sources: list[tuple[str, str, bool]] = [("enterprise", enterprise_path(), False),
-                                            ("user", user_path(), False)]
+    sources: list[tuple[str, str, bool]] = [("enterprise", p, False)
+                                            for p in enterprise_paths()]
+    user = user_path()
+    # a user file the tree could have written (in the workspace) is the repository's
+    in_ws = workspace is not None and _inside(os.path.realpath(user),
+                                              os.path.realpath(workspace))
+    sources.append(("workspace" if in_ws else "user", user, False))
     found = workspace_path(workspace) if workspace else None
     if found:
         sources.append(("workspace", found[0], found[1]))
     for tier, path, in_pyproject in sources:
-        if not os.path.exists(path):
+        if not os.path.lexists(path):
             continue
         files.append((tier, path))
         for k, es in parse(path, tier, in_pyproject, workspace).items():
             if tier == "workspace" and profile == "untrusted" and k not in TIGHTENING:
                 es = [e._replace(ignored="untrusted: the repository's own policy may only "
                                  "tighten") for e in es]
+            elif tier == "workspace" and k == ("env", "secret"):
+                es = [e._replace(ignored="a repository does not choose which of your "
+                                 "credentials a run gets") for e in es]
             entries.setdefault(k, []).extend(es)
     return Tiers(entries, files)
 
@@ -477,31 +508,51 @@ def merge_exec(t: Tiers, flags: dict[str, list[str]], workspace: str, home: str 
         raise PolicyFileError(f"{what.where} ({what.tier}) is refused: {why} "
                               f"{by.value!r}, forbidden by {by.origin()}")
 
+    def spellings(path: str) -> set[str]:
+        """A path as written (normalised) and as it really is: a deny entry or a flag
+        spelled through a link is both."""
+        p = os.path.normpath(os.path.expanduser(path))
+        return {p, os.path.realpath(p)}
+
+    def meets(a: str, b: str) -> bool:  # either lies in the other
+        return any(_inside(x, y) or _inside(y, x) for x in spellings(a) for y in spellings(b))
+
     for e in merged["allow_net"]:
         for d in deny("net", "deny", e):
-            if _net_conflict(str(e.value), str(d.value)):
+            try:
+                conflict = _net_conflict(str(e.value), str(d.value))
+            except ValueError as exc:  # a malformed spec: the usage error it is
+                raise PolicyFileError(f"{e.where}: {exc}") from None
+            if conflict:
                 refuse(e, d, "it opens")
     for flag in ("allow_write", "allow_read"):
         for e in merged[flag]:
-            path = os.path.realpath(os.path.expanduser(str(e.value)))
             keys = ["deny_write"] if flag == "allow_write" else []
             for d in [d for k in [*keys, "deny_read"] for d in deny("fs", k, e)]:
-                if _inside(path, str(d.value)) or _inside(str(d.value), path):
+                if meets(str(e.value), str(d.value)):
                     refuse(e, d, "it reaches")
-    place = Entry(workspace, "command line", f"--workspace {workspace}")
-    for d in [*deny("fs", "deny_write", place), *deny("fs", "deny_read", place)]:
-        if _inside(os.path.realpath(workspace), str(d.value)):
-            refuse(place, d, "the workspace lies in")
-    if home:
-        place = Entry(home, "command line", f"--home {home}")
+    # the writable places a run always has: the workspace (a denied path may be neither
+    # in it nor hold it) and --home
+    for where, what in ((workspace, f"--workspace {workspace}"),
+                        *(((home, f"--home {home}"),) if home else ())):
+        place = Entry(where, "command line", what)
         for d in [*deny("fs", "deny_write", place), *deny("fs", "deny_read", place)]:
-            if _inside(os.path.realpath(home), str(d.value)) or _inside(str(d.value), home):
+            if meets(where, str(d.value)):
                 refuse(place, d, "it reaches")
     for flag in ("env_specs", "secrets"):
         for e in merged[flag]:
+            name, _, source = str(e.value).partition("=")
+            kind, _, arg = source.partition(":")
             for d in deny("env", "deny", e):
-                if str(e.value).partition("=")[0] == d.value:
+                if d.value in (name, arg if flag == "secrets" and kind == "env" else None):
                     refuse(e, d, "it passes")
+            if flag == "secrets" and kind == "file":
+                for d in deny("fs", "deny_read", e):
+                    if meets(arg, str(d.value)):
+                        refuse(e, d, "it reads")
+            if flag == "secrets" and kind == "cmd":  # its output cannot be judged
+                for d in [*deny("fs", "deny_read", e), *deny("env", "deny", e)]:
+                    refuse(e, d, "a command's output could hold what a deny names:")
     return {flag: [str(e.value) for e in es] for flag, es in merged.items()}
 
 
@@ -533,4 +584,19 @@ def check_net(t: Tiers, specs: list[str], where: str) -> None:
         for d in t.entries.get(("net", "deny"), []):
             if not d.ignored and _net_conflict(spec, str(d.value)):
                 raise PolicyFileError(f"{where} ({spec}) is refused: it opens "
+                                      f"{d.value!r}, forbidden by {d.origin()}")
+
+
+def check_paths(t: Tiers, paths: list[tuple[str, str]]) -> None:
+    """Refuse places a run shows its tree (an agent preset's state: (path, what)) that
+    meet a path a tier denies reading or writing."""
+    for path, what in paths:
+        for d in [*t.entries.get(("fs", "deny_read"), []),
+                  *t.entries.get(("fs", "deny_write"), [])]:
+            if d.ignored:
+                continue
+            ours = {os.path.normpath(path), os.path.realpath(path)}
+            theirs = {str(d.value), os.path.realpath(str(d.value))}
+            if any(_inside(a, b) or _inside(b, a) for a in ours for b in theirs):
+                raise PolicyFileError(f"{what} ({path}) is refused: it reaches "
                                       f"{d.value!r}, forbidden by {d.origin()}")

@@ -51,8 +51,11 @@ def _covers(w: Waiver, e: Evidence, workspace: str) -> str | None:
         pattern = w.path if os.path.isabs(w.path) else w.path.removeprefix("./")
         return rel if fnmatch.fnmatchcase(rel, pattern) or rel == pattern else None
     text = e.detail
-    name = w.env or w.package
-    hit = re.search(rf"(?<![\w@/.-]){re.escape(name)}(?![\w-])", text)
+    if w.env:
+        hit = re.search(rf"(?<![\w@/.$-]){re.escape(w.env)}(?![\w-])", text)
+    else:  # a package as rules name one: node_modules/NAME, .pnpm/NAME@1, 'NAME', NAME@1
+        hit = re.search(rf"(?:(?<=node_modules/)|(?<=\.pnpm/)|(?<=['\"`])|^)"
+                        rf"{re.escape(w.package)}(?=[@'\"`\s(]|$)", text)
     return "" if hit else None
 
 

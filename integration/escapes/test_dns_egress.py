@@ -58,6 +58,9 @@ ANSWERS = {
     "lan.corp.test": "10.0.0.7",
     "self.corp.test": WORLD_ADDR,  # an address of the host's own (ztsa's namespace)
 }
+ALIAS, ALIAS_TO = "alias.corp.test", "evil.corp.test"  # a CNAME to another name
+# 203.0.113.10 spelt as IPv6: NAT64 and 6to4
+SIX = {"nat64.corp.test": "64:ff9b::cb00:710a", "sixtofour.corp.test": "2002:cb00:710a::1"}
 MOVING = "moving.corp.test"  # 203.0.113.10 for its first 2 A queries, then 203.0.113.11
 NEVER = "203.0.113.99"  # any other name: ztsa must never ask
 API = "api.corp.test"
@@ -212,6 +215,17 @@ class World:
             return None
         question, name, qtype = parsed
         addr, ttl = None, 60
+        if name == ALIAS and qtype == 1:  # a CNAME to another name, and its address
+            target = b"".join(bytes([len(p)]) + p.encode() for p in ALIAS_TO.split(".")) + b"\0"
+            header = query[:2] + struct.pack(">HHHHH", 0x8180, 1, 2, 0, 0)
+            cname = b"\xc0\x0c" + struct.pack(">HHIH", 5, 1, 60, len(target)) + target
+            a = (struct.pack(">H", 0xC000 | (12 + len(question)))
+                 + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton("203.0.113.10"))
+            return header + question + cname + a
+        if name in SIX and qtype == 28:
+            header = query[:2] + struct.pack(">HHHHH", 0x8180, 1, 1, 0, 0)
+            return header + question + b"\xc0\x0c" + struct.pack(">HHIH", 28, 1, 60, 16) + \
+                socket.inet_pton(socket.AF_INET6, SIX[name])
         if qtype == 1:  # A; any other type: no records (NODATA)
             if name == MOVING:
                 with self.lock:
@@ -1319,3 +1333,24 @@ def test_an_address_the_enterprise_denies_is_never_learnt(run, world):
     argv, _ = run.command("true", allow=[f"203.0.113.10:{p}"], env=env)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "forbidden by" in done.stderr
+
+
+def test_a_denied_name_behind_a_cname_and_a_denied_address_spelt_in_ipv6(run, world):
+    """alias.corp.test is a CNAME to evil.corp.test, which the enterprise denies: the
+    tree gets NXDOMAIN and learns nothing; 203.0.113.10 denied is never learnt as
+    64:ff9b::cb00:710a (NAT64) or 2002:cb00:710a::1 (6to4) either."""
+    p = world.port
+    env = _enterprise(f'[net]\ndeny = ["{ALIAS_TO}", "203.0.113.10/32"]\n')
+    proc, events = in_world(run, world, run.python, "-c", CLIENT, f"ask:gai:{ALIAS}",
+                            *(f"ask:gai:{n}" for n in SIX), allow=[f"*.corp.test:{p}"],
+                            env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert answers(proc.stdout)[ALIAS] == [("3", [])], proc.stdout
+    denied = [e for e in events if e.get("event") == "deny" and e.get("name") == ALIAS]
+    assert denied and f"its answer names {ALIAS_TO}" in denied[0]["rule"]
+    learnt = [a for e in events if e.get("event") == "dns" for a in e.get("addresses", [])]
+    refused = [a for e in events if e.get("event") == "dns" for a in e.get("refused", [])]
+    assert not set(SIX.values()) & set(learnt), learnt
+    assert set(SIX.values()) <= set(refused), refused
+    assert not [e for e in events if e.get("event") == "dns" and e.get("name") == ALIAS
+                and e.get("addresses")]

@@ -470,9 +470,14 @@ def policy_before(workspace: str) -> PyprojectState:
     ztsa.tiers), before the run. .ztsa.toml is an agent file, read-only for the tree;
     pyproject.toml is a source file the tree may write, but not ztsa's part of it."""
     data = None
+    path = os.path.join(workspace, "pyproject.toml")
+    if os.path.islink(path):  # what it names is the tree's choice: a change in itself
+        try:
+            return None, f"a link to {os.readlink(path)}"
+        except OSError as exc:
+            return None, f"a link: {exc}"
     try:
-        fd = os.open(os.path.join(workspace, "pyproject.toml"),
-                     os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             if stat.S_ISREG(os.fstat(fd).st_mode):
                 with os.fdopen(os.dup(fd), "rb") as f:
@@ -489,7 +494,7 @@ def policy_before(workspace: str) -> PyprojectState:
         tool = load_toml(data.decode("utf-8", "replace"), "pyproject.toml").get("tool", {})
     except ParseError as exc:
         return data, f"unreadable: {exc}"
-    return data, tool.get("ztsa") if isinstance(tool, dict) else None
+    return data, tool.get("ztsa") if isinstance(tool, dict) else f"tool is {tool!r}"
 
 
 def audit_policy(workspace: str, was: PyprojectState, run_id: str) -> list[Moved]:
@@ -497,7 +502,7 @@ def audit_policy(workspace: str, was: PyprojectState, run_id: str) -> list[Moved
     it is in, and the file as it was before the run put back. Never raises."""
     try:
         now = policy_before(workspace)
-        if now[1] == was[1]:
+        if now[1] == was[1]:  # a link unchanged is refused by ztsa.tiers, not followed
             return []
         reason = ("pyproject.toml's [tool.ztsa], ztsa's own policy for this workspace, "
                   "made or changed by the run")

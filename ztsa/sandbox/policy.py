@@ -250,8 +250,11 @@ class Policy:
 
     def denied(self, version: int, packed: bytes) -> bool:
         """Does a policy's net.deny cover this address?"""
-        if version == 6 and packed[:12] == b"\0" * 10 + b"\xff\xff":
-            version, packed = 4, packed[12:]
+        if version == 6 and packed[:12] in (b"\0" * 10 + b"\xff\xff",
+                                            b"\0\x64\xff\x9b" + b"\0" * 8):
+            version, packed = 4, packed[12:]  # IPv4-mapped, NAT64
+        elif version == 6 and packed[:2] == b"\x20\x02" and self.denied(4, packed[2:6]):
+            return True  # 6to4
         return any(v == version
                    and all(a & m == n for a, m, n in zip(packed, mask, net, strict=True))
                    for v, net, mask in self.deny_nets)
