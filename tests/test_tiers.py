@@ -124,7 +124,7 @@ def test_what_a_higher_tier_forbids_no_lower_tier_or_flag_opens(world):
     merged = tiers.merge_exec(t, {"allow_net": ["example.org:443", "*.other.test"]},
                               str(world["ws"]), None)
     assert merged["allow_net"] == ["example.org:443", "*.other.test"]
-    with pytest.raises(tiers.PolicyFileError, match="--workspace /srv/repo .* it reaches"):
+    with pytest.raises(tiers.PolicyFileError, match=r"--workspace /srv/repo .* it reaches"):
         tiers.merge_exec(t, {}, "/srv/repo", None)
     done = ztsa("exec", "--profile", "repo", "--allow-net", "203.0.113.9:443", "--", "true",
                 cwd=world["ws"])
