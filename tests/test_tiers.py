@@ -255,3 +255,19 @@ def test_a_repository_chooses_no_secret_and_reads_no_policy_through_a_link(world
     (world["ws"] / "pyproject.toml").write_text(
         'tool = "x"\ndescription = """\n[tool.ztsa]\n"""\n')
     assert tiers.load(str(world["ws"]), "repo").entries == {}  # no crash, no table
+
+
+def test_suggest_reads_only_audit_logs_and_one_run_at_a_time(tmp_path):
+    log = tmp_path / "a.jsonl"
+    line = {"schema": "ztsa.audit/v1", "time": 1.0, "event": "deny", "pid": 5,
+            "syscall": "openat", "path": "/ws/.claude/settings.json",
+            "rule": "protected agent file"}
+    log.write_text("\n".join(json.dumps({**line, "run": r}) for r in ("a" * 16, "b" * 16)))
+    done = ztsa("policy", "suggest", str(log))
+    assert done.returncode == 2 and "--run" in done.stderr
+    done = ztsa("policy", "suggest", str(log), "--run", "a" * 16)
+    assert done.returncode == 0 and "allow_write" not in done.stdout
+    assert "# not suggested: /ws/.claude/settings.json" in done.stdout
+    log.write_text("not json\n")
+    done = ztsa("policy", "suggest", str(log))
+    assert done.returncode == 2 and f"{log}:1: not a JSON line" in done.stderr

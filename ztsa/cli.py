@@ -316,14 +316,18 @@ def build_parser() -> argparse.ArgumentParser:
     pol = sub.add_parser(
         "policy", help="show the merged policy files, or check one", formatter_class=_Raw,
         usage="ztsa policy show [--workspace DIR] [--profile P] [--format json]\n"
-              "       ztsa policy check FILE",
+              "       ztsa policy check FILE\n"
+              "       ztsa policy suggest AUDIT.jsonl [--run ID]",
         description="The policy tiers (docs/policy.md): enterprise /etc/ztsa/policy.toml "
                     "($ZTSA_SYSTEM_POLICY),\nuser ~/.config/ztsa/policy.toml, workspace "
                     ".ztsa.toml or [tool.ztsa] in pyproject.toml.\n`show` prints every "
                     "entry with its file and line; `check` validates one file\n(exit 2 "
-                    "naming the file, line and key of what is wrong).")
-    pol.add_argument("action", choices=("show", "check"))
+                    "naming the file, line and key of what is wrong); `suggest` turns an\n"
+                    "audit log's denials into the policy that would have allowed them.")
+    pol.add_argument("action", choices=("show", "check", "suggest"))
     pol.add_argument("file", nargs="?", metavar="FILE")
+    pol.add_argument("--run", metavar="ID", help="suggest: the run of the audit log to read "
+                                                 "(when it holds several)")
     pol.add_argument("--workspace", default=".", type=_directory)
     pol.add_argument("--profile", choices=PROFILES, default=None,
                      help="the profile to judge the workspace tier under (untrusted: only "
@@ -419,6 +423,17 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
     from ztsa import tiers
 
+    if args.action == "suggest":
+        from ztsa.suggest import SuggestError, suggest
+
+        if not args.file:
+            raise UsageError("policy suggest needs an audit log: ztsa policy suggest "
+                             "AUDIT.jsonl")
+        try:
+            sys.stdout.write(suggest(args.file, args.run))
+        except SuggestError as exc:
+            raise UsageError(str(exc)) from None
+        return EXIT_PASS
     try:
         if args.action == "check":
             if not args.file:

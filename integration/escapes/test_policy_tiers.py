@@ -123,3 +123,54 @@ def test_a_rule_for_one_program_is_that_programs_alone(run: Runner, listeners, m
         denied = [e for e in events if e["event"] == "deny" and e.get("syscall") == "connect"]
         assert denied and denied[0]["rule"].startswith("not in --allow-net for program ")
         assert "bash" in denied[0]["rule"]
+
+
+def test_a_suggested_policy_lets_the_same_run_pass(run: Runner, listeners):
+    """Record a run that is refused a loopback service, a Unix socket and a directory
+    outside; `ztsa policy suggest` its log; with that as the user's policy the same run
+    is refused nothing, and what it reached arrived."""
+    import socket
+    import sys as _sys
+
+    port = listeners.add_tcp("service")
+    outside = Path(tempfile.mkdtemp(prefix="ztsa-out-"))
+    os.chmod(outside, 0o777)
+    sock = outside / "app.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock))
+    server.listen(8)
+    os.chmod(sock, 0o777)
+    code = ("import socket, sys\n"
+            "p, out = int(sys.argv[1]), sys.argv[2]\n"
+            "r = []\n"
+            "try: socket.create_connection(('127.0.0.1', p), 3).close(); r.append('tcp')\n"
+            "except OSError: pass\n"
+            "try: open(out + '/made', 'w').write('x'); r.append('file')\n"
+            "except OSError: pass\n"
+            "u = socket.socket(socket.AF_UNIX)\n"
+            "try: u.connect(out + '/app.sock'); r.append('unix')\n"
+            "except OSError: pass\n"
+            "print(' '.join(r) or 'nothing')\n")
+    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
+    (xdg / "ztsa").mkdir()
+    for p in (xdg, xdg / "ztsa"):
+        os.chmod(p, 0o755)
+    env = {"XDG_CONFIG_HOME": str(xdg), "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")}
+    argv, log = run.command(run.python, "-c", code, str(port), str(outside), env=env,
+                            log=True)
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                           cwd=run.workspace)
+    assert first.stdout.strip() == "nothing", first.stdout + first.stderr
+    assert listeners.settle()["service"] == 0
+    done = subprocess.run([_sys.executable, "-m", "ztsa", "policy", "suggest", str(log)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    policy = xdg / "ztsa" / "policy.toml"
+    policy.write_text(done.stdout)
+    os.chmod(policy, 0o644)
+    again, events = run(run.python, "-c", code, str(port), str(outside), env=env, log=True)
+    assert again.stdout.split() == ["tcp", "file", "unix"], again.stdout + again.stderr
+    assert "ztsa: 0 denied" in again.stderr, again.stderr
+    assert [e["denied"] for e in events if e["event"] == "summary"] == [0]
+    assert listeners.settle()["service"] == 1 and (outside / "made").read_text() == "x"
+    server.close()
