@@ -314,7 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.set_defaults(func=cmd_explain, parser=explain)
 
     pol = sub.add_parser(
-        "policy", help="show the merged policy files, or check one", formatter_class=_Raw,
+        "policy", help="show the merged policy files, check one, or suggest one from an "
+                   "audit log", formatter_class=_Raw,
         usage="ztsa policy show [--workspace DIR] [--profile P] [--format json]\n"
               "       ztsa policy check FILE\n"
               "       ztsa policy suggest AUDIT.jsonl [--run ID]",
