@@ -25,15 +25,33 @@ ELSEWHERE = frozenset({
     "benchmark", "samples", "sample", "demos", "demo", "playground"})
 
 
-def _members(ctx: Context) -> list[str]:
-    """The workspace member globs the root manifests name (cached per run)."""
-    cached = ctx.cache.get("scope.members")
+def ecosystem(rel: str) -> str:
+    """js, cargo, python, or "" (any) for a file, by its name: a workspace of one
+    ecosystem installs only that ecosystem's projects."""
+    name = posixpath.basename(rel)
+    if name in ("package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
+                "pnpm-lock.yaml", "bun.lock", "bun.lockb", ".npmrc", ".yarnrc.yml"):
+        return "js"
+    if name in ("Cargo.toml", "Cargo.lock", "build.rs") or rel.startswith(".cargo/"):
+        return "cargo"
+    if (name in ("pyproject.toml", "setup.py", "setup.cfg", "uv.lock", "poetry.lock",
+                 "Pipfile", "Pipfile.lock", "pdm.lock")
+            or (name.startswith("requirements") and name.endswith((".txt", ".in")))):
+        return "python"
+    return ""
+
+
+def _members(ctx: Context, eco: str = "") -> list[str]:
+    """The workspace member globs the root manifests name (cached per run), of the
+    ecosystem eco's own manifests ("" for all)."""
+    key = f"scope.members.{eco}"
+    cached = ctx.cache.get(key)
     if cached is not None:
         return list(cached)
     globs: list[str] = []
 
-    def attempt(rel: str, parser: Any, pick: Any) -> None:
-        if not ctx.ws_exists(rel):
+    def attempt(rel: str, parser: Any, pick: Any, of: str) -> None:
+        if not ctx.ws_exists(rel) or (eco and of != eco):
             return
         try:
             doc = load(ctx, rel, parser, MAX_MANIFEST_BYTES)
@@ -46,24 +64,30 @@ def _members(ctx: Context) -> list[str]:
     from ztsa.manifests.npm import parse_package_json
     from ztsa.manifests.python import parse_pyproject
 
-    attempt("package.json", parse_package_json, lambda pj: pj.workspaces)
+    attempt("package.json", parse_package_json, lambda pj: pj.workspaces, "js")
     attempt("pnpm-workspace.yaml", load_yaml,
-            lambda doc: doc.get("packages") if isinstance(doc, dict) else None)
+            lambda doc: doc.get("packages") if isinstance(doc, dict) else None, "js")
     attempt("Cargo.toml", parse_cargo_toml,
             lambda ct: (ct.data.get("workspace") or {}).get("members")
-            if isinstance(ct.data.get("workspace"), dict) else None)
+            if isinstance(ct.data.get("workspace"), dict) else None, "cargo")
     attempt("pyproject.toml", parse_pyproject,
-            lambda pp: pp.table("tool", "uv", "workspace", "members"))
-    ctx.cache["scope.members"] = tuple(globs)
+            lambda pp: pp.table("tool", "uv", "workspace", "members"), "python")
+    ctx.cache[key] = tuple(globs)
     return globs
 
 
 def in_play(ctx: Context, rel: str) -> bool:
-    """Is the file rel part of what the root installs, builds or tests?"""
+    """Is the file rel part of what the root installs, builds or tests? Only a workspace
+    of its own ecosystem can list it (pnpm's `examples/*` installs no requirements.txt
+    there), and a Python file only in a member's own directory (a requirements.txt
+    deeper in a uv member is not what `uv sync` installs)."""
     d = posixpath.dirname(rel)
     if not any(part.lower() in ELSEWHERE for part in d.split("/") if part):
         return True
     import fnmatch  # only for a path in such a directory
 
-    return any(fnmatch.fnmatchcase(d, g) or d == g or d.startswith(g + "/")
-               for g in _members(ctx) if g and not g.startswith("!"))
+    eco = ecosystem(rel)
+    exact = eco == "python"  # a glob's * crosses no / then: the member's directory only
+    return any((fnmatch.fnmatchcase(d, g) and (not exact or d.count("/") == g.count("/")))
+               or d == g or (not exact and d.startswith(g + "/"))
+               for g in _members(ctx, eco) if g and not g.startswith("!"))

@@ -43,3 +43,24 @@ def test_templates_without_a_lockfile_and_broken_fixture_manifests_are_advisory(
     out = machine.run("SUP006")
     assert out.status is Status.FAIL and out.advisory, out
     assert "could not read" in out.evidence[0].detail
+
+
+def test_a_workspace_lists_only_its_own_ecosystems_projects(machine):
+    """vercel/ai's pnpm workspace lists examples/*: pnpm installs examples/next-fastapi's
+    package.json, never its requirements.txt; python-sdk's uv members under examples/
+    are in play, a requirements.txt deeper inside one is not what `uv sync` installs."""
+    machine.ws("package.json", json.dumps({"name": "root"}))
+    machine.ws("pnpm-workspace.yaml", "packages:\n  - examples/*\n")
+    machine.ws("pnpm-lock.yaml", "lockfileVersion: '9.0'\n")
+    machine.ws("examples/next-fastapi/requirements.txt", "fastapi==0.1\n")
+    out = machine.run("SUP012")
+    assert out.status is Status.FAIL and out.advisory, out
+    machine.ws("pyproject.toml", '[project]\nname = "sdk"\nversion = "1"\n'
+               '[tool.uv.workspace]\nmembers = ["examples/clients/*"]\n')
+    machine.ws("uv.lock", "version = 1\n")
+    machine.ws("examples/clients/chat/pkg/requirements.txt", "mcp>=1\n")
+    out = machine.run("SUP012")
+    assert out.status is Status.FAIL and out.advisory, out
+    machine.ws("examples/clients/chat/requirements.txt", "mcp>=1\n")  # the member's own
+    out = machine.run("SUP012")
+    assert out.status is Status.FAIL and not out.advisory, out
