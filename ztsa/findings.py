@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ztsa.host import Host, ProbeError
-from ztsa.model import Evidence, Outcome
+from ztsa.model import Evidence, Outcome, Status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,9 +22,10 @@ class Findings:
     def fail(self, detail: str, path: str | None = None, line: int | None = None) -> None:
         self.found.append(Evidence(detail, path=path, line=line))
 
-    def error(self, what: ProbeError | str) -> None:
+    def error(self, what: ProbeError | str, path: str | None = None) -> None:
+        """path: the file a message is about (a ProbeError names its own)."""
         self.errors.append(str(what))
-        self.error_paths.append(what.path if isinstance(what, ProbeError) else None)
+        self.error_paths.append(what.path if isinstance(what, ProbeError) else path)
 
     def attempt(self, fn: Callable[..., T], *args: Any) -> T | None:
         """Call fn; a ProbeError is recorded and None returned."""
@@ -54,6 +55,10 @@ class Findings:
                 evidence = [Evidence(e.detail + note, path=e.path, line=e.line)
                             for e in self.found]
                 evidence += [Evidence(f"could not read: {e}{note}") for e in self.errors]
+                if not self.found:  # only undecided there: unknown, and advisory
+                    return Outcome(Status.UNKNOWN, "could not decide, only in examples, "
+                                   "fixtures, docs or templates: " + self.errors[0],
+                                   tuple(evidence), True)
                 return Outcome.failed(
                     (failed or f"{len(self.found)} finding(s)") + ", only in examples, "
                     "fixtures, docs or templates", evidence, advisory=True)

@@ -1,6 +1,7 @@
 """Which projects of the workspace the root's install, build and test use.
 
-A manifest under an examples, fixtures, docs, templates or benchmarks directory that no
+A manifest under an examples, fixtures, docs, templates or benchmarks directory (for JS
+and Rust projects, a test directory too) that no
 root workspace lists (npm/Yarn/Bun `workspaces`, `pnpm-workspace.yaml`, Cargo's
 `[workspace] members`, uv's `[tool.uv.workspace] members`) is elsewhere: a test
 fixture, a sample for readers, a template copied into someone else's project. Rules
@@ -23,6 +24,9 @@ ELSEWHERE = frozenset({
     "examples", "example", "fixtures", "fixture", "__fixtures__", "testdata", "test-data",
     "docs", "doc", "docs-site", "website", "templates", "template", "benchmarks",
     "benchmark", "samples", "sample", "demos", "demo", "playground"})
+# a JS or Rust project under a test directory is a fixture of the tests; a Python
+# requirements file there is usually the repository's own test dependencies
+TESTS = frozenset({"test", "tests", "__tests__", "e2e"})
 
 
 def ecosystem(rel: str) -> str:
@@ -82,11 +86,12 @@ def in_play(ctx: Context, rel: str) -> bool:
     there), and a Python file only in a member's own directory (a requirements.txt
     deeper in a uv member is not what `uv sync` installs)."""
     d = posixpath.dirname(rel)
-    if not any(part.lower() in ELSEWHERE for part in d.split("/") if part):
+    eco = ecosystem(rel)
+    elsewhere = ELSEWHERE | TESTS if eco in ("js", "cargo") else ELSEWHERE
+    if not any(part.lower() in elsewhere for part in d.split("/") if part):
         return True
     import fnmatch  # only for a path in such a directory
 
-    eco = ecosystem(rel)
     exact = eco == "python"  # a glob's * crosses no / then: the member's directory only
     return any((fnmatch.fnmatchcase(d, g) and (not exact or d.count("/") == g.count("/")))
                or d == g or (not exact and d.startswith(g + "/"))

@@ -172,8 +172,8 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
     cached = ctx.cache.get("scripted")
     if cached is not None:
         out_cached, errors = cached
-        for e in errors:
-            f.error(e)
+        for e, where in errors:
+            f.error(e, where)
         return list(out_cached)
     local = Findings()
     out: list[Scripted] = []
@@ -239,19 +239,20 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
             if installed is None:
                 if base == "bun.lockb":
                     local.error(f"{lock_rel}: binary bun.lockb cannot be read, and no "
-                                "node_modules to inspect")
+                                "node_modules to inspect", lock_rel)
                 else:
                     local.error(f"{lock_rel}: the {manager} lockfile does not record install "
-                                "scripts and there is no node_modules to inspect")
+                                "scripts and there is no node_modules to inspect", lock_rel)
                 continue
             found = [(n, w, f"{w}/package.json", None) for n, w in installed]
         for name, where, source, line in found:
             if name in al.denied:
                 continue
             out.append(Scripted(name, d, where, source, line, manager, al.names.get(name)))
-    ctx.cache["scripted"] = (tuple(out), tuple(local.errors))
-    for e in local.errors:
-        f.error(e)
+    errors = tuple(zip(local.errors, local.error_paths, strict=True))
+    ctx.cache["scripted"] = (tuple(out), errors)
+    for e, where in errors:  # with the file each is about: scope judges it
+        f.error(e, where)
     return out
 
 

@@ -40,8 +40,8 @@ def test_templates_without_a_lockfile_and_broken_fixture_manifests_are_advisory(
     out = machine.run("SUP001")
     assert out.status is Status.FAIL and out.advisory, out
     machine.ws("packages/core/test/fixtures/invalid-pkg-json/package.json", '{ "babel": { foo')
-    out = machine.run("SUP006")
-    assert out.status is Status.FAIL and out.advisory, out
+    out = machine.run("SUP006")  # undecided, there only: unknown, and advisory
+    assert out.status is Status.UNKNOWN and out.advisory, out
     assert "could not read" in out.evidence[0].detail
 
 
@@ -64,3 +64,54 @@ def test_a_workspace_lists_only_its_own_ecosystems_projects(machine):
     machine.ws("examples/clients/chat/requirements.txt", "mcp>=1\n")  # the member's own
     out = machine.run("SUP012")
     assert out.status is Status.FAIL and not out.advisory, out
+
+
+def test_an_undecidable_lockfile_of_a_benchmark_is_advisory(machine):
+    """hono's benchmarks/jsx/yarn.lock: Yarn records no install scripts and there is no
+    node_modules; the root installs no such project, so it does not block."""
+    machine.ws("package.json", json.dumps({"name": "root"}))
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {}}))
+    machine.ws("benchmarks/jsx/package.json", json.dumps({"name": "bench",
+                                                           "dependencies": {"x": "1"}}))
+    machine.ws("benchmarks/jsx/yarn.lock", '# yarn lockfile v1\n\nx@1:\n  version "1.0.0"\n')
+    out = machine.run("SUP003")
+    assert out.status is Status.UNKNOWN and out.advisory, out
+    machine.ws("yarn.lock", '# yarn lockfile v1\n\nx@1:\n  version "1.0.0"\n')
+    machine.ws("package.json", json.dumps({"name": "root", "dependencies": {"x": "1"}}))
+    (machine.workspace / "package-lock.json").unlink()
+    out = machine.run("SUP003")  # the root's own yarn.lock: gating
+    assert out.status is Status.UNKNOWN and not out.advisory, out
+
+
+def test_a_js_project_under_test_is_a_fixture_a_python_requirements_file_is_not(machine):
+    """elysia's test/cloudflare/package-lock.json; tests/requirements.txt is usually the
+    repository's own test dependencies."""
+    machine.ws("package.json", json.dumps({"name": "root"}))
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {}}))
+    machine.ws("test/cloudflare/package.json", json.dumps({"name": "cf-fixture"}))
+    machine.ws("test/cloudflare/package-lock.json", json.dumps({
+        "lockfileVersion": 3, "packages": {"node_modules/esbuild": {
+            "version": "0.25.4", "hasInstallScript": True}}}))
+    out = machine.run("SUP003")
+    assert out.status is Status.FAIL and out.advisory, out
+    machine.ws("tests/requirements.txt", "pytest\n")
+    out = machine.run("SUP012")
+    assert out.status is Status.FAIL and not out.advisory, out
+
+
+def test_lock_entries_past_the_report_limit_keep_their_file(machine):
+    """elysia: 54 entries without integrity in test/cloudflare/package-lock.json; the
+    ones past the report limit were one line without a file, which counted as in play."""
+    from ztsa.rules.sup.sup002_lock_integrity import MAX_REPORTS
+
+    machine.ws("package.json", json.dumps({"name": "root"}))
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {}}))
+    pkgs = {f"node_modules/p{i}": {"version": "1.0.0",
+                                   "resolved": f"https://registry.npmjs.org/p{i}/-/p{i}.tgz"}
+            for i in range(MAX_REPORTS + 7)}
+    machine.ws("test/cloudflare/package-lock.json",
+               json.dumps({"lockfileVersion": 3, "packages": pkgs}))
+    out = machine.run("SUP002")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert any("7 more lock entries" in e.detail and e.path == "test/cloudflare/package-lock.json"
+               for e in out.evidence)

@@ -44,6 +44,7 @@ def check(ctx: Context) -> Outcome:
     hosts = allowed_hosts(ctx)
     problems = 0
     texts: dict[str, str | None] = {}
+    unreported: dict[str, int] = {}  # lockfile -> problems past MAX_REPORTS
     for e in lock_entries(ctx, f):
         if e.kind not in ("registry", "url"):
             continue
@@ -64,8 +65,10 @@ def check(ctx: Context) -> Outcome:
                     texts[e.source] = ctx.ws_text(e.source, MAX_LOCK_BYTES)
                 f.fail(f"{e.name}@{e.version} ({e.source}) {why}", path=e.source,
                        line=entry_line(texts[e.source], e))
-    if problems > MAX_REPORTS:
-        f.fail(f"{problems - MAX_REPORTS} more lock entries with the same problems")
+            else:
+                unreported[e.source] = unreported.get(e.source, 0) + 1
+    for source, n in unreported.items():  # each with its file: the scope judges it
+        f.fail(f"{n} more lock entries with the same problems in {source}", path=source)
     return f.outcome("every registry lock entry has an integrity hash from an allowed host",
                      f"{problems} lock entr(ies) without integrity or from an untrusted source",
                      scope=lambda rel: in_play(ctx, rel))
