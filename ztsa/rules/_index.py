@@ -54,4 +54,5 @@ RULES = {
     "SUP014": ("ztsa.rules.sup.sup014_unknown_build_backend", "-/W/B"),
     "SUP015": ("ztsa.rules.sup.sup015_interpreter_startup_hooks", "W/W/B"),
     "SUP016": ("ztsa.rules.sup.sup016_prebuilt_executables", "-/-/W"),
+    "SUP017": ("ztsa.rules.sup.sup017_install_hook_unpinned_runner", "W/B/B"),
 }

@@ -3,10 +3,8 @@
 ## What it checks
 The `preinstall`, `install`, `postinstall` and `prepare` scripts of every
 `package.json` in the workspace (outside `node_modules`) for `bash -c`, `sh -c`,
-`node -e`/`--eval`, `python -c`, `curl`, `wget` and `nc`; and for a package runner
-(`npx`, `pnpx`, `bunx`, `pnpm dlx`, `yarn dlx`, `npm exec`) fetching a package without
-a version (`npx only-allow pnpm`: whatever the registry serves that day), unless told
-not to install (`--no-install`, `--no`, `--offline`).
+`node -e`/`--eval`, `python -c`, `curl`, `wget` and `nc` (a package runner fetching an
+unpinned package is SUP017's).
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
@@ -35,23 +33,6 @@ HOOKS = ("preinstall", "install", "postinstall", "prepare")
 TOOLS = LazyRe(
     r"(?:^|[\s;&|(`$])(?P<tool>(?:ba|z|da)?sh\s+-c|node\s+(?:-e|--eval|-p|--print)|"
     r"python[0-9.]*\s+-c|curl|wget|nc|ncat|netcat)(?=\s|$|['\"])")
-RUNNER = LazyRe(
-    r"(?:^|[\s;&|(`$])(?P<runner>npx|pnpx|bunx|pnpm\s+dlx|yarn\s+dlx|npm\s+exec)"
-    r"(?P<opts>(?:\s+-[^\s]*)*)\s+(?P<pkg>[^\s;&|'\"`)]+)")
-LOCAL_ONLY = ("--no-install", "--no", "-n", "--offline", "--prefer-offline")
-
-
-def unpinned_runner(cmd: str) -> str | None:
-    """The first `npx PKG` (and its cousins) that fetches PKG at no fixed version."""
-    for m in RUNNER.finditer(cmd):
-        opts = m.group("opts").split()
-        pkg = m.group("pkg")
-        version = pkg[1:].partition("@")[2] if pkg.startswith("@") else pkg.partition("@")[2]
-        if not any(o in LOCAL_ONLY for o in opts) and not version:
-            return f"{' '.join(m.group('runner').split())} {pkg}"
-    return None
-
-
 @rule(id="SUP004", slug="root-hooks-lotl", severity=Severity.MEDIUM,
       title="Root project hooks run living-off-the-land tools", actions="W/W/B")
 def check(ctx: Context) -> Outcome:
@@ -69,10 +50,6 @@ def check(ctx: Context) -> Outcome:
                 tool = " ".join(m.group("tool").split())
                 f.fail(f"{hook} runs {tool}: {cmd[:100]!r}", path=rel,
                        line=pj.line(f'"{hook}"'))
-            elif cmd and (run := unpinned_runner(cmd)):
-                f.fail(f"{hook} runs {run}, a package fetched at no fixed version: "
-                       f"{cmd[:100]!r}", path=rel, line=pj.line(f'"{hook}"'))
-    return f.outcome("no root install hook runs an inline interpreter, a download tool or "
-                     "an unpinned package",
+    return f.outcome("no root install hook runs an inline interpreter or a download tool",
                      f"{len(f.found)} install hook(s) run living-off-the-land tools",
                      scope=lambda rel: in_play(ctx, rel))

@@ -1,0 +1,69 @@
+"""Install hooks run a package fetched at no fixed version.
+
+## What it checks
+The `preinstall`, `install`, `postinstall` and `prepare` scripts of every
+`package.json` in the workspace (outside `node_modules`) for a package runner (`npx`,
+`pnpx`, `bunx`, `pnpm dlx`, `yarn dlx`, `npm exec`) fetching a package without a
+version (`npx only-allow pnpm`), unless told not to install (`--no-install`, `--no`,
+`--offline`). What is found only in a project under examples, fixtures, docs or
+templates that no root workspace lists is reported as advisory
+(ztsa.manifests.scope).
+
+## Why it matters
+A `preinstall` hook runs before anything is installed: `npx only-allow pnpm` fetches
+and runs whatever the registry serves as `only-allow` that day, with no lockfile and no
+integrity hash. It is unreviewed remote code on every install, the risk of SUP003 and
+SUP005 in one line.
+
+## How to fix
+Pin the package (`npx only-allow@1.2.1 pnpm`), or make it a devDependency and run it
+with `--no-install` so that the lockfile decides what runs.
+"""
+
+from __future__ import annotations
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
+from ztsa.manifests import MAX_MANIFEST_BYTES
+from ztsa.manifests.project import load, named
+from ztsa.manifests.scope import in_play
+from ztsa.model import Outcome, Severity
+from ztsa.registry import rule
+
+HOOKS = ("preinstall", "install", "postinstall", "prepare")
+RUNNER = LazyRe(
+    r"(?:^|[\s;&|(`$])(?P<runner>npx|pnpx|bunx|pnpm\s+dlx|yarn\s+dlx|npm\s+exec)"
+    r"(?P<opts>(?:\s+-[^\s]*)*)\s+(?P<pkg>[^\s;&|'\"`)]+)")
+LOCAL_ONLY = ("--no-install", "--no", "-n", "--offline", "--prefer-offline")
+
+
+def unpinned_runner(cmd: str) -> str | None:
+    """The first `npx PKG` (and its cousins) that fetches PKG at no fixed version."""
+    for m in RUNNER.finditer(cmd):
+        opts = m.group("opts").split()
+        pkg = m.group("pkg")
+        version = pkg[1:].partition("@")[2] if pkg.startswith("@") else pkg.partition("@")[2]
+        if not any(o in LOCAL_ONLY for o in opts) and not version:
+            return f"{' '.join(m.group('runner').split())} {pkg}"
+    return None
+
+
+@rule(id="SUP017", slug="install-hook-unpinned-runner", severity=Severity.HIGH,
+      title="Install hooks run a package fetched at no fixed version", actions="W/B/B")
+def check(ctx: Context) -> Outcome:
+    from ztsa.manifests.npm import parse_package_json  # lazily: start-up cost
+
+    f = Findings()
+    for rel in named(ctx, "package.json"):
+        pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
+        if pj is None:
+            continue
+        for hook in HOOKS:
+            cmd = pj.scripts.get(hook)
+            if cmd and (run := unpinned_runner(cmd)):
+                f.fail(f"{hook} runs {run}, a package fetched at no fixed version: "
+                       f"{cmd[:100]!r}", path=rel, line=pj.line(f'"{hook}"'))
+    return f.outcome("no install hook runs a package fetched at no fixed version",
+                     f"{len(f.found)} install hook(s) run an unpinned package",
+                     scope=lambda rel: in_play(ctx, rel))
