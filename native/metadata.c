@@ -168,25 +168,39 @@ static void load_writable(void) {
 /* Does fd lie on a writable mount of the tree's mount namespace, or of one the caller
    made itself (a nested sandbox)? Pipes, sockets and anonymous inodes have no mount in
    any namespace and no name anywhere: their metadata is the tree's own. */
+/* the mount id of path from dirfd (flags: statx's), and 1, or 0 when statx cannot say */
+static int mount_id_of(int dirfd, const char *path, int flags, unsigned long long *id) {
+    struct statx stx;
+    memset(&stx, 0, sizeof stx);
+    if (statx(dirfd, path, flags, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+        return 0;
+    *id = stx.stx_mnt_id;
+    return 1;
+}
+
+static int known_writable(unsigned long long id) {
+    if (!W.loaded)
+        load_writable();
+    for (int i = 0; i < W.n; i++)
+        if (W.id[i] == id)
+            return 1;
+    return 0;
+}
+
 static int writable(int fd, pid_t pid) {
     struct statfs sfs;
     if (fstatfs(fd, &sfs) == 0 && (sfs.f_type == PIPEFS_MAGIC_ || sfs.f_type == SOCKFS_MAGIC_ ||
                                    sfs.f_type == ANON_INODE_FS_MAGIC_))
         return 1;
-    struct statx stx;
-    memset(&stx, 0, sizeof stx);
-    if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
-        !(stx.stx_mask & STATX_MNT_ID))
+    unsigned long long id;
+    if (!mount_id_of(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, &id))
         return 0;
-    if (!W.loaded)
-        load_writable();
-    for (int i = 0; i < W.n; i++)
-        if (W.id[i] == stx.stx_mnt_id)
-            return 1;
+    if (known_writable(id))
+        return 1;
     char where[64];
     snprintf(where, sizeof where, "%d/mountinfo", pid);
     char *info = read_all(helper_proc(), where);
-    int rw = info && mount_is_rw(info, stx.stx_mnt_id);
+    int rw = info && mount_is_rw(info, id);
     free(info);
     return rw;
 }
@@ -194,16 +208,8 @@ static int writable(int fd, pid_t pid) {
 /* Is path (from dirfd, links followed, as an open follows them) on a writable mount of
    the tree's namespace? Unknown (no STATX_MNT_ID): yes, as before it was asked. */
 int meta_writable_at(int dirfd, const char *path) {
-    struct statx stx;
-    memset(&stx, 0, sizeof stx);
-    if (statx(dirfd, path, 0, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
-        return 1;
-    if (!W.loaded)
-        load_writable();
-    for (int i = 0; i < W.n; i++)
-        if (W.id[i] == stx.stx_mnt_id)
-            return 1;
-    return 0;
+    unsigned long long id;
+    return !mount_id_of(dirfd, path, 0, &id) || known_writable(id);
 }
 
 static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t len) {

@@ -20,6 +20,8 @@ network downloads from install hooks, and run them only from explicit commands.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
@@ -33,23 +35,30 @@ HOOKS = ("preinstall", "install", "postinstall", "prepare")
 TOOLS = LazyRe(
     r"(?:^|[\s;&|(`$])(?P<tool>(?:ba|z|da)?sh\s+-c|node\s+(?:-e|--eval|-p|--print)|"
     r"python[0-9.]*\s+-c|curl|wget|nc|ncat|netcat)(?=\s|$|['\"])")
-@rule(id="SUP004", slug="root-hooks-lotl", severity=Severity.MEDIUM,
-      title="Root project hooks run living-off-the-land tools", actions="W/W/B")
-def check(ctx: Context) -> Outcome:
+def install_hooks(ctx: Context, f: Findings) -> Iterator[tuple[str, str, str, int | None]]:
+    """(package.json, hook, its command, its line) for the install hooks of every
+    package.json of the workspace outside node_modules (SUP004 and SUP017)."""
     from ztsa.manifests.npm import parse_package_json  # lazily: start-up cost
 
-    f = Findings()
     for rel in named(ctx, "package.json"):
         pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
         if pj is None:
             continue
         for hook in HOOKS:
             cmd = pj.scripts.get(hook)
-            m = TOOLS.search(cmd) if cmd else None
-            if cmd and m:
-                tool = " ".join(m.group("tool").split())
-                f.fail(f"{hook} runs {tool}: {cmd[:100]!r}", path=rel,
-                       line=pj.line(f'"{hook}"'))
+            if cmd:
+                yield rel, hook, cmd, pj.line(f'"{hook}"')
+
+
+@rule(id="SUP004", slug="root-hooks-lotl", severity=Severity.MEDIUM,
+      title="Root project hooks run living-off-the-land tools", actions="W/W/B")
+def check(ctx: Context) -> Outcome:
+    f = Findings()
+    for rel, hook, cmd, line in install_hooks(ctx, f):
+        m = TOOLS.search(cmd)
+        if m:
+            tool = " ".join(m.group("tool").split())
+            f.fail(f"{hook} runs {tool}: {cmd[:100]!r}", path=rel, line=line)
     return f.outcome("no root install hook runs an inline interpreter or a download tool",
                      f"{len(f.found)} install hook(s) run living-off-the-land tools",
                      scope=lambda rel: in_play(ctx, rel))

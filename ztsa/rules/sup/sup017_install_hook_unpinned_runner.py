@@ -25,13 +25,10 @@ from __future__ import annotations
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.project import load, named
 from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
-HOOKS = ("preinstall", "install", "postinstall", "prepare")
 RUNNER = LazyRe(
     r"(?:^|[\s;&|(`$])(?P<runner>npx|pnpx|bunx|pnpm\s+dlx|yarn\s+dlx|npm\s+exec)"
     r"(?P<opts>(?:\s+-[^\s]*)*)\s+(?P<pkg>[^\s;&|'\"`)]+)")
@@ -52,18 +49,13 @@ def unpinned_runner(cmd: str) -> str | None:
 @rule(id="SUP017", slug="install-hook-unpinned-runner", severity=Severity.HIGH,
       title="Install hooks run a package fetched at no fixed version", actions="W/B/B")
 def check(ctx: Context) -> Outcome:
-    from ztsa.manifests.npm import parse_package_json  # lazily: start-up cost
+    from ztsa.rules.sup.sup004_root_hooks_lotl import install_hooks
 
     f = Findings()
-    for rel in named(ctx, "package.json"):
-        pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
-        if pj is None:
-            continue
-        for hook in HOOKS:
-            cmd = pj.scripts.get(hook)
-            if cmd and (run := unpinned_runner(cmd)):
-                f.fail(f"{hook} runs {run}, a package fetched at no fixed version: "
-                       f"{cmd[:100]!r}", path=rel, line=pj.line(f'"{hook}"'))
+    for rel, hook, cmd, line in install_hooks(ctx, f):
+        if run := unpinned_runner(cmd):
+            f.fail(f"{hook} runs {run}, a package fetched at no fixed version: "
+                   f"{cmd[:100]!r}", path=rel, line=line)
     return f.outcome("no install hook runs a package fetched at no fixed version",
                      f"{len(f.found)} install hook(s) run an unpinned package",
                      scope=lambda rel: in_play(ctx, rel))
