@@ -105,38 +105,38 @@ def suggest(path: str, run: str | None = None) -> str:
     return _render(path, run, net, unix, write, read, kept)
 
 
+def _array(key: str, entries: list[tuple[str, list[str]]]) -> list[str]:
+    """KEY = [...] with one commented line per (TOML item, why), in the order given."""
+    if not entries:
+        return []
+    return [f"{key} = [",
+            *(f"  {item},  # {'; '.join(dict.fromkeys(why))[:300]}" for item, why in entries),
+            "]"]
+
+
+def _strings(entries: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
+    return [(_toml(p), why) for p, why in sorted(entries.items())]
+
+
 def _render(path: str, run: str | None, net: dict[str, tuple[set[str], list[str]]],
             unix: dict[str, list[str]], write: dict[str, list[str]],
             read: dict[str, list[str]], kept: list[str]) -> str:
     out = [f"# suggested by `ztsa policy suggest {path}`"
            + (f" (run {run})" if run else "")
            + ": what the run's denials would have needed; review each entry"]
+    allow = []
+    for spec, (progs, why) in sorted(net.items()):
+        names = ", ".join(map(_toml, sorted(progs)))
+        allow.append((f"{{to = {_toml(spec)}, binaries = [{names}]}}" if progs
+                      else _toml(spec), why))
     if net or unix:
         out.append("[net]")
-    if net:
-        out.append("allow = [")
-        for spec, (progs, why) in sorted(net.items()):
-            names = ", ".join(map(_toml, sorted(progs)))
-            item = f"{{to = {_toml(spec)}, binaries = [{names}]}}" if progs else _toml(spec)
-            out.append(f"  {item},  # {'; '.join(dict.fromkeys(why))[:300]}")
-        out.append("]")
-    if unix:
-        out.append("unix = [")
-        out += [f"  {_toml(p)},  # {'; '.join(dict.fromkeys(w))[:300]}" for p, w in
-                sorted(unix.items())]
-        out.append("]")
+    out += _array("allow", allow)
+    out += _array("unix", _strings(unix))
     if write or read:
         out.append("[fs]")
-    if write:
-        out.append("allow_write = [")
-        out += [f"  {_toml(p)},  # {'; '.join(dict.fromkeys(w))[:300]}" for p, w in
-                sorted(write.items())]
-        out.append("]")
-    if read:
-        out.append("allow_read = [")
-        out += [f"  {_toml(p)},  # {'; '.join(dict.fromkeys(w))[:300]}" for p, w in
-                sorted(read.items())]
-        out.append("]")
+    out += _array("allow_write", _strings(write))
+    out += _array("allow_read", _strings(read))
     for k in dict.fromkeys(kept):
         out.append(f"# not suggested: {k}")
     if len(out) == 1:

@@ -36,7 +36,6 @@ SCHEMA: dict[str, dict[str, str]] = {
 # what a workspace tier may say under untrusted: only what tightens
 TIGHTENING = {("net", "deny"), ("fs", "deny_read"), ("fs", "deny_write"), ("env", "deny"),
               ("exec", "minimum_profile"), ("rules", "never_waive")}
-AGENTS = ("claude", "codex")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 RULE_ID = re.compile(r"[A-Z]{2,4}[0-9]{3}\Z")
 
@@ -80,10 +79,6 @@ def enterprise_paths() -> list[str]:
     variable (for tests) adds a file, it never takes the machine's away."""
     extra = os.environ.get("ZTSA_SYSTEM_POLICY")
     return list(dict.fromkeys([SYSTEM_POLICY, *([extra] if extra else [])]))
-
-
-def enterprise_path() -> str:
-    return enterprise_paths()[-1]
 
 
 def user_path() -> str:
@@ -162,18 +157,14 @@ def _key_lines(text: str, prefix: str) -> dict[tuple[str, str], int]:
 def _element_line(text: str, start: int, value: str | int) -> int:
     """The line of an array element VALUE at or after line START (its own line when
     the array spans several)."""
-    needle = json_string(value) if isinstance(value, str) else str(value)
+    import json
+
+    needle = json.dumps(value) if isinstance(value, str) else str(value)
     plain = f"'{value}'" if isinstance(value, str) else needle
     for number, raw in enumerate(text.splitlines()[start - 1:], start):
         if needle in raw or plain in raw:
             return number
     return start
-
-
-def json_string(value: str) -> str:
-    import json
-
-    return json.dumps(value)
 
 
 def parse(path: str, tier: str, in_pyproject: bool = False,
@@ -367,8 +358,11 @@ def _check(kind: str, section: str, key: str, item: object, where: str) -> None:
         if not pattern.match(item):
             raise PolicyFileError(f"{what}: {item!r} is not a "
                                   f"{'rule ID' if section == 'rules' else 'variable name'}")
-    if (section, key) == ("exec", "agents") and item not in AGENTS:
-        raise PolicyFileError(f"{what}: {item!r} is not an agent ({', '.join(AGENTS)})")
+    if (section, key) == ("exec", "agents"):
+        from ztsa.sandbox.agents import AGENTS
+
+        if item not in AGENTS:
+            raise PolicyFileError(f"{what}: {item!r} is not an agent ({', '.join(AGENTS)})")
     if section == "net" and key in ("allow", "deny"):
         from ztsa.sandbox.policy import PolicyError, parse_net
 
@@ -558,10 +552,6 @@ def merge_exec(t: Tiers, flags: dict[str, list[str]], workspace: str, home: str 
 
 def denied_env(t: Tiers) -> set[str]:
     return {str(v) for v in t.values("env", "deny")}
-
-
-def denied_net(t: Tiers) -> list[str]:
-    return t.strings("net", "deny")
 
 
 def denied_read(t: Tiers) -> list[str]:

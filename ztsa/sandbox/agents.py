@@ -64,7 +64,6 @@ class Setup(NamedTuple):
     # home, writable), with a mount namespace
     writable: tuple[str, ...]  # real entries the tree writes (Landlock, without one)
     env: tuple[tuple[str, str], ...]
-    shown: tuple[str, ...]  # real credential files the agent (and so the tree) can read
     # (real state directory, its kept entries, instruction globs): judged before and
     # after the run (ztsa.sandbox.agentguard)
     kept: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
@@ -82,7 +81,6 @@ def prepare(names: list[str], real_home: str, own_home: str, mounts: bool) -> Se
     binds: list[tuple[str, str, bool]] = []
     writable: list[str] = []
     env: dict[str, str] = {}
-    shown: list[str] = []
     kept: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
     for name in dict.fromkeys(names):
         agent = AGENTS[name]
@@ -117,14 +115,11 @@ def prepare(names: list[str], real_home: str, own_home: str, mounts: bool) -> Se
                 os.symlink(source, at)
                 if rw:
                     writable.append(source)
-            if entry in agent.credentials and mounts:
-                shown.append(source)
         kept.append((real, agent.keep, agent.instructions))
         for entry in agent.copies:
             _copy(os.path.join(real_home, entry), os.path.join(own_home, entry))
         env.update(agent.env)
-    return Setup(tuple(binds), tuple(writable), tuple(env.items()), tuple(shown),
-                 tuple(kept))
+    return Setup(tuple(binds), tuple(writable), tuple(env.items()), tuple(kept))
 
 
 def _copy(source: str, target: str) -> None:
