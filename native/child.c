@@ -615,7 +615,7 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     }
     if (plan->namespaces != ZTSA_NS_NONE) {
         int r = protect_mounts(plan->namespaces == ZTSA_NS_USER, plan->ro_paths, plan->n_ro);
-        if (r == 0)
+        if (r == 0 && !plan->audit) /* --audit-only: the system as the caller has it */
             r = system_readonly(plan);
         if (r == 0)
             r = hide_homes(plan);
@@ -638,6 +638,10 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
 
 unsigned long ztsa_helper_denials(void) {
     return shared_counters ? __atomic_load_n(&shared_counters->denials, __ATOMIC_RELAXED) : 0;
+}
+
+unsigned long ztsa_helper_would_deny(void) {
+    return shared_counters ? __atomic_load_n(&shared_counters->would, __ATOMIC_RELAXED) : 0;
 }
 
 unsigned long ztsa_helper_connects(void) {

@@ -203,24 +203,32 @@ static void answer_empty(const struct client *c, const unsigned char *q, int qen
     reply_to(c, m, (size_t)qend);
 }
 
+/* AUDITED: --audit-only's rule index of a name no rule names, asked upstream all the same */
+#define AUDITED (-1)
+
 static void log_query(int pid, const char *name, int qtype, int rule, const char *rcode,
-                      const char *learnt, const char *refused) {
+                      const char *learnt, const char *refused, int answered) {
     char tb[16], ename[600], fields[9000], who[16] = "null";
     if (pid > 0)
         snprintf(who, sizeof who, "%d", pid);
     helper_json(name, ename, sizeof ename);
-    if (rule < 0) {
+    int audited = rule == AUDITED && D.plan->audit && D.plan->n_resolvers;
+    if (rule < 0 && !(audited && answered)) {
         char ewhy[1024];
         helper_json(refusal(rule), ewhy, sizeof ewhy);
         snprintf(fields, sizeof fields,
                  "\"pid\":%s,\"syscall\":\"dns\",\"name\":\"%s\",\"type\":\"%s\","
-                 "\"decision\":\"deny\",\"rule\":\"%s\",\"rcode\":\"NXDOMAIN\"",
-                 who, ename, type_name(qtype, tb, sizeof tb), ewhy);
+                 "\"decision\":\"deny\",\"rule\":\"%s\",\"rcode\":\"%s\"%s",
+                 who, ename, type_name(qtype, tb, sizeof tb), ewhy,
+                 audited ? "asked upstream" : "NXDOMAIN",
+                 audited ? ",\"enforced\":false" : "");
         helper_log_event("deny", fields);
         return;
     }
     char erule[1024];
-    helper_json(net_rule_spec(D.plan->dns_names[rule].rule), erule, sizeof erule);
+    helper_json(rule < 0 ? "--audit-only (not in --allow-net)"
+                         : net_rule_spec(D.plan->dns_names[rule].rule),
+                erule, sizeof erule);
     snprintf(fields, sizeof fields,
              "\"pid\":%s,\"name\":\"%s\",\"type\":\"%s\",\"decision\":\"allow\","
              "\"rule\":\"%s\",\"rcode\":\"%s\",\"addresses\":[%s],\"refused\":[%s]",
@@ -244,7 +252,12 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
         return;
     }
     int rule = name_rule(name);
-    if (rule < 0 || !D.plan->n_resolvers) {
+    if (rule == AUDITED && D.plan->audit && D.plan->n_resolvers) {
+        /* --audit-only: what the enforced run refuses, logged, and asked all the same */
+        unsigned long count = helper_count_would();
+        if (D.plan->log_fd >= 0 && helper_may_log(count))
+            log_query(c->pid, name, qtype, rule, "", "", "", 0);
+    } else if (rule < 0 || !D.plan->n_resolvers) {
         /* NXDOMAIN: the name does not exist for the tree (a client stops at once and
            says so; REFUSED would send it on to the next resolver and retries) */
         unsigned long count = helper_count_denial();
@@ -252,7 +265,7 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
         snprintf(what, sizeof what, "%s (%s)", name, type_name(qtype, tb, sizeof tb));
         helper_note_denial(count, "dns", name, refusal(rule));
         if (D.plan->log_fd >= 0 && helper_may_log(count))
-            log_query(c->pid, name, qtype, rule, "NXDOMAIN", "", "");
+            log_query(c->pid, name, qtype, rule, "NXDOMAIN", "", "", 0);
         answer_empty(c, q, qend, 3);
         return;
     }
@@ -260,7 +273,7 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
         /* an allowed name's other records (TXT, MX, ...): no data, not asked upstream */
         if (D.plan->log_fd >= 0)
             log_query(c->pid, name, qtype, rule, "NOERROR (not asked: only A, AAAA, CNAME, SVCB "
-                                         "and HTTPS are)", "", "");
+                                         "and HTTPS are)", "", "", 1);
         answer_empty(c, q, qend, 0);
         return;
     }
@@ -493,7 +506,7 @@ static void upstream_answer(int s) {
             inet_ntop(version == 4 ? AF_INET : AF_INET6, m + i, ip, sizeof ip);
             int bad = net_not_public(version, m + i) || net_is_resolver(version, m + i) ||
                       net_is_local(version, m + i) || net_is_denied(version, m + i);
-            if (!bad)
+            if (!bad && p->name_rule >= 0) /* --audit-only lets every address through */
                 net_learn(version, m + i, p->name_rule, ttl, p->name);
             char *buf = bad ? refused : learnt;
             size_t *o = bad ? &ro : &lo;
@@ -509,7 +522,7 @@ static void upstream_answer(int s) {
     snprintf(rcb, sizeof rcb, "RCODE%d", rc);
     if (D.plan->log_fd >= 0)
         log_query(p->to.pid, p->name, p->qtype, p->name_rule, rc <= 5 ? rcodes[rc] : rcb,
-                  learnt, refused);
+                  learnt, refused, 1);
     m[0] = (unsigned char)(p->their_id >> 8);
     m[1] = (unsigned char)p->their_id;
     reply_to(&p->to, m, n);
@@ -659,7 +672,7 @@ void dns_ready(const struct pollfd *fds, int n) {
         p->used = 0;
         if (D.plan->log_fd >= 0)
             log_query(p->to.pid, p->name, p->qtype, p->name_rule,
-                      "SERVFAIL (no answer upstream)", "", "");
+                      "SERVFAIL (no answer upstream)", "", "", 1);
         if (p->qlen)
             answer_empty(&p->to, p->question, p->qlen, 2);
     }

@@ -672,6 +672,12 @@ unsigned long helper_count_denial(void) {
 
 int helper_may_log(unsigned long count) { return count <= DENY_LINES; }
 
+unsigned long helper_count_would(void) {
+    return __atomic_add_fetch(&H.shared->would, 1, __ATOMIC_RELAXED);
+}
+
+const struct ztsa_plan *helper_plan(void) { return H.plan; }
+
 void helper_count_connect(void) { __atomic_fetch_add(&H.shared->connects, 1, __ATOMIC_RELAXED); }
 
 void helper_json(const char *in, char *out, size_t size) { json_escape(in, out, size); }
@@ -1036,7 +1042,10 @@ static long connect_notification(const struct seccomp_notif *req) {
                           pathfd >= 0 ? real : NULL, &rule);
     const char *why_text = NULL;
     if (H.plan->netns && pathfd >= 0)
-        why = net_unix_decide(pathfd, ZTSA_CALL_CONNECT, sa, len, real, &why_text);
+        why = net_unix_decide(pid, pathfd, ZTSA_CALL_CONNECT, sa, len, real, &why_text);
+    else if (H.plan->audit && why < 0 && why != ZTSA_DENY_UNNAMED && family == AF_UNIX)
+        why = net_audit_unix(pid, why, len > 3 ? "(abstract)" : "", ZTSA_CALL_CONNECT,
+                             &why_text);
     long result;
     int host = H.plan->netns && net_is_host(dup);
     int abstract = family == AF_UNIX && len > 2 && sa[2] == 0;
@@ -1156,6 +1165,13 @@ static struct reply decide(const struct seccomp_notif *req) {
         return bind_notification(req);
     if (req->data.nr == ZTSA_NR_umask)
         return umask_notification(req);
+    if (H.plan->audit) {
+        audit_fs(req);
+        int at = req->data.nr == ZTSA_NR_open ? 1 : 2;
+        if ((req->data.nr == ZTSA_NR_open || req->data.nr == ZTSA_NR_openat) &&
+            !(req->data.args[at] & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC)))
+            return CONTINUE; /* a read, sent here only to be judged */
+    }
     if (meta_call_name((int)req->data.nr) &&
         !((req->data.nr == ZTSA_NR_open || req->data.nr == ZTSA_NR_openat) &&
           (req->data.args[req->data.nr == ZTSA_NR_open ? 1 : 2] & O_CREAT))) {

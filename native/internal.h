@@ -48,10 +48,20 @@ int restrict_scope(unsigned long long scoped);
 struct ztsa_shared {
     unsigned long denials;  /* name-creating syscalls and connects refused */
     unsigned long connects; /* connects decided */
+    unsigned long would;    /* --audit-only: calls the enforced run would have refused */
     int no_pid_max;         /* the PID namespace refused max_procs as pid_max */
     /* the first denials, "SYSCALL\x1fWHAT\x1fRULE", for the summary line */
     char first[ZTSA_FIRST_DENIALS][512];
 };
+/* helper.c: count a call --audit-only lets through that the enforced run would have
+   refused; the count, for helper_may_log */
+unsigned long helper_count_would(void);
+const struct ztsa_plan *helper_plan(void);
+/* audit.c (in the file helper, --audit-only): log req's file-system call when the
+   enforced view would have refused it; refuses nothing */
+void audit_fs(const struct seccomp_notif *req);
+/* audit.c: ",\"enforced\":false" under --audit-only, else "" (for a line's fields) */
+const char *audit_unenforced(void);
 /* helper.c: note a denial for the summary (the first few only) */
 void helper_note_denial(unsigned long count, const char *syscall_name, const char *what,
                         const char *rule);
@@ -136,8 +146,10 @@ int waits_later_fds(struct pollfd *out, int max, int *timeout);
 void waits_later_ready(const struct pollfd *fds, int n);
 /* helper.c, for waits.c: decide a notification again and answer it */
 void helper_redo(const struct seccomp_notif *req);
-int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, const char *real,
-                    const char **why_text);
+int net_unix_decide(pid_t pid, int pathfd, int call, const void *sa, unsigned int len,
+                    const char *real, const char **why_text);
+/* net.c: --audit-only turns a refused Unix socket (why < 0) into ZTSA_ALLOW_AUDIT, logged */
+int net_audit_unix(pid_t pid, int why, const char *real, int call, const char **why_text);
 int net_tree_owns_unix(dev_t dev, ino_t ino);
 /* a connect, send or deny line of a Unix destination (address: its path or @name) */
 void net_log(const char *event, pid_t pid, const char *call, int family, const char *address,

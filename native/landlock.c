@@ -51,7 +51,8 @@ int restrict_beneath(unsigned long long handled, int *fds, const unsigned long l
         if (fds[i] < 0)
             continue;
         struct ll_path_beneath_attr pb = {(rights ? rights[i] : handled) & handled, fds[i]};
-        if (!err && syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+        /* a rule granting nothing handled (a read rule when reads are not handled) */
+        if (!err && pb.allowed_access && syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
             err = errno;
         close(fds[i]);
     }

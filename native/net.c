@@ -323,7 +323,7 @@ static const char *proto_name(int type) {
 
 static void log_net(const char *event, pid_t pid, const char *syscall_name, int family,
                     const char *address, int port, int type, const char *rule,
-                    const char *result) {
+                    const char *result, const char *extra) {
     char e_rule[1024], fields[2048], e_addr[512];
     helper_json(rule, e_rule, sizeof e_rule);
     helper_json(address, e_addr, sizeof e_addr);
@@ -338,7 +338,7 @@ static void log_net(const char *event, pid_t pid, const char *syscall_name, int 
              helper_host_tgid(pid), helper_host_pid(pid), deny ? "\"syscall\":\"" : "",
              deny ? syscall_name : "", deny ? "\"," : "", fam, e_addr, portbuf,
              proto_name(type), deny ? "deny" : "allow", e_rule, result ? ",\"result\":" : "",
-             result ? result : "", "");
+             result ? result : "", extra);
     helper_log_event(event, fields);
 }
 
@@ -357,9 +357,12 @@ void net_log(const char *event, pid_t pid, const char *call, int family, const c
         return;
     char res[48];
     log_net(event, pid, call, family, address, -1, type, rule,
-            strcmp(event, "deny") == 0 ? NULL : result_text(result, res, sizeof res));
+            strcmp(event, "deny") == 0 ? NULL : result_text(result, res, sizeof res),
+            strcmp(event, "deny") == 0 ? audit_unenforced() : "");
 }
 
+/* A destination no rule allows: refused (-EPERM), or under --audit-only logged as what
+   the enforced run would have refused (0: go on). */
 static long deny_net(pid_t pid, const char *call, int version, const unsigned char *a,
                      int port, int type) {
     char shown[128];
@@ -373,12 +376,25 @@ static long deny_net(pid_t pid, const char *call, int version, const unsigned ch
                           ? "not in --allow-net (no server of the tree listens there; the "
                             "host's loopback is reached only by a rule naming it)"
                           : "not in --allow-net";
-    unsigned long count = helper_count_denial();
-    helper_note_denial(count, call, shown, "not in --allow-net");
+    int audit = N.plan->audit && !net_is_denied(version, a);
+    unsigned long count = audit ? helper_count_would() : helper_count_denial();
+    if (!audit)
+        helper_note_denial(count, call, shown, "not in --allow-net");
     if (N.plan->log_fd >= 0 && helper_may_log(count))
         log_net("deny", pid, call, version == 4 ? AF_INET : AF_INET6, shown, port, type, why,
-                NULL);
-    return -EPERM;
+                NULL, audit ? ",\"enforced\":false" : "");
+    return audit ? 0 : -EPERM;
+}
+
+/* --audit-only: a destination no rule allows is logged as refused and then allowed (1),
+   unless a policy denies it (0) */
+static int audit_net(pid_t pid, const char *call, int version, const unsigned char *a,
+                     int port, int type, char *rule, size_t size) {
+    if (!N.plan->audit || net_is_denied(version, a))
+        return 0;
+    deny_net(pid, call, version, a, port, type);
+    snprintf(rule, size, "--audit-only (not in --allow-net)");
+    return 1;
 }
 
 void net_log_allowed(pid_t pid, const char *event, int version, const unsigned char *a,
@@ -388,7 +404,7 @@ void net_log_allowed(pid_t pid, const char *event, int version, const unsigned c
     char ip[128], res[48];
     show_addr(version, a, -1, ip, sizeof ip);
     log_net(event, pid, event, version == 4 ? AF_INET : AF_INET6, ip, port, type, rule,
-            result_text(result, res, sizeof res));
+            result_text(result, res, sizeof res), "");
 }
 
 /* ---- a socket of the helper's in the tree ---- */
@@ -673,6 +689,8 @@ static long net_connect(const struct seccomp_notif *req) {
     } else {
         int d = decide_ip(pid, version, a, port, sa, len, ZTSA_CALL_CONNECT, type, rule,
                           sizeof rule);
+        if (d < 0 && audit_net(pid, "connect", version, a, port, type, rule, sizeof rule))
+            d = 1;
         if (d > 0) {
             result = host ? connect_here(req, dup, sa, len, rule)
                           : net_swap_connect(req, dup, fd, sa, len, rule);
@@ -720,7 +738,7 @@ static long unix_send(const struct seccomp_notif *req, int dup, int host,
     if (pathfd < 0)
         return pathfd;
     const char *why_text;
-    int why = net_unix_decide(pathfd, ZTSA_CALL_SEND, sa, len, real, &why_text);
+    int why = net_unix_decide(pid, pathfd, ZTSA_CALL_SEND, sa, len, real, &why_text);
     long r;
     int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
     if (why > 0) {
@@ -751,7 +769,7 @@ static long unix_send(const struct seccomp_notif *req, int dup, int host,
    --allow-unix entry, or a socket inside the workspace that the tree itself bound (the
    socket's inode among the tree's namespace's sockets: a hard link or a rename of an
    outside server's socket into the workspace is not the tree's). > 0 allows. */
-int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, const char *real,
+int net_unix_decide(pid_t pid, int pathfd, int call, const void *sa, unsigned int len, const char *real,
                     const char **why_text) {
     int rule;
     int why = ztsa_decide(&N.plan->allow, call, -1, sa, len, real, &rule);
@@ -765,10 +783,24 @@ int net_unix_decide(int pathfd, int call, const void *sa, unsigned int len, cons
         struct stat st;
         if (fstat(pathfd, &st) < 0 || !net_tree_owns_unix(st.st_dev, st.st_ino)) {
             *why_text = "Unix socket in the workspace bound by no process of the tree";
-            return ZTSA_DENY_OUTSIDE;
+            why = ZTSA_DENY_OUTSIDE;
         }
     }
-    return why;
+    return why < 0 && why != ZTSA_DENY_UNNAMED ? net_audit_unix(pid, why, real, call, why_text)
+                                                : why;
+}
+
+/* --audit-only: a Unix socket the enforced run would refuse is logged so and allowed */
+int net_audit_unix(pid_t pid, int why, const char *real, int call, const char **why_text) {
+    if (!N.plan->audit)
+        return why;
+    unsigned long count = helper_count_would();
+    if (N.plan->log_fd >= 0 && helper_may_log(count))
+        net_log("deny", pid, call == ZTSA_CALL_CONNECT ? "connect" : "sendto", AF_UNIX,
+                real && real[0] ? real : "(unresolved)", 0,
+                *why_text ? *why_text : "Unix socket not allowed (not in --allow-unix)", 0);
+    *why_text = "--audit-only (a Unix socket the enforced run refuses)";
+    return ZTSA_ALLOW_AUDIT;
 }
 
 /* sendto with MSG_FASTOPEN to an allowed address on the tree's TCP socket: a host
@@ -815,6 +847,8 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
         return send_copy(*dup, data, n, flags, sa, len);
     char rule[1024];
     int d = decide_ip(pid, version, a, port, sa, len, ZTSA_CALL_SEND, type, rule, sizeof rule);
+    if (d < 0 && audit_net(pid, call, version, a, port, type, rule, sizeof rule))
+        d = 1;
     if (d < 0 || (d == 0 && host))
         return deny_net(pid, call, version, a, port, type);
     if (d == 0 && port == 53) { /* a query: sent here, to name its sender */

@@ -59,6 +59,7 @@ enum ztsa_why {
     ZTSA_ALLOW_KERNEL = 4,    /* too short to name anything: the kernel refuses it */
     ZTSA_ALLOW_UNIX = 5,      /* an --allow-unix entry: *rule is its index */
     ZTSA_ALLOW_WORKSPACE = 6, /* a Unix socket inside the workspace */
+    ZTSA_ALLOW_AUDIT = 7,     /* --audit-only: refused when enforced, logged, let through */
     ZTSA_DENY_NET = -1,       /* an address no rule allows */
     ZTSA_DENY_FAMILY = -2,    /* not AF_INET, AF_INET6, AF_UNIX, or truncated */
     ZTSA_DENY_ABSTRACT = -3,  /* an abstract Unix name not in --allow-unix */
@@ -183,7 +184,25 @@ struct ztsa_plan {
     int n_secrets;
     const int *listen_ports;               /* --allow-listen */
     int n_listen;
+    /* --audit-only (native/audit.c): nothing refused on the network or in the file
+       system but what a policy denies and the agent files; each call the enforced run
+       would have refused is logged. audit_paths[i] with audit_kinds[i] (enum
+       ztsa_audit_kind) is the enforced view: the longest prefix of a path decides */
+    int audit;
+    const char *const *audit_paths;
+    const int *audit_kinds;
+    int n_audit;
 };
+
+enum ztsa_audit_kind {
+    ZTSA_AUDIT_READONLY = 0,   /* readable, not writable (the system) */
+    ZTSA_AUDIT_WRITABLE = 1,   /* the writable places */
+    ZTSA_AUDIT_HIDDEN = 2,     /* the real home, hidden: not there for the tree */
+    ZTSA_AUDIT_UNREADABLE = 3  /* a credential or system secret, and /dev but its few */
+};
+
+/* --audit-only: calls the enforced run would have refused (helper.c's counter) */
+unsigned long ztsa_helper_would_deny(void);
 
 /* Fork a child that waits for the tracer (one byte on *sync_fd), then sets itself up
    by the plan and execs CMD, or stays as CMD's parent, the file helper. Returns the

@@ -241,6 +241,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the resolver ztsa asks for the names --allow-net names (default: "
                          "/etc/resolv.conf's); the tree's own queries are answered by ztsa")
     ex.add_argument("--audit-log", metavar="FILE", help="write JSON-lines events to FILE")
+    ex.add_argument("--audit-only", action="store_true",
+                    help="learn, then enforce: deny nothing on the network or in the file "
+                         "system outside the workspace (agent files and a policy's deny "
+                         "entries still hold), and log each call the enforced run would "
+                         "refuse (\"enforced\": false) for `ztsa policy suggest`; not under "
+                         "--profile untrusted")
     ex.add_argument("--keep-cap", dest="keep_caps", action="append", default=[],
                     metavar="NAME", help="keep this capability when started by root "
                                          "(default: none)")
@@ -536,13 +542,19 @@ def cmd_exec(args: argparse.Namespace) -> int:
                   "namespace; here they allow nothing", file=sys.stderr)
     names_a_host = any(not _is_ip_spec(s) for s in args.allow_net)
     try:
-        dns_servers = resolvers(list(args.dns)) if (args.dns or names_a_host) else []
+        # --audit-only asks upstream for every name
+        dns_servers = resolvers(list(args.dns)) if (
+            args.dns or names_a_host or args.audit_only) else []
     except ValueError as exc:
         raise UsageError(f"--dns: {exc}") from None
     from ztsa.sandbox.controls import confinement_result, missing_controls
 
     # a control this kernel lacks is a finding of the report: blocking under untrusted
     strict = args.profile == "untrusted"
+    if args.audit_only and strict:
+        raise UsageError("--audit-only enforces nothing outside the workspace, which the "
+                         "untrusted profile forbids; learn on a run you would trust "
+                         "unconfined, with --profile repo or dependency")
     missing = missing_controls()
     extra = (confinement_result(missing, strict),) if missing else ()
     # the gate judges the environment CMD will run in: what the confinement removes
@@ -615,7 +627,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    quiet=args.quiet, git_identity=not args.no_git_identity,
                    agent_names=list(args.agents), secrets=secrets,
                    deny_env=tiers.denied_env(policy_tiers),
-                   deny_read=tiers.denied_read(policy_tiers),
+                   deny_read=tiers.denied_read(policy_tiers), audit_only=args.audit_only,
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
 

@@ -98,7 +98,11 @@ def suggest(path: str, run: str | None = None) -> str:
             p = str(e["path"])
             if "protected" in rule or "agent file" in rule or "git" in rule:
                 kept.append(f"{p}: {rule} (stays protected)")
-            elif "read" in call or ("Landlock" in rule and "read" in rule):
+            elif rule.startswith("unreadable"):
+                kept.append(f"{p}: {rule} (ztsa keeps it unreadable)")
+            elif e.get("access") == "read" or (
+                    "access" not in e and ("read" in call or ("Landlock" in rule
+                                                              and "read" in rule))):
                 read.setdefault(p, []).append(who)
             elif os.path.isabs(p):
                 write.setdefault(_existing_dir(p), []).append(f"{who}: {p}")

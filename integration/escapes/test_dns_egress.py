@@ -1354,3 +1354,32 @@ def test_a_denied_name_behind_a_cname_and_a_denied_address_spelt_in_ipv6(run, wo
     assert set(SIX.values()) <= set(refused), refused
     assert not [e for e in events if e.get("event") == "dns" and e.get("name") == ALIAS
                 and e.get("addresses")]
+
+
+def test_audit_only_asks_and_connects_what_it_would_refuse_and_says_so(run, world):
+    """--audit-only: a name no rule names is asked upstream and its address reached,
+    each logged as the enforced run's refusal ("enforced": false); what the enterprise
+    denies stays refused and is never asked."""
+    p = world.port
+    env = _enterprise('[net]\ndeny = ["registry.corp.test", "169.254.169.254/32"]\n')
+    proc, events = in_world(run, world, run.python, "-c", CLIENT, f"ask:gai:{API}",
+                            f"connect:{p}", "ask:gai:registry.corp.test",
+                            f"connect:169.254.169.254:{p}", env=env,
+                            extra=["--audit-only"], log=True)
+    assert proc.returncode == 0, proc.stderr
+    assert answers(proc.stdout)[API] == [("0", ["203.0.113.10"])]
+    assert answers(proc.stdout)["registry.corp.test"] == [("3", [])]
+    got = dict(connects(proc.stdout))
+    assert got[f"203.0.113.10:{p}"] == "ok" and got[f"169.254.169.254:{p}"] != "ok", got
+    assert world.settle()["203.0.113.10"] == 1
+    assert world.settle().get("169.254.169.254", 0) == 0
+    assert API in world.names() and "registry.corp.test" not in world.names()
+    would = [e for e in events if e.get("event") == "deny" and e.get("enforced") is False]
+    assert {(e["syscall"], e.get("name") or e.get("address")) for e in would} >= {
+        ("dns", API), ("connect", f"203.0.113.10:{p}")}, would
+    enforced = [e for e in events if e.get("event") == "deny" and "enforced" not in e]
+    assert {e.get("name") or e.get("address") for e in enforced} == {
+        "registry.corp.test", f"169.254.169.254:{p}"}, enforced
+    summary = next(e for e in events if e["event"] == "summary")
+    assert summary["enforced"] is False and summary["would_deny"] >= 3, summary
+    assert "audit only, nothing outside the workspace was enforced" in proc.stderr

@@ -92,7 +92,7 @@ def bit_set(arg: int, bit: int) -> scmp.Arg:
 
 
 def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
-                   optimize: int, notify_net: bool = False) -> bytes:
+                   optimize: int, notify_net: bool = False, notify_reads: bool = False) -> bytes:
     if scmp.get_api() < 5:  # user notification; the kernel here need not support it
         scmp.set_api(5)
     f = scmp.SyscallFilter(ALLOW)
@@ -153,6 +153,9 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
         for bit in (os.O_CREAT, os.O_WRONLY, os.O_RDWR, os.O_TRUNC):
             rule(USER_NOTIF, "open", bit_set(1, bit))
             rule(USER_NOTIF, "openat", bit_set(2, bit))
+        if notify_reads:  # --audit-only: every open, for the helper to judge
+            rule(USER_NOTIF, "open")
+            rule(USER_NOTIF, "openat")
         rule(enosys, "openat2")
         for name in (*NOTIFIED_FS, *META_TRACED):
             rule(USER_NOTIF, name)
@@ -361,7 +364,9 @@ MODES = [
     dict(trace_all_sends=sends, trace_fs=fs, notify_connect=notify)
     for sends in (False, True) for fs in (False, True) for notify in (False, True)
     if fs or not notify  # notify_connect needs trace_fs
-] + [dict(trace_all_sends=False, trace_fs=True, notify_connect=True, notify_net=True)]
+] + [dict(trace_all_sends=False, trace_fs=True, notify_connect=True, notify_net=True),
+      dict(trace_all_sends=False, trace_fs=True, notify_connect=True, notify_net=True,
+           notify_reads=True)]
 
 
 def compare(hand: list[Insn], lib: list[Insn]) -> tuple[list[str], set[str]]:

@@ -90,3 +90,36 @@ def test_a_virtual_environment_in_the_home_is_shown_whole(tmp_path):
     view = home_view(str(home), str(ws), [], {"PATH": f"{venv}/bin:/usr/bin"}, "/usr/bin/env",
                      [])
     assert view is not None and (str(venv), False) in view.show
+
+
+def test_audit_view_is_the_enforced_view_as_prefixes(tmp_path):
+    """--audit-only judges calls against the enforced run's view: the longest prefix of
+    a path decides (native/audit.c), so each place must map to what the enforced run
+    allows there."""
+    from ztsa.sandbox import landlock
+    from ztsa.sandbox.plan import HIDDEN, READONLY, UNREADABLE, WRITABLE, audit_view
+
+    home = _tree(tmp_path)
+    private = tmp_path / "private"
+    private.mkdir()
+    fs = landlock.plan(6, [str(home / "proj"), str(private)], str(home))
+    view = home_view(str(home), str(home / "proj"), [str(home / "proj"), str(private)],
+                     {"PATH": f"{home}/.cargo/bin:/usr/bin"}, "/usr/bin/python3", [])
+    table = dict(audit_view(fs, view, landlock.unreadable([str(home)])))
+
+    def kind(path: str) -> int:
+        best = max((p for p in table if p == "/" or path == p or path.startswith(p + "/")),
+                   key=len)
+        return table[best]
+
+    assert kind("/etc/passwd") == READONLY
+    assert kind("/etc/shadow") == UNREADABLE
+    assert kind(str(home / ".bashrc")) == HIDDEN
+    assert kind(str(home / ".ssh/id_ed25519")) == UNREADABLE
+    assert kind(str(home / ".cargo/bin/cargo")) == READONLY  # shown
+    assert kind(str(home / "proj/src/x")) == WRITABLE
+    assert kind(str(private / "home/.cache/x")) == WRITABLE
+    assert kind("/dev/null") == WRITABLE and kind("/dev/sda") == UNREADABLE
+    # reads not handled (too many read rules): nothing is unreadable by the ruleset
+    no_reads = fs._replace(handled=fs.handled & ~landlock.READ)
+    assert UNREADABLE not in dict(audit_view(no_reads, view, ["/etc/shadow"])).values()

@@ -42,7 +42,8 @@ What it does (x86_64):
   setxattr, removexattr and their l-/f-/-at forms, truncate, unlink(at), rmdir
   (native/metadata.c); a process whose helper is gone gets ENOSYS; openat2, whose
   flags lie in memory the tree could rewrite after a check, setxattrat and
-  removexattrat: ENOSYS, so libc falls back to openat and the older calls;
+  removexattrat: ENOSYS, so libc falls back to openat and the older calls; under
+  --audit-only every open too, for the helper to judge (native/audit.c);
 - everything else: allowed.
 Arguments are compared on their low 32 bits (the kernel's int flags and requests);
 sendto's pointer argument on both halves.
@@ -138,7 +139,8 @@ def _assemble(prog: list[Insn | str]) -> bytes:
 
 
 def build(trace_all_sends: bool = False, trace_fs: bool = False,
-          notify_connect: bool = False, notify_net: bool = False) -> bytes:
+          notify_connect: bool = False, notify_net: bool = False,
+          notify_reads: bool = False) -> bytes:
     """trace_all_sends: also stop sendto without an address (a connected socket), so
     that DNS queries for wildcard names (--allow-net '*.example.com') are seen; it costs a
     stop per send, so only that mode asks for it. trace_fs: stop the name-creating
@@ -146,17 +148,20 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
     notify_connect (with trace_fs): connect goes to the file helper too, instead of a
     ptrace stop. notify_net (with notify_connect): the tree has a network namespace of its
     own, and sendto with an address, sendmsg, sendmmsg and listen go to the helper too:
-    no network call stops in the tracer."""
+    no network call stops in the tracer. notify_reads (with trace_fs, --audit-only):
+    every open goes to the helper, which judges it and lets it run."""
     if notify_connect and not trace_fs:
         raise ValueError("notify_connect needs the file helper (trace_fs)")
     if notify_net and not notify_connect:
         raise ValueError("notify_net needs notify_connect")
+    if notify_reads and not trace_fs:
+        raise ValueError("notify_reads needs the file helper (trace_fs)")
     # an O_CREAT open goes to the file helper, or, with none to strip the setuid and
     # setgid bits from new files' modes, to the check of its mode argument
     creates = ("trace_fs", "trace_fs") if trace_fs else ("chmod_2", "chmod_3")
     # with the helper, so does an open for writing (counted when refused), and every
     # chmod the setuid check lets pass
-    plain = "writes" if trace_fs else "allow"
+    plain = "trace_fs" if notify_reads else "writes" if trace_fs else "allow"
     chmod_ok = "trace_fs" if trace_fs else "allow"
     fs_checks: list[Insn | str] = [(JEQ, "open", 0, NR["open"]),
                                    (JEQ, "openat", 0, NR["openat"])]

@@ -123,6 +123,34 @@ def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
     return rules
 
 
+def unreadable(homes: list[str | None], hidden: list[str] | None = None) -> list[str]:
+    """What the tree may never read: the homes' credential paths, the system's secrets,
+    /dev (but READABLE_DEVICES) and hidden (a policy's fs.deny_read)."""
+    out = [os.path.join(h, c) for h in dict.fromkeys(h for h in homes if h)
+           for c in CREDENTIALS]
+    return [*out, *SYSTEM_SECRETS, *system_host_keys(), "/dev", *(hidden or [])]
+
+
+def audit_plan(abi: int, hidden: list[str], limit: int = 4096) -> Plan:
+    """--audit-only's ruleset: writes everywhere (the rights handled, so that CMD's
+    second ruleset can keep the agent files), reads everywhere but `hidden` (a policy's
+    fs.deny_read, which no flag loosens); the scopes as ever."""
+    handled, missing = handled_rights(abi)
+    if not handled:
+        return Plan(abi, 0, [], missing, scope(abi, missing))
+    write = handled & ~READ
+    rules: list[tuple[str, int]] = [("/", write)]
+    if hidden:
+        try:
+            rules += read_rules(list(hidden), limit)
+        except OSError:
+            missing.append(f"Landlock read rules for fs.deny_read (more than {limit})")
+            handled &= ~READ
+    else:
+        handled &= ~READ
+    return Plan(abi, handled, rules, missing, scope(abi, missing))
+
+
 def plan(abi: int, writable_dirs: list[str], home: str | None,
          limit: int = 4096, also: list[str] | None = None,
          hidden: list[str] | None = None) -> Plan:
@@ -142,11 +170,8 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
         elif os.path.exists(dev):
             rules.append((dev, write & FILE_RIGHTS))
     if handled:
-        homes = dict.fromkeys(h for h in [home, *(also or [])] if h)  # $HOME too
-        unreadable = [os.path.join(h, c) for h in homes for c in CREDENTIALS]
-        unreadable += [*SYSTEM_SECRETS, *system_host_keys(), "/dev", *(hidden or [])]
         try:
-            rules += read_rules(unreadable, limit)
+            rules += read_rules(unreadable([home, *(also or [])], hidden), limit)
             rules += [(d, READ if os.path.isdir(d) else READ & FILE_RIGHTS)
                       for d in READABLE_DEVICES
                       if os.path.exists(d) and not os.path.islink(d)]

@@ -200,6 +200,12 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
         show_rw = ffi.new("int[]", [int(rw) for _, _, rw in shown] or [0])
         keep.append((show_rw, show_at, targets))
         c.show_rw, c.show_at = show_rw, show_at
+    c.audit = int(plan.audit)
+    if plan.audit_view:
+        c.audit_paths, c.n_audit = strings([path for path, _ in plan.audit_view])
+        kinds = ffi.new("int[]", [kind for _, kind in plan.audit_view])
+        keep.append(kinds)
+        c.audit_kinds = kinds
     sync_fd = ffi.new("int *")
     err_fd = ffi.new("int *")
     pid = lib.ztsa_spawn(c, sync_fd, err_fd)
@@ -255,6 +261,11 @@ def procs_unlimited() -> bool:
     """The tree's PID namespace refused --max-procs as its pid_max (a kernel before 6.14):
     RLIMIT_NPROC stood in, which does not bind root."""
     return bool(lib.ztsa_procs_unlimited())
+
+
+def helper_would_deny() -> int:
+    """--audit-only: the calls the helper let through that the enforced run refuses."""
+    return int(lib.ztsa_helper_would_deny())
 
 
 def helper_connects() -> int:

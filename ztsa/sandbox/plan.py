@@ -93,6 +93,10 @@ class RunPlan(NamedTuple):
     netns: bool = False  # the tree's own network namespace; the helper's is the host's
     net: NetPlan = NetPlan()
     secrets: tuple[tuple[str, str], ...] = ()  # (name, value): redacted in the helper's lines
+    # --audit-only: nothing refused but what a policy denies and the agent files; the
+    # enforced run's view, (path, kind), for the helper to judge each call against
+    audit: bool = False
+    audit_view: tuple[tuple[str, int], ...] = ()
 
     @property
     def helper(self) -> bool:
@@ -166,6 +170,31 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
                     tuple(binds or ()))
 
 
+# what the enforced run could do beneath a path (enum ztsa_audit_kind)
+READONLY, WRITABLE, HIDDEN, UNREADABLE = 0, 1, 2, 3
+
+
+def audit_view(enforced: landlock.Plan, home: HomeView | None,
+               unreadable: list[str]) -> tuple[tuple[str, int], ...]:
+    """The enforced run's file-system view as path prefixes (the longest one decides):
+    the system read-only, the hidden homes, the unreadable paths (when the enforced
+    ruleset handles reads), what the homes show, and the writable places."""
+    view: dict[str, int] = {"/": READONLY}
+    for h in home.homes if home else ():
+        view[h] = HIDDEN
+    if enforced.handled & landlock.READ:
+        for p in unreadable:
+            view[os.path.realpath(p)] = UNREADABLE
+        for d in landlock.READABLE_DEVICES:
+            view[d] = READONLY
+    for p, rw in home.show if home else ():
+        view[p] = WRITABLE if rw else READONLY
+    for p, rights in enforced.rules:
+        if rights & landlock.WRITE_FILE:
+            view[p] = WRITABLE
+    return tuple(sorted(view.items()))
+
+
 def _git_configs(git: gitlayout.Layout | None, guard: protect.Protection | None
                  ) -> list[str]:
     """The protected configs of the workspace's repositories: git's own rewrite of one
@@ -191,11 +220,13 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          max_memory: int = 0, also_homes: list[str] | None = None,
          git: gitlayout.Layout | None = None,
          binds: list[tuple[str, str, bool]] | None = None,
-         secrets: dict[str, str] | None = None) -> RunPlan:
+         secrets: dict[str, str] | None = None,
+         audit: tuple[landlock.Plan, list[str]] | None = None) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace); git: the workspace's repositories, when
-    already found."""
+    already found. audit (--audit-only, fs being landlock.audit_plan's): the enforced
+    run's first ruleset and what it never lets the tree read, to judge calls against."""
     log = log_fd is not None
     guard = None
     if ns != Namespaces.NONE:
@@ -220,9 +251,20 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
     if guard is not None and fs.handled & landlock.MAKE_REG:
         writable = [path for path, rights in fs.rules if rights & landlock.MAKE_REG]
         creation = protect.creation(policy.workspace, guard.entries, writable)
+    if audit is not None and not netns:
+        raise ValueError("--audit-only needs the file helper and a network namespace")
     code = build(trace_all_sends=bool(policy.wildcards) and not netns,
                  trace_fs=guard is not None, notify_connect=connects == Connects.HELPER,
-                 notify_net=netns)
+                 notify_net=netns, notify_reads=audit is not None)
+    enforced = audit[0] if audit is not None else fs
+    home = None if ns == Namespaces.NONE else home_view(
+        real_home, policy.workspace,
+        [path for path, rights in enforced.rules if rights & landlock.WRITE_FILE],
+        env, program, allow_read or [], also_homes, binds)
+    view: tuple[tuple[str, int], ...] = ()
+    if audit is not None:  # the system and the homes as they are; agents' state bound
+        view = audit_view(audit[0], home, audit[1])
+        home = HomeView((), (), home.binds) if home is not None and home.binds else None
     return RunPlan(
         program=program, argv=tuple(argv), env=tuple(env.items()), cwd=cwd, filter=code,
         drop_caps=os.geteuid() == 0, keep_caps=keep_caps, keep_fds=tuple(keep_fds),
@@ -231,11 +273,8 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         cont=not log, connects=connects, log=log,
         log_fd=log_fd if log_fd is not None and guard is not None else -1,
         workspace=policy.workspace, pid_ns=pid_ns and guard is not None, run_id=run_id,
-        home=None if ns == Namespaces.NONE else home_view(
-            real_home, policy.workspace,
-            [path for path, rights in fs.rules if rights & landlock.WRITE_FILE],
-            env, program, allow_read or [], also_homes, binds),
+        home=home,
         max_procs=max_procs, max_memory=max_memory,
         git_configs=tuple(_git_configs(git, guard)), netns=netns,
         net=policy.net_plan() if netns else NetPlan(),
-        secrets=tuple((secrets or {}).items()))
+        secrets=tuple((secrets or {}).items()), audit=audit is not None, audit_view=view)

@@ -27,6 +27,7 @@ EXIT_CANNOT_EXEC = 126
 EXIT_NOT_FOUND = 127
 EXIT_INTERNAL = 125
 EXIT_GATE = 3
+EXIT_USAGE = 2
 # what the child was doing when it failed (native/ztsa_native.h, enum ztsa_step)
 SETUP_STEPS = {1: "the namespaces, read-only agent files",
                2: "changing to the working directory", 3: "dropping capabilities",
@@ -95,13 +96,15 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             max_procs: int = plan.MAX_PROCS, max_memory: int = plan.MAX_MEMORY,
             quiet: bool = False, git_identity: bool = True, agent_names: Sequence[str] = (),
             secrets: dict[str, str] | None = None, deny_env: set[str] | None = None,
-            deny_read: Sequence[str] = ()) -> int:
+            deny_read: Sequence[str] = (), audit_only: bool = False) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
     summary line on stderr; git_identity: the private HOME gets the caller's git
     user.name and user.email; agent_names: --agent presets (their hosts are in the
     policy already); secrets: --secret's variables, set for CMD and never logged;
-    deny_env, deny_read: what a policy file forbids passing or reading (ztsa.tiers)."""
+    deny_env, deny_read: what a policy file forbids passing or reading (ztsa.tiers);
+    audit_only: deny nothing on the network or in the file system but what a policy
+    denies and the agent files, and log what the enforced run would have refused."""
     log = AuditLog(log_stream, secrets)
     private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
     try:
@@ -141,10 +144,19 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                     *(setup.writable if setup else ())]
         # real_home: the user's home by the password database, $HOME being the caller's
         # to set (and a tree of an earlier run may have written the script that set it)
-        fs = landlock.plan(nat.landlock_abi(), writable, real_home,
-                           also=[h for h in [os.environ.get("HOME")] if h],
+        also = [h for h in [os.environ.get("HOME")] if h]
+        fs = landlock.plan(nat.landlock_abi(), writable, real_home, also=also,
                            hidden=list(deny_read))
         missing = list(fs.missing)
+        judged: tuple[landlock.Plan, list[str]] | None = None
+        if audit_only:
+            if ns == plan.Namespaces.NONE or not nat.pidns_available():
+                print("ztsa: --audit-only needs user and PID namespaces, which this system "
+                      "refuses (see `ztsa doctor`); CMD was not started", file=sys.stderr)
+                log.close()
+                return EXIT_USAGE
+            judged = (fs, landlock.unreadable([real_home, *also], list(deny_read)))
+            fs = landlock.audit_plan(fs.abi, list(deny_read))
         if ns == plan.Namespaces.NONE:
             missing.append(USERNS_MISSING)
         if ns == plan.Namespaces.NONE or not nat.pidns_available():
@@ -163,7 +175,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 return EXIT_GATE
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
-                        (max_procs, max_memory), quiet, setup, secrets)
+                        (max_procs, max_memory), quiet, setup, secrets, judged)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -180,7 +192,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              real_home: str | None = None, allow_read: list[str] | None = None,
              limits: tuple[int, int] = (0, 0), quiet: bool = False,
              setup: agents.Setup | None = None,
-             secrets: dict[str, str] | None = None) -> int:
+             secrets: dict[str, str] | None = None,
+             judged: tuple[landlock.Plan, list[str]] | None = None) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -206,7 +219,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     run_id=log.run, real_home=real_home, allow_read=allow_read,
                     max_procs=limits[0], max_memory=limits[1],
                     also_homes=[h for h in [os.environ.get("HOME")] if h], git=layout,
-                    binds=list(setup.binds) if setup else [], secrets=secrets)
+                    binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP)
@@ -294,16 +307,21 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         log.event("confinement", missing=[what], landlock_abi=fs.abi, refused=False)
     denied = log.counts["denied"] + nat.helper_denials()  # the helper logs its own
     log.counts["connect"] += nat.helper_connects()
+    would = nat.helper_would_deny() if run.audit else 0
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
               connects=log.counts["connect"], sends=log.counts["send"],
-              killed=log.counts["kill"], quarantined=len(moved) + log.counts.get("quarantined", 0))
+              killed=log.counts["kill"], quarantined=len(moved) + log.counts.get("quarantined", 0),
+              **({"enforced": False, "would_deny": would} if run.audit else {}))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
     first = [*log.first_denials, *nat.helper_first_denials()][:3] if denied else []
     private = os.path.dirname(env.get("TMPDIR", "")) + os.sep
     shown = "; first denied: " + ", ".join(_denial_hint(*d, private=private)
                                            for d in first) if first else ""
     if not quiet:
-        print(log.redact(f"ztsa: {denied} denied, {log.counts['exec']} exec(s), "
+        audit = (f"audit only, nothing outside the workspace was enforced: {would} would "
+                 f"have been denied (`ztsa policy suggest` turns the log into a policy); "
+                 ) if run.audit else ""
+        print(log.redact(f"ztsa: {audit}{denied} denied, {log.counts['exec']} exec(s), "
                          f"{log.counts['kill']} killed at exit{where}{shown}"), file=sys.stderr)
     log.close()
     return code
