@@ -129,6 +129,7 @@ static struct {
     int keeper;            /* with a PID namespace: root, whose first child is the helper */
     int log, wake_fd;
     unsigned long tag_exec, tag_net;
+    int syscalls;          /* --trace-syscalls: the tree resumes to its next system call */
     unsigned long execs, connects;
     int killing;           /* CMD has exited: every new process is killed at once */
     unsigned events;       /* events answered since the wake fd was last read */
@@ -141,7 +142,7 @@ static void on_sigchld(int sig) {
 }
 
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
-                     unsigned long tag_exec, unsigned long tag_net) {
+                     unsigned long tag_exec, unsigned long tag_net, int syscalls) {
     free(T.slot);
     memset(&T, 0, sizeof T);
     R.root = root;
@@ -152,6 +153,7 @@ int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
     R.wake_fd = wake_fd;
     R.tag_exec = tag_exec;
     R.tag_net = tag_net;
+    R.syscalls = syscalls;
     R.execs = R.connects = 0;
     R.killing = 0;
     R.events = 0;
@@ -331,6 +333,8 @@ static void restart_interrupted(int pid) {
 /* A connect ztsa_decide allows by an address rule (or a disconnect), performed here on
    a duplicate of the tracee's socket from our own copy of the address. 1: done and the
    tracee resumed; 0: Python decides (denials, Unix sockets, anything unusual). */
+static void cont(int tid, int sig);
+
 static int loop_connect(const struct ztsa_allow *allow, pid_t tid) {
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0 || regs.orig_rax != ZTSA_NR_connect)
@@ -359,13 +363,25 @@ static int loop_connect(const struct ztsa_allow *allow, pid_t tid) {
     if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0)
         return 0;
     R.connects++;
-    ptrace(PTRACE_CONT, tid, 0, 0);
+    cont(tid, 0);
     return 1;
 }
 #endif
 
+/* How tid goes on: to its next system call (PTRACE_SYSCALL) when --trace-syscalls and
+   it is of the tree (CMD known, and it none of ztsa's keeper and helper), else on. */
+static enum __ptrace_request resume_request(int tid) {
+    if (!R.syscalls || !R.cmd)
+        return PTRACE_CONT;
+    struct proc *p = find(tid);
+    int tgid = p ? p->tgid : tid;
+    return tgid == R.helper || tgid == R.keeper || (tgid == R.root && R.root != R.cmd)
+               ? PTRACE_CONT : PTRACE_SYSCALL;
+}
+
 static void cont(int tid, int sig) {
-    ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig); /* ESRCH: killed, its exit follows */
+    /* ESRCH: killed, its exit follows */
+    ptrace(resume_request(tid), tid, 0, (void *)(long)sig);
 }
 
 /* The thread group of a clone's child: the parent's when CLONE_THREAD (clone's flags
@@ -411,6 +427,14 @@ static int stopped(const struct ztsa_allow *allow, int pid, int st, struct ztsa_
             cont(pid, 0);
             return 1;
         }
+    }
+    if (event == 0 && sig == (SIGTRAP | 0x80)) { /* --trace-syscalls: a system call */
+        if (resume_request(pid) != PTRACE_SYSCALL) {
+            cont(pid, 0);
+            return 1;
+        }
+        *ev = (struct ztsa_event){ZTSA_EV_TRACE, pid, p->tgid, 0, role_of(p->tgid)};
+        return 0;
     }
     unsigned long msg = 0;
     switch (event) {
@@ -547,7 +571,33 @@ int ztsa_wait(const struct ztsa_allow *allow, struct ztsa_event *ev) {
 }
 
 int ztsa_resume(int tid) {
-    return ptrace(PTRACE_CONT, tid, 0, 0) < 0 ? -errno : 0;
+    return ptrace(resume_request(tid), tid, 0, 0) < 0 ? -errno : 0;
+}
+
+/* PTRACE_GET_SYSCALL_INFO's record (linux/ptrace.h, which clashes with sys/ptrace.h) */
+struct syscall_info_ {
+    unsigned char op, pad[3];
+    unsigned int arch;
+    unsigned long long ip, sp;
+    union {
+        struct { unsigned long long nr, args[6]; } entry;
+        struct { long long rval; unsigned char is_error; } exit;
+    };
+};
+
+int ztsa_syscall_info(int pid, int *op, long *nr, unsigned long long args[6], long long *rval) {
+    struct syscall_info_ info;
+    memset(&info, 0, sizeof info);
+    if (ptrace((enum __ptrace_request)0x420e, pid, (void *)sizeof info, &info) < 0)
+        return -errno;
+    *op = info.op; /* 1: entry, 2: exit, 3: a seccomp stop */
+    if (info.op == 1) {
+        *nr = (long)info.entry.nr;
+        memcpy(args, info.entry.args, sizeof info.entry.args);
+    } else if (info.op == 2) {
+        *rval = info.exit.rval;
+    }
+    return 0;
 }
 
 long ztsa_readmem(int pid, unsigned long long addr, void *buf, unsigned long len) {

@@ -250,7 +250,8 @@ enum ztsa_ev {
     ZTSA_EV_EXEC = 2,    /* tid stopped after an exec (logging runs only) */
     ZTSA_EV_EXIT = 3,    /* a process ended: CMD, the helper, or any with logging */
     ZTSA_EV_SIGNAL = 4,  /* a signal came to ztsa (the wake fd is readable) */
-    ZTSA_EV_GONE = 5     /* no process of the tree is left */
+    ZTSA_EV_GONE = 5,    /* no process of the tree is left */
+    ZTSA_EV_TRACE = 6    /* --trace-syscalls: tid at a system call's entry or exit */
 };
 
 struct ztsa_event {
@@ -272,9 +273,10 @@ enum ztsa_role {
    first child is CMD, or with init too the keeper, whose first child is the helper, pid
    1 of the tree's PID namespace. log: execs and every exit come to Python. wake_fd: readable when
    a signal came (set_wakeup_fd), -1 for none. tag_exec and tag_net are the filter's
-   RET_TRACE data. 0 or -errno. */
+   RET_TRACE data. syscalls (--trace-syscalls): the tree's processes stop at each system
+   call's entry and exit (ZTSA_EV_TRACE). 0 or -errno. */
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
-                     unsigned long tag_exec, unsigned long tag_net);
+                     unsigned long tag_exec, unsigned long tag_net, int syscalls);
 /* The run is over: SIGCHLD's disposition and mask as before. */
 void ztsa_trace_end(void);
 
@@ -307,6 +309,8 @@ long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data);
 /* The syscall a tracee is stopped in (x86_64: orig_rax and the six argument
    registers). 0 or -errno. */
 int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]);
+/* At a ZTSA_EV_TRACE stop: *op 1 (entry: *nr, args) or 2 (exit: *rval). 0 or -errno. */
+int ztsa_syscall_info(int pid, int *op, long *nr, unsigned long long args[6], long long *rval);
 
 /* Skip the syscall the tracee is stopped in and make it return result. */
 int ztsa_syscall_return(int pid, long result);

@@ -241,6 +241,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the resolver ztsa asks for the names --allow-net names (default: "
                          "/etc/resolv.conf's); the tree's own queries are answered by ztsa")
     ex.add_argument("--audit-log", metavar="FILE", help="write JSON-lines events to FILE")
+    ex.add_argument("--audit-format", choices=("ztsa", "ocsf"), default="ztsa",
+                    help="the audit log's shape: ztsa's own events (docs/audit-schema.json, "
+                         "written as they happen) or OCSF events for log pipelines (process, "
+                         "file system, network and DNS activity; written when the run ends)")
+    ex.add_argument("--trace-syscalls", action="store_true",
+                    help="research: also log every system call of the tree, decoded (name "
+                         "and arguments; python-ptrace, `pip install 'ztsa[trace]'`); "
+                         "each call then stops in the tracer, so the tree runs slower")
     ex.add_argument("--audit-only", action="store_true",
                     help="learn, then enforce: deny nothing on the network or in the file "
                          "system outside the workspace (agent files and a policy's deny "
@@ -551,6 +559,18 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
     # a control this kernel lacks is a finding of the report: blocking under untrusted
     strict = args.profile == "untrusted"
+    if args.audit_format != "ztsa" and not args.audit_log:
+        raise UsageError("--audit-format needs --audit-log FILE")
+    decoder = None
+    if args.trace_syscalls:
+        if not args.audit_log:
+            raise UsageError("--trace-syscalls needs --audit-log FILE")
+        from ztsa.sandbox.syscalls import Decoder, MissingDecoder
+
+        try:
+            decoder = Decoder()
+        except MissingDecoder as exc:
+            raise UsageError(str(exc)) from None
     if args.audit_only and strict:
         raise UsageError("--audit-only enforces nothing outside the workspace, which the "
                          "untrusted profile forbids; learn on a run you would trust "
@@ -628,6 +648,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    agent_names=list(args.agents), secrets=secrets,
                    deny_env=tiers.denied_env(policy_tiers),
                    deny_read=tiers.denied_read(policy_tiers), audit_only=args.audit_only,
+                   ocsf=args.audit_format == "ocsf", syscalls=decoder,
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
 

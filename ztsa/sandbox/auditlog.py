@@ -15,9 +15,15 @@ SCHEMA = "ztsa.audit/v1"
 
 class AuditLog:
     def __init__(self, stream: IO[str] | None,
-                 secrets: dict[str, str] | None = None) -> None:
+                 secrets: dict[str, str] | None = None, ocsf: bool = False) -> None:
         """secrets: --secret's NAME -> value; a value (of 4 bytes or more) in any string
-        of a line is written as "[secret NAME]"."""
+        of a line is written as "[secret NAME]". ocsf (--audit-format ocsf): the lines
+        (ztsa's and the helper's) go to a memfd of ztsa's own, and `stream` gets them as
+        OCSF events when the run ends (ztsa.output.ocsf)."""
+        self.ocsf_to = stream if ocsf else None
+        if stream is not None and ocsf:
+            stream = os.fdopen(os.memfd_create("ztsa-audit", os.MFD_CLOEXEC), "w+",
+                               encoding="utf-8")
         self.stream = stream
         self.secrets = {v: f"[secret {k}]" for k, v in (secrets or {}).items() if len(v) >= 4}
         self.counts: Counter[str] = Counter()
@@ -72,5 +78,14 @@ class AuditLog:
         return value
 
     def close(self) -> None:
+        if self.stream is not None and self.ocsf_to is not None:
+            from ztsa import __version__
+            from ztsa.output.ocsf import convert_lines
+
+            self.stream.flush()
+            self.stream.seek(0)
+            lines = convert_lines(self.stream.readlines(), __version__, os.uname().nodename)
+            self.ocsf_to.write("".join(line + "\n" for line in lines))
+            self.ocsf_to.close()
         if self.stream is not None:
             self.stream.close()

@@ -279,6 +279,7 @@ EV_EXEC = int(lib.ZTSA_EV_EXEC)  # an exec, tracee stopped (logging runs only)
 EV_EXIT = int(lib.ZTSA_EV_EXIT)  # a process ended (CMD, the helper, or any when logging)
 EV_SIGNAL = int(lib.ZTSA_EV_SIGNAL)  # a signal came to ztsa: status is its number
 EV_GONE = int(lib.ZTSA_EV_GONE)  # no process of the tree is left
+EV_TRACE = int(lib.ZTSA_EV_TRACE)  # --trace-syscalls: a system call's entry or exit
 ROLE_CMD = int(lib.ZTSA_ROLE_CMD)
 ROLE_HELPER = int(lib.ZTSA_ROLE_HELPER)
 ROLE_KEEPER = int(lib.ZTSA_ROLE_KEEPER)
@@ -293,11 +294,12 @@ class Event(NamedTuple):
 
 
 def trace_begin(root: int, helper: bool, init: bool, log: bool, wake_fd: int,
-                tag_exec: int, tag_net: int) -> None:
+                tag_exec: int, tag_net: int, syscalls: bool = False) -> None:
     """helper: root is the file helper; init: with a PID namespace, root is the keeper
-    and its first child the helper (pid 1 of the tree's namespace)."""
+    and its first child the helper (pid 1 of the tree's namespace); syscalls: the tree
+    stops at every system call (EV_TRACE)."""
     _check(lib.ztsa_trace_begin(root, int(helper), int(init), int(log), wake_fd, tag_exec,
-                                tag_net), "tracer")
+                                tag_net, int(syscalls)), "tracer")
 
 
 def trace_end() -> None:
@@ -369,6 +371,18 @@ def syscall_get(pid: int) -> tuple[int, list[int]]:
     args = ffi.new("unsigned long long[6]")
     _check(lib.ztsa_syscall_get(pid, nr, args), "GETREGS")
     return int(nr[0]), [int(a) for a in args]
+
+
+_info = (ffi.new("int *"), ffi.new("long *"), ffi.new("unsigned long long[6]"),
+         ffi.new("long long *"))
+
+
+def syscall_info(pid: int) -> tuple[int, int, list[int], int]:
+    """At an EV_TRACE stop: (op, nr, args, result); op 1 is an entry (nr, args), 2 an
+    exit (result)."""
+    op, nr, args, rval = _info
+    _check(lib.ztsa_syscall_info(pid, op, nr, args, rval), "PTRACE_GET_SYSCALL_INFO")
+    return int(op[0]), int(nr[0]), list(args), int(rval[0])
 
 
 def syscall_return(pid: int, result: int) -> None:

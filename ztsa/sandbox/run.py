@@ -20,6 +20,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal as _signal
     from typing import IO
+
+    from ztsa.sandbox.syscalls import Decoder
 else:  # its constants and signal(), without signal.py's enum conversions
     import _signal
 
@@ -96,7 +98,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             max_procs: int = plan.MAX_PROCS, max_memory: int = plan.MAX_MEMORY,
             quiet: bool = False, git_identity: bool = True, agent_names: Sequence[str] = (),
             secrets: dict[str, str] | None = None, deny_env: set[str] | None = None,
-            deny_read: Sequence[str] = (), audit_only: bool = False) -> int:
+            deny_read: Sequence[str] = (), audit_only: bool = False,
+            ocsf: bool = False, syscalls: Decoder | None = None) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
     summary line on stderr; git_identity: the private HOME gets the caller's git
@@ -104,8 +107,10 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
     policy already); secrets: --secret's variables, set for CMD and never logged;
     deny_env, deny_read: what a policy file forbids passing or reading (ztsa.tiers);
     audit_only: deny nothing on the network or in the file system but what a policy
-    denies and the agent files, and log what the enforced run would have refused."""
-    log = AuditLog(log_stream, secrets)
+    denies and the agent files, and log what the enforced run would have refused;
+    ocsf: the log as OCSF events (written when the run ends); syscalls:
+    --trace-syscalls' decoder (every call of the tree a `syscall` event)."""
+    log = AuditLog(log_stream, secrets, ocsf=ocsf)
     private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
     try:
         own_home = os.path.join(private, "home")
@@ -175,7 +180,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 return EXIT_GATE
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
-                        (max_procs, max_memory), quiet, setup, secrets, judged)
+                        (max_procs, max_memory), quiet, setup, secrets, judged, syscalls)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -193,7 +198,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              limits: tuple[int, int] = (0, 0), quiet: bool = False,
              setup: agents.Setup | None = None,
              secrets: dict[str, str] | None = None,
-             judged: tuple[landlock.Plan, list[str]] | None = None) -> int:
+             judged: tuple[landlock.Plan, list[str]] | None = None,
+             syscalls: Decoder | None = None) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -214,7 +220,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     allow_read = [*(allow_read or []), *gitguard.outside_gitdirs(policy.workspace, layout)]
     run = plan.make(program, argv, env, cwd, policy, fs, ns, protect_extra,
                     cap_mask(keep_caps), pass_fds,
-                    log_stream.fileno() if log_stream is not None else None,
+                    log.stream.fileno() if log.stream is not None else None,
                     log_path=getattr(log_stream, "name", None), pid_ns=nat.pidns_available(),
                     run_id=log.run, real_home=real_home, allow_read=allow_read,
                     max_procs=limits[0], max_memory=limits[1],
@@ -222,7 +228,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
-                    connects_in_loop=run.connects == plan.Connects.LOOP)
+                    connects_in_loop=run.connects == plan.Connects.LOOP, syscalls=syscalls)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)
     except OSError:
@@ -311,7 +317,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
               connects=log.counts["connect"], sends=log.counts["send"],
               killed=log.counts["kill"], quarantined=len(moved) + log.counts.get("quarantined", 0),
-              **({"enforced": False, "would_deny": would} if run.audit else {}))
+              **({"enforced": False, "would_deny": would} if run.audit else {}),
+              **({"syscalls": log.counts["syscall"]} if syscalls is not None else {}))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
     first = [*log.first_denials, *nat.helper_first_denials()][:3] if denied else []
     private = os.path.dirname(env.get("TMPDIR", "")) + os.sep

@@ -26,6 +26,8 @@ from ztsa.sandbox.policy import ALLOW_PEER, CONNECT, DENY_UNNAMED, SEND, Decisio
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal as _signal
+
+    from ztsa.sandbox.syscalls import Decoder
 else:  # the constants, without signal.py's enum conversions at import
     import _signal
 
@@ -42,8 +44,9 @@ TYPES: dict[int, str] = {int(socket.SOCK_STREAM): "tcp", int(socket.SOCK_DGRAM):
 
 MAPPED_PREFIX = bytes(10) + b"\xff\xff"
 
+# TRACESYSGOOD: a system call stop (--trace-syscalls) is SIGTRAP | 0x80, no real SIGTRAP
 OPTIONS = (nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE | nat.O_TRACEEXEC
-           | nat.O_TRACESECCOMP | nat.O_EXITKILL)
+           | nat.O_TRACESECCOMP | nat.O_EXITKILL | 0x1)
 
 
 class Destination(NamedTuple):
@@ -103,10 +106,16 @@ class Tracer:
     a signal that came to ztsa."""
 
     def __init__(self, policy: Policy, log: AuditLog, root: int, helper: bool,
-                 connects_in_loop: bool, init: bool = False) -> None:
+                 connects_in_loop: bool, init: bool = False,
+                 syscalls: Decoder | None = None) -> None:
         """root: the spawned child: CMD, or (helper) the file helper whose first child is
         CMD; the helper is traced (it is an ancestor of the tree) but never logged.
-        connects_in_loop: the C loop performs the connects the policy allows."""
+        connects_in_loop: the C loop performs the connects the policy allows; syscalls:
+        --trace-syscalls' decoder, for the calls the filter stops with TAG_SYSCALL."""
+        self.syscalls = syscalls
+        self._cmd_ran = False  # CMD's first exec seen: calls before it are ztsa's set-up
+        # tid -> (tgid, nr, name, args) of a call under way
+        self._calls: dict[int, tuple[int, int, str, list[str]]] = {}
         self.policy = policy
         self.log = log
         self.root = root
@@ -125,7 +134,7 @@ class Tracer:
         """Trace until every process of the tree is gone; return CMD's wait status.
         wake_fd: where the signal module writes the number of each signal ztsa gets."""
         nat.trace_begin(self.root, self.helper, self.init, self.log.enabled, wake_fd, TAG_EXEC,
-                        TAG_NET)
+                        TAG_NET, syscalls=self.syscalls is not None)
         try:
             while True:
                 ev = nat.wait(self._allow)
@@ -136,6 +145,9 @@ class Tracer:
                     nat.resume(ev.tid)
                 elif ev.kind == nat.EV_EXEC:
                     self._exec(ev.tid)
+                    nat.resume(ev.tid)
+                elif ev.kind == nat.EV_TRACE:
+                    self._traced(ev.tid, ev.tgid)
                     nat.resume(ev.tid)
                 elif ev.kind == nat.EV_EXIT:
                     self._gone(ev)
@@ -185,6 +197,10 @@ class Tracer:
                 self.kill_all("ztsa's file helper died")
             return
         code = os.waitstatus_to_exitcode(ev.status)
+        for tid in [t for t, c in self._calls.items() if c[0] == ev.tid] if self._calls else ():
+            _, nr, name, texts = self._calls.pop(tid)  # exit_group: a call with no return
+            self.log.event("syscall", pid=ev.tid, tid=tid, nr=nr, name=name, args=texts,
+                           result=None)
         self.log.event("exit", pid=ev.tid, status=code if code >= 0 else 128 - code,
                        signal=signal_name(-code) if code < 0 else None)
         if ev.role == nat.ROLE_CMD:
@@ -194,10 +210,32 @@ class Tracer:
                 self.kill_all("CMD exited")
 
     def _exec(self, pid: int) -> None:
+        self._cmd_ran = True
         self.log.event("exec", pid=pid, ppid=ppid_of(pid), executable=_readlink(pid, "exe"),
                        argv=argv_of(pid), cwd=_readlink(pid, "cwd"))
 
     # -- syscalls ------------------------------------------------------------------------
+    def _traced(self, tid: int, tgid: int) -> None:
+        """--trace-syscalls: a call decoded at its entry, logged with its result at its
+        exit (one at a time per thread; ztsa's set-up before CMD's exec is not logged)."""
+        assert self.syscalls is not None
+        try:
+            op, nr, args, result = nat.syscall_info(tid)
+        except nat.NativeError as exc:
+            if exc.errno == errno.ESRCH:
+                return
+            raise
+        if op == 1:
+            if self._cmd_ran:
+                self._calls[tid] = (tgid, nr, *self.syscalls.decode(tid, nr, args))
+            return
+        call = self._calls.pop(tid, None)
+        if op == 2 and call is not None:
+            _, nr, name, texts = call
+            self.log.event("syscall", pid=tgid, tid=tid, nr=nr, name=name, args=texts,
+                           result=result if result >= 0 or result < -4095
+                           else f"-{errno.errorcode.get(-result, -result)}")
+
     def _syscall(self, tid: int) -> None:
         try:
             nr, args = nat.syscall_get(tid)
