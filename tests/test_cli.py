@@ -68,7 +68,10 @@ def test_output_file_and_sarif(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["version"] == "2.1.0"
     run = doc["runs"][0]
-    assert any(r["ruleId"] == "ENV009" for r in run["results"])
+    # the machine's finding: a notification of the run, no result in a file
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert any(n["associatedRule"]["id"] == "ENV009" for n in notes)
+    assert not any(r["ruleId"] == "ENV009" for r in run["results"])
     rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "ENV009")
     assert "env -u" in rule["help"]["text"]
 
@@ -103,7 +106,8 @@ def test_sarif_locations_are_the_repositorys_files_only(tmp_path):
     loc = agt["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": ".claude/settings.json", "uriBaseId": "%SRCROOT%"}
     assert loc["region"] == {"startLine": 2}
-    assert all(not r["locations"] for r in results if r["ruleId"].startswith("ENV"))
+    assert all(r["locations"] for r in results)
+    assert not [r for r in results if r["ruleId"].startswith("ENV")]
 
 
 @pytest.mark.parametrize("args", [

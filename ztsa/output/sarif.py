@@ -1,4 +1,10 @@
-"""SARIF 2.1.0, one run, rules with their help text from the rule docs."""
+"""SARIF 2.1.0, one run, rules with their help text from the rule docs.
+
+A finding in one of the repository's files is a result, located in that file (relative
+to %SRCROOT%). A finding with no such file (the machine's: the environment, the
+kernel, ztsa's own confinement) is a tool execution notification of the run's
+invocation, naming its rule: code scanning requires every result to have a file
+location, and a fake one would show an alert in a file the finding is not about."""
 
 from __future__ import annotations
 
@@ -38,7 +44,7 @@ def render_sarif(report: Report) -> str:
                      "markdown": rule.doc.split("\n", 1)[-1].strip()},
             "properties": {"category": rule.category.value, "severity": rule.severity.value},
         })
-    results = []
+    results, notes = [], []
     for r in used:
         # the repository's files only, relative to its root; a finding about the
         # machine has no file location (code scanning would show a file it is not in)
@@ -51,13 +57,19 @@ def render_sarif(report: Report) -> str:
         ]
         level = (_LEVEL[r.status] if r.gating or r.status in (Status.WAIVED, Status.HANDLED)
                  else "warning")
+        message = {"text": r.message + "".join(f"\n- {e.detail}" for e in r.evidence)}
+        properties = {"status": r.status.value, "gating": r.gating}
+        if not locations:
+            notes.append({"associatedRule": {"id": r.id, "index": ids.index(r.id)},
+                          "level": level, "message": message, "properties": properties})
+            continue
         results.append({
             "ruleId": r.id,
             "ruleIndex": ids.index(r.id),
             "level": level,
-            "message": {"text": r.message + "".join(f"\n- {e.detail}" for e in r.evidence)},
+            "message": message,
             "locations": locations,
-            "properties": {"status": r.status.value, "gating": r.gating},
+            "properties": properties,
         })
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -66,6 +78,8 @@ def render_sarif(report: Report) -> str:
             "tool": {"driver": {"name": "ztsa", "version": report.tool_version,
                                 "rules": driver_rules}},
             "results": results,
+            "invocations": [{"executionSuccessful": True,
+                             "toolExecutionNotifications": notes}],
             "properties": {"profile": report.profile.value, "passed": report.passed},
         }],
     }
