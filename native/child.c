@@ -229,6 +229,26 @@ static int hide_homes(const struct ztsa_plan *plan) {
     return r;
 }
 
+/* A policy's fs.deny_read, by mounts, whatever Landlock's read rules can hold: after
+   every other mount (so that nothing bound later shows what lies beneath), an empty
+   read-only tmpfs over each directory, an empty read-only file over each other file.
+   0 or -errno. */
+static int hide_denied(const struct ztsa_plan *plan) {
+    struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0};
+    for (int i = 0; i < plan->n_deny_files; i++) {
+        const char *path = plan->deny_files[i];
+        struct stat st;
+        if (lstat(path, &st) < 0)
+            continue; /* not there (under a hidden home, or gone): nothing to read */
+        int r = S_ISDIR(st.st_mode)
+                    ? mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4k")
+                    : mount(plan->empty_file, path, NULL, MS_BIND, NULL);
+        if (r < 0 || syscall(SYS_mount_setattr, AT_FDCWD, path, 0, &ro, sizeof ro) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
 int ztsa_ns_probe(int userns) {
     pid_t pid = fork();
     if (pid < 0)
@@ -619,6 +639,8 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
             r = system_readonly(plan);
         if (r == 0)
             r = hide_homes(plan);
+        if (r == 0)
+            r = hide_denied(plan);
         if (r < 0)
             fail_at(efd, ZTSA_STEP_NAMESPACES, -r);
     }

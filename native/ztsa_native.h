@@ -189,6 +189,11 @@ struct ztsa_plan {
        would have refused is logged. audit_paths[i] with audit_kinds[i] (enum
        ztsa_audit_kind) is the enforced view: the longest prefix of a path decides */
     int audit;
+    /* a policy's fs.deny_read: after every other mount, an empty read-only tmpfs over
+       each directory, an empty read-only file (empty_file) over each other file */
+    const char *const *deny_files;
+    int n_deny_files;
+    const char *empty_file;
     const char *const *audit_paths;
     const int *audit_kinds;
     int n_audit;

@@ -63,6 +63,35 @@ def test_a_path_the_enterprise_denies_is_unreadable_and_cannot_be_opened(run: Ru
     assert done.returncode == 2 and "forbidden by" in done.stderr
 
 
+@pytest.mark.parametrize("audit_only", [False, True], ids=["enforced", "audit-only"])
+def test_denied_paths_hold_where_landlock_read_rules_overflow(run: Runner, audit_only):
+    """A denied file in a directory of more entries than Landlock's read rules can list,
+    and a denied directory beside it: mounts hide both, by every spelling, in both
+    modes (under --audit-only too: no flag loosens a policy's deny)."""
+    crowd = Path(tempfile.mkdtemp(prefix="ztsa-crowd-"))
+    os.chmod(crowd, 0o755)
+    for i in range(4200):
+        (crowd / f"f{i}").touch()
+    (crowd / "key").write_text("crowd-secret\n")
+    vault = Path(tempfile.mkdtemp(prefix="ztsa-vault-"))
+    (vault / "key").write_text("vault-secret\n")
+    for p in (crowd / "key", vault / "key"):
+        os.chmod(p, 0o644)
+    os.chmod(vault, 0o755)
+    os.symlink(crowd / "key", run.workspace / "link")
+    env = policy_env(f'[fs]\ndeny_read = ["{crowd}/key", "{vault}"]\n')
+    spellings = [f"{crowd}/key", f"{crowd}//./key", f"{vault}/../{vault.name}/key",
+                 "link", f"/proc/self/root{vault}/key"]
+    script = "; ".join(f"cat {p}" for p in spellings) + f"; ls -a {vault}; echo done"
+    proc, _ = run("sh", "-c", script, env=env,
+                  extra=["--audit-only"] if audit_only else [])
+    assert "done" in proc.stdout, proc.stderr
+    assert "secret" not in proc.stdout, proc.stdout
+    assert "lacks Landlock read rules" in proc.stderr  # the rules overflowed: mounts held
+    control, _ = run("sh", "-c", f"cat {crowd}/key {vault}/key", env=policy_env())
+    assert "crowd-secret" in control.stdout and "vault-secret" in control.stdout
+
+
 def test_a_variable_the_enterprise_denies_never_reaches_the_tree(run: Runner):
     env = policy_env('[env]\ndeny = ["TZ", "ZT_TOKEN"]\n')
     proc, _ = run("sh", "-c", 'echo "tz=${TZ-unset}"', env={**env, "TZ": "UTC"})

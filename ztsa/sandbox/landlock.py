@@ -177,8 +177,10 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
                       if os.path.exists(d) and not os.path.islink(d)]
         except OSError:
             handled &= ~READ
-            missing.append(f"Landlock read rules for the credential paths of {home} (the "
-                           f"directories leading to them hold more than {limit} entries)")
+            missing.append(f"Landlock read rules for the credential paths of {home} and the "
+                           f"system's secrets (the directories leading to them hold more "
+                           f"than {limit} entries; the real home stays hidden, and a "
+                           f"policy's fs.deny_read is hidden by mounts)")
     return Plan(abi, handled, rules, missing, scope(abi, missing))
 
 

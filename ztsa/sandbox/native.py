@@ -201,6 +201,9 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
         keep.append((show_rw, show_at, targets))
         c.show_rw, c.show_at = show_rw, show_at
     c.audit = int(plan.audit)
+    if plan.deny_files:
+        c.deny_files, c.n_deny_files = strings(list(plan.deny_files))
+        c.empty_file = cstr(plan.empty_file)
     if plan.audit_view:
         c.audit_paths, c.n_audit = strings([path for path, _ in plan.audit_view])
         kinds = ffi.new("int[]", [kind for _, kind in plan.audit_view])

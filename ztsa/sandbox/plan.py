@@ -97,6 +97,10 @@ class RunPlan(NamedTuple):
     # enforced run's view, (path, kind), for the helper to judge each call against
     audit: bool = False
     audit_view: tuple[tuple[str, int], ...] = ()
+    # a policy's fs.deny_read: an empty read-only tmpfs over each directory, an empty
+    # read-only file (empty_file) over each other file, after every other mount
+    deny_files: tuple[str, ...] = ()
+    empty_file: str = ""
 
     @property
     def helper(self) -> bool:
@@ -221,12 +225,14 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          git: gitlayout.Layout | None = None,
          binds: list[tuple[str, str, bool]] | None = None,
          secrets: dict[str, str] | None = None,
-         audit: tuple[landlock.Plan, list[str]] | None = None) -> RunPlan:
+         audit: tuple[landlock.Plan, list[str]] | None = None,
+         deny_read: list[str] | None = None, empty_file: str = "") -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace); git: the workspace's repositories, when
     already found. audit (--audit-only, fs being landlock.audit_plan's): the enforced
-    run's first ruleset and what it never lets the tree read, to judge calls against."""
+    run's first ruleset and what it never lets the tree read, to judge calls against;
+    deny_read: a policy's fs.deny_read, hidden by mounts (empty_file over a file)."""
     log = log_fd is not None
     guard = None
     if ns != Namespaces.NONE:
@@ -265,6 +271,9 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
     if audit is not None:  # the system and the homes as they are; agents' state bound
         view = audit_view(audit[0], home, audit[1])
         home = HomeView((), (), home.binds) if home is not None and home.binds else None
+    # hidden by mounts too, which hold whatever Landlock's read rules can
+    deny_files = [r for r in dict.fromkeys(os.path.realpath(p) for p in deny_read or ())
+                  if os.path.lexists(r)] if ns != Namespaces.NONE else []
     return RunPlan(
         program=program, argv=tuple(argv), env=tuple(env.items()), cwd=cwd, filter=code,
         drop_caps=os.geteuid() == 0, keep_caps=keep_caps, keep_fds=tuple(keep_fds),
@@ -277,4 +286,5 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         max_procs=max_procs, max_memory=max_memory,
         git_configs=tuple(_git_configs(git, guard)), netns=netns,
         net=policy.net_plan() if netns else NetPlan(),
-        secrets=tuple((secrets or {}).items()), audit=audit is not None, audit_view=view)
+        secrets=tuple((secrets or {}).items()), audit=audit is not None, audit_view=view,
+        deny_files=tuple(deny_files), empty_file=empty_file if deny_files else "")

@@ -153,6 +153,12 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         fs = landlock.plan(nat.landlock_abi(), writable, real_home, also=also,
                            hidden=list(deny_read))
         missing = list(fs.missing)
+        if deny_read and ns == plan.Namespaces.NONE and not fs.handled & landlock.READ:
+            print(f"ztsa: a policy's fs.deny_read ({', '.join(deny_read)}) cannot be enforced "
+                  "here: no mount namespace, and Landlock's read rules cannot hold it; CMD "
+                  "was not started", file=sys.stderr)
+            log.close()
+            return EXIT_USAGE
         judged: tuple[landlock.Plan, list[str]] | None = None
         if audit_only:
             if ns == plan.Namespaces.NONE or not nat.pidns_available():
@@ -180,7 +186,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 return EXIT_GATE
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
-                        (max_procs, max_memory), quiet, setup, secrets, judged, syscalls)
+                        (max_procs, max_memory), quiet, setup, secrets, judged, syscalls,
+                        list(deny_read))
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -199,7 +206,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              setup: agents.Setup | None = None,
              secrets: dict[str, str] | None = None,
              judged: tuple[landlock.Plan, list[str]] | None = None,
-             syscalls: Decoder | None = None) -> int:
+             syscalls: Decoder | None = None, deny_read: list[str] | None = None) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -218,6 +225,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         agent_before[state] = agentguard.snapshot(state, keep, globs)
     layout = git_before.layout
     allow_read = [*(allow_read or []), *gitguard.outside_gitdirs(policy.workspace, layout)]
+    empty = ""
+    if deny_read:  # what a denied file shows instead (private: removed with the run)
+        empty = os.path.join(os.path.dirname(env["TMPDIR"]), "denied")
+        os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400))
     run = plan.make(program, argv, env, cwd, policy, fs, ns, protect_extra,
                     cap_mask(keep_caps), pass_fds,
                     log.stream.fileno() if log.stream is not None else None,
@@ -225,7 +236,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     run_id=log.run, real_home=real_home, allow_read=allow_read,
                     max_procs=limits[0], max_memory=limits[1],
                     also_homes=[h for h in [os.environ.get("HOME")] if h], git=layout,
-                    binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged)
+                    binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged,
+                    deny_read=deny_read, empty_file=empty)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP, syscalls=syscalls)
