@@ -187,7 +187,11 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
                         (max_procs, max_memory), quiet, setup, secrets, judged, syscalls,
-                        list(deny_read))
+                        # hidden by mounts as well, whatever Landlock's rules can hold:
+                        # what no run may read (under --audit-only, a policy's denials)
+                        list(deny_read) if audit_only else [
+                            p for p in landlock.unreadable([real_home, *also], list(deny_read))
+                            if p != "/dev"])
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -226,7 +230,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     layout = git_before.layout
     allow_read = [*(allow_read or []), *gitguard.outside_gitdirs(policy.workspace, layout)]
     empty = ""
-    if deny_read:  # what a denied file shows instead (private: removed with the run)
+    if deny_read:  # what a hidden file shows instead (private: removed with the run)
         empty = os.path.join(os.path.dirname(env["TMPDIR"]), "denied")
         os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400))
     run = plan.make(program, argv, env, cwd, policy, fs, ns, protect_extra,
