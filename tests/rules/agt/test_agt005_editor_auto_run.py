@@ -46,3 +46,38 @@ def test_unknown_names_file_and_parse_error(machine):
     out = machine.run("AGT005")
     assert out.status is Status.UNKNOWN
     assert ".vscode/tasks.json" in out.message and "not valid JSON" in out.message
+
+
+def test_fail_current_and_old_setting_names_and_a_code_workspace(machine):
+    """VS Code's current names (chat.tools.global/terminal/urls) and the older ones,
+    in .vscode/settings.json and a *.code-workspace; a rule set approves only by an
+    entry that is true (or {"approve": true})."""
+    import json
+
+    machine.ws(".vscode/settings.json", json.dumps({
+        "chat.tools.global.autoApprove": True,
+        "chat.tools.terminal.autoApprove": {"npm": True, "rm": False},
+        "chat.tools.urls.autoApprove": {"https://x.example/*": {"approve": True}},
+        "github.copilot.chat.agent.terminal.allowList": {"make": True},
+    }, indent=2))
+    machine.ws("team.code-workspace", json.dumps({
+        "folders": [{"path": "."}], "settings": {"chat.agent.terminal.allowList": ["make"]}},
+        indent=2))
+    out = machine.run("AGT005")
+    assert out.status is Status.FAIL
+    assert sorted((e.path, e.detail.split()[0]) for e in out.evidence) == [
+        (".vscode/settings.json", "chat.tools.global.autoApprove"),
+        (".vscode/settings.json", "chat.tools.terminal.autoApprove"),
+        (".vscode/settings.json", "chat.tools.urls.autoApprove"),
+        (".vscode/settings.json", "github.copilot.chat.agent.terminal.allowList"),
+        ("team.code-workspace", "chat.agent.terminal.allowList")]
+
+
+def test_pass_rule_sets_that_only_deny(machine):
+    import json
+
+    machine.ws(".vscode/settings.json", json.dumps({
+        "chat.tools.terminal.autoApprove": {"rm": False, "curl": {"approve": False}},
+        "chat.tools.edits.autoApprove": {"**/.env": False},
+        "chat.tools.global.autoApprove": False}))
+    assert machine.run("AGT005").status is Status.PASS

@@ -10,8 +10,15 @@ the allow rules `Bash` or `Bash(*)` in `permissions.allow`, and `Bash(...)` rule
 whose command runs whatever the repository or its arguments say: a shell or an
 interpreter, `find` (`-exec`), `xargs`, `env`, build and task runners (`make`, `just`,
 `cargo run`/`test`/`build`, `npm run`, `npx`, `pnpm`, `yarn`, `uv run`, `pytest`,
-`tox`, ...) and a script path inside the repository. A file that does not parse makes
-the rule unknown.
+`tox`, ...) and a script path inside the repository, and a wildcard over a whole
+package or version-control tool (`Bash(npm:*)`, `Bash(uv *)`, `Bash(git:*)`: `npm run`,
+`git -c alias.x=!sh`). Also: `permissions.defaultMode` `acceptEdits` and unscoped
+`Edit`/`Write` allow rules (a pre-approved edit of a Makefile, a hook or a test is a
+pre-approved command); `env` values that redirect the agent's traffic or load code
+into what it runs (`*_BASE_URL`, proxies, `NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONPATH`,
+CA bundles, `GIT_SSH_COMMAND`, ...); and plugin marketplaces or plugins the repository
+adds for whoever opens it (`extraKnownMarketplaces`, `enabledPlugins`). A file that
+does not parse makes the rule unknown.
 
 ## Why it matters
 Settings committed to a repository apply to whoever opens it with an agent. A pull
@@ -54,6 +61,22 @@ RUNS_ANYTHING = LazyRe(
     r"|python\d*(\.\d+)?\s+-m\s+\S+)")
 
 
+# a wildcard over one of these runs anything: their subcommands run the repository's
+# scripts (npm run, uv run, cargo run, go run, pip install of a path, git aliases, gh)
+WHOLE_TOOLS = frozenset(("npm", "uv", "cargo", "go", "pip", "pip3", "git", "gh", "poetry",
+                         "pdm", "hatch", "rye", "dotnet", "deno", "mise", "asdf"))
+# environment names that send the agent's traffic elsewhere or load code into what it runs
+REDIRECTS = LazyRe(
+    r"^([A-Z0-9_]*_BASE_URL|[A-Za-z_]*_PROXY|NODE_OPTIONS|NODE_EXTRA_CA_CERTS|LD_PRELOAD|"
+    r"LD_LIBRARY_PATH|LD_AUDIT|PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|BASH_ENV|ENV|"
+    r"PERL5OPT|RUBYOPT|JAVA_TOOL_OPTIONS|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|"
+    r"CURL_CA_BUNDLE|GIT_SSH_COMMAND|GIT_SSH|GIT_EXEC_PATH|GIT_CONFIG_GLOBAL|"
+    r"ANTHROPIC_BEDROCK_BASE_URL|CLAUDE_CODE_USE_BEDROCK|CLAUDE_CODE_USE_VERTEX)$")
+UNSCOPED_EDITS = frozenset(("Edit", "Edit(*)", "Edit(**)", "Edit(/**)", "Edit(./**)",
+                            "Write", "Write(*)", "Write(**)", "Write(/**)", "Write(./**)",
+                            "MultiEdit", "MultiEdit(*)", "MultiEdit(**)", "NotebookEdit"))
+
+
 def audit(ctx: Context, f: Findings, rel: str) -> None:
     loaded = settings(f, ctx, rel)
     if loaded is None:
@@ -77,6 +100,20 @@ def audit(ctx: Context, f: Findings, rel: str) -> None:
             hit(f"sandbox.network.allowUnixSockets holds the daemon socket {sock}", sock)
     if get(doc, "enableAllProjectMcpServers") is True:
         hit("enableAllProjectMcpServers is true", "enableAllProjectMcpServers")
+    if get(doc, "permissions", "defaultMode") == "acceptEdits":
+        hit("permissions.defaultMode is acceptEdits: every edit (a Makefile, a hook, a test) "
+            "is made without a prompt", "acceptEdits")
+    env = doc.get("env")
+    for name, value in env.items() if isinstance(env, dict) else ():
+        if isinstance(name, str) and REDIRECTS.match(name):
+            hit(f"env sets {name}={str(value)[:60]!r}: it redirects the agent's traffic or "
+                "loads code into what it runs", f'"{name}"')
+    for key in ("extraKnownMarketplaces", "enabledPlugins"):
+        value = doc.get(key)
+        if value:
+            names = ", ".join(list(value)[:3]) if isinstance(value, dict) else str(value)[:60]
+            hit(f"{key} adds plugins for whoever opens the repository ({names}): their "
+                "hooks, commands and MCP servers run in every session", f'"{key}"')
     for entry in get(doc, "permissions", "allow") or []:
         if not isinstance(entry, str):
             continue
@@ -84,10 +121,19 @@ def audit(ctx: Context, f: Findings, rel: str) -> None:
             hit(f"permissions.allow holds {entry!r}: every shell command is pre-approved",
                 f'"{entry}"')
             continue
+        if entry.replace(" ", "") in UNSCOPED_EDITS:
+            hit(f"permissions.allow holds {entry!r}: any file may be changed without a "
+                "prompt, a hook or a Makefile included", f'"{entry}"')
+            continue
         command = entry.strip()
         if command.startswith("Bash(") and command.endswith(")"):
             command = command[5:-1].strip()
+            wild = command.endswith("*")
             command = command.removesuffix(":*").removesuffix("*").strip()
+            if wild and command in WHOLE_TOOLS:
+                hit(f"permissions.allow holds {entry!r}: every {command} subcommand is "
+                    "pre-approved, and some run whatever the repository says", f'"{entry}"')
+                continue
             m = RUNS_ANYTHING.match(command)
             if m:
                 hit(f"permissions.allow holds {entry!r}: {m.group(1).split()[0]} runs "

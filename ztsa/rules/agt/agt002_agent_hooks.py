@@ -3,10 +3,16 @@
 ## What it checks
 In the project's `.claude/settings.json` and `.claude/settings.local.json`: every
 hook of type `command` (`hooks.<Event>[].hooks[].type == "command"`), a
-`statusLine.command`, and an `apiKeyHelper`. In `.codex/config.toml`: a `notify`
-program; every `command` hook of `.codex/hooks.json` (the same shape as Claude's); and
-the `[setup] script` of `.codex/environments/*.toml`, which the Codex app runs when it
-creates a worktree (its `[[actions]]` run only when clicked).
+`statusLine.command`, and the keys that run a program for credentials or telemetry
+(`apiKeyHelper`, `awsAuthRefresh`, `awsCredentialExport`, `otelHeadersHelper`). The
+same hooks in Gemini CLI's `.gemini/settings.json`, which takes Claude's shape. In
+`.codex/config.toml`: a `notify` program; every `command` hook of `.codex/hooks.json`
+(Claude's shape too); and the `[setup] script` of `.codex/environments/*.toml`, which
+the Codex app runs when it creates a worktree (its `[[actions]]` run only when clicked).
+The hook files of the other agents: Cursor's `.cursor/hooks.json`, Windsurf's
+`.windsurf/hooks.json` and GitHub Copilot's `.github/hooks/*.json` (an event's entries
+with a `command`, `bash` or `powershell`), Kiro's `.kiro/hooks/*.kiro.hook` (a
+`runCommand` action), and every script in Cline's `.clinerules/hooks/`.
 
 ## Why it matters
 Hooks run shell commands on the host each time the agent starts, edits or stops,
@@ -47,9 +53,44 @@ def claude(ctx: Context, f: Findings, rel: str) -> None:
     if isinstance(status, dict) and status.get("command"):
         f.fail(f"statusLine runs {str(status['command'])[:80]!r}", path=rel,
                line=line_of(text, '"statusLine"'))
-    if doc.get("apiKeyHelper"):
-        f.fail(f"apiKeyHelper runs {str(doc['apiKeyHelper'])[:80]!r}", path=rel,
-               line=line_of(text, '"apiKeyHelper"'))
+    for key in COMMAND_KEYS:
+        if doc.get(key):
+            f.fail(f"{key} runs {str(doc[key])[:80]!r}", path=rel, line=line_of(text, f'"{key}"'))
+
+
+# Claude Code settings whose value is a program it runs (credentials, telemetry headers)
+COMMAND_KEYS = ("apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper")
+# the hook files of the agents whose hooks are event -> [{command|bash|powershell: ...}]
+EVENT_HOOK_FILES = (".cursor/hooks.json", ".windsurf/hooks.json")
+
+
+def event_hooks(ctx: Context, f: Findings, rel: str) -> None:
+    """Cursor's, Windsurf's and Copilot's hook files: `hooks.<event>` lists entries that
+    name a command (`command`; Copilot's `bash` and `powershell`)."""
+    loaded = settings(f, ctx, rel)
+    if loaded is None:
+        return
+    doc, text = loaded
+    hooks = doc.get("hooks")
+    for event, entries in hooks.items() if isinstance(hooks, dict) else ():
+        for entry in entries if isinstance(entries, list) else []:
+            cmd = next((entry[k] for k in ("command", "bash", "powershell")
+                        if isinstance(entry, dict) and isinstance(entry.get(k), str)
+                        and entry[k].strip()), None)
+            if cmd is not None:
+                f.fail(f"{event} hook runs {cmd[:80]!r}", path=rel, line=line_of(text, cmd))
+
+
+def kiro_hook(ctx: Context, f: Findings, rel: str) -> None:
+    loaded = settings(f, ctx, rel)
+    if loaded is None:
+        return
+    doc, text = loaded
+    then = doc.get("then")
+    if isinstance(then, dict) and then.get("type") == "runCommand" and then.get("command"):
+        when = get(doc, "when", "type") or "an event"
+        f.fail(f"{when} hook runs {str(then['command'])[:80]!r}", path=rel,
+               line=line_of(text, str(then["command"])))
 
 
 @rule(id="AGT002", slug="agent-hooks", title="Agent hooks run host commands",
@@ -64,7 +105,15 @@ def check(ctx: Context) -> Outcome:
         if doc.get("notify"):
             f.fail(f"notify runs {doc['notify']!r}"[:100], path=".codex/config.toml",
                    line=line_of(text, "notify"))
-    claude(ctx, f, ".codex/hooks.json")  # Codex's hooks take Claude's shape
+    claude(ctx, f, ".codex/hooks.json")  # Codex's and Gemini CLI's take Claude's shape
+    claude(ctx, f, ".gemini/settings.json")
+    for rel in [*EVENT_HOOK_FILES, *matching(ctx, lambda p: p.startswith(".github/hooks/")
+                                             and p.endswith(".json") and p.count("/") == 2)]:
+        event_hooks(ctx, f, rel)
+    for rel in matching(ctx, lambda p: p.startswith(".kiro/hooks/") and p.endswith(".kiro.hook")):
+        kiro_hook(ctx, f, rel)
+    for rel in matching(ctx, lambda p: p.startswith(".clinerules/hooks/")):
+        f.fail(f"Cline runs the hook script {rel.rsplit('/', 1)[-1]!r} at its event", path=rel)
     for rel in matching(ctx, lambda p: p.startswith(".codex/environments/")
                         and p.endswith(".toml")):
         env = f.attempt(toml_file, ctx, rel)
