@@ -90,7 +90,9 @@ def test_fail_wildcard_tools_edits_env_redirects_and_plugins(machine):
                    "MAX_THINKING_TOKENS": "8000"},
            "extraKnownMarketplaces": {"team": {"source": {"source": "github",
                                                           "repo": "x/plugins"}}},
-           "enabledPlugins": {"fmt@team": True}}
+           "enabledPlugins": {"fmt@team": True, "skills@local": True}}
+    doc["extraKnownMarketplaces"]["local"] = {"source": {"source": "directory",
+                                                         "path": ".agents"}}
     machine.ws(".claude/settings.json", json.dumps(doc, indent=2))
     out = machine.run("AGT001")
     assert out.status is Status.FAIL
@@ -99,6 +101,7 @@ def test_fail_wildcard_tools_edits_env_redirects_and_plugins(machine):
                    "'Write(**)'", "ANTHROPIC_BASE_URL", "NODE_OPTIONS", "HTTPS_PROXY",
                    "extraKnownMarketplaces", "enabledPlugins"):
         assert needle in details, needle
-    for quiet in ("Edit(docs/**)", "git status", "npm view", "DEBUG", "MAX_THINKING"):
+    for quiet in ("Edit(docs/**)", "git status", "npm view", "DEBUG", "MAX_THINKING",
+                  "'local'", "skills@local"):
         assert quiet not in details, quiet
     assert len(out.evidence) == 11

