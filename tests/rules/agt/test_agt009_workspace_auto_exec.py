@@ -124,3 +124,69 @@ def test_fail_install_hooks_that_install_git_hooks(machine):
     assert out.status is Status.FAIL
     assert sorted(e.detail.split(":")[0] for e in out.evidence) == [
         "postinstall runs simple-git-hooks", "prepare runs lefthook install"]
+
+
+def test_fail_devcontainers_that_can_take_the_host(machine):
+    """Every place a devcontainer config lives; privileged, host PID, SYS_ADMIN, an
+    unconfined profile and the Docker socket, in the config and in its compose file."""
+    import json
+
+    machine.ws(".devcontainer.json", json.dumps({"initializeCommand": "./init.sh"}))
+    machine.ws(".devcontainer/gpu/devcontainer.json", json.dumps({
+        "image": "x", "privileged": True,
+        "runArgs": ["--pid=host", "--cap-add=SYS_ADMIN"],
+        "mounts": ["source=/var/run/docker.sock,target=/var/run/docker.sock,type=bind"]},
+        indent=2))
+    machine.ws(".devcontainer/devcontainer.json", json.dumps({
+        "dockerComposeFile": "compose.yml", "service": "app",
+        "securityOpt": ["seccomp=unconfined"]}, indent=2))
+    machine.ws(".devcontainer/compose.yml", "services:\n  app:\n    image: x\n"
+               "    volumes:\n      - /var/run/docker.sock:/var/run/docker.sock\n"
+               "  db:\n    image: pg\n    privileged: true\n")
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL
+    got = sorted((e.path, e.detail) for e in out.evidence)
+    assert got == sorted([
+        (".devcontainer.json", "initializeCommand runs on the host"),
+        (".devcontainer/gpu/devcontainer.json",
+         "its container can take the host: privileged is true"),
+        (".devcontainer/gpu/devcontainer.json",
+         "its container can take the host: runArgs hold --pid=host"),
+        (".devcontainer/gpu/devcontainer.json",
+         "its container can take the host: runArgs add the capability SYS_ADMIN"),
+        (".devcontainer/gpu/devcontainer.json",
+         "its container can take the host: the Docker socket is mounted into it"),
+        (".devcontainer/devcontainer.json",
+         "its container can take the host: securityOpt holds seccomp=unconfined"),
+        (".devcontainer/compose.yml", "service 'app' can take the host: the Docker socket is "
+         "mounted into it"),
+        (".devcontainer/compose.yml", "service 'db' can take the host: privileged is true")])
+
+
+def test_pass_an_ordinary_devcontainer(machine):
+    import json
+
+    machine.ws(".devcontainer/devcontainer.json", json.dumps({
+        "image": "mcr.microsoft.com/devcontainers/python:3",
+        "postCreateCommand": "pip install -e .", "runArgs": ["--cap-add=SYS_PTRACE"],
+        "mounts": ["source=cache,target=/cache,type=volume"]}))
+    assert machine.run("AGT009").status is Status.PASS
+
+
+def test_fail_a_hook_manager_dependency_with_its_configuration(machine):
+    """lefthook and simple-git-hooks install the configured hooks from their own
+    postinstall: a devDependency and its configuration are enough."""
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "x", "devDependencies": {
+        "lefthook": "^1.5.0", "simple-git-hooks": "^2"},
+        "simple-git-hooks": {"pre-commit": "npx lint-staged"}}, indent=2))
+    machine.ws("lefthook.yml", "pre-commit:\n  commands:\n    lint:\n      run: make lint\n")
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL
+    assert sorted(e.detail.split()[1] for e in out.evidence) == ["lefthook", "simple-git-hooks"]
+
+
+def test_unknown_a_broken_devcontainer(machine):
+    machine.ws(".devcontainer/x/devcontainer.json", '{"privileged": ')
+    assert machine.run("AGT009").status is Status.UNKNOWN

@@ -2,10 +2,17 @@
 
 ## What it checks
 Files that make tools run workspace code as soon as the folder is opened or a git
-command runs: `.devcontainer/devcontainer.json` `initializeCommand` (it runs on the
-host); `.envrc` (direnv); a `.husky/` directory; an install hook of the root
-`package.json` that installs git hooks (`simple-git-hooks`, `lefthook install`,
-`husky`, `pre-commit install`, `git config core.hooksPath`); and, in every git repository in the
+command runs: a devcontainer (`.devcontainer/devcontainer.json`, `.devcontainer.json`,
+`.devcontainer/*/devcontainer.json`) with an `initializeCommand` (it runs on the host)
+or whose container can take the host (`privileged`, `--privileged`, `--pid=host` or a
+`--cap-add` of SYS_ADMIN or ALL in `runArgs`, those capabilities in `capAdd`, an
+unconfined `securityOpt`, the Docker socket among `mounts` or `runArgs`, and the same in
+the services of the `dockerComposeFile` it names); `.envrc` (direnv); a `.husky/`
+directory; an install hook of the root `package.json` that installs git hooks
+(`simple-git-hooks`, `lefthook install`, `husky`, `pre-commit install`, `git config
+core.hooksPath`), or a `lefthook` or `simple-git-hooks` dependency with its
+configuration (`lefthook.yml`, a `simple-git-hooks` table), which installs the hooks
+from its own install script; and, in every git repository in the
 workspace (the top level, nested ones, submodules' `.git/modules/*`, linked worktrees,
 bare ones): config keys that run a program or send git elsewhere (`core.fsmonitor`,
 `core.hooksPath`, `core.pager`, `include.path`, `filter.*`, `credential.helper`, and
@@ -47,12 +54,7 @@ from ztsa.registry import rule
       severity=Severity.HIGH, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
-    dc = ".devcontainer/devcontainer.json"
-    loaded = f.attempt(json_file, ctx, dc)
-    if loaded is not None:
-        doc, text = loaded
-        if get(doc, "initializeCommand"):
-            f.fail("initializeCommand runs on the host", dc, line_of(text, "initializeCommand"))
+    _devcontainers(ctx, f)
     if ctx.ws_exists(".envrc"):
         f.fail(".envrc runs when direnv enters the folder", ".envrc")
     _repositories(ctx, f)
@@ -62,6 +64,83 @@ def check(ctx: Context) -> Outcome:
     _quarantine(ctx, f)
     return f.outcome("nothing in the workspace runs automatically",
                      f"{len(f.found)} auto-exec item(s)")
+
+
+DOCKER_SOCKET = LazyRe(r"(docker|podman|containerd)\.sock\b")
+# capabilities that reach past the container (SYS_PTRACE, common for debuggers, does not)
+HOST_CAPS = {"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL", "SYS_MODULE", "CAP_SYS_MODULE"}
+
+
+def _takes_host(config: dict[str, object]) -> list[str]:
+    """What in a devcontainer config (or a compose service) gives the container the host."""
+    out = []
+    if config.get("privileged") is True:
+        out.append("privileged is true")
+    args = config.get("runArgs")
+    flat = " ".join(str(a) for a in args) if isinstance(args, list) else ""
+    if re.search(r"--privileged\b", flat):
+        out.append("runArgs hold --privileged")
+    if re.search(r"--pid[= ]host\b", flat):
+        out.append("runArgs hold --pid=host")
+    for cap in re.findall(r"--cap-add[= ](\S+)", flat):
+        if cap.upper() in HOST_CAPS:
+            out.append(f"runArgs add the capability {cap}")
+    caps = config.get("capAdd") or config.get("cap_add")
+    for cap in caps if isinstance(caps, list) else []:
+        if str(cap).upper() in HOST_CAPS:
+            out.append(f"capAdd holds {cap}")
+    opts = config.get("securityOpt") or config.get("security_opt")
+    for opt in opts if isinstance(opts, list) else []:
+        if "unconfined" in str(opt):
+            out.append(f"securityOpt holds {opt}")
+    mounts: list[object] = []
+    for key in ("mounts", "volumes"):
+        value = config.get(key)
+        mounts += value if isinstance(value, list) else []
+    if DOCKER_SOCKET.search(flat) or any(DOCKER_SOCKET.search(json.dumps(m)) for m in mounts):
+        out.append("the Docker socket is mounted into it")
+    return out
+
+
+def _devcontainers(ctx: Context, f: Findings) -> None:
+    from ztsa.manifests.project import matching
+
+    configs = [".devcontainer.json", ".devcontainer/devcontainer.json", *sorted(
+        matching(ctx, lambda p: p.startswith(".devcontainer/") and p.count("/") == 2
+                 and p.endswith("/devcontainer.json")))]
+    for dc in dict.fromkeys(configs):
+        loaded = f.attempt(json_file, ctx, dc)
+        if loaded is None:
+            continue
+        doc, text = loaded
+        if not isinstance(doc, dict):
+            continue
+        if get(doc, "initializeCommand"):
+            f.fail("initializeCommand runs on the host", dc, line_of(text, "initializeCommand"))
+        for what in _takes_host(doc):
+            f.fail(f"its container can take the host: {what}", dc,
+                   line_of(text, what.split()[0]))
+        compose = doc.get("dockerComposeFile")
+        for name in [compose] if isinstance(compose, str) else compose or []:
+            rel = os.path.normpath(os.path.join(os.path.dirname(dc), str(name)))
+            if rel.startswith(".."):
+                continue
+            _compose(ctx, f, rel)
+
+
+def _compose(ctx: Context, f: Findings, rel: str) -> None:
+    from ztsa.manifests.common import load_yaml
+
+    text = f.attempt(ctx.ws_text, rel, 1 << 20)
+    if text is None:
+        return
+    doc = f.attempt(load_yaml, text, rel)
+    services = doc.get("services") if isinstance(doc, dict) else None
+    for name, service in services.items() if isinstance(services, dict) else ():
+        if isinstance(service, dict):
+            for what in _takes_host(service):
+                f.fail(f"service {name!r} can take the host: {what}", rel,
+                       line_of(text, f"{name}:"))
 
 
 HOOK_INSTALLERS = LazyRe(r"\b(simple-git-hooks|lefthook\s+install|husky(?:\s+install)?|"
@@ -80,12 +159,26 @@ def _hook_installers(ctx: Context, f: Findings) -> None:
     from ztsa.manifests.project import load
 
     pj = f.attempt(load, ctx, "package.json", parse_package_json, MAX_MANIFEST_BYTES)
+    flagged = set()
     for hook in ("preinstall", "install", "postinstall", "prepare") if pj else ():
         cmd = pj.scripts.get(hook) if pj else None
         m = HOOK_INSTALLERS.search(cmd) if cmd else None
         if m and pj:
+            flagged.add(m.group(1).split()[0].lower())
             f.fail(f"{hook} runs {m.group(1)}: it installs git hooks on install",
                    "package.json", pj.line(f'"{hook}"'))
+    # lefthook and simple-git-hooks install the hooks from their own postinstall when
+    # the project configures them
+    names = {name for _, name, _ in pj.deps()} if pj else set()
+    configured = {"lefthook": any(ctx.ws_exists(n) for n in (
+        "lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml", "lefthook.json")),
+        "simple-git-hooks": bool(pj and (pj.data.get("simple-git-hooks") or any(
+            ctx.ws_exists(n) for n in (".simple-git-hooks.json", "simple-git-hooks.json",
+                                       ".simple-git-hooks.js", "simple-git-hooks.js"))))}
+    for tool, on in configured.items():
+        if on and tool in names and tool not in flagged and pj:
+            f.fail(f"the {tool} dependency installs its configured git hooks on install",
+                   "package.json", pj.line(f'"{tool}"'))
 
 
 def _repositories(ctx: Context, f: Findings) -> None:
