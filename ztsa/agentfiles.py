@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+# the project MCP configurations: (file, the key of its servers)
+MCP_JSON = ((".mcp.json", "mcpServers"), (".cursor/mcp.json", "mcpServers"),
+            (".vscode/mcp.json", "servers"), (".gemini/settings.json", "mcpServers"))
 
 
 def json_file(ctx: Context, rel: str) -> tuple[Any, str] | None:

@@ -27,3 +27,34 @@ def test_unknown_symlink_outside(machine):
     os.symlink("/etc/hostname", machine.workspace / ".npmrc")
     out = machine.run("FS005")
     assert out.status is Status.UNKNOWN and "outside the workspace" in out.message
+
+
+def test_fail_secrets_in_mcp_server_configuration(machine):
+    import json
+
+    machine.ws(".mcp.json", json.dumps({"mcpServers": {
+        "gh": {"command": "npx", "args": ["-y", "gh-mcp"],
+               "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_" + "a1B2" * 9}},
+        "api": {"type": "http", "url": "https://x.example/mcp",
+                "headers": {"Authorization": "Bearer 9f8e7d6c5b4a39281706f5e4"}},
+        "ok": {"command": "srv", "env": {"API_KEY": "${API_KEY}", "TOKEN": "your-token-here",
+                                         "LOG_LEVEL": "debug"}}}}, indent=2))
+    machine.ws(".codex/config.toml", '[mcp_servers.db]\ncommand = "db-mcp"\n'
+               'env = { DB_PASSWORD = "s3cr3tPassw0rd42" }\n')
+    out = machine.run("FS005")
+    assert out.status is Status.FAIL
+    assert sorted((e.path, e.detail.split(" in MCP")[0]) for e in out.evidence) == [
+        (".codex/config.toml", "a literal DB_PASSWORD"),
+        (".mcp.json", "GitHub token"),
+        (".mcp.json", "a literal Authorization")]
+    assert "ghp_" not in " ".join(e.detail for e in out.evidence)
+
+
+def test_pass_mcp_placeholders_and_examples(machine):
+    import json
+
+    machine.ws(".vscode/mcp.json", json.dumps({"servers": {"x": {
+        "command": "srv", "env": {"API_TOKEN": "${input:token}", "SECRET": "$SECRET",
+                                  "KEY": "<your api key>"},
+        "headers": {"Authorization": "Bearer ${env:TOKEN}"}}}}))
+    assert machine.run("FS005").status is Status.PASS

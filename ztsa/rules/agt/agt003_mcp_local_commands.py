@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from ztsa.agentfiles import get, json_file, toml_file
+from ztsa.agentfiles import MCP_JSON, get, json_file, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.model import Outcome, Severity
@@ -34,8 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-JSON_FILES = ((".mcp.json", "mcpServers"), (".cursor/mcp.json", "mcpServers"),
-              (".vscode/mcp.json", "servers"), (".gemini/settings.json", "mcpServers"))
+JSON_FILES = MCP_JSON
 
 
 def worse(command: str, args: list[str]) -> str:

@@ -5,8 +5,13 @@ Project `.npmrc`, `.yarnrc`, `.yarnrc.yml`, `.pypirc` and `.cargo/credentials(.t
 files anywhere in the workspace (outside `node_modules`, `.git`, `target` and
 virtual environments) for `_authToken=`, `_auth=`, `_password=`, `npmAuthToken:`,
 `npmAuthIdent:`, `password` in `.pypirc`, `token` in Cargo credentials, and literal
-token shapes (`npm_…`, `ghp_…`, …). A `${VAR}` placeholder passes. The report names
-file and line; the value is never shown.
+token shapes (`npm_…`, `ghp_…`, …). And the project MCP configurations (`.mcp.json`,
+`.cursor/mcp.json`, `.vscode/mcp.json`, `.gemini/settings.json`, `.codex/config.toml`):
+a server's `env`, `headers` (`http_headers`) and `args` holding a token shape, or a
+literal value of a secret-named variable (`*_TOKEN`, `*_API_KEY`, ...) or an
+`Authorization` header. A `${VAR}` placeholder (`${env:VAR}`, `$VAR`) passes, and so
+do example values (`your-key-here`, `<token>`, `xxxx`). The report names file and
+line; the value is never shown.
 
 ## Why it matters
 A committed token is readable by every process that can read the repository and by
@@ -41,6 +46,50 @@ def _placeholder(value: str) -> bool:
     return value == "" or bool(re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value))
 
 
+EXAMPLE = LazyRe(r"(?i)your|example|xxxx|changeme|placeholder|redacted|dummy|<[^>]*>|\.\.\.|"
+                 r"^\$\{(env:|input:)?[A-Za-z_][A-Za-z0-9_.-]*\}$|^\$[A-Za-z_]\w*$")
+
+
+def _literal_secret(value: str) -> bool:
+    """A value that looks like a real secret rather than a placeholder or an example."""
+    v = value.strip().removeprefix("Bearer ").removeprefix("bearer ").removeprefix("token ")
+    return (len(v) >= 12 and not any(c.isspace() for c in v) and not EXAMPLE.search(v)
+            and any(c.isdigit() for c in v) and any(c.isalpha() for c in v))
+
+
+def _mcp(ctx: Context, f: Findings) -> None:
+    from ztsa.agentfiles import MCP_JSON, json_file, toml_file
+    from ztsa.parsing import line_of
+    from ztsa.secrets import NOT_SECRET_NAMES, SECRET_NAME
+
+    files: list[tuple[str, object, str]] = []
+    for rel, key in MCP_JSON:
+        loaded = f.attempt(json_file, ctx, rel)
+        if loaded is not None and isinstance(loaded[0], dict):
+            files.append((rel, loaded[0].get(key), loaded[1]))
+    loaded_toml = f.attempt(toml_file, ctx, ".codex/config.toml")
+    if loaded_toml is not None:
+        files.append((".codex/config.toml", loaded_toml[0].get("mcp_servers"), loaded_toml[1]))
+    for rel, servers, text in files:
+        for name, server in servers.items() if isinstance(servers, dict) else ():
+            if not isinstance(server, dict):
+                continue
+            values: list[tuple[str, str]] = []
+            for key in ("env", "headers", "http_headers"):
+                table = server.get(key)
+                values += [(str(k), v) for k, v in (table.items() if isinstance(
+                    table, dict) else ()) if isinstance(v, str)]
+            values += [("args", a) for a in server.get("args") or [] if isinstance(a, str)]
+            for var, value in values:
+                kind = token_kind(value)
+                named = var != "args" and (SECRET_NAME.search(var) or var.lower() in (
+                    "authorization", "x-api-key")) and var not in NOT_SECRET_NAMES
+                if kind or (named and _literal_secret(value)):
+                    what = kind or f"a literal {var}"
+                    f.fail(f"{what} in MCP server {name!r} of {rel} (redacted)", path=rel,
+                           line=line_of(text, value[:40]) or line_of(text, f'"{name}"'))
+
+
 @rule(id="FS005", slug="token-in-project-config", severity=Severity.HIGH,
       title="Auth token in project package-manager config", actions="B/B/B")
 def check(ctx: Context) -> Outcome:
@@ -65,5 +114,6 @@ def check(ctx: Context) -> Outcome:
                 what = kind
             if what:
                 f.fail(f"{what} value in {rel} (redacted)", path=rel, line=lineno)
+    _mcp(ctx, f)
     return f.outcome("no token in project package-manager config",
                      f"{len(f.found)} credential(s) in project config")
