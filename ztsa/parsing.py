@@ -100,6 +100,8 @@ def load_json(text: str, name: str) -> Any:
 
 
 def load_toml(text: str, name: str) -> dict[str, Any]:
+    """TOML 1.0 by the standard library; a document it refuses is read again as TOML 1.1
+    (tomli 2.4: newlines and trailing commas in inline tables, which Cargo accepts)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -107,7 +109,15 @@ def load_toml(text: str, name: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise ParseError(name, f"not valid TOML: {exc}") from exc
+        try:
+            import tomli
+        except ImportError:
+            raise ParseError(name, f"not valid TOML: {exc}") from exc
+        try:
+            doc: dict[str, Any] = tomli.loads(text)
+        except (tomli.TOMLDecodeError, RecursionError):
+            raise ParseError(name, f"not valid TOML: {exc}") from exc
+        return doc
 
 
 def line_of(text: str, needle: str, start: int = 1) -> int | None:

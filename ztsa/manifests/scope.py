@@ -4,8 +4,10 @@ A manifest under an examples, fixtures, docs, templates or benchmarks directory 
 and Rust projects, a test directory too) that no
 root workspace lists (npm/Yarn/Bun `workspaces`, `pnpm-workspace.yaml`, Cargo's
 `[workspace] members`, uv's `[tool.uv.workspace] members`) is elsewhere: a test
-fixture, a sample for readers, a template copied into someone else's project. Rules
-still report what they find there, as advisory (`Findings.outcome(scope=...)`)."""
+fixture, a sample for readers, a template copied into someone else's project. So is a
+JS or Cargo project beside a root workspace of its ecosystem that does not list it (a
+separate project, judged when it is itself the workspace: `ztsa check DIR`). Rules still
+report what they find there, as advisory (`Findings.outcome(scope=...)`)."""
 
 from __future__ import annotations
 
@@ -88,11 +90,21 @@ def in_play(ctx: Context, rel: str) -> bool:
     d = posixpath.dirname(rel)
     eco = ecosystem(rel)
     elsewhere = ELSEWHERE | TESTS if eco in ("js", "cargo") else ELSEWHERE
-    if not any(part.lower() in elsewhere for part in d.split("/") if part):
+    # a JS or Cargo project of its own beside a root workspace of the same ecosystem
+    # that does not list it: not what the root's install builds (cline's evals/),
+    # judged when it is itself the workspace. A root without a workspace list (continue's
+    # tooling package.json beside core/ and gui/) says nothing of the others.
+    separate = eco in ("js", "cargo") and d != "" and not d.startswith((
+        ".cargo", "node_modules")) and bool(_members(ctx, eco)) and posixpath.basename(rel) in (
+        "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
+        "pnpm-lock.yaml", "bun.lock", "bun.lockb", "Cargo.toml", "Cargo.lock")
+    if not separate and not any(part.lower() in elsewhere for part in d.split("/") if part):
         return True
     import fnmatch  # only for a path in such a directory
 
-    exact = eco == "python"  # a glob's * crosses no / then: the member's directory only
+    # a glob's * crosses no / for a Python file (the member's directory only) or a
+    # separate project (a project nested in a member is its own)
+    exact = eco == "python" or separate
     return any((fnmatch.fnmatchcase(d, g) and (not exact or d.count("/") == g.count("/")))
                or d == g or (not exact and d.startswith(g + "/"))
                for g in _members(ctx, eco) if g and not g.startswith("!"))
