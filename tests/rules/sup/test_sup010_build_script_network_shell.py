@@ -20,3 +20,46 @@ def test_fail(machine):
 def test_unknown(machine):
     machine.ws("Cargo.toml", "not toml [[[")
     assert machine.run("SUP010").status is Status.UNKNOWN
+
+
+def test_fail_git_modules_path_build_deps_and_compile_time_databases(machine):
+    """A build script that clones with git, a network call in a module it compiles in
+    (build/net.rs) and in a path build-dependency's code, and sqlx's query! macros
+    with DATABASE_URL in a parent .env, which connect while compiling."""
+    machine.ws("Cargo.toml", '[workspace]\nmembers = ["app", "helper", "db"]\n')
+    machine.ws("app/Cargo.toml", '[package]\nname = "app"\nbuild = "build/main.rs"\n'
+               '[build-dependencies]\nhelper = { path = "../helper" }\n')
+    machine.ws("app/build/main.rs", "mod net;\nfn main() {\n"
+               '    std::process::Command::new("git").args(["clone", "https://x.example/g"]);\n'
+               "    net::fetch();\n}\n")
+    machine.ws("app/build/net.rs",
+               "pub fn fetch() { let _ = std::net::TcpStream::connect(\"x:80\"); }\n")
+    machine.ws("helper/Cargo.toml", '[package]\nname = "helper"\n')
+    machine.ws("helper/src/lib.rs", "pub fn get() { let _ = reqwest::blocking::get(\"u\"); }\n")
+    machine.ws("db/Cargo.toml", '[package]\nname = "db"\n[dependencies]\nsqlx = "0.8"\n')
+    machine.ws("db/src/lib.rs", "pub async fn f() {\n"
+               "    sqlx::query!(\"SELECT 1\").fetch_one(&p).await;\n}\n")
+    machine.ws(".env", "DATABASE_URL=postgres://localhost/dev\n")
+    out = machine.run("SUP010")
+    assert out.status is Status.FAIL
+    assert sorted(e.path for e in out.evidence) == [
+        "app/build/main.rs", "app/build/net.rs", "db/src/lib.rs", "helper/src/lib.rs"]
+    assert any("runs git over the network" in e.detail for e in out.evidence)
+    assert any("connects to DATABASE_URL from .env while compiling" in e.detail
+               for e in out.evidence)
+
+
+def test_pass_git_for_a_version_stamp(machine):
+    """ruff and uv: `git log -1` and `rev-parse` in build.rs read the checkout only."""
+    machine.ws("Cargo.toml", '[package]\nname = "x"\n')
+    machine.ws("build.rs", 'fn main() {\n    let out = std::process::Command::new("git")\n'
+               '        .arg("log").arg("-1").output();\n'
+               '    let _ = Command::new("git").args(["rev-parse", "HEAD"]).output();\n}\n')
+    assert machine.run("SUP010").status is Status.PASS
+
+
+def test_pass_sqlx_offline(machine):
+    machine.ws("Cargo.toml", '[package]\nname = "db"\n[dependencies]\nsqlx = "0.8"\n')
+    machine.ws("src/lib.rs", 'fn f() { sqlx::query!("SELECT 1"); }\n')
+    machine.ws(".env", "DATABASE_URL=postgres://localhost/dev\nSQLX_OFFLINE=true\n")
+    assert machine.run("SUP010").status is Status.PASS

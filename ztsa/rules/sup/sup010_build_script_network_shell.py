@@ -1,11 +1,17 @@
 """Build script uses network or a shell.
 
 ## What it checks
-Every `build.rs` and proc-macro source for `std::net`, `TcpStream`, `UdpSocket` and the
-HTTP crates (`reqwest`, `ureq`, `curl`, `hyper`, `attohttpc`, `isahc`, `minreq`);
-`Command::new` of `curl`, `wget`, `sh`, `bash`, `nc`, `python` and friends; and
-network crates in `[build-dependencies]` (`cc`, `cmake`, `pkg-config` and the like are
-fine).
+Every `build.rs` (with the files it compiles in: its `mod` and `include!` files, and
+the sources of the repository's crates its `[build-dependencies]` name by path) and
+proc-macro source for `std::net`, `TcpStream`, `UdpSocket` and the HTTP crates
+(`reqwest`, `ureq`, `curl`, `hyper`, `attohttpc`, `isahc`, `minreq`); `Command::new` of
+`curl`, `wget`, `sh`, `bash`, `nc`, `python` and friends, and of `git` with a network
+subcommand (`clone`, `fetch`, `pull`, `ls-remote`, `submodule`; `git log` for a version
+stamp is fine); network crates in
+`[build-dependencies]` (`cc`, `cmake`, `pkg-config` and the like are fine); and
+compile-time database queries: a crate depending on `sqlx` whose sources use its
+`query!` macros, with a `.env` naming `DATABASE_URL` and neither `SQLX_OFFLINE=true`
+nor an offline `.sqlx/` directory, connects to that database while compiling.
 
 ## Why it matters
 A build that downloads or shells out at build time runs code that was never in the
@@ -32,17 +38,80 @@ NET_CRATES = frozenset({"reqwest", "ureq", "curl", "hyper", "attohttpc", "isahc"
 SOURCE = (
     (LazyRe(r"\bstd::net\b|\b(?:TcpStream|UdpSocket|TcpListener)\b"), "opens sockets"),
     (LazyRe(r"\b(?:reqwest|ureq|curl|hyper|attohttpc|isahc|minreq)::"), "uses an HTTP client"),
-    (LazyRe(r"Command::new\s*\(\s*\"(?:[^\"]*/)?(curl|wget|sh|bash|zsh|dash|nc|ncat|python3?|"
-            r"perl|ruby|node|powershell|pwsh|cmd)(?:\.exe)?\""), "runs a shell or download tool"),
+    (LazyRe(r"Command::new\s*\(\s*\"(?:[^\"]*/)?(curl|wget|sh|bash|zsh|dash|nc|ncat|"
+            r"python3?|perl|ruby|node|powershell|pwsh|cmd)(?:\.exe)?\""),
+     "runs a shell or a download tool"),
+    # git of the network (a build that clones its grammars); `git log` or `rev-parse`
+    # for a version stamp reads only the checkout
+    (LazyRe(r"Command::new\s*\(\s*\"(?:[^\"]*/)?git(?:\.exe)?\"\s*\)[^;]{0,400}?\""
+            r"(clone|fetch|pull|ls-remote|submodule|remote)\b"), "runs git over the network"),
 )
+
+
+SQLX_QUERY = LazyRe(r"\bsqlx::query(?:_as|_scalar|_file|_file_as)?(?:_unchecked)?!\s*\(|"
+                    r"\bquery(?:_as|_scalar)?!\s*\(")
+
+
+def _sqlx(ctx: Context, f: Findings) -> None:
+    """sqlx's query macros connect to DATABASE_URL at compile time unless offline."""
+    from ztsa.manifests.cargo import parse_cargo_toml
+    from ztsa.manifests.project import load, named
+    from ztsa.walk import all_files
+
+    files = None
+    for rel in named(ctx, "Cargo.toml"):
+        ct = f.attempt(load, ctx, rel, parse_cargo_toml, MAX_MANIFEST_BYTES)
+        deps = ct.data.get("dependencies") if ct else None
+        if not isinstance(deps, dict) or "sqlx" not in deps:
+            continue
+        d = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        env = _dotenv(ctx, d)
+        if env is None or env[1].get("SQLX_OFFLINE", "").lower() in ("true", "1") or any(
+                ctx.ws_exists(f"{p}.sqlx") for p in _ancestors(d)):
+            continue
+        files = files if files is not None else all_files(ctx)
+        src = f"{d}/src/" if d else "src/"
+        for path in (p for p in files if p.startswith(src) and p.endswith(".rs")):
+            text = f.attempt(ctx.ws_text, path, MAX_MANIFEST_BYTES) or ""
+            m = SQLX_QUERY.search(text)
+            if m:
+                f.fail(f"{m.group(0).rstrip('(').strip()} connects to DATABASE_URL from "
+                       f"{env[0]} while compiling", path=path,
+                       line=text.count("\n", 0, m.start()) + 1)
+                break
+
+
+def _ancestors(d: str) -> list[str]:
+    """d's directory prefixes ('' for the root), nearest first, as 'a/b/' strings."""
+    parts = d.split("/") if d else []
+    return [("/".join(parts[:i]) + "/") if i else "" for i in range(len(parts), -1, -1)]
+
+
+def _dotenv(ctx: Context, d: str) -> tuple[str, dict[str, str]] | None:
+    """The nearest .env in d or above (as sqlx's dotenv reads it) naming DATABASE_URL."""
+    for prefix in _ancestors(d):
+        rel = f"{prefix}.env"
+        if not ctx.ws_exists(rel):
+            continue
+        values = {}
+        for line in (ctx.ws_text(rel, 1 << 20) or "").splitlines():
+            key, sep, value = line.strip().removeprefix("export ").partition("=")
+            if sep and not key.startswith("#"):
+                values[key.strip()] = value.strip().strip("'\"")
+        if values.get("DATABASE_URL"):
+            return rel, values
+    return None
 
 
 @rule(id="SUP010", slug="build-script-network-shell", severity=Severity.HIGH,
       title="Build script uses network or a shell", actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
+    deps_seen: set[str] = set()
     for crate in crates(ctx, f):
-        for rel in crate.sources:
+        fresh = [r for r in crate.build_deps if r not in deps_seen]
+        deps_seen.update(fresh)
+        for rel in [*crate.sources, *fresh]:
             text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
             for lineno, i, m in line_hits(text or "", [rx for rx, _ in SOURCE]):
                 f.fail(f"build code of {crate.name} {SOURCE[i][1]}: {m.group(0)[:60]!r}",
@@ -52,5 +121,6 @@ def check(ctx: Context) -> Outcome:
             if name in NET_CRATES and crate.manifest:
                 f.fail(f"{crate.name} has the network crate {name} in [build-dependencies]",
                        path=crate.manifest.path, line=crate.manifest.line(name))
+    _sqlx(ctx, f)
     return f.outcome("no build script uses the network or a shell",
                      f"{len(f.found)} network or shell use(s) in build code")
