@@ -28,3 +28,25 @@ def test_fail_a_package_runner_fetching_an_unpinned_package(machine):
 def test_unknown(machine):
     machine.ws("package.json", "{ not json")
     assert machine.run("SUP017").status is Status.UNKNOWN
+
+
+def test_fail_dist_tags_ranges_and_other_spellings(machine):
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "x", "scripts": {
+        "preinstall": "npx only-allow@latest pnpm", "postinstall": "bun x husky@^9",
+        "prepare": "npm x tool@1 && npx ./local.js && npx --package=a@1.2.3 b"}}, indent=2))
+    out = machine.run("SUP017")
+    assert out.status is Status.FAIL
+    runs = sorted(e.detail.split(",")[0] for e in out.evidence)
+    assert runs == ["postinstall runs bun x husky@^9", "preinstall runs npx only-allow@latest",
+                    "prepare runs npm x tool@1"]
+
+
+def test_pass_exact_versions_local_files_and_package_options(machine):
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "x", "scripts": {
+        "preinstall": "npx only-allow@1.2.0 pnpm", "prepare": "npx ./scripts/setup.js",
+        "postinstall": "npx --package=@scope/tool@2.0.1 tool"}}))
+    assert machine.run("SUP017").status is Status.PASS

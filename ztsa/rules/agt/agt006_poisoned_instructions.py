@@ -13,10 +13,14 @@ and `AGENT.md`, anywhere in the workspace.
 It looks for invisible characters (bidi controls U+202A–U+202E and U+2066–U+2069,
 zero-width U+200B–U+200D, U+2060, U+FEFF other than a leading byte-order mark, tag
 characters U+E0000–U+E007F), reported by code point, line and column, never printed
-(a U+200D joining two emoji, as in 👩‍💻, is how that emoji is written, not hidden text);
+(a U+200D joining two emoji, as in 👩‍💻, is how that emoji is written, and tag
+letters between a black flag and a cancel tag are a subdivision flag such as England's:
+neither is hidden text);
 and for injection phrases: `curl … | sh`, `--dangerously-skip-permissions`,
 `bypassPermissions`, "ignore previous instructions" (not when it is quoted on its
-line: named as an example of an attack, not said).
+line: named as an example of an attack, not said). An agent directory whose contents
+cannot be read is unknown: a symlink out of the workspace (`.claude` -> elsewhere), or
+a git submodule that is not checked out.
 
 ## Why it matters
 Agents follow these files as instructions. Hidden characters let a reviewer see one
@@ -95,10 +99,54 @@ def is_instruction_file(rel: str) -> bool:
             or any(rel.startswith(p) or f"/{p}" in rel for p in PREFIXES))
 
 
+# a subdivision flag (England, Scotland, Wales): a black flag, tag letters, a cancel tag
+FLAG_TAGS = LazyRe("\U0001F3F4[\U000E0030-\U000E0039\U000E0061-\U000E007A]{1,32}\U000E007F")
+AGENT_DIRS = tuple(dict.fromkeys([
+    *(p.rstrip("/") for p in PREFIXES),
+    ".claude", ".codex", ".gemini", ".cursor", ".windsurf", ".continue", ".roo", ".kiro"]))
+
+
+def _out_of_reach(ctx: Context, f: Findings) -> None:
+    """An agent directory whose contents cannot be judged: a symlink out of the
+    workspace, or a git submodule that is not checked out."""
+    import os
+
+    ws = os.path.realpath(ctx.ws_path(""))
+    for d in AGENT_DIRS:
+        path = ctx.ws_path(d)
+        if os.path.islink(path):
+            real = os.path.realpath(path)
+            if real != ws and not real.startswith(ws + os.sep):
+                f.error(f"{d} is a symlink out of the workspace ({os.readlink(path)}): what "
+                        "it holds cannot be judged")
+    text = f.attempt(ctx.ws_text, ".gitmodules", 1 << 20)
+    if not text:
+        return
+    from ztsa.parsing import ParseError, parse_git_config
+
+    try:
+        entries = parse_git_config(text, ".gitmodules")
+    except ParseError as exc:
+        f.error(exc)
+        return
+    for section, key, value, _line in entries:
+        if key.lower() != "path" or not section.lower().startswith("submodule"):
+            continue
+        sub = value.strip().strip("/")
+        if not any(sub == d or sub.startswith(d + "/") or d.startswith(sub + "/")
+                   for d in AGENT_DIRS):
+            continue
+        path = ctx.ws_path(sub)
+        if not os.path.isdir(path) or not os.listdir(path):
+            f.error(f"{sub} is a git submodule that is not checked out: the agent files it "
+                    "will hold cannot be judged")
+
+
 @rule(id="AGT006", slug="poisoned-instructions", title="Poisoned instruction files",
       severity=Severity.HIGH, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
+    _out_of_reach(ctx, f)
     files = [p for p in f.attempt(all_files, ctx) or [] if is_instruction_file(p)]
     for rel in files:
         text = f.attempt(ctx.ws_text, rel, 8 << 20)
@@ -106,8 +154,10 @@ def check(ctx: Context) -> Outcome:
             continue
         hidden = 0
         for lineno, line in enumerate(text.splitlines(), start=1):
+            flags = {i for fm in FLAG_TAGS.finditer(line) for i in range(fm.start(), fm.end())
+                     } if "\U0001F3F4" in line else set()
             for m in HIDDEN.finditer(line):
-                if m.group() == ZWJ and _joins_emoji(line, m.start()):
+                if (m.group() == ZWJ and _joins_emoji(line, m.start())) or m.start() in flags:
                     continue
                 hidden += 1
                 if hidden <= MAX_REPORTS:

@@ -3,9 +3,11 @@
 ## What it checks
 The `preinstall`, `install`, `postinstall` and `prepare` scripts of every
 `package.json` in the workspace (outside `node_modules`) for a package runner (`npx`,
-`pnpx`, `bunx`, `pnpm dlx`, `yarn dlx`, `npm exec`) fetching a package without a
-version (`npx only-allow pnpm`), unless told not to install (`--no-install`, `--no`,
-`--offline`). What is found only in a project under examples, fixtures, docs or
+`pnpx`, `bunx`, `bun x`, `pnpm dlx`, `yarn dlx`, `npm exec`, `npm x`) fetching a package
+at no fixed version: none (`npx only-allow pnpm`), a dist-tag (`@latest`, `@next`) or a
+range (`@^1`, `@1`, `@1.x`), unless told not to install (`--no-install`, `--no`,
+`--offline`). A local file (`npx ./tool.js`) and a `--package=` option are not fetched
+that way. What is found only in a project under examples, fixtures, docs or
 templates that no root workspace lists is reported as advisory
 (ztsa.manifests.scope).
 
@@ -30,8 +32,11 @@ from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
 RUNNER = LazyRe(
-    r"(?:^|[\s;&|(`$])(?P<runner>npx|pnpx|bunx|pnpm\s+dlx|yarn\s+dlx|npm\s+exec)"
-    r"(?P<opts>(?:\s+-[^\s]*)*)\s+(?P<pkg>[^\s;&|'\"`)]+)")
+    r"(?:^|[\s;&|(`$])(?P<runner>npx|pnpx|bunx|bun\s+x|pnpm\s+dlx|yarn\s+dlx|npm\s+exec|"
+    r"npm\s+x)(?P<opts>(?:\s+-[^\s]*)*)\s+(?P<pkg>[^\s;&|'\"`)]+)")
+# a version that is no fixed version: a dist-tag or a range
+FLOATING = LazyRe(r"^(latest|next|canary|beta|alpha|rc|nightly|insiders|\*|x)$|[\^~><*|]|"
+                  r"^\d+(\.\d+)?$|\.x\b")
 LOCAL_ONLY = ("--no-install", "--no", "-n", "--offline", "--prefer-offline")
 
 
@@ -40,8 +45,11 @@ def unpinned_runner(cmd: str) -> str | None:
     for m in RUNNER.finditer(cmd):
         opts = m.group("opts").split()
         pkg = m.group("pkg")
+        if pkg.startswith(("./", "../", "/")) or any(o.startswith("--package=")
+                                                      for o in opts):
+            continue  # a local file, or the package named (and pinned or not) by --package
         version = pkg[1:].partition("@")[2] if pkg.startswith("@") else pkg.partition("@")[2]
-        if not any(o in LOCAL_ONLY for o in opts) and not version:
+        if not any(o in LOCAL_ONLY for o in opts) and (not version or FLOATING.search(version)):
             return f"{' '.join(m.group('runner').split())} {pkg}"
     return None
 
