@@ -87,7 +87,10 @@ def _nxdomain_resolver() -> socket.socket | None:
             except OSError:
                 return
             if len(q) >= 12:
-                s.sendto(q[:2] + bytes([0x81, 0x83]) + q[4:6] + b"\0" * 6 + q[12:], peer)
+                try:
+                    s.sendto(q[:2] + bytes([0x81, 0x83]) + q[4:6] + b"\0" * 6 + q[12:], peer)
+                except OSError:  # closed at the end of the test
+                    return
 
     threading.Thread(target=serve, daemon=True).start()
     return s

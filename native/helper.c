@@ -82,6 +82,36 @@ static struct {
 
 static void answer(const struct seccomp_notif *req, struct reply r);
 
+/* The directories on the way to the workspace and to the read-only paths (the audit
+   log, protected files outside the workspace): renaming one would put another tree in
+   their place (under --audit-only, where nothing outside is read-only, or below an
+   --allow-write directory that holds the workspace). (device, inode), at the start. */
+#define MAX_ANCESTORS 512
+static struct { dev_t dev; ino_t ino; } ancestors[MAX_ANCESTORS];
+static int n_ancestors;
+
+static void note_ancestors(const char *path) {
+    char buf[4097];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *slash = strrchr(buf, '/'); slash && slash != buf && n_ancestors < MAX_ANCESTORS;
+         slash = strrchr(buf, '/')) {
+        *slash = 0;
+        struct stat st;
+        if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+            ancestors[n_ancestors].dev = st.st_dev;
+            ancestors[n_ancestors].ino = st.st_ino;
+            n_ancestors++;
+        }
+    }
+}
+
+static int is_ancestor(const struct stat *st) {
+    for (int i = 0; i < n_ancestors; i++)
+        if (ancestors[i].dev == st->st_dev && ancestors[i].ino == st->st_ino)
+            return 1;
+    return 0;
+}
+
 static int same_as(int fd, const char *name, int follow, const struct stat *want) {
     struct stat st;
     int r = name ? fstatat(fd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) : fstat(fd, &st);
@@ -379,7 +409,9 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
         err = r < 0 ? errno : 0;
         break;
     case OP_SYMLINK:
-        if (classify(par2, name2) == 1) {
+        /* nor a link named like a directory on the way to one: its target (made beforehand
+           anywhere, with the protected names in it) would stand in for that directory */
+        if (classify(par2, name2) != 0) {
             *denied = 1;
             break;
         }
@@ -407,6 +439,10 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
             src = 2; /* the workspace itself */
         struct stat st;
         int src_dir = fstatat(par1, name1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        if (src_dir && is_ancestor(&st)) {
+            *denied = 4;
+            break;
+        }
         /* never move a protected path, a directory on the way to one, or the workspace;
            never move a directory into such a place (it could bring protected names) */
         if (src || dst == 1 || (dst == 2 && (src_dir || (flags & 2 /* EXCHANGE */)))) {
@@ -1260,6 +1296,7 @@ static struct reply decide(const struct seccomp_notif *req) {
                    denied == 2   ? "a /proc file the helper would open as itself"
                    : denied == 3 ? "a git config key that git does not write in ordinary "
                                    "work (it could run a program)"
+                   : denied == 4 ? "a directory on the way to the workspace or the audit log"
                                  : "protected agent file");
         return RESULT(-EACCES);
     }
@@ -1313,6 +1350,9 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
     H.shared = shared;
     if (fstat(root, &H.root_st) < 0)
         _exit(127);
+    note_ancestors(plan->workspace);
+    for (int i = 0; i < plan->n_ro; i++)
+        note_ancestors(plan->ro_paths[i]);
     if (plan->netns) {
         net_init(plan, lfd, net);
         waits_init(lfd, H.req_size);

@@ -293,8 +293,27 @@ static void show_addr(int version, const unsigned char *a, int port, char *out, 
 }
 
 /* the version (4, 6) and address of a sockaddr copy, IPv4-mapped as IPv4; 0: neither */
+static int net_ip_of_raw(const unsigned char *sa, unsigned int len, const unsigned char **a,
+                         int *port);
+
+/* The IP address (a) and port of a sockaddr: 4 or 6, or 0 for none. A mapped IPv4
+   address is version 4. The unspecified address (0.0.0.0, ::, ::ffff:0.0.0.0) is
+   loopback, where the kernel connects it: every decision and deny line sees 127.0.0.1
+   or ::1, never a way around a rule or a policy's deny of loopback. */
 int net_ip_of(const unsigned char *sa, unsigned int len, const unsigned char **a,
               int *port) {
+    static const unsigned char zero[16], loop4[4] = {127, 0, 0, 1},
+                               loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    int v = net_ip_of_raw(sa, len, a, port);
+    if (v == 4 && memcmp(*a, zero, 4) == 0)
+        *a = loop4;
+    else if (v == 6 && memcmp(*a, zero, 16) == 0)
+        *a = loop6;
+    return v;
+}
+
+static int net_ip_of_raw(const unsigned char *sa, unsigned int len, const unsigned char **a,
+                  int *port) {
     static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     unsigned short family;
     if (len < 2)

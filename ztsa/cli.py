@@ -649,6 +649,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    deny_env=tiers.denied_env(policy_tiers),
                    deny_read=tiers.denied_read(policy_tiers), audit_only=args.audit_only,
                    ocsf=args.audit_format == "ocsf", syscalls=decoder,
+                   read_only=[path for _, path in policy_tiers.files],
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
 

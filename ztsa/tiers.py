@@ -21,6 +21,10 @@ import re
 
 from ztsa.records import NamedTuple
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ztsa.sandbox.policy import IPNetwork
+
 TIERS = ("enterprise", "user", "workspace")
 PROFILES = ("repo", "dependency", "untrusted")  # from the least strict
 # section -> key -> kind: "list" of strings, "ports" of integers, "profile", "names"
@@ -466,6 +470,21 @@ def _inside(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip("/") + "/")
 
 
+def _with_aliases(networks: tuple[IPNetwork, ...]) -> list[IPNetwork]:
+    """The networks, and loopback for each that holds the unspecified address: a connect
+    to 0.0.0.0 or :: reaches the host's own loopback."""
+    import ipaddress
+
+    out: list[IPNetwork] = list(networks)
+    for n in networks:
+        if n.version == 4 and ipaddress.ip_address("0.0.0.0") in n:
+            out.append(ipaddress.ip_network("127.0.0.1/32"))
+        elif n.version == 6 and (ipaddress.ip_address("::") in n
+                                 or ipaddress.ip_address("::ffff:0.0.0.0") in n):
+            out += [ipaddress.ip_network("::1/128"), ipaddress.ip_network("::ffff:127.0.0.1/128")]
+    return out
+
+
 def _net_conflict(allow: str, deny: str) -> bool:
     """Does the allow rule open what the deny entry forbids, as far as can be known
     before the run (names and wildcards are checked again as the tree resolves them)?"""
@@ -476,7 +495,7 @@ def _net_conflict(allow: str, deny: str) -> bool:
         return False
     if a.networks and d.networks:
         return any(x.version == y.version and x.overlaps(y)
-                   for x in a.networks for y in d.networks)
+                   for x in _with_aliases(a.networks) for y in d.networks)
     if d.networks or not (a.name or a.suffix):
         return False  # an address rule against a name: decided as the tree resolves
     if d.name:

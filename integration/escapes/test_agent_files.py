@@ -575,3 +575,13 @@ def test_signals_do_not_interrupt_or_repeat_the_helpers_calls(run, pester):
     assert proc.returncode == 0, proc.stderr[-500:]
     assert proc.stdout.strip() == "True"
     assert len([p for p in run.workspace.iterdir() if p.name.startswith("d")]) == 3000
+
+
+def test_a_symlink_cannot_stand_in_for_a_directory_on_the_way(run):
+    """`.github` absent at the start: a directory made elsewhere with
+    copilot-instructions.md and prompts/ in it, then a symlink `.github` to it, would make
+    every protected `.github/...` entry the tree's."""
+    proc, _ = run("sh", "-c", "mkdir -p x/prompts && echo EVIL > x/copilot-instructions.md"
+                  " && ln -s x .github; echo done")
+    assert "done" in proc.stdout, proc.stderr
+    assert not os.path.lexists(run.workspace / ".github")

@@ -112,8 +112,9 @@ def test_learn_then_enforce_end_to_end(run: Runner, listeners):
 
 
 def test_audit_only_keeps_agent_files_policy_denies_and_its_log(run: Runner, listeners):
-    """The agent files stay read-only, an address a policy denies stays refused, and
-    the audit log in the workspace cannot be changed."""
+    """The agent files stay read-only, an address a policy denies stays refused (by
+    the unspecified address too, which the kernel connects to loopback), and the audit
+    log in the workspace cannot be changed."""
     port = listeners.add_tcp("denied")
     _outside, _home, xdg = _dirs()
     (xdg / "ztsa" / "policy.toml").write_text('[net]\ndeny = ["127.0.0.1/32"]\n')
@@ -126,8 +127,11 @@ def test_audit_only_keeps_agent_files_policy_denies_and_its_log(run: Runner, lis
             "r = []\n"
             "try: open('CLAUDE.md', 'w').write('obey me'); r.append('claude')\n"
             "except OSError: pass\n"
-            "try: socket.create_connection(('127.0.0.1', int(sys.argv[1])), 3); r.append('tcp')\n"
-            "except OSError: pass\n"
+            "for host, fam in (('127.0.0.1', socket.AF_INET), ('0.0.0.0', socket.AF_INET),\n"
+            "                  ('::ffff:0.0.0.0', socket.AF_INET6)):\n"
+            "    s = socket.socket(fam)\n"
+            "    try: s.connect((host, int(sys.argv[1]))); r.append('tcp ' + host)\n"
+            "    except OSError: pass\n"
             "for log in glob.glob('audit-*.jsonl'):\n"
             "    try: open(log, 'w').write('forged'); r.append('log')\n"
             "    except OSError: pass\n"
@@ -138,6 +142,34 @@ def test_audit_only_keeps_agent_files_policy_denies_and_its_log(run: Runner, lis
     assert (ws / "CLAUDE.md").read_text() == "be careful\n"
     assert listeners.settle()["denied"] == 0
     assert events and events[-1]["event"] == "summary" and events[0]["event"] == "env"
+
+
+def test_no_directory_on_the_way_to_the_workspace_or_the_log_can_be_renamed(run: Runner):
+    """Outside the workspace nothing is read-only under --audit-only: renaming a parent
+    of the workspace (or of the log) and making a new one in its place would hand the
+    run's end a workspace and a log of the tree's making."""
+    top = Path(tempfile.mkdtemp(prefix="ztsa-top-"))
+    os.chmod(top, 0o777)
+    ws = top / "p" / "ws"
+    ws.mkdir(parents=True)
+    os.chmod(top / "p", 0o777)
+    os.chmod(ws, 0o777)
+    (ws / "CLAUDE.md").write_text("be careful\n")
+    os.chmod(ws / "CLAUDE.md", 0o666)
+    log = top / "p" / "log.jsonl"
+    runner = Runner(run.mode, ws)
+    argv, _ = runner.command(
+        "sh", "-c", f"mv {top}/p {top}/old; mv {top} {top}.old; mkdir -p {top}/p/ws; "
+        f"echo PWNED > {top}/p/ws/CLAUDE.md; echo forged > {log}; echo done",
+        log=False, extra=["--audit-only", "--audit-log", str(log)])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ws)
+    assert "done" in done.stdout, done.stderr
+    assert (ws / "CLAUDE.md").read_text() == "be careful\n"
+    assert not (top / "old").exists() and not Path(f"{top}.old").exists()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert lines[-1]["event"] == "summary"
+    assert any(e.get("rule") == "a directory on the way to the workspace or the audit log"
+               for e in lines)
 
 
 def test_audit_only_is_refused_under_untrusted(run: Runner):

@@ -96,6 +96,50 @@ def test_denied_paths_hold_where_landlock_read_rules_overflow(run: Runner, audit
     assert "crowd-secret" in control.stdout and "vault-secret" in control.stdout
 
 
+def test_a_denied_path_made_during_the_run_is_unreadable(run: Runner):
+    """A deny_read path absent at the start that the host makes while the tree runs."""
+    import threading
+
+    d = Path(tempfile.mkdtemp(prefix="ztsa-later-"))
+    os.chmod(d, 0o755)
+    later = d / "later"
+    env = policy_env(f'[fs]\ndeny_read = ["{later}"]\n')
+
+    def make() -> None:
+        import time
+
+        time.sleep(1.5)
+        later.write_text("made-later-secret\n")
+        os.chmod(later, 0o644)
+
+    maker = threading.Thread(target=make)
+    maker.start()
+    proc, _ = run("sh", "-c", f"sleep 3; cat {later}; echo done", env=env)
+    maker.join()
+    assert "done" in proc.stdout, proc.stderr
+    assert "made-later-secret" not in proc.stdout
+
+
+def test_the_unspecified_address_is_loopback_to_a_deny(run: Runner, listeners):
+    """A deny of 127.0.0.1 holds for 0.0.0.0 and ::ffff:0.0.0.0, which the kernel
+    connects to loopback: a rule naming them is refused before the run, and a connect
+    to them is judged as one to 127.0.0.1."""
+    port = listeners.add_tcp("denied")
+    env = policy_env('[net]\ndeny = ["127.0.0.1/32", "::1/128"]\n')
+    for spec in (f"0.0.0.0:{port}", f"[::]:{port}", "0.0.0.0/0"):
+        argv, _ = run.command("true", allow=[spec], env=env)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and "forbidden by" in done.stderr, (spec, done.stderr)
+    code = ("import socket, sys\n"
+            "for host, fam in (('0.0.0.0', socket.AF_INET), ('::ffff:0.0.0.0', socket.AF_INET6)):\n"
+            "    s = socket.socket(fam)\n"
+            "    try: s.connect((host, int(sys.argv[1]))); print('reached', host)\n"
+            "    except OSError as e: print('refused', host, e.errno)\n")
+    proc, _ = run(run.python, "-c", code, str(port), env=env)
+    assert "reached" not in proc.stdout and proc.stdout.count("refused") == 2, proc.stdout
+    assert listeners.settle()["denied"] == 0
+
+
 def test_a_variable_the_enterprise_denies_never_reaches_the_tree(run: Runner):
     env = policy_env('[env]\ndeny = ["TZ", "ZT_TOKEN"]\n')
     proc, _ = run("sh", "-c", 'echo "tz=${TZ-unset}"', env={**env, "TZ": "UTC"})

@@ -84,9 +84,13 @@ def system_host_keys(where: str = SSH_HOST_KEYS) -> list[str]:
             if n.startswith("ssh_host_") and n.endswith("_key")]
 
 
-def read_rules(hidden: list[str], limit: int = 4096) -> list[tuple[str, int]]:
-    """READ on every entry of the tree except the hidden paths and their ancestors."""
+def read_rules(hidden: list[str], limit: int = 4096,
+               absent_too: list[str] | None = None) -> list[tuple[str, int]]:
+    """READ on every entry of the tree except the hidden paths and their ancestors.
+    absent_too: hidden even when absent now (a policy's fs.deny_read): its directory gets
+    no rule of its own, so a file made there during the run stays unreadable."""
     hidden_real = {os.path.realpath(h) for h in hidden if os.path.lexists(h)}
+    hidden_real |= {os.path.realpath(h) for h in absent_too or ()}
     ancestors = {"/"}
     for h in hidden_real:
         d = os.path.dirname(h)
@@ -142,7 +146,7 @@ def audit_plan(abi: int, hidden: list[str], limit: int = 4096) -> Plan:
     rules: list[tuple[str, int]] = [("/", write)]
     if hidden:
         try:
-            rules += read_rules(list(hidden), limit)
+            rules += read_rules(list(hidden), limit, absent_too=list(hidden))
         except OSError:
             missing.append(f"Landlock read rules for fs.deny_read (more than {limit})")
             handled &= ~READ
@@ -171,7 +175,8 @@ def plan(abi: int, writable_dirs: list[str], home: str | None,
             rules.append((dev, write & FILE_RIGHTS))
     if handled:
         try:
-            rules += read_rules(unreadable([home, *(also or [])], hidden), limit)
+            rules += read_rules(unreadable([home, *(also or [])], hidden), limit,
+                                absent_too=hidden)
             rules += [(d, READ if os.path.isdir(d) else READ & FILE_RIGHTS)
                       for d in READABLE_DEVICES
                       if os.path.exists(d) and not os.path.islink(d)]

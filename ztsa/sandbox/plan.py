@@ -226,13 +226,15 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          binds: list[tuple[str, str, bool]] | None = None,
          secrets: dict[str, str] | None = None,
          audit: tuple[landlock.Plan, list[str]] | None = None,
-         deny_read: list[str] | None = None, empty_file: str = "") -> RunPlan:
+         deny_read: list[str] | None = None, empty_file: str = "",
+         read_only: list[str] | None = None) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace); git: the workspace's repositories, when
     already found. audit (--audit-only, fs being landlock.audit_plan's): the enforced
     run's first ruleset and what it never lets the tree read, to judge calls against;
-    deny_read: a policy's fs.deny_read, hidden by mounts (empty_file over a file)."""
+    deny_read: a policy's fs.deny_read, hidden by mounts (empty_file over a file);
+    read_only: absolute paths kept read-only for the tree (the policy files, ztsa)."""
     log = log_fd is not None
     guard = None
     if ns != Namespaces.NONE:
@@ -244,6 +246,12 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         guard = protect.plan(policy.workspace, extra, git)
         if real_log is not None and not inside and os.path.isfile(real_log):
             guard = guard._replace(ro_paths=[*guard.ro_paths, real_log])
+        # what decides later runs (the policy files, ztsa's own code) is never the tree's
+        # to change, wherever it lies (a venv in the workspace, --audit-only)
+        keep = [r for r in dict.fromkeys(os.path.realpath(p) for p in read_only or ())
+                if os.path.exists(r) and r != policy.workspace and r not in guard.ro_paths]
+        if keep:
+            guard = guard._replace(ro_paths=[*guard.ro_paths, *keep])
     # with the helper, the tree gets a network namespace of its own: the helper then
     # decides, performs and logs what leaves it, and answers its DNS
     netns = guard is not None

@@ -99,7 +99,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             quiet: bool = False, git_identity: bool = True, agent_names: Sequence[str] = (),
             secrets: dict[str, str] | None = None, deny_env: set[str] | None = None,
             deny_read: Sequence[str] = (), audit_only: bool = False,
-            ocsf: bool = False, syscalls: Decoder | None = None) -> int:
+            ocsf: bool = False, syscalls: Decoder | None = None,
+            read_only: Sequence[str] = ()) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
     summary line on stderr; git_identity: the private HOME gets the caller's git
@@ -109,7 +110,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
     audit_only: deny nothing on the network or in the file system but what a policy
     denies and the agent files, and log what the enforced run would have refused;
     ocsf: the log as OCSF events (written when the run ends); syscalls:
-    --trace-syscalls' decoder (every call of the tree a `syscall` event)."""
+    --trace-syscalls' decoder (every call of the tree a `syscall` event); read_only:
+    files the tree may never change (the policy files), with ztsa's own installation."""
     log = AuditLog(log_stream, secrets, ocsf=ocsf)
     private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
     try:
@@ -191,7 +193,9 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                         # what no run may read (under --audit-only, a policy's denials)
                         list(deny_read) if audit_only else [
                             p for p in landlock.unreadable([real_home, *also], list(deny_read))
-                            if p != "/dev"])
+                            if p != "/dev"],
+                        [*read_only, os.path.dirname(os.path.dirname(os.path.abspath(
+                            __file__)))])
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
@@ -210,7 +214,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              setup: agents.Setup | None = None,
              secrets: dict[str, str] | None = None,
              judged: tuple[landlock.Plan, list[str]] | None = None,
-             syscalls: Decoder | None = None, deny_read: list[str] | None = None) -> int:
+             syscalls: Decoder | None = None, deny_read: list[str] | None = None,
+             read_only: list[str] | None = None) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -241,7 +246,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     max_procs=limits[0], max_memory=limits[1],
                     also_homes=[h for h in [os.environ.get("HOME")] if h], git=layout,
                     binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged,
-                    deny_read=deny_read, empty_file=empty)
+                    deny_read=deny_read, empty_file=empty, read_only=read_only)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP, syscalls=syscalls)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 STRING_MAX = 256  # bytes of a string argument in the log, then "..."
+READ_MAX = 64 << 10  # bytes the decoder may read for one argument (a sigset of 1 GB is not)
 
 
 class MissingDecoder(RuntimeError):
@@ -53,6 +54,8 @@ class _Tracee:
         return int(getattr(self.regs, name))
 
     def readBytes(self, address: int, size: int) -> bytes:
+        if size > READ_MAX:  # the argument is then shown as its raw value
+            raise ValueError(f"{size} bytes is more than the decoder reads")
         out = b""
         while len(out) < size:
             chunk = min(size - len(out), 4096 - (address + len(out)) % 4096)

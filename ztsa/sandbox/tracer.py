@@ -44,6 +44,9 @@ TYPES: dict[int, str] = {int(socket.SOCK_STREAM): "tcp", int(socket.SOCK_DGRAM):
 
 MAPPED_PREFIX = bytes(10) + b"\xff\xff"
 
+# --trace-syscalls: lines a run writes at most (every call is still counted), so that a
+# tree calling in a loop cannot fill the disk through ztsa's log
+MAX_SYSCALL_LINES = 500_000
 # TRACESYSGOOD: a system call stop (--trace-syscalls) is SIGTRAP | 0x80, no real SIGTRAP
 OPTIONS = (nat.O_TRACEFORK | nat.O_TRACEVFORK | nat.O_TRACECLONE | nat.O_TRACEEXEC
            | nat.O_TRACESECCOMP | nat.O_EXITKILL | 0x1)
@@ -232,6 +235,9 @@ class Tracer:
         call = self._calls.pop(tid, None)
         if op == 2 and call is not None:
             _, nr, name, texts = call
+            if self.log.counts["syscall"] >= MAX_SYSCALL_LINES:
+                self.log.counts["syscall"] += 1  # counted in the summary, not logged
+                return
             self.log.event("syscall", pid=tgid, tid=tid, nr=nr, name=name, args=texts,
                            result=result if result >= 0 or result < -4095
                            else f"-{errno.errorcode.get(-result, -result)}")
