@@ -167,6 +167,11 @@ def _gate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
     p.add_argument("--probe-network", action="store_true",
                    help="also run NET004: one 1 s TCP connect to each cloud metadata endpoint")
+    p.add_argument("--lookup", action="store_true",
+                   help="SUP003: where a lockfile does not record install scripts (Yarn, pnpm "
+                        "9, Bun) and nothing is installed, ask the npm registry's metadata "
+                        "(.npmrc's registry, else registry.npmjs.org); the gate sends nothing "
+                        "otherwise")
     p.add_argument("--metadata-endpoint", dest="endpoints", action="append", default=[],
                    type=_endpoint, metavar="IP:PORT",
                    help="replace NET004's endpoints (169.254.169.254:80, [fd00:ec2::254]:80);"
@@ -378,7 +383,7 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
     from ztsa.model import Profile
 
     ctx = Context(host=Host(), workspace=path, profile=Profile(args.profile),
-                  options={"probe_network": args.probe_network,
+                  options={"probe_network": args.probe_network, "lookup": args.lookup,
                            "metadata_endpoints": args.endpoints,
                            "exclude": list(args.excludes),
                            "allow_registry": list(args.registries),

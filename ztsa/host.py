@@ -327,6 +327,35 @@ class Host:
             return errno.errorcode.get(exc.errno or 0, str(exc))
         return None
 
+    def registry_scripts(self, registry: str, packages: list[tuple[str, str]],
+                         timeout: float = 5.0) -> dict[tuple[str, str], bool]:
+        """--lookup only (SUP003): for each (name, version), does the npm registry's
+        metadata of that version name an install script (preinstall, install,
+        postinstall, or a binding.gyp's implied `node-gyp rebuild`)? A package whose
+        metadata cannot be had raises ProbeError: the rule is then unknown."""
+        import json
+        import urllib.parse
+        import urllib.request
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(pkg: tuple[str, str]) -> bool:
+            name, version = pkg
+            url = (f"{registry.rstrip('/')}/{urllib.parse.quote(name, safe='@')}/"
+                   f"{urllib.parse.quote(version, safe='')}")
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as r:
+                    doc = json.loads(r.read(8 << 20))
+            except (OSError, ValueError) as exc:
+                raise ProbeError(url, f"registry metadata: {exc}") from None
+            scripts = doc.get("scripts") if isinstance(doc, dict) else None
+            if not isinstance(scripts, dict):
+                return bool(isinstance(doc, dict) and doc.get("hasInstallScript"))
+            return any(scripts.get(k) for k in ("preinstall", "install", "postinstall")) or \
+                bool(doc.get("hasInstallScript"))
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            return dict(zip(packages, pool.map(one, packages), strict=True))
+
     def group_names(self) -> dict[int, str] | None:
         """gid to name from ``/etc/group``; ``None`` if the file is absent."""
         text = self.read_text("/etc/group")

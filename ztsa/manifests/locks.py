@@ -58,7 +58,8 @@ def lock_parser(base: str) -> tuple[Callable[[str, str], Any],
     return None
 
 
-def _entries(ctx: Context, rel: str) -> list[LockEntry]:
+def entries(ctx: Context, rel: str) -> list[LockEntry]:
+    """The entries of the lockfile rel (parsed once a run)."""
     found = lock_parser(posixpath.basename(rel))
     if found is None:
         return []
@@ -117,9 +118,9 @@ def lock_entries(ctx: Context, f: Findings) -> list[LockEntry]:
     """All entries of all readable lockfiles; unreadable ones are recorded in ``f``."""
     out: list[LockEntry] = []
     for rel in lockfiles(ctx):
-        entries = f.attempt(_entries, ctx, rel)
-        if entries is not None:
-            out.extend(entries)
+        found = f.attempt(entries, ctx, rel)
+        if found is not None:
+            out.extend(found)
     return out
 
 

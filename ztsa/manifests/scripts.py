@@ -236,15 +236,24 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
             except ProbeError as exc:
                 local.error(exc)
                 continue
-            if installed is None:
+            if installed is None and ctx.options.get("lookup") and base != "bun.lockb":
+                try:  # --lookup: the registry's metadata says (sends only then)
+                    found = _looked_up(ctx, lock_rel, d)
+                except ProbeError as exc:
+                    local.error(exc, lock_rel)
+                    continue
+            elif installed is None:
                 if base == "bun.lockb":
                     local.error(f"{lock_rel}: binary bun.lockb cannot be read, and no "
                                 "node_modules to inspect", lock_rel)
                 else:
                     local.error(f"{lock_rel}: the {manager} lockfile does not record install "
-                                "scripts and there is no node_modules to inspect", lock_rel)
+                                "scripts and there is no node_modules to inspect: install "
+                                "with --ignore-scripts and check again, or ask the registry "
+                                "with --lookup", lock_rel)
                 continue
-            found = [(n, w, f"{w}/package.json", None) for n, w in installed]
+            else:
+                found = [(n, w, f"{w}/package.json", None) for n, w in installed]
         for name, where, source, line in found:
             if name in al.denied:
                 continue
@@ -254,6 +263,33 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
     for e, where in errors:  # with the file each is about: scope judges it
         f.error(e, where)
     return out
+
+
+def _registry(ctx: Context, d: str) -> str:
+    """The npm registry the project's .npmrc (or .yarnrc.yml's npmRegistryServer) names,
+    nearest first, else the public one."""
+    for rel in (posixpath.join(d, ".npmrc") if d else ".npmrc", ".npmrc",
+                posixpath.join(d, ".yarnrc.yml") if d else ".yarnrc.yml", ".yarnrc.yml"):
+        text = ctx.ws_text(rel, 1 << 20) if ctx.ws_exists(rel) else None
+        m = re.search(r'(?m)^\s*(?:registry\s*=|npmRegistryServer:)\s*["\']?([^\s"\']+)',
+                      text or "")
+        if m:
+            return m.group(1)
+    return "https://registry.npmjs.org"
+
+
+def _looked_up(ctx: Context, lock_rel: str, d: str) -> list[tuple[str, str, str, int | None]]:
+    """--lookup: the lockfile's registry packages whose metadata names an install script."""
+    from ztsa.manifests.locks import entries as lock_entries
+
+    entries = [e for e in lock_entries(ctx, lock_rel) if e.kind == "registry" and e.version]
+    pkgs = list(dict.fromkeys((e.name, e.version) for e in entries))
+    if len(pkgs) > 5000:
+        raise ProbeError(lock_rel, f"{len(pkgs)} packages: more than --lookup asks about")
+    has = ctx.host.registry_scripts(_registry(ctx, d), pkgs)
+    lines = {(e.name, e.version): e.line for e in entries}
+    return [(n, f"{n}@{v} (registry metadata)", lock_rel, lines.get((n, v)))
+            for n, v in pkgs if has.get((n, v))]
 
 
 def how_to_allow(s: Scripted) -> str:

@@ -80,6 +80,7 @@ def test_pass_hook_files_without_commands(machine):
     machine.ws(".kiro/hooks/ask.kiro.hook", json.dumps(
         {"when": {"type": "fileEdited"}, "then": {"type": "askAgent", "prompt": "review"}}))
     machine.ws(".gemini/settings.json", json.dumps({"theme": "dark"}))
+    machine.ws(".clinerules/hooks/README.md", "# How our hooks work\n")  # cline's
     assert machine.run("AGT002").status is Status.PASS
 
 

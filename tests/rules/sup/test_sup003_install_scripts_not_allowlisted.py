@@ -106,3 +106,84 @@ def test_a_package_npm_never_installs_on_this_machine_runs_no_script(machine):
     assert out.status is Status.FAIL
     flagged = {e.detail.split(" ", 1)[0] for e in out.evidence}
     assert flagged == {"node_modules/here", "node_modules/not-darwin", "node_modules/anywhere"}
+
+
+YARN_LOCK = """# yarn lockfile v1
+
+
+esbuild@^0.20.0:
+  version "0.20.2"
+  resolved "REG/esbuild/-/esbuild-0.20.2.tgz#abc"
+  integrity sha512-x
+
+left-pad@^1.3.0:
+  version "1.3.0"
+  resolved "REG/left-pad/-/left-pad-1.3.0.tgz#def"
+  integrity sha512-y
+
+"@scope/native@1.0.0":
+  version "1.0.0"
+  resolved "REG/@scope/native/-/native-1.0.0.tgz#ghi"
+  integrity sha512-z
+"""
+
+
+def _registry(metadata: dict[str, dict]):
+    """A fake npm registry on loopback: GET /NAME/VERSION -> the metadata given, and
+    a count of what was asked."""
+    import http.server
+    import threading
+
+    asked: list[str] = []
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            from urllib.parse import unquote
+
+            doc = metadata.get(unquote(self.path.strip("/")))
+            body = json.dumps(doc).encode() if doc is not None else b"{}"
+            self.send_response(200 if doc is not None else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, asked
+
+
+def test_lookup_asks_the_registry_what_the_lockfile_does_not_record(machine):
+    server, asked = _registry({
+        "esbuild/0.20.2": {"name": "esbuild", "version": "0.20.2",
+                           "scripts": {"postinstall": "node install.js"}},
+        "left-pad/1.3.0": {"name": "left-pad", "version": "1.3.0", "scripts": {"test": "x"}},
+        "@scope/native/1.0.0": {"name": "@scope/native", "version": "1.0.0",
+                                "scripts": {"install": "node-gyp rebuild"}}})
+    try:
+        reg = f"http://127.0.0.1:{server.server_address[1]}"
+        machine.ws("package.json", json.dumps({"name": "x", "dependencies": {
+            "esbuild": "^0.20.0", "left-pad": "^1.3.0", "@scope/native": "1.0.0"}}))
+        machine.ws("yarn.lock", YARN_LOCK.replace("REG", reg))
+        machine.ws(".npmrc", f"registry={reg}/\n")
+        without = machine.run("SUP003")
+        assert without.status is Status.UNKNOWN and "--lookup" in without.message
+        assert asked == []  # nothing is sent without the flag
+        out = machine.run("SUP003", options={"lookup": True})
+        assert out.status is Status.FAIL
+        assert sorted(e.detail.split(" ")[0] for e in out.evidence) == [
+            "@scope/native@1.0.0", "esbuild@0.20.2"]
+        assert len(asked) == 3
+    finally:
+        server.shutdown()
+
+
+def test_lookup_that_cannot_reach_the_registry_is_unknown(machine):
+    machine.ws("package.json", json.dumps({"name": "x", "dependencies": {"left-pad": "^1"}}))
+    machine.ws("yarn.lock", YARN_LOCK.replace("REG", "http://127.0.0.1:9"))
+    machine.ws(".npmrc", "registry=http://127.0.0.1:9/\n")  # nothing listens there
+    out = machine.run("SUP003", options={"lookup": True})
+    assert out.status is Status.UNKNOWN and "registry metadata" in out.message

@@ -12,7 +12,8 @@ the Codex app runs when it creates a worktree (its `[[actions]]` run only when c
 The hook files of the other agents: Cursor's `.cursor/hooks.json`, Windsurf's
 `.windsurf/hooks.json` and GitHub Copilot's `.github/hooks/*.json` (an event's entries
 with a `command`, `bash` or `powershell`), Kiro's `.kiro/hooks/*.kiro.hook` (a
-`runCommand` action), and every script in Cline's `.clinerules/hooks/`.
+`runCommand` action), and every script in Cline's `.clinerules/hooks/` (its `.md` and
+`.txt` files are notes, not hooks).
 
 ## Why it matters
 Hooks run shell commands on the host each time the agent starts, edits or stops,
@@ -112,7 +113,8 @@ def check(ctx: Context) -> Outcome:
         event_hooks(ctx, f, rel)
     for rel in matching(ctx, lambda p: p.startswith(".kiro/hooks/") and p.endswith(".kiro.hook")):
         kiro_hook(ctx, f, rel)
-    for rel in matching(ctx, lambda p: p.startswith(".clinerules/hooks/")):
+    for rel in matching(ctx, lambda p: p.startswith(".clinerules/hooks/")
+                        and not p.rsplit("/", 1)[-1].lower().endswith((".md", ".txt"))):
         f.fail(f"Cline runs the hook script {rel.rsplit('/', 1)[-1]!r} at its event", path=rel)
     for rel in matching(ctx, lambda p: p.startswith(".codex/environments/")
                         and p.endswith(".toml")):

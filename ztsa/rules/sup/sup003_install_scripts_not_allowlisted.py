@@ -13,7 +13,10 @@ Each must be allowlisted by the ecosystem's own setting (`lavamoat.allowScripts`
 or the ztsa policy; the report
 says which source allowed what. `ignore-scripts=true` in `.npmrc` and
 `enableScripts: false` in `.yarnrc.yml` turn scripts off. When neither the lockfile nor
-an installed tree can tell, the rule is unknown.
+an installed tree can tell, the rule is unknown, and says how to resolve it; with the
+opt-in `--lookup` it asks the npm registry's metadata of each locked version instead
+(the registry `.npmrc` or `.yarnrc.yml` names, else registry.npmjs.org; without the
+flag the gate sends nothing), and an unreachable registry is unknown.
 A package-lock entry whose `os`, `cpu` or `libc` excludes this machine (`fsevents`,
 `os: [darwin]`) is one npm never installs here, and runs no script.
 What is found only in a project under examples, fixtures, docs or templates that no
