@@ -82,6 +82,16 @@ def parse_v1(text: str, path: str) -> list[LockEntry]:
 
 
 @structural
+def _conditions(value: object) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Berry's `conditions: os=darwin & cpu=arm64` as npm's (os, cpu, libc) fields."""
+    fields: dict[str, list[str]] = {"os": [], "cpu": [], "libc": []}
+    for part in str(value or "").split("&"):
+        key, _, val = part.strip().partition("=")
+        if key.strip() in fields and val.strip():
+            fields[key.strip()].append(val.strip())
+    return tuple(fields["os"]), tuple(fields["cpu"]), tuple(fields["libc"])
+
+
 def parse_berry(text: str, path: str) -> list[LockEntry]:
     doc: Any = load_yaml(text, path)
     if not isinstance(doc, dict) or "__metadata" not in doc:
@@ -112,7 +122,8 @@ def parse_berry(text: str, path: str) -> list[LockEntry]:
             ecosystem="npm", name=_name_of(str(key).split(",")[0]),
             version=str(entry.get("version", "")), source=path,
             line=lines.get(str(key)), resolved=resolution,
-            integrity=str(checksum) if checksum else None, install_script=None, kind=kind))
+            integrity=str(checksum) if checksum else None, install_script=None, kind=kind,
+            platform=_conditions(entry.get("conditions"))))
     return entries
 
 

@@ -50,3 +50,36 @@ def test_unknown_truncated_lock(machine):
     machine.ws("pnpm-lock.yaml",
                "lockfileVersion: '6.0'\npackages:\n  /ms@2.1.3:\n    resolution: {in")
     assert machine.run("SUP002").status is Status.UNKNOWN
+
+
+BERRY = """__metadata:
+  version: 8
+  cacheKey: 10c0
+
+"@esbuild/darwin-arm64@npm:0.28.1":
+  version: 0.28.1
+  resolution: "@esbuild/darwin-arm64@npm:0.28.1"
+  conditions: os=darwin & cpu=arm64
+  languageName: node
+  linkType: hard
+
+"@esbuild/linux-x64@npm:0.28.1":
+  version: 0.28.1
+  resolution: "@esbuild/linux-x64@npm:0.28.1"
+  conditions: os=linux & cpu=x64
+  languageName: node
+  linkType: hard
+"""
+
+
+def test_berry_entries_of_other_platforms_are_not_judged(machine):
+    """babel: Yarn records no checksum for the platforms it did not fetch; the entry
+    this machine would fetch without one still fails."""
+    import platform
+
+    machine.ws("yarn.lock", BERRY)
+    out = machine.run("SUP002")
+    names = [e.detail.split("@npm")[0] for e in out.evidence]
+    assert not any("darwin-arm64" in n for n in names)
+    if platform.machine() == "x86_64":
+        assert out.status is Status.FAIL and any("linux-x64" in n for n in names)

@@ -9,7 +9,10 @@ Every registry or URL entry of every lockfile carries an integrity hash:
 an entry resolved over plain `http://`, or from a host that is not on the allowlist
 (`registry.npmjs.org`, `registry.yarnpkg.com`, crates.io, `pypi.org`,
 `files.pythonhosted.org`, plus `--allow-registry HOST`). Git and path entries are
-SUP006's concern. A lockfile that does not parse makes the rule unknown.
+SUP006's concern. An entry this machine never fetches (Yarn Berry's `conditions: os=darwin
+& cpu=arm64`, package-lock's `os`/`cpu`/`libc`) is not judged: Yarn records no checksum
+for the platforms it did not fetch. A lockfile that does not parse makes the rule
+unknown.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
@@ -48,6 +51,11 @@ def check(ctx: Context) -> Outcome:
     for e in lock_entries(ctx, f):
         if e.kind not in ("registry", "url"):
             continue
+        if any(e.platform):
+            from ztsa.manifests.npm import skipped_here  # only for such an entry
+
+            if skipped_here(e.platform) is not None:
+                continue  # never fetched on this machine (Yarn's conditions, npm's os/cpu)
         why = None
         url = e.resolved or ""
         if url.startswith("http://"):
