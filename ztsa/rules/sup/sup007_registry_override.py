@@ -10,6 +10,8 @@ Settings that send installs to another package source: `.npmrc` `registry=` and
 `[[tool.poetry.source]]`, `.cargo/config.toml` source replacement (`replace-with`)
 and `[registries]`, and the environment variables `PIP_*INDEX*`, `UV_*INDEX*`,
 `PIP_TRUSTED_HOST`, `PIP_FIND_LINKS` and `npm_config_registry`.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 Whoever controls the index chooses the code behind every package name: an extra
@@ -31,6 +33,7 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.project import load, matching, named
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of, load_toml, parse_ini_pairs
 from ztsa.registry import rule
@@ -142,4 +145,5 @@ def check(ctx: Context) -> Outcome:
         if ENV.match(name) and ctx.host.environ[name]:
             f.fail(f"environment variable {name} is set")
     return f.outcome("no registry or index override",
-                     f"{len(f.found)} registry or index override(s)")
+                     f"{len(f.found)} registry or index override(s)",
+                     scope=lambda rel: in_play(ctx, rel))

@@ -16,6 +16,8 @@ whose backend is scikit-build-core or meson-python, the build files it runs:
 `ExternalProject_Add` with a URL or git repository, `execute_process` of curl, wget or
 git) and `meson.build`'s `run_command` of curl, wget or git. A file that does not parse
 is unknown.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 `pip install` of a source distribution runs `setup.py`, or the backend's build hooks.
@@ -35,6 +37,7 @@ from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import ParseError
 from ztsa.registry import rule
@@ -201,4 +204,5 @@ def check(ctx: Context) -> Outcome:
             audit(f, rel, text)
     _hooks(ctx, f)
     return f.outcome("no setup.py install hook, build hook or module-level execution",
-                     f"{len(f.found)} build-time hook(s)")
+                     f"{len(f.found)} build-time hook(s)",
+                     scope=lambda rel: in_play(ctx, rel))

@@ -6,6 +6,8 @@ from the repository itself); a `build-backend` outside setuptools, hatchling,
 flit_core, poetry.core, pdm.backend, maturin, scikit_build_core, mesonpy and uv_build;
 and
 URL entries (`name @ https://…`) in `requires`.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 `pip install`, `pip wheel` and `uv build` import and run the build backend. An
@@ -23,6 +25,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -53,4 +56,5 @@ def check(ctx: Context) -> Outcome:
             if isinstance(req, str) and "://" in req:
                 f.fail(f"requires {req[:80]!r} is a URL", path=rel, line=pp.line(req[:30]))
     return f.outcome("build backends are standard and come from the index",
-                     f"{len(f.found)} unknown or in-tree build backend setting(s)")
+                     f"{len(f.found)} unknown or in-tree build backend setting(s)",
+                     scope=lambda rel: in_play(ctx, rel))

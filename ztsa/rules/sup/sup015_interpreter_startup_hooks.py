@@ -6,6 +6,8 @@ interpreter start when the file is in a site directory), and `sitecustomize.py` 
 `usercustomize.py` anywhere in the workspace (imported at start-up when their
 directory is on `sys.path`). A `conftest.py` is an advisory warning: pytest imports it
 on every test run.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 These files run before any code you chose to run, in every Python process: a
@@ -25,6 +27,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import matching, named
+from ztsa.manifests.scope import in_play
 from ztsa.model import Evidence, Outcome, Severity
 from ztsa.registry import rule
 
@@ -41,7 +44,8 @@ def check(ctx: Context) -> Outcome:
                        line=lineno)
     for rel in named(ctx, "sitecustomize.py", "usercustomize.py"):
         f.fail(f"{posixpath.basename(rel)} runs at interpreter start-up", path=rel)
-    out = f.outcome("no interpreter start-up hook", f"{len(f.found)} start-up hook(s)")
+    out = f.outcome("no interpreter start-up hook", f"{len(f.found)} start-up hook(s)",
+                    scope=lambda rel: in_play(ctx, rel))
     conftests = named(ctx, "conftest.py")
     if out.status.value == "pass" and conftests:
         return Outcome.failed(
