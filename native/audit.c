@@ -66,15 +66,13 @@ static const struct audit_call CALLS[] = {
     {ZTSA_NR_rmdir, "rmdir", 1, -1, 0, -1, -1, -1, 1},
 };
 
-static const struct ztsa_plan *plan_of(void) { return helper_plan(); }
-
 const char *audit_unenforced(void) {
-    return plan_of() && plan_of()->audit ? ",\"enforced\":false" : "";
+    return helper_plan() && helper_plan()->audit ? ",\"enforced\":false" : "";
 }
 
 /* what the enforced view allows beneath path: its longest prefix's kind */
 static int kind_of(const char *path) {
-    const struct ztsa_plan *p = plan_of();
+    const struct ztsa_plan *p = helper_plan();
     size_t best = 0;
     int kind = ZTSA_AUDIT_READONLY;
     for (int i = 0; i < p->n_audit; i++) {

@@ -235,8 +235,8 @@ static int hide_homes(const struct ztsa_plan *plan) {
    0 or -errno. */
 static int hide_denied(const struct ztsa_plan *plan) {
     struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0};
-    for (int i = 0; i < plan->n_deny_files; i++) {
-        const char *path = plan->deny_files[i];
+    for (int i = 0; i < plan->n_deny_paths; i++) {
+        const char *path = plan->deny_paths[i];
         struct stat st;
         if (lstat(path, &st) < 0)
             continue; /* not there (under a hidden home, or gone): nothing to read */

@@ -380,10 +380,10 @@ void net_log(const char *event, pid_t pid, const char *call, int family, const c
             strcmp(event, "deny") == 0 ? audit_unenforced() : "");
 }
 
-/* A destination no rule allows: refused (-EPERM), or under --audit-only logged as what
-   the enforced run would have refused (0: go on). */
+/* A destination no rule allows: counted and logged, and refused (-EPERM); not enforced
+   (audit_net): counted and logged as what the enforced run would have refused. */
 static long deny_net(pid_t pid, const char *call, int version, const unsigned char *a,
-                     int port, int type) {
+                     int port, int type, int enforced) {
     char shown[128];
     show_addr(version, a, port, shown, sizeof shown);
     /* on loopback, nothing of the tree's listens there: a host's service needs a rule */
@@ -395,14 +395,13 @@ static long deny_net(pid_t pid, const char *call, int version, const unsigned ch
                           ? "not in --allow-net (no server of the tree listens there; the "
                             "host's loopback is reached only by a rule naming it)"
                           : "not in --allow-net";
-    int audit = N.plan->audit && !net_is_denied(version, a);
-    unsigned long count = audit ? helper_count_would() : helper_count_denial();
-    if (!audit)
+    unsigned long count = enforced ? helper_count_denial() : helper_count_would();
+    if (enforced)
         helper_note_denial(count, call, shown, "not in --allow-net");
     if (N.plan->log_fd >= 0 && helper_may_log(count))
         log_net("deny", pid, call, version == 4 ? AF_INET : AF_INET6, shown, port, type, why,
-                NULL, audit ? ",\"enforced\":false" : "");
-    return audit ? 0 : -EPERM;
+                NULL, enforced ? "" : ",\"enforced\":false");
+    return -EPERM;
 }
 
 /* --audit-only: a destination no rule allows is logged as refused and then allowed (1),
@@ -411,7 +410,7 @@ static int audit_net(pid_t pid, const char *call, int version, const unsigned ch
                      int port, int type, char *rule, size_t size) {
     if (!N.plan->audit || net_is_denied(version, a))
         return 0;
-    deny_net(pid, call, version, a, port, type);
+    deny_net(pid, call, version, a, port, type, 0);
     snprintf(rule, size, "--audit-only (not in --allow-net)");
     return 1;
 }
@@ -720,7 +719,7 @@ static long net_connect(const struct seccomp_notif *req) {
             if (port == 53 && (result == 0 || result == NET_DEFER))
                 note_querier(dup, pid); /* ztsa's DNS service: its queries name their sender */
         } else {
-            result = deny_net(pid, "connect", version, a, port, type);
+            result = deny_net(pid, "connect", version, a, port, type, 1);
         }
         helper_count_connect();
     }
@@ -869,7 +868,7 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
     if (d < 0 && audit_net(pid, call, version, a, port, type, rule, sizeof rule))
         d = 1;
     if (d < 0 || (d == 0 && host))
-        return deny_net(pid, call, version, a, port, type);
+        return deny_net(pid, call, version, a, port, type, 1);
     if (d == 0 && port == 53) { /* a query: sent here, to name its sender */
         long r = send_copy(*dup, data, n, flags, sa, len);
         note_querier(*dup, pid);

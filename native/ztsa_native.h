@@ -191,8 +191,8 @@ struct ztsa_plan {
     int audit;
     /* a policy's fs.deny_read: after every other mount, an empty read-only tmpfs over
        each directory, an empty read-only file (empty_file) over each other file */
-    const char *const *deny_files;
-    int n_deny_files;
+    const char *const *deny_paths;
+    int n_deny_paths;
     const char *empty_file;
     const char *const *audit_paths;
     const int *audit_kinds;

@@ -201,8 +201,8 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
         keep.append((show_rw, show_at, targets))
         c.show_rw, c.show_at = show_rw, show_at
     c.audit = int(plan.audit)
-    if plan.deny_files:
-        c.deny_files, c.n_deny_files = strings(list(plan.deny_files))
+    if plan.deny_paths:
+        c.deny_paths, c.n_deny_paths = strings(list(plan.deny_paths))
         c.empty_file = cstr(plan.empty_file)
     if plan.audit_view:
         c.audit_paths, c.n_audit = strings([path for path, _ in plan.audit_view])

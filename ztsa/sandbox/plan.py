@@ -99,7 +99,7 @@ class RunPlan(NamedTuple):
     audit_view: tuple[tuple[str, int], ...] = ()
     # a policy's fs.deny_read: an empty read-only tmpfs over each directory, an empty
     # read-only file (empty_file) over each other file, after every other mount
-    deny_files: tuple[str, ...] = ()
+    deny_paths: tuple[str, ...] = ()
     empty_file: str = ""
 
     @property
@@ -280,7 +280,7 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         view = audit_view(audit[0], home, audit[1])
         home = HomeView((), (), home.binds) if home is not None and home.binds else None
     # hidden by mounts too, which hold whatever Landlock's read rules can
-    deny_files = [r for r in dict.fromkeys(os.path.realpath(p) for p in deny_read or ())
+    deny_paths = [r for r in dict.fromkeys(os.path.realpath(p) for p in deny_read or ())
                   if os.path.lexists(r)] if ns != Namespaces.NONE else []
     return RunPlan(
         program=program, argv=tuple(argv), env=tuple(env.items()), cwd=cwd, filter=code,
@@ -295,4 +295,4 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         git_configs=tuple(_git_configs(git, guard)), netns=netns,
         net=policy.net_plan() if netns else NetPlan(),
         secrets=tuple((secrets or {}).items()), audit=audit is not None, audit_view=view,
-        deny_files=tuple(deny_files), empty_file=empty_file if deny_files else "")
+        deny_paths=tuple(deny_paths), empty_file=empty_file if deny_paths else "")

@@ -155,6 +155,12 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         fs = landlock.plan(nat.landlock_abi(), writable, real_home, also=also,
                            hidden=list(deny_read))
         missing = list(fs.missing)
+        unreadable = landlock.unreadable([real_home, *also], list(deny_read))
+        # hidden by mounts as well, whatever Landlock's rules can hold: what no run may
+        # read (under --audit-only, a policy's denials)
+        hidden = list(deny_read) if audit_only else [p for p in unreadable if p != "/dev"]
+        # what decides later runs: the policy files and ztsa's own installation
+        keep = [*read_only, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
         if deny_read and ns == plan.Namespaces.NONE and not fs.handled & landlock.READ:
             print(f"ztsa: a policy's fs.deny_read ({', '.join(deny_read)}) cannot be enforced "
                   "here: no mount namespace, and Landlock's read rules cannot hold it; CMD "
@@ -168,7 +174,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                       "refuses (see `ztsa doctor`); CMD was not started", file=sys.stderr)
                 log.close()
                 return EXIT_USAGE
-            judged = (fs, landlock.unreadable([real_home, *also], list(deny_read)))
+            judged = (fs, unreadable)
             fs = landlock.audit_plan(fs.abi, list(deny_read))
         if ns == plan.Namespaces.NONE:
             missing.append(USERNS_MISSING)
@@ -189,13 +195,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
                         (max_procs, max_memory), quiet, setup, secrets, judged, syscalls,
-                        # hidden by mounts as well, whatever Landlock's rules can hold:
-                        # what no run may read (under --audit-only, a policy's denials)
-                        list(deny_read) if audit_only else [
-                            p for p in landlock.unreadable([real_home, *also], list(deny_read))
-                            if p != "/dev"],
-                        [*read_only, os.path.dirname(os.path.dirname(os.path.abspath(
-                            __file__)))])
+                        hidden, keep)
     finally:
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)

@@ -34,7 +34,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-JSON_FILES = MCP_JSON
 
 
 def worse(command: str, args: list[str]) -> str:
@@ -68,7 +67,7 @@ def report(f: Findings, rel: str, text: str, name: str, server: Any) -> None:
       severity=Severity.MEDIUM, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
-    for rel, key in JSON_FILES:
+    for rel, key in MCP_JSON:
         loaded = f.attempt(json_file, ctx, rel)
         if loaded is None:
             continue
