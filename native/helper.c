@@ -210,6 +210,11 @@ static int classify(int parentfd, const char *name) {
 
 /* Split path into its parent directory (opened O_PATH relative to dirfd, as the kernel
    would resolve it) and its last component. */
+/* open_parent's answer for a parent reached through a magic link or on procfs */
+#define PARENT_PROC (-100000)
+
+/* The directory holding path's last component, opened O_PATH, and that component in
+   name (*slash: the path ended in '/'). -errno, or PARENT_PROC. */
 static int open_parent(int dirfd, const char *path, char *name, size_t name_size, int *slash) {
     char buf[4097];
     size_t n = strlen(path);
@@ -237,7 +242,22 @@ static int open_parent(int dirfd, const char *path, char *name, size_t name_size
     if (strlen(base) >= name_size)
         return -ENAMETOOLONG;
     strcpy(name, base);
-    int fd = openat(dirfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    /* no magic link on the way (/proc/self/cwd, /proc/1/fd/N): through one the helper
+       would reach its own directories, not the caller's; nor a directory of /proc */
+    struct open_how_ how = {O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS_};
+    int fd = (int)syscall(SYS_openat2_, dirfd, dir, &how, sizeof how);
+    if (fd < 0 && errno == ELOOP) {
+        int plain = openat(dirfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (plain < 0)
+            return -ELOOP; /* a loop of ordinary links */
+        close(plain);
+        return PARENT_PROC;
+    }
+    struct statfs sfs;
+    if (fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_) {
+        close(fd);
+        return PARENT_PROC;
+    }
     return fd < 0 ? -errno : fd;
 }
 
@@ -299,14 +319,18 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
     int dir1 = -1;          /* par1, or the caller's fd1 when no parent was opened */
     *denied = 0;
     int empty_link = op == OP_LINK && (flags & AT_EMPTY_PATH) && *p1 == 0;
-    if (own || ((op == OP_CREATE || op == OP_MKDIR || op == OP_MKNOD) &&
-                !creation_protected_name(p1))) {
+    if (own || (op == OP_CREATE && !creation_protected_name(p1))) {
         /* a last component that no protected path has cannot make one: the kernel
-           resolves the whole path for us (trailing slashes included), as for the caller */
+           resolves the whole path for us (trailing slashes included), as for the caller,
+           without magic links (openat2 below) */
         dir1 = fd1;
         n1 = p1;
     } else if (!empty_link && op != OP_SYMLINK) {
         par1 = open_parent(fd1, p1, name1, sizeof name1, &slash1);
+        if (par1 == PARENT_PROC) {
+            *denied = 2;
+            return 0;
+        }
         if (par1 < 0)
             return -par1;
         dir1 = par1;
@@ -314,6 +338,11 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
     if (op == OP_LINK || op == OP_RENAME || op == OP_SYMLINK) {
         par2 = open_parent(op == OP_SYMLINK ? fd1 : fd2, op == OP_SYMLINK ? p1 : p2, name2,
                            sizeof name2, &slash2);
+        if (par2 == PARENT_PROC) {
+            par2 = -1;
+            *denied = 2;
+            goto done;
+        }
         if (par2 < 0) {
             err = -par2;
             goto done;
@@ -379,6 +408,15 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
                 how.flags = (unsigned long long)(flags & ~O_CREAT) | O_CLOEXEC;
                 how.mode = 0; /* openat2 takes a mode only with O_CREAT */
                 fd = (int)syscall(SYS_openat2_, dir1, n1, &how, sizeof how);
+                /* a magic link, not a loop of ordinary links (those fail here too) */
+                int plain = fd < 0 && errno == ELOOP ? openat(dir1, n1, O_PATH | O_CLOEXEC)
+                                                     : -2;
+                if (plain >= 0) {
+                    close(plain);
+                    *denied = 2;
+                }
+                if (plain != -2)
+                    errno = plain >= 0 ? EACCES : ELOOP;
             }
         }
         struct statfs sfs;
@@ -402,6 +440,10 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
     case OP_MKNOD:
         if (par1 >= 0 && classify(par1, name1) == 1) {
             *denied = 1;
+            break;
+        }
+        if (slash1 && op == OP_MKNOD) {
+            err = ENOENT; /* as the kernel answers "name/" for anything but a directory */
             break;
         }
         r = op == OP_MKDIR ? mkdirat(dir1, n1, mode)
@@ -1003,6 +1045,9 @@ static struct reply bind_notification(const struct seccomp_notif *req) {
     long result;
     if (H.plan->netns && net_is_host(sock)) {
         result = -EINVAL; /* bound already: a socket the helper connected */
+    } else if (par == PARENT_PROC) {
+        log_denial(pid, "bind", path, "", "a /proc file the helper would open as itself");
+        result = -EACCES;
     } else if (par < 0) {
         result = par;
     } else if (slash) {

@@ -187,6 +187,51 @@ def test_the_helper_opens_no_proc_file_as_itself(run, monkeypatch, log):
     assert "PATH=" in proc.stdout
 
 
+NAME_SPELLINGS = ["/proc/self/cwd", "/proc/thread-self/cwd", "//proc/self/cwd",
+                  "/proc/./self/cwd", "/proc/1/cwd", "/proc/self/root/proc/1/cwd",
+                  "lnk-to-cwd", *(f"/proc/{who}/fd/{n}" for who in ("self", "1")
+                                  for n in range(3, 20))]
+
+
+@pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
+def test_the_helper_makes_no_name_through_its_own_proc_links(run, log):
+    """mkdir, mknod, symlink, link, rename and bind go to the file helper, which makes
+    the name: through a /proc magic link (its cwd, its descriptors: the workspace, the
+    audit log, /proc) it would resolve its own, not the caller's. The tree works in a
+    directory of its own: a name may appear there (where its own kernel would put it
+    without a helper) and nowhere else, and the log gains no second link."""
+    tok = f"ztsa-name-{os.urandom(4).hex()}"
+    code = ("import ctypes, os, socket, sys\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "tok = sys.argv[1]; made = []\n"
+            "os.mkdir('own'); os.chdir('own')\n"
+            "os.symlink('/proc/self/cwd', 'lnk-to-cwd')\n"
+            "open('src', 'w').close()\n"
+            "for i, p in enumerate(sys.argv[2:]):\n"
+            "    for op in ('mkdir', 'mknod', 'symlink', 'link', 'rename', 'bind', 'flink'):\n"
+            "        t = f'{p}/{tok}-{op}-{i}'\n"
+            "        try:\n"
+            "            if op == 'mkdir': os.mkdir(t)\n"
+            "            elif op == 'mknod': os.mknod(t, 0o600 | 0o10000)\n"
+            "            elif op == 'symlink': os.symlink('/etc/passwd', t)\n"
+            "            elif op == 'link': os.link('src', t)\n"
+            "            elif op == 'rename': os.rename('src', t); os.rename(t, 'src')\n"
+            "            elif op == 'bind': socket.socket(socket.AF_UNIX).bind(t)\n"
+            "            elif libc.linkat(-100, p.encode(), -100, t[len(p) + 1:].encode(),\n"
+            "                             0x400) < 0: continue  # AT_SYMLINK_FOLLOW\n"
+            "            made.append(t)\n"
+            "        except OSError: pass\n"
+            "print('made', made)\n")
+    proc, _ = run(run.python, "-c", code, tok, *NAME_SPELLINGS, log=log)
+    assert proc.returncode == 0, proc.stderr
+    own = run.workspace / "own"
+    left = [str(p) for p in run.workspace.rglob(f"{tok}*") if p.parent != own]
+    left += [f for f in os.listdir(tempfile.gettempdir()) if f.startswith(tok)]
+    assert left == []
+    for audit in run.workspace.glob("audit-*.jsonl"):
+        assert os.stat(audit).st_nlink == 1
+
+
 def test_ordinary_signal_dispositions(run):
     code = ("import signal, subprocess\n"
             "r = subprocess.run(['sh', '-c', 'yes | head -1; seq 1 100000 | head -1'],"
