@@ -323,6 +323,11 @@ def test_doctor_names_the_controls_and_what_each_profile_does():
     text = ztsa("doctor", cwd="/").stdout
     assert "Landlock ABI" in text and "--profile untrusted:" in text
     assert "a network namespace for the tree" in text
+    # root may always make the tree a cgroup beneath its own in a v1 hierarchy
+    v1 = os.path.isdir("/sys/fs/cgroup/memory") and os.path.isdir("/sys/fs/cgroup/pids")
+    assert c["tree_cgroup"].startswith(
+        "cgroup v" if c["root"] and v1 else ("cgroup v", "rlimits only ("))
+    assert "the tree's memory and process totals" in text
 
 
 def test_the_pre_commit_hook_runs_the_repo_gate(tmp_path):

@@ -297,8 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="at most N processes and threads in the tree (default 4096: no "
                          "build has so many, a fork bomb reaches it at once)")
     ex.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
-                    help="at most SIZE of data in each process of the tree (512M, 4G; "
-                         "default 2G)")
+                    help="at most SIZE of memory for the whole tree, where ztsa can give "
+                         "it a cgroup of its own (default: three quarters of the machine's), "
+                         "and of data in each of its processes (default 2G); 512M, 4G")
     ex.add_argument("--protect", action="append", default=[], metavar="PATH",
                     help="also keep PATH (relative to the workspace) read-only for the tree, "
                          "like the agent files (CLAUDE.md, .claude/, .git/hooks/, ...); "

@@ -50,6 +50,18 @@ def _read(path: str) -> str | None:
         return None
 
 
+def _tree_cgroup() -> str:
+    """What would hold the tree's totals: a cgroup of its own (made and removed here to
+    find out), else only each process's rlimits, and why."""
+    from ztsa.sandbox import cgroup
+
+    group, why = cgroup.make("doctor", 0, 0)
+    if group is None:
+        return f"rlimits only ({why})"
+    cgroup.remove(group)
+    return group.kind
+
+
 def probe() -> dict[str, Any]:
     from ztsa.sandbox import landlock
     from ztsa.sandbox import native as nat
@@ -80,6 +92,7 @@ def probe() -> dict[str, Any]:
         # made in the user namespace (as root: directly), by CMD before it drops its
         # capabilities: where one is there, so is the other
         "network_namespace": root or nat.userns_available(),
+        "tree_cgroup": _tree_cgroup(),
         "missing": missing,
     }
     profiles = {
@@ -111,6 +124,7 @@ def render_text(doc: dict[str, Any]) -> str:
     lines.append(f"PID and IPC namespaces: {yes(c['pid_namespaces'])}")
     lines.append(f"a network namespace for the tree (ztsa answers its DNS): "
                  f"{yes(c['network_namespace'])}")
+    lines.append(f"the tree's memory and process totals: {c['tree_cgroup']}")
     lines.append("")
     lines += [f"--profile {p}: {what}" for p, what in doc["profiles"].items()]
     return "\n".join(lines) + "\n"

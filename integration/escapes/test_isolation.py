@@ -700,6 +700,48 @@ def test_a_memory_balloon_ends_in_a_clear_denial(run):
     assert proc.stdout.split("\n")[0] == "refused", proc.stdout
 
 
+BALLOONS = ("import os, sys, time\n"
+            "kids = []\n"
+            "for _ in range(int(sys.argv[1])):\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        b = bytearray(int(sys.argv[2]) << 20)  # touched: zeroed pages\n"
+            "        for i in range(0, len(b), 4096): b[i] = 1\n"
+            "        time.sleep(3); os._exit(0)\n"
+            "    kids.append(pid)\n"
+            "ends = [os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) for k in kids]\n"
+            "print('killed', ends.count(-9), 'ended', ends.count(0))\n")
+
+
+def test_a_balloon_of_many_processes_meets_the_trees_memory_total(run):
+    """Each process under its own limit, together over the tree's: the tree's own cgroup
+    (beneath ztsa's) holds the total, and the kernel kills at it; where ztsa may make no
+    cgroup (an ordinary user without delegation) the log says that only each process's
+    rlimits hold."""
+    proc, events = run(run.python, "-c", BALLOONS, "6", "160", extra=["--max-memory", "400M"],
+                       log=True, timeout=120)
+    env = next(e for e in events if e["event"] == "env")
+    if env["limits"] == "rlimits":
+        # root may always make a group beneath its own in a v1 hierarchy
+        assert run.mode != "root" or not os.path.isdir("/sys/fs/cgroup/memory"), env
+        assert env["limits_why"] and "max_memory_total" not in env
+        return
+    assert proc.returncode == 0, proc.stderr
+    assert env["max_memory_total"] == 400 << 20 and env["max_memory"] == 400 << 20
+    killed = int(proc.stdout.split()[1])
+    assert killed >= 2, proc.stdout  # 6 x 160M cannot fit in 400M
+    assert "the tree reached --max-memory" in proc.stderr, proc.stderr
+    assert events[-1]["memory_killed"] >= killed
+    # an ordinary run in the same group limits is untouched, and no group is left
+    proc, events = run(run.python, "-c", BALLOONS, "2", "64", extra=["--max-memory", "400M"],
+                       log=True)
+    assert proc.stdout.split() == ["killed", "0", "ended", "2"], proc.stdout
+    assert events[-1]["memory_killed"] == 0
+    left = subprocess.run(["find", "/sys/fs/cgroup", "-maxdepth", "6", "-name",
+                           f"ztsa-*-{events[0]['run']}"], capture_output=True, text=True)
+    assert left.stdout == ""
+
+
 @pytest.mark.parametrize("log", [True, False], ids=["log", "no-log"])
 def test_file_system_denials_are_counted_and_logged(run, log):
     """`touch /tmp/x` failed and the summary said 0 denied: creations refused by the

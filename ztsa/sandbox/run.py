@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ztsa.sandbox import agentguard, agents, gitguard, landlock, plan, toolchains
+from ztsa.sandbox import agentguard, agents, cgroup, gitguard, landlock, plan, toolchains
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import NETNS_MISSING, PIDNS_MISSING, USERNS_MISSING
@@ -95,7 +95,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             home: str | None = None, keep_tmp: bool = False,
             allow_write: Sequence[str] = (), strict: bool = True,
             protect_extra: Sequence[str] = (), allow_read: Sequence[str] = (),
-            max_procs: int = plan.MAX_PROCS, max_memory: int = plan.MAX_MEMORY,
+            max_procs: int = plan.MAX_PROCS, max_memory: int | None = None,
             quiet: bool = False, git_identity: bool = True, agent_names: Sequence[str] = (),
             secrets: dict[str, str] | None = None, deny_env: set[str] | None = None,
             deny_read: Sequence[str] = (), audit_only: bool = False,
@@ -111,9 +111,14 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
     denies and the agent files, and log what the enforced run would have refused;
     ocsf: the log as OCSF events (written when the run ends); syscalls:
     --trace-syscalls' decoder (every call of the tree a `syscall` event); read_only:
-    files the tree may never change (the policy files), with ztsa's own installation."""
+    files the tree may never change (the policy files), with ztsa's own installation;
+    max_memory: --max-memory, each process's data and, with a cgroup, the whole tree's
+    memory (None: plan.MAX_MEMORY a process, cgroup.default_total() for the tree)."""
+    each = max_memory or plan.MAX_MEMORY
+    total = max_memory or cgroup.default_total()
     log = AuditLog(log_stream, secrets, ocsf=ocsf)
     private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
+    group: cgroup.Group | None = None
     try:
         own_home = os.path.join(private, "home")
         tmpdir = os.path.join(private, "tmp")
@@ -143,8 +148,12 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "w") as f:
                 f.write(identity)
+        # the tree's totals: its own cgroup beneath ztsa's, where ztsa may make one
+        group, why = cgroup.make(log.run, max_procs + 1, total)  # + 1: the keeper
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir,
-                  max_procs=max_procs, max_memory=max_memory,
+                  max_procs=max_procs, max_memory=each,
+                  limits=group.kind if group else "rlimits",
+                  **({"max_memory_total": total} if group else {"limits_why": why}),
                   **({"secrets": sorted(secrets)} if secrets else {}),
                   **({"agents": list(agent_names)} if agent_names else {}))
         writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write,
@@ -194,9 +203,11 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                 return EXIT_GATE
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
-                        (max_procs, max_memory), quiet, setup, secrets, judged, syscalls,
-                        hidden, keep)
+                        (max_procs, each), quiet, setup, secrets, judged, syscalls,
+                        hidden, keep, group)
     finally:
+        if group is not None:
+            cgroup.remove(group)
         if keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
         else:
@@ -204,6 +215,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         os.close(lock)
         # what runs killed before their own cleanup left (after CMD, off its start-up)
         reap_stale()
+        cgroup.reap_stale()
 
 
 def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
@@ -215,7 +227,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              secrets: dict[str, str] | None = None,
              judged: tuple[landlock.Plan, list[str]] | None = None,
              syscalls: Decoder | None = None, deny_read: list[str] | None = None,
-             read_only: list[str] | None = None) -> int:
+             read_only: list[str] | None = None, group: cgroup.Group | None = None) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -248,6 +260,18 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged,
                     deny_read=deny_read, empty_file=empty, read_only=read_only)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
+    try:
+        if group is not None:  # before the child runs anything: all of the tree is in it
+            cgroup.enter(group, pid)
+    except OSError as e:
+        os.kill(pid, _signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(sync_fd)
+        os.close(err_fd)
+        print(f"ztsa: cannot put the tree in its cgroup: {e.strerror}; CMD was not started",
+              file=sys.stderr)
+        log.close()
+        return EXIT_INTERNAL
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
                     connects_in_loop=run.connects == plan.Connects.LOOP, syscalls=syscalls)
     try:
@@ -332,6 +356,11 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         what = "the PID namespace's own pid_max (--max-procs binds root no more)"
         print(f"ztsa: this kernel lacks {what}", file=sys.stderr)
         log.event("confinement", missing=[what], landlock_abi=fs.abi, refused=False)
+    limited = cgroup.refused(group) if group is not None else cgroup.Refused(0, 0)
+    if group is not None and limited.memory:
+        print(f"ztsa: the tree reached --max-memory: the kernel killed {limited.memory} "
+              f"process(es) at {cgroup.size(group.max_memory)} for the whole tree",
+              file=sys.stderr)
     denied = log.counts["denied"] + nat.helper_denials()  # the helper logs its own
     log.counts["connect"] += nat.helper_connects()
     would = nat.helper_would_deny() if run.audit else 0
@@ -339,6 +368,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
               connects=log.counts["connect"], sends=log.counts["send"],
               killed=log.counts["kill"], quarantined=len(moved) + log.counts.get("quarantined", 0),
               **({"enforced": False, "would_deny": would} if run.audit else {}),
+              **({"memory_killed": limited.memory, "procs_refused": limited.procs}
+                 if group is not None else {}),
               **({"syscalls": log.counts["syscall"]} if syscalls is not None else {}))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
     first = [*log.first_denials, *nat.helper_first_denials()][:3] if denied else []
