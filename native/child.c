@@ -463,6 +463,10 @@ static void tree_mounts(const struct ztsa_plan *plan, int efd) {
             close(keep[i]);
         }
         free(keep);
+        /* the working directory again: one beneath /dev/shm (the workspace) would
+           otherwise stay on the covered mount, where Landlock grants nothing */
+        if (plan->cwd && chdir(plan->cwd) < 0)
+            fail_at(efd, ZTSA_STEP_CHDIR, errno);
     }
     /* a terminal view of its own: a new devpts instance, whose ptmx becomes /dev/ptmx;
        the host's other terminals cannot be opened by name any more, while the tree's own

@@ -129,6 +129,28 @@ def test_dev_shm_and_sysv_ipc_are_the_trees_own(run):
         libc.msgctl(qid, 0, None)  # IPC_RMID
 
 
+def test_a_workspace_under_dev_shm_works_by_relative_paths(run):
+    """The private /dev/shm covered a workspace beneath it after the tree's working
+    directory was set: every relative read from the workspace root was refused."""
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm on this machine")
+    from conftest import Runner
+
+    ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-", dir="/dev/shm"))
+    try:
+        os.chmod(ws, 0o777)
+        (ws / "before.txt").write_text("made before\n")
+        os.chmod(ws / "before.txt", 0o644)
+        here = Runner(run.mode, ws, log=run.log)
+        proc, _ = here("sh", "-c", "cat before.txt && echo made during > during.txt && "
+                       "cat during.txt && mkdir d && echo deeper > d/f && cat d/f && pwd")
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines() == ["made before", "made during", "deeper", str(ws)]
+        assert (ws / "during.txt").read_text() == "made during\n"
+    finally:
+        subprocess.run(["rm", "-rf", str(ws)], check=False)
+
+
 def _add_key(payload: bytes, keyring: int) -> int:
     libc = ctypes.CDLL(None, use_errno=True)
     return libc.syscall(248, b"user", b"ztsa-test-secret", payload, len(payload), keyring)
