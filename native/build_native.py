@@ -8,7 +8,7 @@ from pathlib import Path
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ["allow.c", "audit.c", "child.c", "creation.c", "dns.c", "gitconfig.c", "helper.c",
+SOURCES = ["allow.c", "audit.c", "child.c", "creation.c", "dns.c", "gitconfig.c", "gitwalk.c", "helper.c",
            "landlock.c", "metadata.c", "net.c", "netns.c", "supervisor.c", "util.c", "waits.c"]
 
 ffibuilder = FFI()

@@ -12,6 +12,7 @@
      dns.c         ztsa's DNS service for the tree (helper)
      waits.c       the tree's network calls that wait, answered later (helper)
      metadata.c, gitconfig.c  mode, owner, times, xattrs; git's config rewrite (helper)
+     gitwalk.c     the walk that finds every git repository below a directory (ztsa)
      util.c        small calls every role uses */
 
 struct ztsa_filter_insn {
@@ -336,3 +337,10 @@ long ztsa_sendto(int fd, const void *buf, unsigned long len, int flags,
 long ztsa_sendmsg1(int fd, const void *name, unsigned int namelen, const void *buf,
                    unsigned long len, int flags);
 int ztsa_sockopt_int(int fd, int level, int name);
+
+/* ---- every git repository below a directory (gitwalk.c) ---- */
+
+/* Records ('D' git directory, 'F' a .git that is no directory, 'P' unlistable; each a
+   letter, a path, a NUL) in *records (ztsa_free it); their length, or -errno. */
+long ztsa_git_walk(const char *root, char **records);
+void ztsa_free(void *p);

@@ -52,45 +52,25 @@ class Layout(NamedTuple):
     included: list[str]  # those of named that a config includes (read as config)
 
 
-def _is_gitdir(names: set[str]) -> bool:
-    return "HEAD" in names and ("objects" in names or "commondir" in names)
-
-
 def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
     """Every repository below root (root included), however deep: inside git
     directories too (a repository planted in .git/objects is one git finds through a
     redirect). retry(d): make a directory the walk cannot list listable (True: try
-    again)."""
+    again). The walk itself is native/gitwalk.c: it visits every directory."""
     gitdirs: list[str] = []
     gitfiles: list[str] = []
     unreadable: list[str] = []
-    stack = [root]
-    while stack:
-        d = stack.pop()
-        try:
-            entries = list(os.scandir(d))
-        except PermissionError:
-            if retry is not None and retry(d):
-                stack.append(d)
-            elif os.access(d, os.X_OK):  # git can still go in and open names there
-                unreadable.append(d)
-            continue
-        except OSError:
-            continue
-        if _is_gitdir({e.name for e in entries}):
-            gitdirs.append(d)
-        for e in entries:
-            try:
-                is_dir = e.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            if e.name == ".git":
-                if is_dir:
-                    gitdirs.append(e.path)
-                else:
-                    gitfiles.append(e.path)
-            if is_dir:
-                stack.append(e.path)
+    todo = [root]
+    while todo:
+        for kind, path in _walk(todo.pop()):
+            if kind == "D":
+                gitdirs.append(path)
+            elif kind == "F":
+                gitfiles.append(path)
+            elif retry is not None and retry(path):
+                todo.append(path)
+            elif os.access(path, os.X_OK):  # git can still go in and open names there
+                unreadable.append(path)
     gitdirs = list(dict.fromkeys(gitdirs))
     hooks = [os.path.join(g, "hooks") for g in gitdirs]
     included: list[str] = []
@@ -104,6 +84,21 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
             hooks += [os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
     return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
                   sorted(set(included + programs)), sorted(unreadable), sorted(set(included)))
+
+
+def _walk(root: str) -> list[tuple[str, str]]:
+    """(kind, path) records of native/gitwalk.c below root."""
+    from ztsa._native import ffi, lib
+
+    out = ffi.new("char **")
+    n = lib.ztsa_git_walk(os.fsencode(root), out)
+    if n < 0:
+        raise OSError(-n, os.strerror(-n), root)
+    try:
+        data = ffi.unpack(out[0], n) if n else b""
+    finally:
+        lib.ztsa_free(out[0])
+    return [(chr(r[0]), os.fsdecode(r[1:])) for r in data.split(b"\0")[:-1]]
 
 
 def read_small(path: str) -> bytes | None:

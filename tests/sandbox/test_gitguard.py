@@ -155,6 +155,73 @@ def test_the_walk_finds_every_kind_of_repository(ws, tmp_path):
     assert sorted(os.path.relpath(g, ws) for g in layout.gitfiles) == ["sub/.git", "wt/.git"]
 
 
+def _reference_walk(root):
+    """What the walk must find, by a plain scandir walk (the one it replaced)."""
+    gitdirs, gitfiles, denied = [], [], []
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except PermissionError:
+            denied.append(d)
+            continue
+        except OSError:
+            continue
+        names = {e.name for e in entries}
+        if "HEAD" in names and ("objects" in names or "commondir" in names):
+            gitdirs.append(d)
+        for e in entries:
+            is_dir = e.is_dir(follow_symlinks=False)
+            if e.name == ".git":
+                (gitdirs if is_dir else gitfiles).append(e.path)
+            if is_dir:
+                stack.append(e.path)
+    return sorted(set(gitdirs)), sorted(gitfiles), sorted(denied)
+
+
+def test_the_native_walk_finds_what_a_plain_walk_finds(ws, tmp_path):
+    """Every shape: a bare repository deep down, one inside .git/objects, a `.git` file,
+    a `.git` symlink, a repository behind a symlinked directory (never followed), many
+    directories, names with newlines and spaces, and (without root) an unlistable one."""
+    outside = tmp_path / "outside"
+    git("init", "-q", str(outside), cwd=tmp_path)
+    git("init", "-q", "--bare", "a b/deep\nname/er/bare.git", cwd=ws)
+    git("init", "-q", "--bare", ".git/objects/planted", cwd=ws)
+    (ws / "gitfile").mkdir()
+    (ws / "gitfile" / ".git").write_text("gitdir: ../.git\n")
+    (ws / "gitlink").mkdir()
+    (ws / "gitlink" / ".git").symlink_to(outside / ".git")
+    (ws / "through").symlink_to(outside)
+    for i in range(300):
+        (ws / "node_modules" / f"p{i}" / "lib").mkdir(parents=True)
+    (ws / "node_modules" / "p7" / "lib" / "HEAD").write_text("ref: refs/heads/x\n")
+    (ws / "node_modules" / "p7" / "lib" / "commondir").write_text("..\n")
+    closed = ws / "closed"
+    closed.mkdir()
+    (closed / "inner").mkdir()
+    os.chmod(closed, 0)
+    try:
+        expected = _reference_walk(str(ws))
+        layout = gitlayout.find(str(ws))
+        denied: list[str] = []
+        gitlayout.find(str(ws), retry=lambda d: bool(denied.append(d)))
+    finally:
+        os.chmod(closed, 0o755)
+    assert sorted(layout.gitdirs) == expected[0]
+    assert sorted(layout.gitfiles) == expected[1]
+    assert sorted(denied) == expected[2]
+    rel = [os.path.relpath(g, ws) for g in layout.gitdirs]
+    assert {".git", ".git/objects/planted", "a b/deep\nname/er/bare.git",
+            "node_modules/p7/lib"} <= set(rel)
+    assert not any(g.startswith(str(outside)) or "through" in g for g in layout.gitdirs)
+    assert sorted(os.path.relpath(g, ws) for g in layout.gitfiles) == ["gitfile/.git",
+                                                                      "gitlink/.git"]
+    if os.geteuid() != 0:
+        assert denied == [str(closed)]
+    assert gitlayout.find("/nonexistent-ztsa-dir").gitdirs == []
+
+
 def test_a_workspace_that_is_a_linked_worktree_shows_its_repository(tmp_path):
     main = tmp_path / "main"
     git("init", "-q", str(main), cwd=tmp_path)

@@ -1,0 +1,141 @@
+/* Runs in ztsa's own process (the gate's AGT009 and the git guard, through
+   ztsa/gitlayout.py): the walk that finds every git repository below a directory,
+   however deep. In C because it visits every directory of the workspace on every run
+   (a node_modules holds tens of thousands), where Python spent some 10 us on each.
+
+   Records, each a kind letter, a path and a NUL, in a buffer the caller frees with
+   ztsa_free: 'D' a directory that is a git directory (HEAD beside objects or
+   commondir, or any directory named .git), 'F' a `.git` entry that is not a directory,
+   'P' a directory the walk may not list (EACCES or EPERM; the caller decides). Other
+   directories that cannot be opened (gone, ELOOP after a swap for a symlink, a path
+   too long) are left out. No symlink is followed but root itself; subdirectories are
+   opened with O_NOFOLLOW. */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct buf {
+    char *p;
+    size_t len, cap;
+    int failed;
+};
+
+static void put(struct buf *b, char kind, const char *path, size_t n) {
+    if (b->failed)
+        return;
+    if (b->len + n + 2 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1 << 16;
+        while (b->len + n + 2 > cap)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    b->p[b->len++] = kind;
+    memcpy(b->p + b->len, path, n);
+    b->len += n;
+    b->p[b->len++] = 0;
+}
+
+struct linux_dirent64_ {
+    unsigned long long d_ino;
+    long long d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+/* List one directory (fd): records for it and its `.git` entries, and its
+   subdirectories appended to the stack (paths, NUL-separated, in *stack). */
+static int list_one(int fd, const char *path, size_t plen, struct buf *out, struct buf *stack) {
+    char dents[1 << 15];
+    int head = 0, objects = 0;
+    for (;;) {
+        long n = syscall(SYS_getdents64, fd, dents, sizeof dents);
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        for (long off = 0; off < n;) {
+            struct linux_dirent64_ *d = (struct linux_dirent64_ *)(dents + off);
+            off += d->d_reclen;
+            const char *name = d->d_name;
+            if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+                continue;
+            head |= strcmp(name, "HEAD") == 0;
+            objects |= strcmp(name, "objects") == 0 || strcmp(name, "commondir") == 0;
+            int type = d->d_type;
+            if (type == DT_UNKNOWN) {
+                struct stat st;
+                type = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN
+                       : S_ISDIR(st.st_mode)                          ? DT_DIR
+                                                                      : DT_REG;
+            }
+            size_t nlen = strlen(name), at = plen == 1 && path[0] == '/' ? 1 : plen + 1;
+            char full[8192];
+            if (at + nlen >= sizeof full)
+                continue; /* beyond any path the kernel resolves */
+            memcpy(full, path, plen);
+            full[at - 1] = '/';
+            memcpy(full + at, name, nlen + 1);
+            if (strcmp(name, ".git") == 0)
+                put(out, type == DT_DIR ? 'D' : 'F', full, at + nlen);
+            if (type == DT_DIR)
+                put(stack, 'd', full, at + nlen);
+        }
+    }
+    if (head && objects)
+        put(out, 'D', path, plen);
+    return 0;
+}
+
+long ztsa_git_walk(const char *root, char **records) {
+    struct buf out = {0}, stack = {0};
+    *records = NULL;
+    size_t rlen = strlen(root);
+    while (rlen > 1 && root[rlen - 1] == '/')
+        rlen--;
+    put(&stack, 'd', root, rlen);
+    int first = 1;
+    while (stack.len && !stack.failed && !out.failed) {
+        /* pop the last record: its start is after the NUL before it */
+        size_t end = stack.len - 1, start = end;
+        while (start > 0 && stack.p[start - 1] != 0)
+            start--;
+        char path[8192];
+        size_t plen = end - start - 1;
+        memcpy(path, stack.p + start + 1, plen + 1);
+        stack.len = start;
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (first ? 0 : O_NOFOLLOW));
+        first = 0;
+        int err = fd < 0 ? errno : 0;
+        if (fd >= 0) {
+            err = -list_one(fd, path, plen, &out, &stack);
+            close(fd);
+        }
+        if (err == EACCES || err == EPERM)
+            put(&out, 'P', path, plen);
+    }
+    free(stack.p);
+    if (stack.failed || out.failed) {
+        free(out.p);
+        return -ENOMEM;
+    }
+    *records = out.p;
+    return (long)out.len;
+}
+
+void ztsa_free(void *p) {
+    free(p);
+}
