@@ -45,3 +45,27 @@ def test_fail_an_index_beside_pypi_still_counts(machine):
     out = machine.run("SUP007")
     assert out.status is Status.FAIL
     assert [e.line for e in out.evidence] == [2]
+
+
+def test_pass_an_explicit_uv_index_and_poetrys_own_pypi_source(machine):
+    """polars pins torch to PyTorch's index with `explicit = true` (uv then asks it for
+    torch alone); Poetry projects set PyPI's priority with a source named PyPI."""
+    machine.ws("pyproject.toml", '[project]\nname = "x"\nversion = "1"\n'
+               'dependencies = ["torch"]\n'
+               '[[tool.uv.index]]\nname = "pytorch"\n'
+               'url = "https://download.pytorch.org/whl/cpu"\nexplicit = true\n'
+               '[tool.uv.sources]\ntorch = { index = "pytorch" }\n')
+    machine.ws("p/pyproject.toml", '[tool.poetry]\nname = "p"\n'
+               '[[tool.poetry.source]]\nname = "PyPI"\npriority = "primary"\n')
+    assert machine.run("SUP007").status is Status.PASS
+
+
+def test_fail_an_index_that_is_not_explicit_or_a_pypi_named_elsewhere(machine):
+    machine.ws("pyproject.toml", '[project]\nname = "x"\nversion = "1"\n'
+               '[[tool.uv.index]]\nname = "pytorch"\n'
+               'url = "https://download.pytorch.org/whl/cpu"\nexplicit = "yes"\n')
+    machine.ws("p/pyproject.toml", '[tool.poetry]\nname = "p"\n'
+               '[[tool.poetry.source]]\nname = "PyPI"\nurl = "https://x.invalid/simple"\n')
+    out = machine.run("SUP007")
+    assert out.status is Status.FAIL
+    assert {e.path for e in out.evidence} == {"pyproject.toml", "p/pyproject.toml"}

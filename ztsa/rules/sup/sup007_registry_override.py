@@ -6,10 +6,11 @@ Settings that send installs to another package source: `.npmrc` `registry=` and
 `.yarnrc.yml` `npmRegistryServer` (also per scope), requirements options `-i`,
 `--index-url`, `--extra-index-url` (other than PyPI itself), `--trusted-host`,
 `-f`/`--find-links`, `[[tool.uv.index]]` and `index-url`/`extra-index-url` under
-`[tool.uv]` (other than PyPI),
-`[[tool.poetry.source]]`, `.cargo/config.toml` source replacement (`replace-with`)
-and `[registries]`, and the environment variables `PIP_*INDEX*`, `UV_*INDEX*`,
-`PIP_TRUSTED_HOST`, `PIP_FIND_LINKS` and `npm_config_registry`.
+`[tool.uv]` (other than PyPI; an `explicit = true` index, which uv asks only for the
+packages `[tool.uv.sources]` pins to it, redirects no other name and is not counted),
+`[[tool.poetry.source]]` (other than the one Poetry names `PyPI`), `.cargo/config.toml`
+source replacement (`replace-with`) and `[registries]`, and the environment variables
+`PIP_*INDEX*`, `UV_*INDEX*`, `PIP_TRUSTED_HOST`, `PIP_FIND_LINKS` and `npm_config_registry`.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
@@ -129,7 +130,10 @@ def check(ctx: Context) -> Outcome:
         if pp is None:
             continue
         for index in pp.table("tool", "uv", "index") or []:
-            if isinstance(index, dict) and not _pypi(index.get("url")):
+            # an explicit index serves only the packages [tool.uv.sources] pins to it:
+            # the project's own choice of source for them, like a URL dependency
+            if isinstance(index, dict) and not _pypi(index.get("url")) and \
+                    index.get("explicit") is not True:
                 f.fail(f"[[tool.uv.index]] {index.get('url', '?')}", path=rel,
                        line=pp.line("[[tool.uv.index]]"))
         for key in ("index-url", "extra-index-url"):
@@ -138,7 +142,11 @@ def check(ctx: Context) -> Outcome:
                     isinstance(value, list) and all(_pypi(v) for v in value)):
                 f.fail(f"[tool.uv] {key}", path=rel, line=pp.line(key))
         for source in pp.table("tool", "poetry", "source") or []:
-            if isinstance(source, dict):
+            # Poetry's own name for PyPI, without a url of its own: PyPI's priority set
+            pypi = str(source.get("name", "")).lower() == "pypi" if isinstance(
+                source, dict) else False
+            if isinstance(source, dict) and not (
+                    pypi and ("url" not in source or _pypi(source.get("url")))):
                 f.fail(f"[[tool.poetry.source]] {source.get('url', source.get('name', '?'))}",
                        path=rel, line=pp.line("[[tool.poetry.source]]"))
     for name in sorted(ctx.host.environ):
