@@ -8,8 +8,9 @@ from pathlib import Path
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ["allow.c", "audit.c", "child.c", "creation.c", "dns.c", "gitconfig.c", "gitwalk.c", "helper.c",
-           "landlock.c", "metadata.c", "net.c", "netns.c", "supervisor.c", "util.c", "waits.c"]
+SOURCES = ["allow.c", "audit.c", "child.c", "creation.c", "dns.c", "gitconfig.c", "gitwalk.c",
+           "helper.c", "landlock.c", "metadata.c", "net.c", "netns.c", "supervisor.c", "util.c",
+           "waits.c"]
 
 ffibuilder = FFI()
 ffibuilder.cdef("\n".join((HERE / name).read_text().replace("/*", "\n/*")
