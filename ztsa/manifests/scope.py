@@ -6,7 +6,10 @@ root workspace lists (npm/Yarn/Bun `workspaces`, `pnpm-workspace.yaml`, Cargo's
 `[workspace] members`, uv's `[tool.uv.workspace] members`) is elsewhere: a test
 fixture, a sample for readers, a template copied into someone else's project. So is a
 JS or Cargo project beside a root workspace of its ecosystem that does not list it (a
-separate project, judged when it is itself the workspace: `ztsa check DIR`). Rules still
+separate project, judged when it is itself the workspace: `ztsa check DIR`). So is a
+Python project in a subdirectory of a JS workspace whose root holds no Python project
+(the root's install names its projects, and none is Python: continue's, gemini-cli's and
+playwright's tools, services and generated clients). Rules still
 report what they find there, as advisory (`Findings.outcome(scope=...)`)."""
 
 from __future__ import annotations
@@ -82,6 +85,28 @@ def _members(ctx: Context, eco: str = "") -> list[str]:
     return globs
 
 
+ROOT_PYTHON = ("pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "uv.lock", "poetry.lock",
+               "pdm.lock")
+
+
+def _python_beside_js(ctx: Context) -> bool:
+    """Is the root a JS workspace (it lists members) with no Python project of its own?"""
+    cached = ctx.cache.get("scope.python_beside_js")
+    if isinstance(cached, bool):
+        return cached
+    from ztsa.walk import all_files
+
+    found = bool(_members(ctx, "js")) and not any(ctx.ws_exists(n) for n in ROOT_PYTHON)
+    if found:
+        try:
+            found = not any("/" not in p and p.startswith("requirements") and
+                            p.endswith((".txt", ".in")) for p in all_files(ctx))
+        except ProbeError:
+            found = False  # the walk failed: say nothing of scope
+    ctx.cache["scope.python_beside_js"] = found
+    return found
+
+
 def in_play(ctx: Context, rel: str) -> bool:
     """Is the file rel part of what the root installs, builds or tests? Only a workspace
     of its own ecosystem can list it (pnpm's `examples/*` installs no requirements.txt
@@ -98,6 +123,8 @@ def in_play(ctx: Context, rel: str) -> bool:
         ".cargo", "node_modules")) and bool(_members(ctx, eco)) and posixpath.basename(rel) in (
         "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
         "pnpm-lock.yaml", "bun.lock", "bun.lockb", "Cargo.toml", "Cargo.lock")
+    if eco == "python" and d != "" and _python_beside_js(ctx):
+        return False
     if not separate and not any(part.lower() in elsewhere for part in d.split("/") if part):
         return True
     import fnmatch  # only for a path in such a directory

@@ -115,3 +115,29 @@ def test_lock_entries_past_the_report_limit_keep_their_file(machine):
     assert out.status is Status.FAIL and out.advisory, out
     assert any("7 more lock entries" in e.detail and e.path == "test/cloudflare/package-lock.json"
                for e in out.evidence)
+
+
+def test_python_projects_inside_a_js_workspace_without_root_python_are_advisory(machine):
+    """continue's manual-testing-sandbox/requirements.txt and generated Python client,
+    gemini-cli's tools/caretaker-agent services, playwright's doc-lint helper: the root
+    is an npm workspace and installs no Python. A root Python project, or no workspace
+    list, keeps them gating."""
+    machine.ws("package.json", json.dumps({"name": "root", "workspaces": ["packages/*"]}))
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {}}))
+    machine.ws("tools/agent/cloudrun/worker/requirements.txt", "flask\n")
+    machine.ws("packages/sdk/python/api/pyproject.toml",
+               '[project]\nname = "api"\nversion = "1"\ndependencies = ["urllib3"]\n')
+    for rule in ("SUP012", "SUP001"):
+        out = machine.run(rule)
+        assert out.status is Status.FAIL and out.advisory, (rule, out)
+    machine.ws("requirements-dev.txt", "pytest==8.0.0\n")  # the root has Python now
+    out = machine.run("SUP012")
+    assert out.status is Status.FAIL and not out.advisory, out
+
+
+def test_python_beside_a_js_root_without_a_workspace_list_stays_gating(machine):
+    machine.ws("package.json", json.dumps({"name": "root"}))
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {}}))
+    machine.ws("server/requirements.txt", "flask\n")
+    out = machine.run("SUP012")
+    assert out.status is Status.FAIL and not out.advisory, out
