@@ -18,9 +18,12 @@ letters between a black flag and a cancel tag are a subdivision flag such as Eng
 neither is hidden text);
 and for injection phrases: `curl … | sh`, `--dangerously-skip-permissions`,
 `bypassPermissions`, "ignore previous instructions" (not when it is quoted on its
-line: named as an example of an attack, not said). An agent directory whose contents
-cannot be read is unknown: a symlink out of the workspace (`.claude` -> elsewhere), or
-a git submodule that is not checked out.
+line: named as an example of an attack, not said). A download piped into a shell that
+is inline code in prose, outside a code block, under a heading or after words that
+forbid running it ("NEVER run the real installer", "do not paste") is named as what
+not to do: it is still reported, as advisory, and gates only beside another finding.
+An agent directory whose contents cannot be read is unknown: a symlink out of the
+workspace (`.claude` -> elsewhere), or a git submodule that is not checked out.
 
 ## Why it matters
 Agents follow these files as instructions. Hidden characters let a reviewer see one
@@ -38,7 +41,7 @@ import re
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.model import Outcome, Severity
+from ztsa.model import Evidence, Outcome, Severity
 from ztsa.registry import rule
 from ztsa.walk import all_files
 
@@ -61,6 +64,18 @@ PHRASES = (
 )
 MAX_REPORTS = 20
 ZWJ = "\u200d"
+# words that forbid running something: a negation with the verb, not "never skip"
+FORBIDS = LazyRe(r"\b(never|do\s+not|don't|must\s+not|should\s+not)\s+(run|execute|use|"
+                 r"install|paste|pipe|call|invoke|type)\b|\bavoid\s+(running|piping|using)\b|"
+                 r"\binstead\s+of\b", re.I)
+INLINE = LazyRe("`[^`\n]+`")
+
+
+def _forbidden(line: str, start: int, end: int, heading: str) -> bool:
+    """Is line[start:end] inline code (not a code block's line) that the line before it or
+    the section's heading forbids?"""
+    return any(q.start() < start and end <= q.end() for q in INLINE.finditer(line)) and bool(
+        FORBIDS.search(line[:start]) or FORBIDS.search(heading))
 
 
 def _emoji(ch: str) -> bool:
@@ -146,6 +161,7 @@ def _out_of_reach(ctx: Context, f: Findings) -> None:
       severity=Severity.HIGH, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
+    named: list[Evidence] = []
     _out_of_reach(ctx, f)
     files = [p for p in f.attempt(all_files, ctx) or [] if is_instruction_file(p)]
     for rel in files:
@@ -153,7 +169,12 @@ def check(ctx: Context) -> Outcome:
         if text is None:
             continue
         hidden = 0
+        fenced, heading = False, ""
         for lineno, line in enumerate(text.splitlines(), start=1):
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+            elif not fenced and line.startswith("#"):
+                heading = line
             flags = {i for fm in FLAG_TAGS.finditer(line) for i in range(fm.start(), fm.end())
                      } if "\U0001F3F4" in line else set()
             for m in HIDDEN.finditer(line):
@@ -165,10 +186,21 @@ def check(ctx: Context) -> Outcome:
                            path=rel, line=lineno)
             for i, (rx, what) in enumerate(PHRASES):
                 said = rx.search(line)
-                if said and not (i == len(PHRASES) - 1
-                                 and _quoted(line, said.start(), said.end())):
+                if said and i == 0 and not fenced and _forbidden(
+                        line, said.start(), said.end(), heading):
+                    named.append(Evidence(f"line {lineno} {what}, named as what not to do "
+                                          "(advisory)", path=rel, line=lineno))
+                elif said and not (i == len(PHRASES) - 1
+                                   and _quoted(line, said.start(), said.end())):
                     f.fail(f"line {lineno} {what}", path=rel, line=lineno)
         if hidden > MAX_REPORTS:
             f.fail(f"{hidden - MAX_REPORTS} more hidden character(s) not listed", path=rel)
+    if named and not f.found:
+        if not f.errors:
+            return Outcome.failed(f"{len(named)} download(s) piped into a shell, each named "
+                                  "as what not to do", named, advisory=True)
+        undecided = f.outcome("")  # unknown: what could not be read decides
+        return undecided._replace(evidence=undecided.evidence + tuple(named))
+    f.found += named
     return f.outcome(f"{len(files)} instruction file(s) clean",
                      f"{len(f.found)} suspicious item(s) in instruction files")
