@@ -53,3 +53,40 @@ def test_pass_git_sources_the_lockfile_pins_to_a_commit(machine):
     out = machine.run("SUP006")
     assert out.status is Status.FAIL
     assert [e.path for e in out.evidence] == ["pyproject.toml"]
+
+
+def test_a_vendored_packages_dev_dependencies_are_advisory(machine):
+    """continue's core/vendor/modules/@xenova/transformers: a copy of a published
+    package inside core/vendor (a project with its own lockfile); npm never installs a
+    dependency's devDependencies. Its dependencies, and a project's own devDependencies,
+    still gate."""
+    import json
+
+    machine.ws("core/vendor/package.json", json.dumps({"name": "vendor"}))
+    machine.ws("core/vendor/package-lock.json", json.dumps({"lockfileVersion": 3}))
+    vendored = "core/vendor/modules/@xenova/transformers/package.json"
+    machine.ws(vendored, json.dumps({"name": "@xenova/transformers", "devDependencies": {
+        "wavefile": "github:rochars/wavefile#master"}}))
+    out = machine.run("SUP006")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert [e.path for e in out.evidence] == [vendored]
+    machine.ws(vendored, json.dumps({"name": "@xenova/transformers", "dependencies": {
+        "wavefile": "github:rochars/wavefile#master"}}))
+    out = machine.run("SUP006")
+    assert out.status is Status.FAIL and not out.advisory, out
+    machine.ws(vendored, json.dumps({"name": "@xenova/transformers", "devDependencies": {
+        "wavefile": "github:rochars/wavefile#master"}}))
+    machine.ws("core/vendor/modules/@xenova/transformers/package-lock.json", "{}")
+    out = machine.run("SUP006")  # a lockfile of its own: a project someone installs
+    assert out.status is Status.FAIL and not out.advisory, out
+
+
+def test_a_workspace_members_dev_dependencies_still_gate(machine):
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "root", "workspaces": ["packages/*"]}))
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3}))
+    machine.ws("packages/a/package.json", json.dumps({"name": "a", "devDependencies": {
+        "x": "github:o/x#main"}}))
+    out = machine.run("SUP006")
+    assert out.status is Status.FAIL and not out.advisory, out

@@ -9,7 +9,11 @@ in requirements files and `pyproject.toml`; `[tool.uv.sources]` and Poetry git
 dependencies without `rev`. A Cargo or uv git source that the nearest `Cargo.lock` or
 `uv.lock` pins to a commit passes: `cargo build` and `uv sync` use that commit.
 What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+root workspace lists is reported as advisory (ztsa.manifests.scope), and so are the
+`devDependencies` of a vendored package: a `package.json` without a lockfile of its own,
+below a project with one that does not list it as a workspace (continue's
+`core/vendor/modules/@xenova/transformers`): npm installs a dependency's
+`dependencies`, never its `devDependencies`.
 
 ## Why it matters
 A branch, tag or URL can be pointed at different code after review. Whoever controls
@@ -26,11 +30,12 @@ import posixpath
 
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.host import ProbeError
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_LOCK_BYTES, MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, matching, named
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Evidence, Outcome, Severity, Status
 from ztsa.registry import rule
 
 TYPE_CHECKING = False
@@ -81,6 +86,39 @@ def _locked(ctx: Context, rel: str, lock: str, url: str) -> bool:
     return False
 
 
+JS_LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml",
+            "bun.lock", "bun.lockb")
+
+
+def _vendored(ctx: Context, rel: str) -> bool:
+    """Is package.json rel a package inside another project, whose devDependencies no
+    install of that project fetches? No lockfile beside it; an enclosing directory with a
+    package.json and a lockfile whose workspaces do not name it."""
+    import fnmatch
+
+    from ztsa.manifests.npm import parse_package_json
+
+    d = posixpath.dirname(rel)
+    if not d or any(ctx.ws_exists(posixpath.join(d, lock)) for lock in JS_LOCKS):
+        return False
+    up = d
+    while up:
+        up = posixpath.dirname(up)
+        if not any(ctx.ws_exists(posixpath.join(up, lock)) for lock in JS_LOCKS):
+            continue
+        top = posixpath.join(up, "package.json")
+        if not ctx.ws_exists(top):
+            continue
+        try:
+            pj = load(ctx, top, parse_package_json, MAX_MANIFEST_BYTES)
+        except ProbeError:
+            return False
+        below = posixpath.relpath(d, up or ".")
+        return not any(fnmatch.fnmatchcase(below, g.strip("/").removeprefix("./"))
+                       for g in pj.workspaces)
+    return False
+
+
 @rule(id="SUP006", slug="unpinned-git-dependency", severity=Severity.HIGH,
       title="Git or URL dependency not pinned to a commit", actions="W/B/B")
 def check(ctx: Context) -> Outcome:
@@ -89,13 +127,20 @@ def check(ctx: Context) -> Outcome:
     from ztsa.manifests.python import parse_pyproject, parse_requirements  # lazily: start-up cost
 
     f = Findings()
+    dev_only: list[Evidence] = []  # a vendored package's devDependencies: advisory
     for rel in named(ctx, "package.json"):
         pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
-        for _field, name, spec in pj.deps() if pj else []:
+        for field, name, spec in pj.deps() if pj else []:
             what = npm_unpinned(spec)
-            if what:
-                f.fail(f"{name} comes from {what} {spec[:80]!r} without a 40-hex commit",
-                       path=rel, line=pj.line(f'"{name}"') if pj else None)
+            if not what:
+                continue
+            detail = f"{name} comes from {what} {spec[:80]!r} without a 40-hex commit"
+            line = pj.line(f'"{name}"') if pj else None
+            if field == "devDependencies" and f.attempt(_vendored, ctx, rel):
+                dev_only.append(Evidence(detail + " (a vendored package's devDependencies, "
+                                         "which no install fetches: advisory)", rel, line))
+            else:
+                f.fail(detail, path=rel, line=line)
     for rel in named(ctx, "Cargo.toml"):
         ct = f.attempt(load, ctx, rel, parse_cargo_toml, MAX_MANIFEST_BYTES)
         for table, name, spec in ct.deps() if ct else []:
@@ -130,6 +175,12 @@ def check(ctx: Context) -> Outcome:
             if _git_without_rev(spec):
                 f.fail(f"Poetry dependency {name} follows git without rev", path=rel,
                        line=pp.line(str(spec["git"])))
-    return f.outcome("every git or URL dependency is pinned to a commit",
-                     f"{len(f.found)} unpinned git or URL dependenc(ies)",
-                     scope=lambda rel: in_play(ctx, rel))
+    out = f.outcome("every git or URL dependency is pinned to a commit",
+                    f"{len(f.found)} unpinned git or URL dependenc(ies)",
+                    scope=lambda rel: in_play(ctx, rel))
+    if not dev_only:
+        return out
+    if out.status is Status.PASS:
+        return Outcome.failed(f"{len(dev_only)} unpinned git or URL dependenc(ies), only in "
+                              "vendored packages' devDependencies", dev_only, advisory=True)
+    return out._replace(evidence=out.evidence + tuple(dev_only))
