@@ -64,18 +64,33 @@ PHRASES = (
 )
 MAX_REPORTS = 20
 ZWJ = "\u200d"
-# words that forbid running something: a negation with the verb, not "never skip"
+# words that forbid running something: a negation with its verb ("never skip" is none)
 FORBIDS = LazyRe(r"\b(never|do\s+not|don't|must\s+not|should\s+not)\s+(run|execute|use|"
-                 r"install|paste|pipe|call|invoke|type)\b|\bavoid\s+(running|piping|using)\b|"
-                 r"\binstead\s+of\b", re.I)
+                 r"install|paste|pipe|call|invoke|type)\b|\bavoid\s+(running|piping|using)\b",
+                 re.I)
 INLINE = LazyRe("`[^`\n]+`")
+# a line that tells the reader to do something (a heading's "never" does not cover it)
+IMPERATIVE = LazyRe(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(run|execute|paste|type|use|"
+                    r"install|call|invoke|pipe|do|try|then|now|first|next|always|please|instead)\b",
+                    re.I)
+ACTS = LazyRe(r"\b(run|execute|paste|type|use|install|call|invoke|pipe|try)\b", re.I)
+GOVERNED = LazyRe(r"^[ \t]*(?:the\s+|this\s+|a\s+)?$", re.I)
 
 
 def _forbidden(line: str, start: int, end: int, heading: str) -> bool:
-    """Is line[start:end] inline code (not a code block's line) that the line before it or
-    the section's heading forbids?"""
-    return any(q.start() < start and end <= q.end() for q in INLINE.finditer(line)) and bool(
-        FORBIDS.search(line[:start]) or FORBIDS.search(heading))
+    """Is line[start:end] inline code (not a code block's line) whose running is
+    forbidden: by the words just before it ("do not paste `...`"), or by the section's
+    heading ("## NEVER run the real installer") on a line that tells nobody to act (no
+    verb of doing before it)?"""
+    span = next((q for q in INLINE.finditer(line) if q.start() < start and end <= q.end()),
+                None)
+    if span is None:
+        return False
+    before = line[:span.start()]
+    if any(GOVERNED.match(before[m.end():]) for m in FORBIDS.finditer(before)):
+        return True
+    return bool(FORBIDS.search(heading)) and not IMPERATIVE.match(line) and \
+        not ACTS.search(before)
 
 
 def _emoji(ch: str) -> bool:
