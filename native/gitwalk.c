@@ -8,8 +8,8 @@
    commondir, or any directory named .git), 'F' a `.git` entry that is not a directory,
    'P' a directory the walk may not list (EACCES or EPERM; the caller decides). Other
    directories that cannot be opened (gone, ELOOP after a swap for a symlink, a path
-   too long) are left out. No symlink is followed but root itself; subdirectories are
-   opened with O_NOFOLLOW. */
+   too long) are left out. No symlink is followed but root itself: each subdirectory is
+   opened beneath root's descriptor through no symlink (openat2). */
 #include "internal.h"
 
 #include <dirent.h>
@@ -100,12 +100,39 @@ static int list_one(int fd, const char *path, size_t plen, struct buf *out, stru
     return 0;
 }
 
+/* A directory below the root's descriptor by its path relative to it, through no
+   symlink at all (a directory on the way swapped for one during the walk leads
+   nowhere: ELOOP or EXDEV, left out like any directory that cannot be opened). */
+static int open_beneath(int rootfd, const char *rel) {
+    struct open_how_ {
+        unsigned long long flags, mode, resolve;
+    } how = {O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0x08 | 0x04 | 0x02};
+    /* RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS */
+    int fd = (int)syscall(437 /* openat2 */, rootfd, rel, &how, sizeof how);
+    if (fd < 0 && errno == ENOSYS) /* before Linux 5.6: the last component only */
+        fd = openat(rootfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    return fd;
+}
+
 long ztsa_git_walk(const char *root, char **records) {
     struct buf out = {0}, stack = {0};
     *records = NULL;
     size_t rlen = strlen(root);
     while (rlen > 1 && root[rlen - 1] == '/')
         rlen--;
+    char path[8192];
+    if (rlen >= sizeof path)
+        return 0; /* longer than any path the kernel resolves: nothing to list */
+    int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) {
+        if (errno != EACCES && errno != EPERM)
+            return 0; /* gone, or no directory: nothing to list */
+        put(&out, 'P', root, rlen);
+        if (out.failed)
+            return -ENOMEM;
+        *records = out.p;
+        return (long)out.len;
+    }
     put(&stack, 'd', root, rlen);
     int first = 1;
     while (stack.len && !stack.failed && !out.failed) {
@@ -113,11 +140,11 @@ long ztsa_git_walk(const char *root, char **records) {
         size_t end = stack.len - 1, start = end;
         while (start > 0 && stack.p[start - 1] != 0)
             start--;
-        char path[8192];
         size_t plen = end - start - 1;
         memcpy(path, stack.p + start + 1, plen + 1);
         stack.len = start;
-        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (first ? 0 : O_NOFOLLOW));
+        const char *rel = path + (rlen == 1 ? 1 : rlen + 1);
+        int fd = first ? dup(rootfd) : open_beneath(rootfd, rel);
         first = 0;
         int err = fd < 0 ? errno : 0;
         if (fd >= 0) {
@@ -127,6 +154,7 @@ long ztsa_git_walk(const char *root, char **records) {
         if (err == EACCES || err == EPERM)
             put(&out, 'P', path, plen);
     }
+    close(rootfd);
     free(stack.p);
     if (stack.failed || out.failed) {
         free(out.p);

@@ -220,6 +220,8 @@ def test_the_native_walk_finds_what_a_plain_walk_finds(ws, tmp_path):
     if os.geteuid() != 0:
         assert denied == [str(closed)]
     assert gitlayout.find("/nonexistent-ztsa-dir").gitdirs == []
+    # a root longer than any path the kernel resolves: nothing, as scandir's ENAMETOOLONG
+    assert gitlayout.find("/" + "a" * 60000).gitdirs == []
 
 
 def test_a_workspace_that_is_a_linked_worktree_shows_its_repository(tmp_path):
