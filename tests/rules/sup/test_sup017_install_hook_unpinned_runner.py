@@ -50,3 +50,22 @@ def test_pass_exact_versions_local_files_and_package_options(machine):
         "preinstall": "npx only-allow@1.2.0 pnpm", "prepare": "npx ./scripts/setup.js",
         "postinstall": "npx --package=@scope/tool@2.0.1 tool"}}))
     assert machine.run("SUP017").status is Status.PASS
+
+
+def test_fail_a_script_an_install_hook_runs_by_name(machine):
+    """`"prepare": "npm run setup"` with `"setup": "npx husky-init"`: the runner is one
+    name away from the hook (also through yarn's bare `yarn X` and a preX)."""
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "x", "scripts": {
+        "postinstall": "npm run setup && yarn build",
+        "setup": "npx husky-init",
+        "prebuild": "pnpm dlx only-allow pnpm",
+        "build": "tsc",
+        "unrelated": "npx cowsay"}}, indent=1))
+    out = machine.run("SUP017")
+    assert out.status is Status.FAIL
+    assert sorted(e.detail.split(",")[0] for e in out.evidence) == [
+        "postinstall -> prebuild runs pnpm dlx only-allow",
+        "postinstall -> setup runs npx husky-init"]
+    assert [e.line for e in out.evidence if "setup runs" in e.detail] == [5]

@@ -2,7 +2,8 @@
 
 ## What it checks
 The `preinstall`, `install`, `postinstall` and `prepare` scripts of every
-`package.json` in the workspace (outside `node_modules`) for a package runner (`npx`,
+`package.json` in the workspace (outside `node_modules`), and the scripts they run by
+name (`npm run X` and its cousins, as SUP004 follows them), for a package runner (`npx`,
 `pnpx`, `bunx`, `bun x`, `pnpm dlx`, `yarn dlx`, `npm exec`, `npm x`) fetching a package
 at no fixed version: none (`npx only-allow pnpm`), a dist-tag (`@latest`, `@next`) or a
 range (`@^1`, `@1`, `@1.x`), unless told not to install (`--no-install`, `--no`,
