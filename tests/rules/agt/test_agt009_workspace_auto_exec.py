@@ -184,7 +184,12 @@ def test_fail_a_hook_manager_dependency_with_its_configuration(machine):
     machine.ws("lefthook.yml", "pre-commit:\n  commands:\n    lint:\n      run: make lint\n")
     out = machine.run("AGT009")
     assert out.status is Status.FAIL
-    assert sorted(e.detail.split()[1] for e in out.evidence) == ["lefthook", "simple-git-hooks"]
+    assert sorted(e.detail for e in out.evidence) == [
+        "lefthook runs 'lint' on pre-commit: 'make lint'",
+        "simple-git-hooks runs on pre-commit: 'npx lint-staged'",
+        "the lefthook dependency installs its configured git hooks on install",
+        "the simple-git-hooks dependency installs its configured git hooks on install"]
+    assert [e.line for e in out.evidence if e.path == "lefthook.yml"] == [3]
 
 
 def test_unknown_a_broken_devcontainer(machine):

@@ -12,16 +12,16 @@ directory; an install hook of the root `package.json` that installs git hooks
 (`simple-git-hooks`, `lefthook install`, `husky`, `pre-commit install`, `git config
 core.hooksPath`), or a `lefthook` or `simple-git-hooks` dependency with its
 configuration (`lefthook.yml`, a `simple-git-hooks` table), which installs the hooks
-from its own install script; and, in every git repository in the
-workspace (the top level, nested ones, submodules' `.git/modules/*`, linked worktrees,
-bare ones): config keys that run a program or send git elsewhere (`core.fsmonitor`,
-`core.hooksPath`, `core.pager`, `include.path`, `filter.*`, `credential.helper`, and
-the rest of `ztsa.gitlayout.RUNS_CODE`), executable hooks other than `*.sample` (in
-`hooks/` and in the directory `core.hooksPath` names; for an installed pre-commit hook,
-also each local hook of `.pre-commit-config.yaml`, the command it runs on every
-commit), a `commondir` that is not the repository's own, a `.git` file that leads
-outside the workspace or into its files rather than a git directory, and files
-`ztsa exec` moved aside after a run (`.ztsa-quarantine/`).
+from its own install script (each command the configuration runs is named, by hook);
+and, in every git repository in the workspace (the top level, nested ones, submodules'
+`.git/modules/*`, linked worktrees, bare ones): config keys that run a program or send
+git elsewhere (`core.fsmonitor`, `core.hooksPath`, `core.pager`, `include.path`,
+`filter.*`, `credential.helper`, and the rest of `ztsa.gitlayout.RUNS_CODE`), executable
+hooks other than `*.sample` (in `hooks/` and in the directory `core.hooksPath` names;
+for an installed pre-commit hook, also each local hook of `.pre-commit-config.yaml`, the
+command it runs on every commit), a `commondir` that is not the repository's own, a
+`.git` file that leads outside the workspace or into its files rather than a git
+directory, and files `ztsa exec` moved aside after a run (`.ztsa-quarantine/`).
 
 ## Why it matters
 These run before any sandbox exists: an IDE opening the folder, direnv entering it,
@@ -180,6 +180,48 @@ def _hook_installers(ctx: Context, f: Findings) -> None:
         if on and tool in names and tool not in flagged and pj:
             f.fail(f"the {tool} dependency installs its configured git hooks on install",
                    "package.json", pj.line(f'"{tool}"'))
+            flagged.add(tool)
+    # what the installed hooks run: the configuration's commands, where the code is
+    if "simple-git-hooks" in flagged and pj:
+        table = pj.data.get("simple-git-hooks")
+        for hook, cmd in table.items() if isinstance(table, dict) else ():
+            if isinstance(cmd, str):
+                f.fail(f"simple-git-hooks runs on {hook}: {cmd[:80]!r}", "package.json",
+                       pj.line(cmd[:40]))
+    if "lefthook" in flagged:
+        _lefthook_runs(ctx, f)
+
+
+LEFTHOOK_CONFIGS = ("lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml")
+
+
+def _lefthook_runs(ctx: Context, f: Findings) -> None:
+    """Each command, script and job of lefthook's configuration, by the hook it runs on."""
+    from ztsa.manifests.common import load_yaml
+
+    for rel in LEFTHOOK_CONFIGS:
+        if not ctx.ws_exists(rel):
+            continue
+        text = f.attempt(ctx.ws_text, rel, 1 << 20)
+        doc = f.attempt(load_yaml, text, rel) if text is not None else None
+        for hook, spec in doc.items() if isinstance(doc, dict) else ():
+            if not isinstance(spec, dict):
+                continue
+            runs: list[tuple[str, str]] = []
+            for group in ("commands", "scripts"):
+                table = spec.get(group)
+                for name, item in table.items() if isinstance(table, dict) else ():
+                    what = item.get("run") or item.get("runner") if isinstance(
+                        item, dict) else None
+                    runs.append((str(name), f"{what} {name}" if group == "scripts" and what
+                                 else str(what or "")))
+            for job in spec.get("jobs") or [] if isinstance(spec.get("jobs"), list) else []:
+                if isinstance(job, dict) and isinstance(job.get("run"), str):
+                    runs.append((str(job.get("name", "job")), job["run"]))
+            for name, cmd in runs:
+                if cmd:
+                    f.fail(f"lefthook runs {name[:40]!r} on {hook}: {cmd[:80]!r}", rel,
+                           line_of(text or "", f"{name}:") or line_of(text or "", cmd[:40]))
 
 
 def _repositories(ctx: Context, f: Findings) -> None:
