@@ -735,6 +735,39 @@ BALLOONS = ("import os, sys, time\n"
             "print('killed', ends.count(-9), 'ended', ends.count(0))\n")
 
 
+def test_the_tree_cannot_leave_or_widen_its_cgroup(run):
+    """Every spelling of a way out of the tree's group: moving itself to the root group
+    or to ztsa's, raising the group's limits, making a group of its own. Judged by the
+    tree's cgroup afterwards and by the limit ztsa set, read from outside."""
+    code = ("import os, glob\n"
+            "before = open('/proc/self/cgroup').read()\n"
+            "tries = glob.glob('/sys/fs/cgroup/*/cgroup.procs') +"
+            " glob.glob('/sys/fs/cgroup/cgroup.procs')\n"
+            "for line in before.splitlines():\n"
+            "    _, names, path = line.split(':', 2)\n"
+            "    for c in (names.split(',') if names else ['']):\n"
+            "        base = f'/sys/fs/cgroup/{c}' if c else '/sys/fs/cgroup'\n"
+            "        parent = os.path.dirname(path.rstrip('/'))\n"
+            "        tries += [f'{base}{parent}/cgroup.procs', f'{base}{path}/memory.max',\n"
+            "                  f'{base}{path}/memory.limit_in_bytes', f'{base}{path}/pids.max']\n"
+            "        try: os.mkdir(f'{base}{path}/escape'); print('made a group')\n"
+            "        except OSError: pass\n"
+            "for t in tries:\n"
+            "    try:\n"
+            "        with open(t, 'w') as f: f.write('max' if t.endswith('.max') else"
+            " str(os.getpid()))\n"
+            "        print('wrote', t)\n"
+            "    except OSError: pass\n"
+            "print('same' if open('/proc/self/cgroup').read() == before else 'moved')\n")
+    proc, events = run(run.python, "-c", code, extra=["--max-memory", "300M"], log=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote" not in proc.stdout and "made a group" not in proc.stdout, proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "same", proc.stdout
+    env = next(e for e in events if e["event"] == "env")
+    if env.get("limits") in ("cgroup v1", "cgroup v2"):
+        assert env["max_memory_total"] == 300 << 20
+
+
 def test_a_balloon_of_many_processes_meets_the_trees_memory_total(run):
     """Each process under its own limit, together over the tree's: the tree's own cgroup
     (beneath ztsa's) holds the total, and the kernel kills at it; where ztsa may make no
