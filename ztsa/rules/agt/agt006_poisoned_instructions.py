@@ -8,22 +8,22 @@ everything under `.claude/commands`, `.claude/agents`, `.claude/skills`, `.agent
 (skills shared by several agents), `.gemini/skills`, `.gemini/commands`,
 `.github/agents`, `.github/prompts`, `.github/chatmodes`, `.windsurf/rules`,
 `.windsurf/workflows`, `.codex/skills`, `.codex/prompts`, `.cline/`, `.continue/rules`,
-`.continue/prompts`, `.roo/rules` and `.kiro/steering` (a skill's scripts included),
-and `AGENT.md`, anywhere in the workspace.
-It looks for invisible characters (bidi controls U+202A–U+202E and U+2066–U+2069,
-zero-width U+200B–U+200D, U+2060, U+FEFF other than a leading byte-order mark, tag
-characters U+E0000–U+E007F), reported by code point, line and column, never printed
-(a U+200D joining two emoji, as in 👩‍💻, is how that emoji is written, and tag
-letters between a black flag and a cancel tag are a subdivision flag such as England's:
-neither is hidden text);
-and for injection phrases: `curl … | sh`, `--dangerously-skip-permissions`,
-`bypassPermissions`, "ignore previous instructions" (not when it is quoted on its
-line: named as an example of an attack, not said). A download piped into a shell that
-is inline code in prose, outside a code block, under a heading or after words that
-forbid running it ("NEVER run the real installer", "do not paste") is named as what
-not to do: it is still reported, as advisory, and gates only beside another finding.
-An agent directory whose contents cannot be read is unknown: a symlink out of the
-workspace (`.claude` -> elsewhere), or a git submodule that is not checked out.
+`.continue/prompts`, `.roo/rules` and `.kiro/steering` (a skill's scripts included), and
+`AGENT.md`, anywhere in the workspace. It looks for invisible characters (bidi controls
+U+202A–U+202E and U+2066–U+2069, zero-width U+200B–U+200D, U+2060, U+FEFF other than a
+leading byte-order mark, tag characters U+E0000–U+E007F), reported by code point, line
+and column, never printed (a U+200D joining two emoji, as in 👩‍💻, is how that emoji is
+written, and tag letters between a black flag and a cancel tag are a subdivision flag
+such as England's: neither is hidden text); and for injection phrases: a download run as
+code (`curl … | sh`, `bash <(curl …)`, `sh -c "$(wget …)"`, `curl … | python`, as SUP005
+reads them), `--dangerously-skip-permissions`, `bypassPermissions`, "ignore previous
+instructions" (not when it is quoted on its line: named as an example of an attack, not
+said). A download piped into a shell that is inline code in prose, outside a code block,
+under a heading or after words that forbid running it ("NEVER run the real installer",
+"do not paste") is named as what not to do: it is still reported, as advisory, and gates
+only beside another finding. An agent directory whose contents cannot be read is
+unknown: a symlink out of the workspace (`.claude` -> elsewhere), or a git submodule
+that is not checked out.
 
 ## Why it matters
 Agents follow these files as instructions. Hidden characters let a reviewer see one
@@ -75,6 +75,17 @@ IMPERATIVE = LazyRe(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(run|execute|paste|ty
                     re.I)
 ACTS = LazyRe(r"\b(run|execute|paste|type|use|install|call|invoke|pipe|try)\b", re.I)
 GOVERNED = LazyRe(r"^[ \t]*(?:the\s+|this\s+|a\s+)?$", re.I)
+
+
+def _download_run(line: str) -> re.Match[str] | None:
+    """A download run as code: `curl … | sh`, and SUP005's other forms (`wget -O- … |
+    python`, `bash <(curl …)`, `sh -c "$(curl …)"`), in a text or a skill's script."""
+    from ztsa.rules.sup.sup005_piped_shell_installer import PATTERNS as PIPED
+
+    for rx in (PHRASES[0][0], *PIPED):
+        if m := rx.search(line):
+            return m
+    return None
 
 
 def _forbidden(line: str, start: int, end: int, heading: str) -> bool:
@@ -200,7 +211,7 @@ def check(ctx: Context) -> Outcome:
                     f.fail(f"U+{ord(m.group()):04X} at line {lineno}, column {m.start() + 1}",
                            path=rel, line=lineno)
             for i, (rx, what) in enumerate(PHRASES):
-                said = rx.search(line)
+                said = rx.search(line) if i else _download_run(line)
                 if said and i == 0 and not fenced and _forbidden(
                         line, said.start(), said.end(), heading):
                     named.append(Evidence(f"line {lineno} {what}, named as what not to do "
