@@ -1,5 +1,5 @@
 /* Runs in the file helper: its view of CMD's second Landlock ruleset, which decides
-   who performs an O_CREAT open, a mkdir or a bind, the helper or the caller's own kernel.
+   who performs an O_CREAT open or a bind, the helper or the caller's own kernel.
 
    CMD (and so the whole tree) has a second ruleset on top of the first: the MAKE_*
    rights only beneath the plan's `make` directories: the writable roots outside the
@@ -7,7 +7,7 @@
    directory (the workspace root and the directories on the way to a protected path,
    e.g. .github and .git). The tree's kernel makes no name at all in a chain directory,
    so no protected name, whatever a racing thread writes into a path after the helper
-   read it. Without an audit log (plan->cont) an O_CREAT open or a mkdir elsewhere is let through
+   read it. Without an audit log (plan->cont) an O_CREAT open elsewhere is let through
    to the kernel (SECCOMP_USER_NOTIF_FLAG_CONTINUE) instead of being performed by the
    helper and its file sent back with ADDFD, whose reply can wake the caller on another
    CPU. The verdicts here decide only speed: a wrong "yes" gives the caller EACCES,

@@ -1285,9 +1285,7 @@ static struct reply decide(const struct seccomp_notif *req) {
        root's would leave a way to root for anyone */
     int set_id = (call->op == OP_CREATE || call->op == OP_MKNOD) && (mode & 06000);
     mode &= set_id ? ~06000U : ~0U;
-    /* a file or a directory where CMD's second ruleset lets the kernel make it (an
-       existing name makes none: EEXIST, or the open of that file) */
-    if (((call->op == OP_CREATE && !set_id) || call->op == OP_MKDIR) &&
+    if (call->op == OP_CREATE && !set_id &&
         creation_in_caller(pid, call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD, p1))
         return CONTINUE; /* the kernel performs it, as the caller's ruleset allows */
     static char rest[4097];
