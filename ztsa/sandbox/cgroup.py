@@ -3,7 +3,8 @@
 Runs in ztsa's own process, around the spawn: `make` creates the group beneath ztsa's
 own cgroup (so every limit of the caller's still applies above it), `enter` puts the
 spawned child in it before it runs anything (the keeper, the helper and CMD inherit it),
-`close` reads what the limits refused and removes the group once the tree is gone.
+`refused` reads what the limits refused and `remove` takes the group away once the tree
+is gone.
 
 - cgroup v2: a child of ztsa's own cgroup, when that cgroup hands the memory and pids
   controllers down (a delegated subtree whose processes live in leaves: v2 refuses
@@ -116,18 +117,37 @@ def _mkdir(parent: str, name: str) -> str:
     return path
 
 
+def _bases(proc: str) -> tuple[str, str, dict[str, str]]:
+    """(ztsa's own v2 path or "", the directory of its v2 group or "", {v1 controller:
+    the directory of ztsa's group in that hierarchy}); OSError if /proc cannot say."""
+    v2_mount, v1_mounts = _mounts(_read(f"{proc}/self/mountinfo"))
+    v2_path, v1_paths = _own(_read(f"{proc}/self/cgroup"))
+    v2 = os.path.join(v2_mount, v2_path.lstrip("/")) if v2_mount and v2_path else ""
+    return v2_path, v2, {c: os.path.join(point, v1_paths.get(c, "/").lstrip("/"))
+                         for c, point in v1_mounts.items()}
+
+
+def _limit(made: Group, memory_file: str, swap: tuple[str, str], max_procs: int) -> None:
+    """The memory total in memory_file and the swap limit (file, value) where the kernel
+    accounts swap, in the memory group; the process limit in the pids group."""
+    if made.max_memory:
+        _write(os.path.join(made.memory, memory_file), str(made.max_memory))
+        with contextlib.suppress(FileNotFoundError):  # no swap accounting
+            _write(os.path.join(made.memory, swap[0]), swap[1])
+    if max_procs:
+        _write(os.path.join(made.pids, "pids.max"), str(max_procs))
+
+
 def make(run_id: str, max_procs: int, max_memory: int,
          proc: str = "/proc") -> tuple[Group | None, str]:
     """A new group for the tree with its limits (0: none), or (None, why not)."""
     try:
-        v2_mount, v1_mounts = _mounts(_read(f"{proc}/self/mountinfo"))
-        v2_path, v1_paths = _own(_read(f"{proc}/self/cgroup"))
+        v2_path, base, v1_bases = _bases(proc)
     except OSError as e:
         return None, f"cannot read ztsa's cgroups: {e.strerror}"
     name = f"ztsa-{os.getpid()}-{run_id}"
     why = "no cgroup with the memory and pids controllers"
-    if v2_mount and v2_path:
-        base = os.path.join(v2_mount, v2_path.lstrip("/"))
+    if base:
         try:
             handed = _read(os.path.join(base, "cgroup.subtree_control")).split()
         except OSError:
@@ -140,38 +160,27 @@ def make(run_id: str, max_procs: int, max_memory: int,
             else:
                 made = Group("cgroup v2", (group,), group, group, max_memory)
                 try:
-                    if max_memory:
-                        _write(os.path.join(group, "memory.max"), str(max_memory))
-                        with contextlib.suppress(FileNotFoundError):  # no swap accounting
-                            _write(os.path.join(group, "memory.swap.max"), "0")
-                    if max_procs:
-                        _write(os.path.join(group, "pids.max"), str(max_procs))
+                    _limit(made, "memory.max", ("memory.swap.max", "0"), max_procs)
                 except OSError as e:
                     remove(made)
                     return None, f"cannot set the limits of {group}: {e.strerror}"
                 return made, ""
-        elif not v1_mounts:
+        elif not v1_bases:
             why = (f"ztsa's cgroup {v2_path} does not hand the memory and pids controllers "
                    "to groups beneath it (no delegation)")
-    if "memory" in v1_mounts and "pids" in v1_mounts:
+    if "memory" in v1_bases and "pids" in v1_bases:
         dirs: list[str] = []
         try:
             for controller in ("memory", "pids"):
-                base = os.path.join(v1_mounts[controller],
-                                    v1_paths.get(controller, "/").lstrip("/"))
+                base = v1_bases[controller]
                 dirs.append(_mkdir(base, name))
         except OSError as e:
             remove(Group("cgroup v1", tuple(dirs), "", "", 0))
             return None, f"cannot make a cgroup in {base}: {e.strerror}"
         made = Group("cgroup v1", tuple(dirs), dirs[0], dirs[1], max_memory)
         try:
-            if max_memory:
-                _write(os.path.join(made.memory, "memory.limit_in_bytes"), str(max_memory))
-                with contextlib.suppress(FileNotFoundError):  # no swap accounting
-                    _write(os.path.join(made.memory, "memory.memsw.limit_in_bytes"),
-                           str(max_memory))
-            if max_procs:
-                _write(os.path.join(made.pids, "pids.max"), str(max_procs))
+            _limit(made, "memory.limit_in_bytes",
+                   ("memory.memsw.limit_in_bytes", str(max_memory)), max_procs)
         except OSError as e:
             remove(made)
             return None, f"cannot set the limits of the tree's cgroup: {e.strerror}"
@@ -221,15 +230,10 @@ def reap_stale(proc: str = "/proc") -> None:
     """Remove the groups of ztsa runs killed before their own cleanup: named with a
     process ID that no longer exists here, and empty (rmdir refuses any other)."""
     try:
-        v2_mount, v1_mounts = _mounts(_read(f"{proc}/self/mountinfo"))
-        v2_path, v1_paths = _own(_read(f"{proc}/self/cgroup"))
+        _, v2, v1_bases = _bases(proc)
     except OSError:
         return
-    bases = [os.path.join(v1_mounts[c], v1_paths.get(c, "/").lstrip("/"))
-             for c in ("memory", "pids") if c in v1_mounts]
-    if v2_mount and v2_path:
-        bases.append(os.path.join(v2_mount, v2_path.lstrip("/")))
-    for base in bases:
+    for base in [*v1_bases.values(), *([v2] if v2 else [])]:
         try:
             names = os.listdir(base)
         except OSError:
