@@ -18,6 +18,12 @@ class Findings:
         self.found: list[Evidence] = []
         self.errors: list[str] = []
         self.error_paths: list[str | None] = []  # the file an error is about, if known
+        self.advised: list[Evidence] = []  # reported, never gating on their own
+
+    def advise(self, detail: str, path: str | None = None, line: int | None = None) -> None:
+        """A finding that is only advice: alone it makes an advisory fail; beside other
+        findings or an undecided result it is listed with them."""
+        self.advised.append(Evidence(detail, path=path, line=line))
 
     def fail(self, detail: str, path: str | None = None, line: int | None = None) -> None:
         self.found.append(Evidence(detail, path=path, line=line))
@@ -42,10 +48,21 @@ class Findings:
                 self.fail(f"{p} is {verb}", path=p)
 
     def outcome(self, passed: str, failed: str | None = None,
-                scope: Callable[[str], bool] | None = None) -> Outcome:
+                scope: Callable[[str], bool] | None = None,
+                advised: str = "advice only") -> Outcome:
         """scope: is a path part of what the root installs, builds or tests
         (ztsa.manifests.scope.in_play)? What is found or unreadable only elsewhere
-        (examples, fixtures, docs, templates no workspace lists) is advisory."""
+        (examples, fixtures, docs, templates no workspace lists) is advisory. advised: the
+        message when only advice was found."""
+        out = self._outcome(passed, failed, scope)
+        if not self.advised:
+            return out
+        if out.status is Status.PASS:
+            return Outcome.failed(advised, self.advised, advisory=True)
+        return out._replace(evidence=out.evidence + tuple(self.advised))
+
+    def _outcome(self, passed: str, failed: str | None,
+                 scope: Callable[[str], bool] | None) -> Outcome:
         if scope is not None:
             here = [e for e in self.found if e.path is None or scope(e.path)]
             err_here = [e for e, p in zip(self.errors, self.error_paths, strict=True)

@@ -41,7 +41,7 @@ import re
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 from ztsa.walk import all_files
 
@@ -187,7 +187,6 @@ def _out_of_reach(ctx: Context, f: Findings) -> None:
       severity=Severity.HIGH, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
-    named: list[Evidence] = []
     _out_of_reach(ctx, f)
     files = [p for p in f.attempt(all_files, ctx) or [] if is_instruction_file(p)]
     for rel in files:
@@ -214,19 +213,14 @@ def check(ctx: Context) -> Outcome:
                 said = rx.search(line) if i else _download_run(line)
                 if said and i == 0 and not fenced and _forbidden(
                         line, said.start(), said.end(), heading):
-                    named.append(Evidence(f"line {lineno} {what}, named as what not to do "
-                                          "(advisory)", path=rel, line=lineno))
+                    f.advise(f"line {lineno} {what}, named as what not to do (advisory)",
+                             path=rel, line=lineno)
                 elif said and not (i == len(PHRASES) - 1
                                    and _quoted(line, said.start(), said.end())):
                     f.fail(f"line {lineno} {what}", path=rel, line=lineno)
         if hidden > MAX_REPORTS:
             f.fail(f"{hidden - MAX_REPORTS} more hidden character(s) not listed", path=rel)
-    if named and not f.found:
-        if not f.errors:
-            return Outcome.failed(f"{len(named)} download(s) piped into a shell, each named "
-                                  "as what not to do", named, advisory=True)
-        undecided = f.outcome("")  # unknown: what could not be read decides
-        return undecided._replace(evidence=undecided.evidence + tuple(named))
-    f.found += named
     return f.outcome(f"{len(files)} instruction file(s) clean",
-                     f"{len(f.found)} suspicious item(s) in instruction files")
+                     f"{len(f.found) + len(f.advised)} suspicious item(s) in instruction files",
+                     advised=f"{len(f.advised)} download(s) piped into a shell, each named as "
+                     "what not to do")

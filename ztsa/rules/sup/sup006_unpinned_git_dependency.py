@@ -35,7 +35,7 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_LOCK_BYTES, MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, matching, named
 from ztsa.manifests.scope import in_play
-from ztsa.model import Evidence, Outcome, Severity, Status
+from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
 TYPE_CHECKING = False
@@ -127,7 +127,6 @@ def check(ctx: Context) -> Outcome:
     from ztsa.manifests.python import parse_pyproject, parse_requirements  # lazily: start-up cost
 
     f = Findings()
-    dev_only: list[Evidence] = []  # a vendored package's devDependencies: advisory
     for rel in named(ctx, "package.json"):
         pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
         for field, name, spec in pj.deps() if pj else []:
@@ -137,8 +136,8 @@ def check(ctx: Context) -> Outcome:
             detail = f"{name} comes from {what} {spec[:80]!r} without a 40-hex commit"
             line = pj.line(f'"{name}"') if pj else None
             if field == "devDependencies" and f.attempt(_vendored, ctx, rel):
-                dev_only.append(Evidence(detail + " (a vendored package's devDependencies, "
-                                         "which no install fetches: advisory)", rel, line))
+                f.advise(detail + " (a vendored package's devDependencies, which no install "
+                         "fetches: advisory)", rel, line)
             else:
                 f.fail(detail, path=rel, line=line)
     for rel in named(ctx, "Cargo.toml"):
@@ -175,12 +174,8 @@ def check(ctx: Context) -> Outcome:
             if _git_without_rev(spec):
                 f.fail(f"Poetry dependency {name} follows git without rev", path=rel,
                        line=pp.line(str(spec["git"])))
-    out = f.outcome("every git or URL dependency is pinned to a commit",
-                    f"{len(f.found)} unpinned git or URL dependenc(ies)",
-                    scope=lambda rel: in_play(ctx, rel))
-    if not dev_only:
-        return out
-    if out.status is Status.PASS:
-        return Outcome.failed(f"{len(dev_only)} unpinned git or URL dependenc(ies), only in "
-                              "vendored packages' devDependencies", dev_only, advisory=True)
-    return out._replace(evidence=out.evidence + tuple(dev_only))
+    return f.outcome("every git or URL dependency is pinned to a commit",
+                     f"{len(f.found)} unpinned git or URL dependenc(ies)",
+                     scope=lambda rel: in_play(ctx, rel),
+                     advised=f"{len(f.advised)} unpinned git or URL dependenc(ies), only in "
+                     "vendored packages' devDependencies")
