@@ -7,10 +7,12 @@ root workspace lists (npm/Yarn/Bun `workspaces`, `pnpm-workspace.yaml`, Cargo's
 fixture, a sample for readers, a template copied into someone else's project. So is a
 JS or Cargo project beside a root workspace of its ecosystem that does not list it (a
 separate project, judged when it is itself the workspace: `ztsa check DIR`). So is a
-Python project in a subdirectory of a JS workspace whose root holds no Python project
-(the root's install names its projects, and none is Python: continue's, gemini-cli's and
-playwright's tools, services and generated clients). Rules still
-report what they find there, as advisory (`Findings.outcome(scope=...)`)."""
+Python project in a subdirectory of a JS repository whose root holds no Python project,
+unless the root's entry points or top-level documents name its directory (the root's
+install is npm's, and nothing tells anyone to install that Python: continue's sample
+folder and generated client, gemini-cli's services, playwright's doc-lint helper; a
+full-stack repository's `server/`, named by its README or Compose file, stays in play).
+Rules still report what they find there, as advisory (`Findings.outcome(scope=...)`)."""
 
 from __future__ import annotations
 
@@ -90,13 +92,13 @@ ROOT_PYTHON = ("pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "uv.lock", 
 
 
 def _python_beside_js(ctx: Context) -> bool:
-    """Is the root a JS workspace (it lists members) with no Python project of its own?"""
+    """Is the root a JS project with no Python project of its own?"""
     cached = ctx.cache.get("scope.python_beside_js")
     if isinstance(cached, bool):
         return cached
     from ztsa.walk import all_files
 
-    found = bool(_members(ctx, "js")) and not any(ctx.ws_exists(n) for n in ROOT_PYTHON)
+    found = ctx.ws_exists("package.json") and not any(ctx.ws_exists(n) for n in ROOT_PYTHON)
     if found:
         try:
             found = not any("/" not in p and p.startswith("requirements") and
@@ -105,6 +107,54 @@ def _python_beside_js(ctx: Context) -> bool:
             found = False  # the walk failed: say nothing of scope
     ctx.cache["scope.python_beside_js"] = found
     return found
+
+
+# what a newcomer (or an agent) reads or runs at the root to set the repository up: if
+# none of these names a Python directory below a JS root, nothing installs it
+ENTRY_FILES = frozenset({
+    "package.json", "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile",
+    ".justfile", "Taskfile.yml", "Taskfile.yaml", "Dockerfile", "Procfile",
+    "docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml",
+    "Tiltfile", "devbox.json", "mise.toml", ".mise.toml", ".tool-versions"})
+ENTRY_PREFIXES = ("README", "CONTRIBUTING", "DEVELOPMENT", "DEVELOPING", "HACKING",
+                  "INSTALL", "SETUP", "BUILDING", "BUILD")
+MAX_ENTRY_FILES = 64
+
+
+def _entry_text(ctx: Context) -> str | None:
+    """The root's entry points and top-level documents, and the files directly in
+    scripts/ (cached per run); None when they cannot be read."""
+    cached = ctx.cache.get("scope.entry_text")
+    if isinstance(cached, str):
+        return cached
+    from ztsa.walk import all_files
+
+    try:
+        names = [p for p in all_files(ctx)
+                 if ("/" not in p and (p in ENTRY_FILES or p.endswith(".sh")
+                                       or p.upper().startswith(ENTRY_PREFIXES)))
+                 or (p.startswith(("scripts/", ".devcontainer/")) and p.count("/") == 1)]
+        texts = []
+        for rel in names[:MAX_ENTRY_FILES]:
+            text = ctx.ws_text(rel, limit=MAX_MANIFEST_BYTES)
+            if text is not None:
+                texts.append(text)
+    except ProbeError:
+        return None
+    joined = "\n".join(texts)
+    ctx.cache["scope.entry_text"] = joined
+    return joined
+
+
+def _named_at_root(ctx: Context, d: str) -> bool:
+    """Do the root's entry points name the directory d as a path of its own (`server/`,
+    `./server`, `cd server`)? Unreadable ones count as naming it."""
+    import re
+
+    text = _entry_text(ctx)
+    if text is None:
+        return True
+    return re.search(r"(?<![\w.@-])(?:\./)?" + re.escape(d) + r"(?![\w.-])", text) is not None
 
 
 def in_play(ctx: Context, rel: str) -> bool:
@@ -123,7 +173,9 @@ def in_play(ctx: Context, rel: str) -> bool:
         ".cargo", "node_modules")) and bool(_members(ctx, eco)) and posixpath.basename(rel) in (
         "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
         "pnpm-lock.yaml", "bun.lock", "bun.lockb", "Cargo.toml", "Cargo.lock")
-    if eco == "python" and d != "" and _python_beside_js(ctx):
+    # (a tests/requirements.txt is the repository's own test dependencies, as below)
+    if (eco == "python" and d != "" and d.split("/")[0].lower() not in TESTS
+            and _python_beside_js(ctx) and not _named_at_root(ctx, d)):
         return False
     if not separate and not any(part.lower() in elsewhere for part in d.split("/") if part):
         return True

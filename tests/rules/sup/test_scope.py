@@ -135,9 +135,41 @@ def test_python_projects_inside_a_js_workspace_without_root_python_are_advisory(
     assert out.status is Status.FAIL and not out.advisory, out
 
 
-def test_python_beside_a_js_root_without_a_workspace_list_stays_gating(machine):
+def test_python_beside_a_js_root_is_in_play_only_where_the_root_names_it(machine):
+    """continue: a JS root (no workspace list) with a sample folder's requirements.txt
+    and a generated client that nothing names; a full-stack repository's server/, which
+    its README or Compose file names, stays gating."""
+    machine.ws("package.json", json.dumps({"name": "root", "scripts": {"prepare": "husky"}}))
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {}}))
+    machine.ws("README.md", "# app\n\nThe language server lives in packages/.\n")
+    machine.ws("manual-testing-sandbox/requirements.txt", "flask\n")
+    machine.ws("packages/sdk/python/api/requirements.txt", "urllib3\n")
+    out = machine.run("SUP012")
+    assert out.status is Status.FAIL and out.advisory, out
+    for named in ("pip install -r server/requirements.txt\n", "cd server && uv sync\n",
+                  "pip install -r ./server/requirements.txt\n"):
+        machine.ws("server/requirements.txt", "flask\n")
+        machine.ws("CONTRIBUTING.md", named)
+        out = machine.run("SUP012")
+        assert out.status is Status.FAIL and not out.advisory, (named, out)
+        assert any(e.path == "server/requirements.txt" and "advisory" not in e.detail
+                   for e in out.evidence)
+    machine.ws("CONTRIBUTING.md", "")
+    machine.ws("compose.yaml", "services:\n  api:\n    build: ./server\n")
+    out = machine.run("SUP012")
+    assert out.status is Status.FAIL and not out.advisory, out
+    machine.ws("compose.yaml", "")
+    machine.ws("scripts/setup.sh", "cd server\npip install -r requirements.txt\n")
+    out = machine.run("SUP012")
+    assert out.status is Status.FAIL and not out.advisory, out
+
+
+def test_python_beside_a_js_root_stays_gating_when_the_root_cannot_be_read(machine):
+    import os
+
     machine.ws("package.json", json.dumps({"name": "root"}))
     machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {}}))
     machine.ws("server/requirements.txt", "flask\n")
+    os.mkfifo(os.path.join(machine.workspace, "README.md"))
     out = machine.run("SUP012")
     assert out.status is Status.FAIL and not out.advisory, out
