@@ -427,12 +427,12 @@ void net_log_allowed(pid_t pid, const char *event, int version, const unsigned c
 
 /* ---- a socket of the helper's in the tree ---- */
 
-/* the options a tree sets before connecting, carried to the socket that replaces it */
+/* the options a tree sets before connecting, carried to the socket that replaces it
+   (not SO_REUSEADDR or SO_REUSEPORT: a host socket is never bound) */
 static const int OPTS[][2] = {
     {SOL_SOCKET, SO_KEEPALIVE}, {SOL_SOCKET, SO_BROADCAST}, {SOL_SOCKET, SO_RCVBUF},
     {SOL_SOCKET, SO_SNDBUF}, {SOL_SOCKET, SO_RCVTIMEO}, {SOL_SOCKET, SO_SNDTIMEO},
-    {SOL_SOCKET, SO_LINGER}, {SOL_SOCKET, SO_PRIORITY}, {SOL_SOCKET, SO_REUSEADDR},
-    {SOL_SOCKET, SO_REUSEPORT}, {IPPROTO_TCP, TCP_NODELAY},
+    {SOL_SOCKET, SO_LINGER}, {SOL_SOCKET, SO_PRIORITY}, {IPPROTO_TCP, TCP_NODELAY},
     {IPPROTO_TCP, TCP_KEEPIDLE}, {IPPROTO_TCP, TCP_KEEPINTVL},
     {IPPROTO_TCP, TCP_KEEPCNT}, {IPPROTO_TCP, TCP_USER_TIMEOUT},
     {IPPROTO_IPV6, IPV6_V6ONLY}, {IPPROTO_IP, IP_TOS}};
@@ -472,6 +472,7 @@ static void copy_options(int from, int to, int family, int type, int proto) {
     const struct defaults *d = defaults_of(to, family, type, proto);
     for (size_t i = 0; i < N_OPTS; i++) {
         if ((OPTS[i][0] == IPPROTO_TCP && type != SOCK_STREAM) ||
+            (OPTS[i][1] == SO_BROADCAST && type == SOCK_STREAM) ||
             (OPTS[i][0] == IPPROTO_IPV6 && family != AF_INET6) ||
             (OPTS[i][0] == IPPROTO_IP && family != AF_INET))
             continue;
@@ -543,11 +544,7 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const vo
         close(s);
         return r;
     }
-    if (!helper_still_valid(req->id)) {
-        close(s);
-        return -ESRCH;
-    }
-    int e = install(req, s, fd);
+    int e = install(req, s, fd); /* fails (ENOENT) if the call is no longer live */
     if (e < 0) {
         close(s);
         return e;
