@@ -440,13 +440,17 @@ static void tree_mounts(const struct ztsa_plan *plan, int efd) {
     struct stat st;
     if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode)) {
         /* writable places under /dev/shm (a workspace there) stay, bound back into the
-           private tmpfs from descriptors taken before it covers them */
+           private tmpfs from descriptors taken before it covers them; what CMD needs
+           there and --allow-read too, read-only, first (a writable place may lie in one) */
         int *keep = calloc((size_t)(plan->n_write ? plan->n_write : 1), sizeof *keep);
-        if (!keep)
+        int *show = calloc((size_t)(plan->n_shm_show ? plan->n_shm_show : 1), sizeof *show);
+        if (!keep || !show)
             fail_at(efd, ZTSA_STEP_INIT, ENOMEM);
         for (int i = 0; i < plan->n_write; i++)
             keep[i] = strncmp(plan->write_paths[i], "/dev/shm/", 9) == 0
                           ? open(plan->write_paths[i], O_PATH | O_CLOEXEC) : -1;
+        for (int i = 0; i < plan->n_shm_show; i++)
+            show[i] = open(plan->shm_show[i], O_PATH | O_CLOEXEC);
         /* no bigger than a process's --max-memory: its pages are memory RLIMIT_DATA
            does not count */
         char opts[64] = "mode=1777";
@@ -454,6 +458,17 @@ static void tree_mounts(const struct ztsa_plan *plan, int efd) {
             snprintf(opts, sizeof opts, "mode=1777,size=%llu", plan->max_memory);
         if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
             fail_at(efd, ZTSA_STEP_INIT, errno);
+        struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0};
+        for (int i = 0; i < plan->n_shm_show; i++) {
+            if (show[i] < 0)
+                continue; /* gone since the plan was made: nothing to show */
+            int r = bind_back(show[i], plan->shm_show[i]);
+            if (r < 0 || syscall(SYS_mount_setattr, AT_FDCWD, plan->shm_show[i], AT_RECURSIVE,
+                                 &ro, sizeof ro) < 0)
+                fail_at(efd, ZTSA_STEP_INIT, r < 0 ? -r : errno);
+            close(show[i]);
+        }
+        free(show);
         for (int i = 0; i < plan->n_write; i++) {
             if (keep[i] < 0)
                 continue;

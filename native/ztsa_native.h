@@ -195,6 +195,10 @@ struct ztsa_plan {
     const char *const *deny_paths;
     int n_deny_paths;
     const char *empty_file;
+    /* read-only in the tree's private /dev/shm, before its writable places there: what
+       CMD needs and --allow-read names there (plan.shm_view) */
+    const char *const *shm_show;
+    int n_shm_show;
     const char *const *audit_paths;
     const int *audit_kinds;
     int n_audit;

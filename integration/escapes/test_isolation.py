@@ -151,6 +151,47 @@ def test_a_workspace_under_dev_shm_works_by_relative_paths(run):
         subprocess.run(["rm", "-rf", str(ws)], check=False)
 
 
+def test_dev_shm_shows_what_allow_read_and_cmd_need(run):
+    """The private /dev/shm hid an --allow-read directory there, and a program installed
+    there: now both are shown read-only, and nothing else of the host's /dev/shm."""
+    if run.mode == "nouserns":
+        pytest.skip("no private /dev/shm without user namespaces (named by ztsa)")
+    tag = os.urandom(4).hex()
+    shared, tools = Path(f"/dev/shm/ztsa-read-{tag}"), Path(f"/dev/shm/ztsa-bin-{tag}")
+    victim = Path(f"/dev/shm/ztsa-victim-{tag}")
+    try:
+        for d in (shared, tools):
+            d.mkdir()
+            os.chmod(d, 0o755)
+        (shared / "data.txt").write_text("shared data\n")
+        (tools / "tool").write_text("#!/bin/sh\necho tool ran\n")
+        victim.write_text("host data\n")
+        for f in (shared / "data.txt", tools / "tool", victim):
+            os.chmod(f, 0o755)
+        before = os.stat(shared / "data.txt")
+        proc, _ = run(str(tools / "tool"), extra=[f"--allow-read={shared}"])
+        assert proc.returncode == 0 and proc.stdout == "tool ran\n", proc.stderr
+        code = (f"import os\nprint(open({str(shared / 'data.txt')!r}).read(), end='')\n"
+                f"for op in ('write', 'chmod', 'unlink'):\n"
+                "    try:\n"
+                f"        p = {str(shared / 'data.txt')!r}\n"
+                "        if op == 'write': open(p, 'a').write('x')\n"
+                "        elif op == 'chmod': os.chmod(p, 0o777)\n"
+                "        else: os.unlink(p)\n"
+                "        print(op, 'worked')\n"
+                "    except OSError as e: print(op, 'refused')\n"
+                f"print(os.path.exists({str(victim)!r}))\n")
+        proc, _ = run(run.python, "-c", code, extra=[f"--allow-read={shared}"])
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines() == ["shared data", "write refused", "chmod refused",
+                                            "unlink refused", "False"], proc.stdout
+        after = os.stat(shared / "data.txt")
+        assert (after.st_mode, after.st_size, after.st_mtime_ns) == (
+            before.st_mode, before.st_size, before.st_mtime_ns)
+    finally:
+        subprocess.run(["rm", "-rf", str(shared), str(tools), str(victim)], check=False)
+
+
 def _add_key(payload: bytes, keyring: int) -> int:
     libc = ctypes.CDLL(None, use_errno=True)
     return libc.syscall(248, b"user", b"ztsa-test-secret", payload, len(payload), keyring)

@@ -2,7 +2,7 @@
 
 import os
 
-from ztsa.sandbox.plan import home_view
+from ztsa.sandbox.plan import home_view, shm_view
 
 
 def _tree(tmp_path):
@@ -123,3 +123,21 @@ def test_audit_view_is_the_enforced_view_as_prefixes(tmp_path):
     # reads not handled (too many read rules): nothing is unreadable by the ruleset
     no_reads = fs._replace(handled=fs.handled & ~landlock.READ)
     assert UNREADABLE not in dict(audit_view(no_reads, view, ["/etc/shadow"])).values()
+
+
+def test_what_the_private_dev_shm_shows(tmp_path):
+    """Only paths under /dev/shm, parents first, none inside a writable place there
+    (bound back writable) nor the writable /dev/shm itself standing for them all."""
+    base = f"/dev/shm/ztsa-plan-{os.getpid()}"
+    try:
+        for d in ("bin", "data/sub", "ws/deps"):
+            os.makedirs(f"{base}/{d}")
+        got = shm_view({"PATH": f"{base}/bin:/usr/bin", "CONF": f"{base}/ws/deps"},
+                       f"{base}/bin/tool", [f"{base}/data/sub", f"{base}/data",
+                                             str(tmp_path), f"{base}/missing"],
+                       ["/dev/shm", f"{base}/ws"])
+        assert got == (f"{base}/bin", f"{base}/data", f"{base}/data/sub")
+    finally:
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)

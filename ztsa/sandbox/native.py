@@ -201,6 +201,8 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
         keep.append((show_rw, show_at, targets))
         c.show_rw, c.show_at = show_rw, show_at
     c.audit = int(plan.audit)
+    if plan.shm_show:
+        c.shm_show, c.n_shm_show = strings(list(plan.shm_show))
     if plan.deny_paths:
         c.deny_paths, c.n_deny_paths = strings(list(plan.deny_paths))
         c.empty_file = cstr(plan.empty_file)

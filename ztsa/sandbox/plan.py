@@ -101,6 +101,8 @@ class RunPlan(NamedTuple):
     # read-only file (empty_file) over each other file, after every other mount
     deny_paths: tuple[str, ...] = ()
     empty_file: str = ""
+    # read-only in the tree's private /dev/shm (shm_view)
+    shm_show: tuple[str, ...] = ()
 
     @property
     def helper(self) -> bool:
@@ -151,27 +153,50 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
         return any(_inside(path, h) for h in homes)
 
     show = {d: True for d in writable if in_a_home(d)}
-    # CMD's own directory, and beside it the lib of an installation (an interpreter's
-    # stdlib), never the whole prefix (~/.local holds histories and keyrings)
+    for real in needed(env, program, allow_read):
+        if in_a_home(real):
+            show.setdefault(real, False)
+    return HomeView(tuple(homes),
+                    tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))),
+                    tuple(binds or ()))
+
+
+def needed(env: dict[str, str], program: str, allow_read: list[str]) -> list[str]:
+    """What a hidden place must still show CMD, read-only, resolved and existing: the
+    directories its PATH and environment name, its own directory and beside it the lib
+    of an installation (an interpreter's stdlib; never the whole prefix: ~/.local holds
+    histories and keyrings), a virtual environment whose interpreter CMD is or whose
+    bin is on PATH (its python is a link out of it), and --allow-read."""
     exe = os.path.realpath(program)
     prefix = os.path.dirname(os.path.dirname(exe))
     path_dirs = [p for p in env.get("PATH", "").split(":") if p]
-    # a virtual environment whose interpreter CMD is, or whose bin is on PATH: its
-    # site-packages too (its python is a link out of it, to the base interpreter)
     venvs = [os.path.dirname(d) for d in [os.path.dirname(program), *path_dirs]
              if os.path.isabs(d) and os.path.isfile(os.path.join(os.path.dirname(d),
                                                                 "pyvenv.cfg"))]
     named = [*path_dirs,
              *(v for v in env.values() if v.startswith("/") and ":" not in v),
              os.path.dirname(exe), os.path.join(prefix, "lib"), os.path.join(prefix, "lib64"),
-             *venvs, *readable]
+             *venvs, *allow_read]
+    out = []
     for p in named:
         real = os.path.realpath(p) if p else ""
-        if real and in_a_home(real) and os.path.exists(real):
-            show.setdefault(real, False)
-    return HomeView(tuple(homes),
-                    tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))),
-                    tuple(binds or ()))
+        if real and os.path.exists(real) and real not in out:
+            out.append(real)
+    return out
+
+
+SHM = "/dev/shm"
+
+
+def shm_view(env: dict[str, str], program: str, allow_read: list[str],
+             writable: list[str]) -> tuple[str, ...]:
+    """What the tree's private /dev/shm shows read-only besides its writable places
+    there (which are bound back writable): what CMD needs and --allow-read names there,
+    parents first, none inside a writable place."""
+    rw = [r for r in (os.path.realpath(d) for d in writable) if _inside(r, SHM)]
+    shown = [p for p in needed(env, program, allow_read) if _inside(p, SHM)
+             and not any(p == w or _inside(p, w) for w in rw)]
+    return tuple(sorted(shown, key=lambda p: (len(p), p)))
 
 
 # what the enforced run could do beneath a path (enum ztsa_audit_kind)
@@ -271,10 +296,10 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
                  trace_fs=guard is not None, notify_connect=connects == Connects.HELPER,
                  notify_net=netns, notify_reads=audit is not None)
     enforced = audit[0] if audit is not None else fs
+    writable = [path for path, rights in enforced.rules if rights & landlock.WRITE_FILE]
     home = None if ns == Namespaces.NONE else home_view(
-        real_home, policy.workspace,
-        [path for path, rights in enforced.rules if rights & landlock.WRITE_FILE],
-        env, program, allow_read or [], also_homes, binds)
+        real_home, policy.workspace, writable, env, program, allow_read or [], also_homes,
+        binds)
     view: tuple[tuple[str, int], ...] = ()
     if audit is not None:  # the system and the homes as they are; agents' state bound
         view = audit_view(audit[0], home, audit[1])
@@ -295,4 +320,6 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         git_configs=tuple(_git_configs(git, guard)), netns=netns,
         net=policy.net_plan() if netns else NetPlan(),
         secrets=tuple((secrets or {}).items()), audit=audit is not None, audit_view=view,
-        deny_paths=tuple(deny_paths), empty_file=empty_file if deny_paths else "")
+        deny_paths=tuple(deny_paths), empty_file=empty_file if deny_paths else "",
+        shm_show=shm_view(env, program, allow_read or [], writable)
+        if pid_ns and guard is not None else ())
