@@ -63,6 +63,30 @@ def generate(root: str) -> None:
         w(f"py/svc{i}/requirements.txt", reqs)
 
 
+def generate_large(root: str, files: int = 25_000) -> None:
+    """generate()'s monorepo grown to `files` files, as a real one is: an npm workspace of
+    packages (each a package.json, sources, tests, fixtures and docs), so that the walk and
+    every rule that looks at each manifest or file meet as many as a large checkout has."""
+    generate(root)
+    with open(os.path.join(root, "package.json"), "w") as f:
+        json.dump({"name": "large", "private": True, "workspaces": ["packages/*"]}, f)
+    have = sum(len(names) for _, _, names in os.walk(root))
+    per = 100
+    for i in range(max(0, (files - have) // per + 1)):
+        pkg = os.path.join(root, "packages", f"p{i}")
+        for d in ("src/lib", "test/fixtures", "docs"):
+            os.makedirs(os.path.join(pkg, d), exist_ok=True)
+        with open(os.path.join(pkg, "package.json"), "w") as f:
+            json.dump({"name": f"@large/p{i}", "version": "1.0.0",
+                       "scripts": {"build": "tsc", "test": "jest"},
+                       "dependencies": {f"pkg-{i}": "^1.0.0"}}, f)
+        for k in range(per - 1):
+            rel = ("src/lib/m{k}.ts" if k < 60 else "test/t{k}.test.ts" if k < 85
+                   else "test/fixtures/f{k}.json" if k < 95 else "docs/d{k}.md").format(k=k)
+            with open(os.path.join(pkg, rel), "w") as f:
+                f.write(f"export const v{k} = {k};\n")
+
+
 if __name__ == "__main__":
     import sys
 

@@ -11,7 +11,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.host import ProbeError
 from ztsa.manifests import BUNDLE_BYTES, MAX_LOCK_BYTES, PARALLEL_BYTES
-from ztsa.manifests.project import PY_LOCKS, is_pylock, load, matching, parse_cache
+from ztsa.manifests.project import PY_LOCKS, is_pylock, load, named_where, parse_cache
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ LOCK_NAMES = frozenset({"package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
 
 
 def lockfiles(ctx: Context) -> list[str]:
-    return matching(ctx, lambda p: (b := posixpath.basename(p)) in LOCK_NAMES or is_pylock(b))
+    return named_where(ctx, lambda b: b in LOCK_NAMES or is_pylock(b))
 
 
 def lock_entries(ctx: Context, f: Findings) -> list[LockEntry]:

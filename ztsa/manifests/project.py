@@ -31,9 +31,30 @@ def is_pylock(name: str) -> bool:
     return name == "pylock.toml" or (name.startswith("pylock.") and name.endswith(".toml"))
 
 
+def _by_name(ctx: Context) -> dict[str, list[int]]:
+    """Each file name of the walk, with the positions of its paths in it (cached per run):
+    rules look files up by name many times over, and a large checkout has 25,000."""
+    cached = ctx.cache.get("byname")
+    if isinstance(cached, dict):
+        return cached
+    index: dict[str, list[int]] = {}
+    for i, p in enumerate(all_files(ctx)):
+        index.setdefault(p[p.rfind("/") + 1:], []).append(i)
+    ctx.cache["byname"] = index
+    return index
+
+
 def named(ctx: Context, *names: str) -> list[str]:
-    wanted = set(names)
-    return [p for p in all_files(ctx) if posixpath.basename(p) in wanted]
+    """The paths whose file name is one of names, in the walk's order."""
+    index, files = _by_name(ctx), all_files(ctx)
+    return [files[i] for i in sorted(i for n in set(names) for i in index.get(n, ()))]
+
+
+def named_where(ctx: Context, pred: Callable[[str], bool]) -> list[str]:
+    """The paths whose file name pred holds for, in the walk's order (pred sees each
+    distinct name once)."""
+    index, files = _by_name(ctx), all_files(ctx)
+    return [files[i] for i in sorted(i for n, at in index.items() if pred(n) for i in at)]
 
 
 def matching(ctx: Context, pred: Callable[[str], bool]) -> list[str]:

@@ -7,7 +7,7 @@ import posixpath
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.project import load, named
+from ztsa.manifests.project import file_set, load, named
 from ztsa.walk import all_files
 
 TYPE_CHECKING = False
@@ -57,12 +57,12 @@ def crates(ctx: Context, f: Findings) -> list[Crate]:
             script = posixpath.join(d, build) if d else build
         elif build is not False:
             cand = posixpath.join(d, "build.rs") if d else "build.rs"
-            script = cand if cand in set(files) else None
+            script = cand if cand in file_set(ctx) else None
         if script is None and not ct.proc_macro:
             continue
         crate = Crate(d, ct, script, ct.proc_macro)
         if script:
-            crate.sources += _with_modules(ctx, script, set(files))
+            crate.sources += _with_modules(ctx, script, file_set(ctx))
             crate.build_deps = _path_build_deps(ctx, f, d, ct, files)
         if ct.proc_macro:
             src = posixpath.join(d, "src/") if d else "src/"

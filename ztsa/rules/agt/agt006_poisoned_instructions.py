@@ -135,9 +135,11 @@ def is_instruction_file(rel: str) -> bool:
     name = rel.rsplit("/", 1)[-1]
     if rel.startswith(".cursor/rules/") or "/.cursor/rules/" in rel:
         return name.endswith((".mdc", ".md"))
-    tail = rel.split("/")
-    return (name in EXACT or rel in EXACT or "/".join(tail[-2:]) in EXACT
-            or any(rel.startswith(p) or f"/{p}" in rel for p in PREFIXES))
+    if name in EXACT or rel in EXACT or "/".join(rel.split("/")[-2:]) in EXACT:
+        return True
+    # every prefix is a dot directory: most paths have none
+    return (rel[:1] == "." or "/." in rel) and any(
+        rel.startswith(p) or f"/{p}" in rel for p in PREFIXES)
 
 
 # a subdivision flag (England, Scotland, Wales): a black flag, tag letters, a cancel tag

@@ -33,7 +33,7 @@ from ztsa.findings import Findings
 from ztsa.host import ProbeError
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_LOCK_BYTES, MAX_MANIFEST_BYTES
-from ztsa.manifests.project import load, matching, named
+from ztsa.manifests.project import load, named, named_where
 from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
@@ -149,8 +149,8 @@ def check(ctx: Context) -> Outcome:
                     "tag " + str(spec["tag"]) if "tag" in spec else "the default branch")
                 f.fail(f"[{table}] {name} follows git {moving}, not a rev", path=rel,
                        line=ct.line(str(spec["git"])) if ct else None)
-    for rel in matching(ctx, lambda p: p.rsplit("/", 1)[-1].startswith(
-            ("requirements", "constraints")) and p.endswith((".txt", ".in"))):
+    for rel in named_where(ctx, lambda b: b.startswith(("requirements", "constraints"))
+                           and b.endswith((".txt", ".in"))):
         rf = f.attempt(load, ctx, rel, parse_requirements, MAX_MANIFEST_BYTES)
         for req in rf.requirements if rf else []:
             if req.kind == "vcs" and not req.vcs_pinned:

@@ -26,14 +26,12 @@ your own user configuration and keep integrity hashes in the lockfile.
 
 from __future__ import annotations
 
-import posixpath
-
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.common import load_yaml
-from ztsa.manifests.project import load, matching, named
+from ztsa.manifests.project import load, matching, named, named_where
 from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of, load_toml, parse_ini_pairs
@@ -116,8 +114,8 @@ def check(ctx: Context) -> Outcome:
     for rel in matching(ctx, lambda p: p.endswith(".cargo/config.toml")
                         or p.endswith(".cargo/config")):
         _cargo_config(ctx, f, rel)
-    for rel in matching(ctx, lambda p: posixpath.basename(p).startswith(
-            ("requirements", "constraints")) and p.endswith((".txt", ".in"))):
+    for rel in named_where(ctx, lambda b: b.startswith(("requirements", "constraints"))
+                           and b.endswith((".txt", ".in"))):
         rf = f.attempt(load, ctx, rel, parse_requirements, MAX_MANIFEST_BYTES)
         for option, value, line in rf.options if rf else []:
             if option in ("--index-url", "--extra-index-url") and _pypi(value):

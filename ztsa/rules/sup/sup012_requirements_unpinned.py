@@ -26,7 +26,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.host import ProbeError
 from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.project import load, matching
+from ztsa.manifests.project import load, named_where
 from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Profile, Severity
 from ztsa.registry import rule
@@ -65,8 +65,7 @@ def check(ctx: Context) -> Outcome:
 
     f = Findings()
     need_hash = ctx.profile is not Profile.REPO
-    todo = matching(ctx, lambda p: posixpath.basename(p).startswith("requirements")
-                    and p.endswith(".txt"))
+    todo = named_where(ctx, lambda b: b.startswith("requirements") and b.endswith(".txt"))
     seen: set[str] = set()
     while todo:
         rel = todo.pop(0)
