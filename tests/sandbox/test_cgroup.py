@@ -102,6 +102,23 @@ def test_a_real_group_refuses_forks_at_the_process_total():
         cgroup.remove(group)
 
 
+def test_the_warm_up_moves_nothing_and_the_child_still_enters():
+    """make() moves ztsa into its own cgroup in a thread (so that the child's move need
+    not wait for an RCU grace period): ztsa stays where it was, the child lands in the
+    group."""
+    with open("/proc/self/cgroup") as f:
+        before = f.read()
+    group = _group_or_skip(64, 0)
+    try:
+        done = _in_group(group, "print(open('/proc/self/cgroup').read())")
+        assert any(line.endswith("/" + os.path.basename(group.dirs[0]))
+                   for line in done.stdout.splitlines()), done.stdout
+        with open("/proc/self/cgroup") as f:
+            assert f.read() == before
+    finally:
+        cgroup.remove(group)
+
+
 def test_stale_groups_of_dead_runs_are_removed_and_live_ones_kept():
     group = _group_or_skip(0, 0)
     # a group named by a pid that no longer exists, as a SIGKILLed ztsa leaves it

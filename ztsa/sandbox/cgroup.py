@@ -17,6 +17,7 @@ process (RLIMIT_DATA, and RLIMIT_NPROC or the PID namespace's pid_max) are all t
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import os
@@ -164,6 +165,7 @@ def make(run_id: str, max_procs: int, max_memory: int,
                 except OSError as e:
                     remove(made)
                     return None, f"cannot set the limits of {group}: {e.strerror}"
+                _warm(made)
                 return made, ""
         elif not v1_bases:
             why = (f"ztsa's cgroup {v2_path} does not hand the memory and pids controllers "
@@ -184,12 +186,40 @@ def make(run_id: str, max_procs: int, max_memory: int,
         except OSError as e:
             remove(made)
             return None, f"cannot set the limits of the tree's cgroup: {e.strerror}"
+        _warm(made)
         return made, ""
     return None, why
 
 
+_warming: list[_thread.LockType] = []  # the lock a warm-up thread holds until its move is done
+
+
+def _warm(group: Group) -> None:
+    """Move ztsa into the cgroup it is in already (nothing changes; a refusal is
+    harmless), in a thread, while the run is planned and spawned. A move waits for an
+    RCU grace period unless another move has just happened, so the child's move in
+    `enter`, a few milliseconds later, no longer waits for one."""
+    done = _thread.allocate_lock()
+    done.acquire()
+    own = os.path.join(os.path.dirname(group.dirs[0]), "cgroup.procs")
+
+    def move() -> None:
+        try:
+            _write(own, str(os.getpid()))
+        except OSError:
+            pass
+        finally:
+            done.release()
+
+    _thread.start_new_thread(move, ())
+    _warming.append(done)
+
+
 def enter(group: Group, pid: int) -> None:
     """Put process pid (not yet running anything of the tree's) in the group."""
+    while _warming:
+        lock = _warming.pop()
+        lock.acquire()
     for d in group.dirs:
         _write(os.path.join(d, "cgroup.procs"), str(pid))
 
