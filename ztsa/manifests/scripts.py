@@ -230,6 +230,8 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
             # Bun runs no dependency's lifecycle script unless trustedDependencies names it
             # or it is on Bun's own built-in default list: the ecosystem's allowlist
             decided = True
+        if not decided and local.attempt(_installs_nothing, ctx, lock_rel, pj) is True:
+            decided = True  # an empty lockfile of a project that declares nothing
         if not decided:
             try:
                 installed = _installed(ctx, d)
@@ -263,6 +265,18 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
     for e, where in errors:  # with the file each is about: scope judges it
         f.error(e, where)
     return out
+
+
+def _installs_nothing(ctx: Context, lock_rel: str, pj: PackageJson | None) -> bool:
+    """Does an install here install no package at all: the lockfile holds no entry but
+    the project's own (its root, workspaces, links) and the package.json beside it, which
+    names no workspaces, declares no dependency (else the lockfile is stale, and an
+    install would resolve them afresh)?"""
+    from ztsa.manifests.locks import entries as lock_entries
+
+    if pj is None or pj.deps() or pj.workspaces:
+        return False
+    return all(e.kind == "link" for e in lock_entries(ctx, lock_rel))
 
 
 def _registry(ctx: Context, d: str) -> str:

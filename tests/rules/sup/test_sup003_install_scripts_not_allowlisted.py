@@ -58,6 +58,29 @@ def test_unknown_lockfile_v1_without_node_modules(machine):
     assert out.status is Status.UNKNOWN and "does not record install scripts" in out.message
 
 
+def test_pass_an_empty_lockfile_of_a_project_that_declares_nothing(machine):
+    """A tooling root's lockfile with no package in it (npm v1, Yarn classic, a Berry
+    lockfile holding only the workspace itself, pnpm): an install installs nothing. A
+    dependency declared beside an empty lockfile is a stale lockfile: still unknown."""
+    berry = ('__metadata:\n  version: 8\n  cacheKey: 10c0\n\n"x@workspace:.":\n'
+             '  version: 0.0.0-use.local\n  resolution: "x@workspace:."\n'
+             '  languageName: unknown\n  linkType: soft\n')
+    for name, text in (("package-lock.json", json.dumps({"lockfileVersion": 1,
+                                                          "dependencies": {}})),
+                       ("yarn.lock", "# yarn lockfile v1\n\n"), ("yarn.lock", berry),
+                       ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n")):
+        for old in ("package-lock.json", "yarn.lock", "pnpm-lock.yaml"):
+            if (machine.workspace / old).exists():
+                (machine.workspace / old).unlink()
+        machine.ws("package.json", json.dumps({"name": "x", "scripts": {"fmt": "prettier"}}))
+        machine.ws(name, text)
+        out = machine.run("SUP003")
+        assert out.status is Status.PASS, (name, text[:30], out)
+        machine.ws("package.json", json.dumps({"name": "x", "devDependencies": {"a": "1"}}))
+        out = machine.run("SUP003")
+        assert out.status is Status.UNKNOWN, (name, out)
+
+
 def test_bun_runs_only_its_allowlists_whatever_the_lockfile(machine):
     """Bun (claude-code-action, hono, elysia): without trustedDependencies, Bun still runs
     no dependency script but its built-in default list's; a binary bun.lockb is the
@@ -74,8 +97,12 @@ def test_nested_pnpm_lock_takes_the_nearest_package_manager_above(machine):
     """vercel/ai: packages/x/src/bridge/pnpm-lock.yaml (lockfile 9.0) beside a
     package.json without packageManager; the root names pnpm@10."""
     machine.ws("package.json", json.dumps({"name": "root", "packageManager": "pnpm@10.33.4"}))
-    machine.ws("packages/x/src/bridge/package.json", json.dumps({"name": "bridge"}))
-    machine.ws("packages/x/src/bridge/pnpm-lock.yaml", "lockfileVersion: '9.0'\npackages: {}\n")
+    machine.ws("packages/x/src/bridge/package.json", json.dumps({
+        "name": "bridge", "dependencies": {"ws": "8.18.0"}}))
+    machine.ws("packages/x/src/bridge/pnpm-lock.yaml",
+               "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      ws:\n"
+               "        specifier: 8.18.0\n        version: 8.18.0\npackages:\n"
+               f"  ws@8.18.0:\n    resolution: {{integrity: {INTEG}}}\n")
     assert machine.run("SUP003").status is Status.PASS
     machine.ws("package.json", json.dumps({"name": "root", "packageManager": "pnpm@9.1.0"}))
     out = machine.run("SUP003")
