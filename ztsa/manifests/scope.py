@@ -157,12 +157,21 @@ def _named_at_root(ctx: Context, d: str) -> bool:
     return re.search(r"(?<![\w.@-])(?:\./)?" + re.escape(d) + r"(?![\w.-])", text) is not None
 
 
+# an agent's own configuration: a manifest there belongs to a hook or a skill (a hook
+# script named setup.py, a skill's package.json), which the agent runs, not the root's
+# install (the AGT rules judge what runs there)
+AGENT_CONFIG = frozenset({".claude", ".codex", ".gemini", ".cursor", ".windsurf", ".continue",
+                          ".roo", ".kiro", ".clinerules", ".cline", ".agents"})
+
+
 def in_play(ctx: Context, rel: str) -> bool:
     """Is the file rel part of what the root installs, builds or tests? Only a workspace
     of its own ecosystem can list it (pnpm's `examples/*` installs no requirements.txt
     there), and a Python file only in a member's own directory (a requirements.txt
     deeper in a uv member is not what `uv sync` installs)."""
     d = posixpath.dirname(rel)
+    if d.split("/")[0] in AGENT_CONFIG:
+        return False
     eco = ecosystem(rel)
     elsewhere = ELSEWHERE | TESTS if eco in ("js", "cargo") else ELSEWHERE
     # a JS or Cargo project of its own beside a root workspace of the same ecosystem

@@ -29,7 +29,7 @@ EXPECTED: dict[str, tuple[set[str], set[str]]] = {
     "npm-no-lock": ({"SUP001"}, set()),
     "yarn-v1-installed-hook": ({"SUP003"}, set()),
     "yarn-v1-installed-clean": (set(), set()),
-    "yarn-berry-yarnpath": ({"SUP007", "SUP008"}, {"SUP003"}),
+    "yarn-berry-yarnpath": ({"SUP007", "SUP008"}, set()),  # its lockfile is empty
     "yarn-berry-plain": (set(), set()),
     "pnpm-requires-build": ({"SUP003", "SUP008"}, set()),
     "pnpm-only-built": (set(), set()),

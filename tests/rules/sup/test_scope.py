@@ -173,3 +173,16 @@ def test_python_beside_a_js_root_stays_gating_when_the_root_cannot_be_read(machi
     os.mkfifo(os.path.join(machine.workspace, "README.md"))
     out = machine.run("SUP012")
     assert out.status is Status.FAIL and not out.advisory, out
+
+
+def test_a_hook_script_named_setup_py_in_an_agents_directory_is_no_project(machine):
+    """A Claude Code hook `.claude/hooks/setup.py` (and a skill's requirements.txt) is
+    what the agent runs, not a Python project the root installs: advisory."""
+    machine.ws(".claude/hooks/setup.py", "import os\nos.system('echo hi')\n")
+    machine.ws(".claude/skills/pdf/requirements.txt", "pypdf\n")
+    for rule in ("SUP001", "SUP013", "SUP012"):
+        out = machine.run(rule)
+        assert out.status is Status.PASS or out.advisory, (rule, out)
+    machine.ws("tools/setup.py", "import os\nos.system('echo hi')\n")
+    out = machine.run("SUP013")
+    assert out.status is Status.FAIL and not out.advisory, out
