@@ -29,8 +29,13 @@ class PnpmLock:
 
 
 def _split_key(key: str) -> tuple[str, str]:
-    """'/@scope/name@1.2.3(peer@1)' or '/name/1.2.3' -> (name, version)."""
+    """'/@scope/name@1.2.3(peer@1)' or '/name/1.2.3' -> (name, version); a git or
+    tarball source ('name@git+https://git@host:o/r.git#sha', 'name@https://...') keeps
+    its source as the version."""
     k = key.lstrip("/").split("(", 1)[0]
+    source = k.find("@", 1)
+    if source > 0 and k[source + 1:].startswith(("git+", "git:", "http:", "https:", "file:")):
+        return k[:source], k[source + 1:]
     at = k.rfind("@")
     if at > 0:
         return k[:at], k[at + 1 :]
@@ -78,7 +83,9 @@ def parse_pnpm_lock(text: str, path: str) -> PnpmLock:
         lock.entries.append(LockEntry(
             ecosystem="npm", name=str(entry.get("name") or name),
             version=str(entry.get("version") or ver), source=path, line=lines.get(str(key)),
-            resolved=str(tarball or resolution.get("repo") or "") or None,
+            resolved=str(tarball or (f"{resolution['repo']}#{resolution['commit']}"
+                                     if resolution.get("repo") and resolution.get("commit")
+                                     else resolution.get("repo")) or "") or None,
             integrity=resolution.get("integrity"),
             install_script=(bool(requires) if lock.records_build else None), kind=kind))
     return lock

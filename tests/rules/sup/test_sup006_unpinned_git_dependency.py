@@ -55,6 +55,40 @@ def test_pass_git_sources_the_lockfile_pins_to_a_commit(machine):
     assert [e.path for e in out.evidence] == ["pyproject.toml"]
 
 
+def test_pass_a_js_git_dependency_the_lockfile_pins_to_a_commit(machine):
+    """`"b": "github:a/b"` follows the default branch in package.json, but `npm ci`,
+    `yarn install --frozen-lockfile` and `pnpm install --frozen-lockfile` fetch the
+    commit their lockfile resolved it to. A lockfile that does not pin it still fails."""
+    import json
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    machine.ws("package.json", json.dumps({"name": "x", "dependencies": {"b": "github:a/b"}}))
+    locks = {
+        "package-lock.json": json.dumps({"lockfileVersion": 3, "packages": {
+            "": {"name": "x", "dependencies": {"b": "github:a/b"}},
+            "node_modules/b": {"version": "1.0.0",
+                               "resolved": f"git+ssh://git@github.com/a/b.git#{sha}"}}}),
+        "yarn.lock": ('# yarn lockfile v1\n\n"b@github:a/b":\n  version "1.0.0"\n'
+                      f'  resolved "https://codeload.github.com/a/b/tar.gz/{sha}"\n'),
+        "pnpm-lock.yaml": ("lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n"
+                           "      b:\n        specifier: github:a/b\n"
+                           f"        version: git+https://git@github.com:a/b.git#{sha}\n"
+                           f"packages:\n  b@git+https://git@github.com:a/b.git#{sha}:\n"
+                           f"    resolution: {{commit: {sha}, repo: git+https://git@github.com:a/b"
+                           ".git, type: git}\n    version: 1.0.0\n"),
+    }
+    for name, text in locks.items():
+        for other in locks:
+            if (machine.workspace / other).exists():
+                (machine.workspace / other).unlink()
+        machine.ws(name, text)
+        out = machine.run("SUP006")
+        assert out.status is Status.PASS, (name, out)
+        machine.ws(name, text.replace(sha, "main"))
+        out = machine.run("SUP006")
+        assert out.status is Status.FAIL, (name, out)
+
+
 def test_a_vendored_packages_dev_dependencies_are_advisory(machine):
     """continue's core/vendor/modules/@xenova/transformers: a copy of a published
     package inside core/vendor (a project with its own lockfile); npm never installs a

@@ -90,6 +90,27 @@ JS_LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.
             "bun.lock", "bun.lockb")
 
 
+def _js_locked(ctx: Context, rel: str, name: str) -> bool:
+    """Does the nearest JS lockfile at or above package.json rel's directory pin every
+    git entry of the dependency name to a 40-hex commit? `npm ci`, `yarn install
+    --immutable` and `pnpm install --frozen-lockfile` fetch the locked commit."""
+    from ztsa.manifests.locks import entries
+
+    d: str | None = posixpath.dirname(rel)
+    while d is not None:
+        for lock in JS_LOCKS[:5]:  # not the binary bun.lockb
+            path = posixpath.join(d, lock) if d else lock
+            if ctx.ws_exists(path):
+                try:
+                    mine = [e for e in entries(ctx, path) if e.name == name and e.kind in (
+                        "git", "url")]
+                except ProbeError:
+                    return False  # an unreadable lockfile pins nothing
+                return bool(mine) and all(SHA.search(e.resolved or "") for e in mine)
+        d = None if not d else posixpath.dirname(d)
+    return False
+
+
 def _vendored(ctx: Context, rel: str) -> bool:
     """Is package.json rel a package inside another project, whose devDependencies no
     install of that project fetches? No lockfile beside it; an enclosing directory with a
@@ -133,6 +154,8 @@ def check(ctx: Context) -> Outcome:
             what = npm_unpinned(spec)
             if not what:
                 continue
+            if what == "git" and f.attempt(_js_locked, ctx, rel, name):
+                continue  # the lockfile pins it
             detail = f"{name} comes from {what} {spec[:80]!r} without a 40-hex commit"
             line = pj.line(f'"{name}"') if pj else None
             if field == "devDependencies" and f.attempt(_vendored, ctx, rel):
