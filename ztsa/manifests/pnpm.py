@@ -70,6 +70,9 @@ def parse_pnpm_lock(text: str, path: str) -> PnpmLock:
         resolution = entry.get("resolution") or {}
         if not isinstance(resolution, dict):
             raise ParseError(path, f"package {key!r}: resolution is not a mapping")
+        if resolution.get("type") == "variations":  # a runtime: one archive per platform
+            lock.entries.extend(_variants(path, key, name, ver, entry, lines.get(str(key))))
+            continue
         tarball = resolution.get("tarball")
         kind = "registry"
         if resolution.get("type") == "git" or "repo" in resolution:
@@ -89,6 +92,27 @@ def parse_pnpm_lock(text: str, path: str) -> PnpmLock:
             integrity=resolution.get("integrity"),
             install_script=(bool(requires) if lock.records_build else None), kind=kind))
     return lock
+
+
+def _variants(path: str, key: Any, name: str, ver: str, entry: dict[str, Any],
+              line: int | None) -> list[LockEntry]:
+    """`node@runtime:24.6.0`: pnpm fetches the one archive whose targets match this
+    machine, each with its own integrity: an entry per variant, with its platform."""
+    out = []
+    for variant in entry["resolution"].get("variants") or []:
+        res = variant.get("resolution") if isinstance(variant, dict) else None
+        if not isinstance(res, dict):
+            raise ParseError(path, f"package {key!r}: a variant without a resolution")
+        targets = [t for t in variant.get("targets") or [] if isinstance(t, dict)]
+        platform = tuple(tuple(dict.fromkeys(str(t[k]) for t in targets if t.get(k)))
+                         for k in ("os", "cpu", "libc"))
+        out.append(LockEntry(
+            ecosystem="npm", name=str(entry.get("name") or name),
+            version=str(entry.get("version") or ver), source=path, line=line,
+            resolved=str(res.get("url") or res.get("tarball") or "") or None,
+            integrity=res.get("integrity"), install_script=None, kind="url",
+            platform=platform))  # type: ignore[arg-type]
+    return out
 
 
 def only_built(doc: Any) -> list[str] | None:

@@ -83,3 +83,38 @@ def test_berry_entries_of_other_platforms_are_not_judged(machine):
     assert not any("darwin-arm64" in n for n in names)
     if platform.machine() == "x86_64":
         assert out.status is Status.FAIL and any("linux-x64" in n for n in names)
+
+
+def test_pass_a_pnpm_runtime_with_an_integrity_per_platform(machine):
+    """pnpm 10's `node@runtime:24.6.0`: `resolution.type: variations`, an archive and an
+    integrity per platform, from nodejs.org. A variant of this machine's without one
+    fails; another platform's is never fetched here."""
+    import platform
+
+    from ztsa.manifests.npm import NODE_ARCH
+
+    arch = NODE_ARCH.get(platform.machine().lower(), platform.machine().lower())
+
+    def lock(here_integrity: str, other_integrity: str) -> str:
+        def variant(os_: str, cpu: str, integrity: str) -> str:
+            line = f"            integrity: {integrity}\n" if integrity else ""
+            return ("        - resolution:\n            archive: tarball\n"
+                    f"{line}            type: binary\n            url: https://nodejs.org/"
+                    f"download/release/v24.6.0/node-v24.6.0-{os_}-{cpu}.tar.gz\n"
+                    f"          targets:\n            - cpu: {cpu}\n              os: {os_}\n")
+        return ("lockfileVersion: '9.0'\nimporters:\n  .:\n    devDependencies:\n"
+                "      node:\n        specifier: runtime:24.6.0\n"
+                "        version: runtime:24.6.0\npackages:\n  node@runtime:24.6.0:\n"
+                "    hasBin: true\n    resolution:\n      type: variations\n      variants:\n"
+                + variant("darwin", "arm64", other_integrity)
+                + variant("linux", arch, here_integrity))
+    machine.ws("pnpm-lock.yaml", lock("sha256-abc=", "sha256-def="))
+    assert machine.run("SUP002").status is Status.PASS
+    machine.ws("pnpm-lock.yaml", lock("sha256-abc=", ""))
+    assert machine.run("SUP002").status is Status.PASS
+    machine.ws("pnpm-lock.yaml", lock("", "sha256-def="))
+    out = machine.run("SUP002")
+    assert out.status is Status.FAIL and "no integrity" in out.evidence[0].detail, out
+    machine.ws("pnpm-lock.yaml", lock("sha256-abc=", "sha256-def=").replace(
+        "https://nodejs.org/", "https://nodejs.evil.invalid/"))
+    assert machine.run("SUP002").status is Status.FAIL

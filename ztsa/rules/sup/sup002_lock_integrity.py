@@ -11,7 +11,9 @@ an entry resolved over plain `http://`, or from a host that is not on the allowl
 `files.pythonhosted.org`, plus `--allow-registry HOST`). Git and path entries are
 SUP006's concern. An entry this machine never fetches (Yarn Berry's `conditions: os=darwin
 & cpu=arm64`, package-lock's `os`/`cpu`/`libc`) is not judged: Yarn records no checksum
-for the platforms it did not fetch. A lockfile that does not parse makes the rule
+for the platforms it did not fetch; so is a variant of a pnpm `runtime:` entry (one
+archive with its own integrity per platform) for another platform, and Node.js's own
+release host is allowed for those. A lockfile that does not parse makes the rule
 unknown.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
@@ -40,6 +42,10 @@ from ztsa.registry import rule
 MAX_REPORTS = 50
 
 
+# where pnpm fetches a `runtime:` dependency (Node.js's own release archives)
+RUNTIME_HOSTS = frozenset({"nodejs.org"})
+
+
 @rule(id="SUP002", slug="lock-integrity", severity=Severity.HIGH,
       title="Lock entries without integrity or from an untrusted source", actions="W/B/B")
 def check(ctx: Context) -> Outcome:
@@ -60,7 +66,8 @@ def check(ctx: Context) -> Outcome:
         url = e.resolved or ""
         if url.startswith("http://"):
             why = f"is resolved over plain http ({url[:80]})"
-        elif (host := host_of(url)) is not None and host not in hosts:
+        elif ((host := host_of(url)) is not None and host not in hosts
+              and not (e.version.startswith("runtime:") and host in RUNTIME_HOSTS)):
             why = f"comes from {host}, which is not an allowed registry"
         elif not e.integrity:
             why = "has no integrity hash"
