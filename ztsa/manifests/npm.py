@@ -113,10 +113,22 @@ def skipped_here(platform: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
     if not _matches(cpu, arch):
         return f"cpu {', '.join(cpu)}"
     if libc:
-        name = pf.libc_ver()[0]  # "" where Python cannot tell: then never skipped
-        if name == "glibc" and not _matches(libc, "glibc"):
+        name = _libc()
+        if name and not _matches(libc, name):
             return f"libc {', '.join(libc)}"
     return None
+
+
+def _libc() -> str:
+    """glibc or musl, as npm names this machine's C library; "" when it cannot tell
+    (then nothing is skipped for its libc)."""
+    import glob
+    import platform as pf
+
+    name = pf.libc_ver()[0]
+    if name == "glibc":
+        return name
+    return "musl" if glob.glob("/lib/ld-musl-*.so.1") else ""
 
 
 @structural

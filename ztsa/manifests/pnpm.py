@@ -83,6 +83,9 @@ def parse_pnpm_lock(text: str, path: str) -> PnpmLock:
         elif tarball:
             kind = "url"
         requires = entry.get("requiresBuild")
+        platform = tuple(tuple(str(v) for v in entry.get(k) or [] if isinstance(v, str))
+                         if isinstance(entry.get(k), list) else ()
+                         for k in ("os", "cpu", "libc"))
         lock.entries.append(LockEntry(
             ecosystem="npm", name=str(entry.get("name") or name),
             version=str(entry.get("version") or ver), source=path, line=lines.get(str(key)),
@@ -90,7 +93,8 @@ def parse_pnpm_lock(text: str, path: str) -> PnpmLock:
                                      if resolution.get("repo") and resolution.get("commit")
                                      else resolution.get("repo")) or "") or None,
             integrity=resolution.get("integrity"),
-            install_script=(bool(requires) if lock.records_build else None), kind=kind))
+            install_script=(bool(requires) if lock.records_build else None), kind=kind,
+            platform=platform))  # type: ignore[arg-type]
     return lock
 
 

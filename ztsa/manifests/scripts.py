@@ -215,7 +215,8 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
             if plock.records_build:
                 decided = True
                 found = [(e.name, f"node_modules/.pnpm/{e.name}@{e.version}", lock_rel, e.line)
-                         for e in plock.entries if e.install_script]
+                         for e in plock.entries if e.install_script
+                         and skipped_here(e.platform) is None]
             elif any(src.startswith(("pnpm.onlyBuiltDependencies", "onlyBuiltDependencies"))
                      for src in al.names.values()) or (_pnpm_major(ctx, local, d, pj) or 0) >= 10:
                 decided = True  # only the listed packages are built (pnpm 10 default)

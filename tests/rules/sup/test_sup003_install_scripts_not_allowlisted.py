@@ -135,6 +135,31 @@ def test_a_package_npm_never_installs_on_this_machine_runs_no_script(machine):
     assert flagged == {"node_modules/here", "node_modules/not-darwin", "node_modules/anywhere"}
 
 
+def test_a_pnpm_package_for_another_platform_runs_no_script(machine):
+    """fsevents in a pnpm 6-8 lockfile (`os: [darwin]`, `requiresBuild: true`): pnpm
+    never installs it on Linux. One for this machine's os and cpu still counts."""
+    import platform
+
+    from ztsa.manifests.npm import NODE_ARCH
+
+    arch = NODE_ARCH.get(platform.machine().lower(), platform.machine().lower())
+
+    def entry(name: str, fields: str) -> str:
+        return (f"  /{name}@1.0.0:\n    resolution: {{integrity: {INTEG}}}\n{fields}"
+                "    requiresBuild: true\n    dev: false\n    optional: true\n\n")
+    machine.ws("package.json", json.dumps({"name": "app"}))
+    machine.ws("pnpm-lock.yaml", "lockfileVersion: '6.0'\n\npackages:\n\n"
+               + entry("fsevents", "    os: [darwin]\n")
+               + entry("other-cpu", f"    cpu: [{'s390x' if arch != 's390x' else 'x64'}]\n"))
+    assert machine.run("SUP003").status is Status.PASS
+    machine.ws("pnpm-lock.yaml", "lockfileVersion: '6.0'\n\npackages:\n\n"
+               + entry("fsevents", "    os: [darwin]\n")
+               + entry("here", f"    os: [linux]\n    cpu: [{arch}]\n"))
+    out = machine.run("SUP003")
+    assert out.status is Status.FAIL
+    assert [e.detail.split(" ", 1)[0] for e in out.evidence] == ["node_modules/.pnpm/here@1.0.0"]
+
+
 YARN_LOCK = """# yarn lockfile v1
 
 
