@@ -17,8 +17,9 @@ an installed tree can tell, the rule is unknown, and says how to resolve it; wit
 opt-in `--lookup` it asks the npm registry's metadata of each locked version instead
 (the registry `.npmrc` or `.yarnrc.yml` names, else registry.npmjs.org; without the
 flag the gate sends nothing), and an unreachable registry is unknown.
-A package-lock entry whose `os`, `cpu` or `libc` excludes this machine (`fsevents`,
-`os: [darwin]`) is one npm never installs here, and runs no script.
+A package-lock or pnpm-lock entry whose `os`, `cpu` or `libc` excludes this machine
+(`fsevents`, `os: [darwin]`) is one the manager never installs here, and runs no script;
+an empty lockfile beside a package.json that declares nothing installs nothing.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
