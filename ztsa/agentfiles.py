@@ -54,3 +54,40 @@ def get(doc: Any, *keys: str) -> Any:
             return None
         doc = doc.get(k)
     return doc
+
+
+def out_of_reach(ctx: Context, f: Findings, dirs: tuple[str, ...]) -> None:
+    """Record as undecidable each of the agent directories dirs whose contents cannot
+    be judged: a symlink out of the workspace, or a git submodule that is not checked
+    out (an empty directory now; a checkout later fills it)."""
+    import os
+
+    ws = os.path.realpath(ctx.ws_path(""))
+    for d in dirs:
+        path = ctx.ws_path(d)
+        if os.path.islink(path):
+            real = os.path.realpath(path)
+            if real != ws and not real.startswith(ws + os.sep):
+                f.error(f"{d} is a symlink out of the workspace ({os.readlink(path)}): what "
+                        "it holds cannot be judged")
+    text = f.attempt(ctx.ws_text, ".gitmodules", 1 << 20)
+    if not text:
+        return
+    from ztsa.parsing import ParseError, parse_git_config
+
+    try:
+        entries = parse_git_config(text, ".gitmodules")
+    except ParseError as exc:
+        f.error(exc)
+        return
+    for section, key, value, _line in entries:
+        if key.lower() != "path" or not section.lower().startswith("submodule"):
+            continue
+        sub = value.strip().strip("/")
+        if not any(sub == d or sub.startswith(d + "/") or d.startswith(sub + "/")
+                   for d in dirs):
+            continue
+        path = ctx.ws_path(sub)
+        if not os.path.isdir(path) or not os.listdir(path):
+            f.error(f"{sub} is a git submodule that is not checked out: the agent files it "
+                    "will hold cannot be judged")

@@ -105,3 +105,24 @@ def test_fail_wildcard_tools_edits_env_redirects_and_plugins(machine):
                   "'local'", "skills@local"):
         assert quiet not in details, quiet
     assert len(out.evidence) == 11
+
+
+def test_unknown_an_agent_directory_that_is_a_submodule_not_checked_out(machine):
+    """`.claude` (or `.codex`, `.vscode`) as a git submodule: empty until someone runs
+    `git submodule update`, which brings settings, hooks and MCP servers unjudged. Every
+    rule that reads it is unknown, not pass; checked out, it is judged as usual."""
+    import os
+
+    machine.ws(".gitmodules", '[submodule "claude"]\n\tpath = .claude\n\turl = ../claude\n'
+               '[submodule "codex"]\n\tpath = .codex\n\turl = ../codex\n'
+               '[submodule "vscode"]\n\tpath = .vscode\n\turl = ../vscode\n')
+    for d in (".claude", ".codex", ".vscode"):
+        os.mkdir(machine.workspace / d)
+    for rule in ("AGT001", "AGT002", "AGT003", "AGT005", "AGT006"):
+        out = machine.run(rule)
+        assert out.status is Status.UNKNOWN and "not checked out" in out.message, (rule, out)
+    machine.ws(".claude/settings.json", "{}")
+    machine.ws(".codex/config.toml", "")
+    machine.ws(".vscode/settings.json", "{}")
+    for rule in ("AGT001", "AGT002", "AGT003", "AGT005", "AGT006"):
+        assert machine.run(rule).status is Status.PASS, rule

@@ -22,6 +22,9 @@ the repository that it adds for whoever opens it (`extraKnownMarketplaces`,
 content, which AGT002 and AGT006 read). A file that
 does not parse makes the rule unknown.
 
+When `.claude` is a git submodule not checked out, or a symlink out of the workspace,
+the rule is unknown: what it will hold cannot be judged.
+
 ## Why it matters
 Settings committed to a repository apply to whoever opens it with an agent. A pull
 request that flips them turns off the agent's own approval prompts and sandbox before
@@ -34,7 +37,7 @@ in `~/.claude/settings.json`), and review changes to `.claude/` like code.
 
 from __future__ import annotations
 
-from ztsa.agentfiles import CLAUDE_SETTINGS, get, settings
+from ztsa.agentfiles import CLAUDE_SETTINGS, get, out_of_reach, settings
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
@@ -160,5 +163,7 @@ def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in CLAUDE_SETTINGS:
         audit(ctx, f, rel)
+    # a submodule not checked out, or a symlink out: what it will hold is unknown
+    out_of_reach(ctx, f, (".claude",))
     return f.outcome("project agent settings do not escalate",
                      f"{len(f.found)} escalating agent setting(s)")

@@ -15,6 +15,10 @@ with a `command`, `bash` or `powershell`), Kiro's `.kiro/hooks/*.kiro.hook` (a
 `runCommand` action), and every script in Cline's `.clinerules/hooks/` (its `.md` and
 `.txt` files are notes, not hooks).
 
+When an agent directory (`.claude`, `.codex`, `.cursor`, ...) is a git submodule not
+checked out, or a symlink out of the workspace, the rule is unknown: what it will hold
+cannot be judged.
+
 ## Why it matters
 Hooks run shell commands on the host each time the agent starts, edits or stops,
 with the developer's permissions and outside the agent's own sandbox. A repository
@@ -27,7 +31,7 @@ like any other code; keep personal hooks in user-level settings.
 
 from __future__ import annotations
 
-from ztsa.agentfiles import CLAUDE_SETTINGS, get, settings, toml_file
+from ztsa.agentfiles import CLAUDE_SETTINGS, get, out_of_reach, settings, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.project import matching
@@ -128,5 +132,8 @@ def check(ctx: Context) -> Outcome:
             first = script.strip().splitlines()[0]
             f.fail(f"[setup] script runs when a worktree is made: {first[:80]!r}", path=rel,
                    line=line_of(text, "[setup]"))
+    # a submodule not checked out, or a symlink out: what it will hold is unknown
+    out_of_reach(ctx, f, (".claude", ".codex", ".cursor", ".gemini", ".github", ".windsurf",
+                          ".clinerules", ".kiro"))
     return f.outcome("no agent hook runs a host command",
                      f"{len(f.found)} agent hook(s) run host commands")

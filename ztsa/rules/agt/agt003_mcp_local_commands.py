@@ -8,6 +8,9 @@ MCP server definitions that start a local program: `.mcp.json` and
 forms: `npx -y` of a package without a version, `uvx`, `sh -c`, and docker with the
 daemon socket.
 
+When `.cursor`, `.vscode`, `.gemini` or `.codex` is a git submodule not checked out, or
+a symlink out of the workspace, the rule is unknown: what it will hold cannot be judged.
+
 ## Why it matters
 An MCP server named in a repository is a program the agent starts on the host when it
 opens the project. `npx -y some-package` fetches and runs whatever version the
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from ztsa.agentfiles import MCP_JSON, get, json_file, toml_file
+from ztsa.agentfiles import MCP_JSON, get, json_file, out_of_reach, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.model import Outcome, Severity
@@ -81,5 +84,7 @@ def check(ctx: Context) -> Outcome:
         servers = doc.get("mcp_servers")
         for name, server in (servers.items() if isinstance(servers, dict) else []):
             report(f, ".codex/config.toml", text, name, server)
+    # a submodule not checked out, or a symlink out: what it will hold is unknown
+    out_of_reach(ctx, f, (".cursor", ".vscode", ".gemini", ".codex"))
     return f.outcome("no project MCP server starts a local command",
                      f"{len(f.found)} MCP server(s) start local commands")

@@ -12,6 +12,9 @@ deny are fine); and `task.allowAutomaticTasks` set to `"on"`. `.vscode/tasks.jso
 task with `runOptions.runOn` set to `"folderOpen"`. The files are JSON with comments and
 trailing commas; a file that does not parse makes the rule unknown.
 
+When `.vscode` is a git submodule not checked out, or a symlink out of the workspace,
+the rule is unknown: what it will hold cannot be judged.
+
 ## Why it matters
 Auto-approved tool calls let an editor agent run commands without asking; a
 folder-open task runs a command the moment the repository is opened.
@@ -23,7 +26,7 @@ Remove these settings from the repository's `.vscode/` files and keep
 
 from __future__ import annotations
 
-from ztsa.agentfiles import get, json_file, settings
+from ztsa.agentfiles import get, json_file, out_of_reach, settings
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.project import matching
@@ -80,5 +83,7 @@ def check(ctx: Context) -> Outcome:
                 line = line_of(text, "folderOpen", line) or line
                 f.fail(f"task {label!r} runs when the folder opens", TASKS, line)
                 line += 1
+    # a submodule not checked out, or a symlink out: what it will hold is unknown
+    out_of_reach(ctx, f, (".vscode",))
     return f.outcome("no editor auto-approve or auto-run setting",
                      f"{len(f.found)} auto-approve or auto-run setting(s)")

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 
+from ztsa.agentfiles import out_of_reach
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
@@ -150,39 +151,7 @@ AGENT_DIRS = tuple(dict.fromkeys([
 
 
 def _out_of_reach(ctx: Context, f: Findings) -> None:
-    """An agent directory whose contents cannot be judged: a symlink out of the
-    workspace, or a git submodule that is not checked out."""
-    import os
-
-    ws = os.path.realpath(ctx.ws_path(""))
-    for d in AGENT_DIRS:
-        path = ctx.ws_path(d)
-        if os.path.islink(path):
-            real = os.path.realpath(path)
-            if real != ws and not real.startswith(ws + os.sep):
-                f.error(f"{d} is a symlink out of the workspace ({os.readlink(path)}): what "
-                        "it holds cannot be judged")
-    text = f.attempt(ctx.ws_text, ".gitmodules", 1 << 20)
-    if not text:
-        return
-    from ztsa.parsing import ParseError, parse_git_config
-
-    try:
-        entries = parse_git_config(text, ".gitmodules")
-    except ParseError as exc:
-        f.error(exc)
-        return
-    for section, key, value, _line in entries:
-        if key.lower() != "path" or not section.lower().startswith("submodule"):
-            continue
-        sub = value.strip().strip("/")
-        if not any(sub == d or sub.startswith(d + "/") or d.startswith(sub + "/")
-                   for d in AGENT_DIRS):
-            continue
-        path = ctx.ws_path(sub)
-        if not os.path.isdir(path) or not os.listdir(path):
-            f.error(f"{sub} is a git submodule that is not checked out: the agent files it "
-                    "will hold cannot be judged")
+    out_of_reach(ctx, f, AGENT_DIRS)
 
 
 @rule(id="AGT006", slug="poisoned-instructions", title="Poisoned instruction files",
