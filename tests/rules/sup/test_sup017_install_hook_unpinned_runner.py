@@ -52,6 +52,18 @@ def test_pass_exact_versions_local_files_and_package_options(machine):
     assert machine.run("SUP017").status is Status.PASS
 
 
+def test_fail_a_package_option_that_names_no_fixed_version(machine):
+    """`npx --package=x@latest x` fetches x at its latest version: the option names what
+    runs, and was skipped whatever it said."""
+    import json
+
+    for spec in ("create-thing@latest", "create-thing", "@scope/tool@^2"):
+        machine.ws("package.json", json.dumps({"name": "x", "scripts": {
+            "postinstall": f"npx --yes --package={spec} thing init"}}))
+        out = machine.run("SUP017")
+        assert out.status is Status.FAIL and f"--package={spec}" in out.evidence[0].detail, out
+
+
 def test_fail_a_script_an_install_hook_runs_by_name(machine):
     """`"prepare": "npm run setup"` with `"setup": "npx husky-init"`: the runner is one
     name away from the hook (also through yarn's bare `yarn X` and a preX)."""

@@ -7,10 +7,10 @@ name (`npm run X` and its cousins, as SUP004 follows them), for a package runner
 `pnpx`, `bunx`, `bun x`, `pnpm dlx`, `yarn dlx`, `npm exec`, `npm x`) fetching a package
 at no fixed version: none (`npx only-allow pnpm`), a dist-tag (`@latest`, `@next`) or a
 range (`@^1`, `@1`, `@1.x`), unless told not to install (`--no-install`, `--no`,
-`--offline`). A local file (`npx ./tool.js`) and a `--package=` option are not fetched
-that way. What is found only in a project under examples, fixtures, docs or
-templates that no root workspace lists is reported as advisory
-(ztsa.manifests.scope).
+`--offline`). A local file (`npx ./tool.js`) is not fetched; with `--package=SPEC`,
+SPEC is what is fetched, and judged the same way. What is found only in a project
+under examples, fixtures, docs or templates that no root workspace lists is reported
+as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 A `preinstall` hook runs before anything is installed: `npx only-allow pnpm` fetches
@@ -46,12 +46,16 @@ def unpinned_runner(cmd: str) -> str | None:
     for m in RUNNER.finditer(cmd):
         opts = m.group("opts").split()
         pkg = m.group("pkg")
-        if pkg.startswith(("./", "../", "/")) or any(o.startswith("--package=")
-                                                      for o in opts):
-            continue  # a local file, or the package named (and pinned or not) by --package
-        version = pkg[1:].partition("@")[2] if pkg.startswith("@") else pkg.partition("@")[2]
-        if not any(o in LOCAL_ONLY for o in opts) and (not version or FLOATING.search(version)):
-            return f"{' '.join(m.group('runner').split())} {pkg}"
+        if pkg.startswith(("./", "../", "/")) or any(o in LOCAL_ONLY for o in opts):
+            continue  # a local file, or nothing fetched
+        # `--package=SPEC` names what is fetched (PKG is then a command it provides)
+        named = [o.split("=", 1)[1] for o in opts if o.startswith("--package=")]
+        for spec in named or [pkg]:
+            version = spec[1:].partition("@")[2] if spec.startswith("@") else \
+                spec.partition("@")[2]
+            if not version or FLOATING.search(version):
+                runner = " ".join(m.group("runner").split())
+                return f"{runner} --package={spec}" if named else f"{runner} {pkg}"
     return None
 
 
