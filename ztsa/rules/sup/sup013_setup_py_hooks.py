@@ -9,12 +9,16 @@ at module level, calls to `subprocess`, `os.system`/`os.popen`/`os.exec*`, `exec
 The build hooks of the other backends, which run at build time the same way:
 hatch's (`hatch_build.py`, and every file a `[tool.hatch.build.hooks.custom]` or
 `[tool.hatch.build.targets.*.hooks.custom]` table names by `path`) and pdm-backend's
-(`pdm_build.py`, or the file `[tool.pdm.build] custom-hook` names): any of the calls
-above anywhere in the file, since the whole file is the hook. Beside a `pyproject.toml`
-whose backend is scikit-build-core or meson-python, the build files it runs:
-`CMakeLists.txt` downloads (`file(DOWNLOAD)`, `FetchContent_Declare` or
-`ExternalProject_Add` with a URL or git repository, `execute_process` of curl, wget or
-git) and `meson.build`'s `run_command` of curl, wget or git. A file that does not parse
+(`pdm_build.py`, or the file `[tool.pdm.build] custom-hook` names), and hatch's metadata
+hooks (`[tool.hatch.metadata.hooks.custom]`): any of the calls above anywhere in the
+file, since the whole file is the hook, however imported (`from subprocess import
+run`). Each finding says what the call does where its arguments tell: runs a download
+as code, runs a command, downloads. Beside a `pyproject.toml` whose backend is
+scikit-build-core or meson-python, the build files it runs: `CMakeLists.txt` downloads
+(`file(DOWNLOAD)`, `FetchContent_Declare` or `ExternalProject_Add` with a URL or git
+repository, an `execute_process`, `add_custom_command` or `add_custom_target` whose
+command fetches with curl, wget or git, a shell's `-c` string included) and
+`meson.build`'s `run_command` or `custom_target` that does. A file that does not parse
 is unknown.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
@@ -72,6 +76,53 @@ def dotted(node: ast.AST) -> str:
     return ""
 
 
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    """Local names of imported modules and functions, as their dotted names:
+    `from subprocess import run` (run -> subprocess.run), `import subprocess as sp`."""
+    import ast
+
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    out[a.asname] = a.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def call_name(node: ast.Call, aliases: dict[str, str]) -> str:
+    """The dotted name a call reaches, through the file's imports."""
+    name = dotted(node.func)
+    head, dot, rest = name.partition(".")
+    return aliases[head] + dot + rest if head in aliases else name
+
+
+SHELLS = ("os.system", "os.popen", "subprocess.", "os.exec", "os.spawn")
+NETWORK = ("urllib.", "urlopen", "urlretrieve", "requests.", "socket.")
+
+
+def what_it_does(node: ast.Call, name: str) -> str:
+    """What the call does, as far as its literal arguments tell: runs a download as code
+    (SUP005's forms), runs a shell command, or downloads."""
+    import ast
+
+    from ztsa.rules.sup.sup005_piped_shell_installer import PATTERNS
+
+    words = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str)]
+    text = " ".join(words)
+    if any(p.search(text) for p in PATTERNS):
+        return f": runs a download as code ({text[:60]!r})"
+    if name.startswith(SHELLS):
+        return f": runs a command ({text[:60]!r})" if text else ": runs a command"
+    if name.startswith(NETWORK) or any(w.startswith(("http://", "https://")) for w in words):
+        return ": downloads"
+    return ""
+
+
 def _module_level(tree: ast.Module) -> list[ast.AST]:
     """Every node not inside a function or class body."""
     import ast
@@ -96,18 +147,24 @@ def audit_hook(f: Findings, rel: str, text: str, backend: str) -> None:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         f.error(ParseError(rel, f"not valid Python: {exc}"))
         return
+    aliases = _aliases(tree)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     for node in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
-        name = dotted(node.func)
+        name = call_name(node, aliases)
         if name in BAD_CALLS:
-            f.fail(f"the {backend} build hook calls {name}()", path=rel, line=node.lineno)
+            f.fail(f"the {backend} build hook calls {name}(){what_it_does(node, name)}",
+                   path=rel, line=node.lineno)
 
 
+# a command that fetches: curl, wget, or git fetching, wherever in the command (a shell's
+# -c string included)
+FETCH = r"\b(?:curl|wget|git\s+(?:clone|fetch|pull|submodule|archive))\b"
 CMAKE_DOWNLOAD = LazyRe(
     r"(?im)^\s*(file\s*\(\s*DOWNLOAD\b|FetchContent_Declare\s*\((?=[^)]*\b(URL|GIT_REPOSITORY)\b)"
     r"|ExternalProject_Add\s*\((?=[^)]*\b(URL|GIT_REPOSITORY)\b)"
-    r"|execute_process\s*\((?=[^)]*\bCOMMAND\s+\S*\b(curl|wget|git)\b))")
-MESON_DOWNLOAD = LazyRe(r"(?m)^[^#\n]*\brun_command\s*\(\s*['\"](curl|wget|git)['\"]")
+    r"|(?:execute_process|add_custom_command|add_custom_target)\s*\((?=[^)]*\bCOMMAND\b"
+    r"[^)]*" + FETCH + r"))")
+MESON_DOWNLOAD = LazyRe(r"(?m)^[^#\n]*\b(?:run_command|custom_target)\s*\([^\n]*" + FETCH)
 
 
 def audit_native_build(f: Findings, rel: str, text: str) -> None:
@@ -131,8 +188,11 @@ def _hooks(ctx: Context, f: Findings) -> None:
         backend = str((pp.table("build-system") or {}).get("build-backend") or "")
         hooks: dict[str, str] = {}
         hatch = pp.table("tool", "hatch", "build")
+        metadata = pp.table("tool", "hatch", "metadata")
         if backend.startswith("hatchling") or isinstance(hatch, dict):
-            tables = [hatch.get("hooks") if isinstance(hatch, dict) else None]
+            # build hooks, and metadata hooks (they run at every build too)
+            tables = [hatch.get("hooks") if isinstance(hatch, dict) else None,
+                      metadata.get("hooks") if isinstance(metadata, dict) else None]
             targets = hatch.get("targets") if isinstance(hatch, dict) else None
             tables += [t.get("hooks") for t in (targets or {}).values() if isinstance(t, dict)]
             for t in tables:
@@ -187,11 +247,13 @@ def audit(f: Findings, rel: str, text: str) -> None:
             for key in node.value.keys:
                 if isinstance(key, ast.Constant) and key.value in HOOKED:
                     f.fail(f"cmdclass overrides {key.value!r}", path=rel, line=key.lineno)
+    aliases = _aliases(tree)
     calls = [n for n in _module_level(tree) if isinstance(n, ast.Call)]
     for node in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
-        name = dotted(node.func)
+        name = call_name(node, aliases)
         if name in BAD_CALLS:
-            f.fail(f"module-level call to {name}()", path=rel, line=node.lineno)
+            f.fail(f"module-level call to {name}(){what_it_does(node, name)}", path=rel,
+                   line=node.lineno)
 
 
 @rule(id="SUP013", slug="setup-py-hooks", title="setup.py install hooks",
