@@ -11,9 +11,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
-# the project MCP configurations: (file, the key of its servers)
-MCP_JSON = ((".mcp.json", "mcpServers"), (".cursor/mcp.json", "mcpServers"),
-            (".vscode/mcp.json", "servers"), (".gemini/settings.json", "mcpServers"))
+# the project MCP configurations: (file, the keys to its servers): Claude Code's,
+# Cursor's, VS Code's (its own file, or the `mcp` setting), Gemini CLI's, Roo Code's,
+# Kiro's and Amazon Q's
+MCP_JSON = ((".mcp.json", ("mcpServers",)), (".cursor/mcp.json", ("mcpServers",)),
+            (".vscode/mcp.json", ("servers",)), (".vscode/settings.json", ("mcp", "servers")),
+            (".gemini/settings.json", ("mcpServers",)), (".roo/mcp.json", ("mcpServers",)),
+            (".kiro/settings/mcp.json", ("mcpServers",)),
+            (".amazonq/mcp.json", ("mcpServers",)))
 
 
 def json_file(ctx: Context, rel: str) -> tuple[Any, str] | None:

@@ -50,6 +50,29 @@ def test_fail_secrets_in_mcp_server_configuration(machine):
     assert "ghp_" not in " ".join(e.detail for e in out.evidence)
 
 
+def test_fail_secrets_in_the_other_agents_mcp_files(machine):
+    """Roo Code's, Kiro's and Amazon Q's mcp.json and VS Code's `mcp` setting hold
+    servers the same way."""
+    import json
+
+    token = "ghp_" + "a1B2" * 9
+    server = {"command": "npx", "args": ["-y", "gh-mcp"],
+              "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": token}}
+    machine.ws(".roo/mcp.json", json.dumps({"mcpServers": {"gh": server}}))
+    machine.ws(".kiro/settings/mcp.json", json.dumps({"mcpServers": {"gh": server}}))
+    machine.ws(".amazonq/mcp.json", json.dumps({"mcpServers": {"gh": server}}))
+    machine.ws(".vscode/settings.json", json.dumps({"editor.tabSize": 2,
+                                                    "mcp": {"servers": {"gh": server}}}))
+    out = machine.run("FS005")
+    assert out.status is Status.FAIL
+    assert sorted(e.path for e in out.evidence) == [
+        ".amazonq/mcp.json", ".kiro/settings/mcp.json", ".roo/mcp.json",
+        ".vscode/settings.json"]
+    assert token not in " ".join(e.detail for e in out.evidence)
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL and len(out.evidence) == 4, out
+
+
 def test_pass_mcp_placeholders_and_examples(machine):
     import json
 

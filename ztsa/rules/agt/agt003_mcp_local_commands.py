@@ -1,15 +1,16 @@
 """MCP servers start local commands.
 
 ## What it checks
-MCP server definitions that start a local program: `.mcp.json` and
-`.cursor/mcp.json` (`mcpServers.*.command`), `.vscode/mcp.json`
-(`servers.*.command`), `.gemini/settings.json` (`mcpServers.*.command`) and
+MCP server definitions that start a local program: `.mcp.json`, `.cursor/mcp.json`,
+`.gemini/settings.json`, `.roo/mcp.json`, `.kiro/settings/mcp.json` and
+`.amazonq/mcp.json` (`mcpServers.*.command`), `.vscode/mcp.json` (`servers.*.command`)
+and VS Code's `mcp` setting in `.vscode/settings.json` (`mcp.servers.*.command`), and
 `.codex/config.toml` (`[mcp_servers.*] command`). The evidence flags the worst
 forms: `npx -y` of a package without a version, `uvx`, `sh -c`, and docker with the
 daemon socket.
 
-When `.cursor`, `.vscode`, `.gemini` or `.codex` is a git submodule not checked out, or
-a symlink out of the workspace, the rule is unknown: what it will hold cannot be judged.
+When one of those directories is a git submodule not checked out, or a symlink out of
+the workspace, the rule is unknown: what it will hold cannot be judged.
 
 ## Why it matters
 An MCP server named in a repository is a program the agent starts on the host when it
@@ -75,7 +76,7 @@ def check(ctx: Context) -> Outcome:
         if loaded is None:
             continue
         doc, text = loaded
-        servers = get(doc, key)
+        servers = get(doc, *key)
         for name, server in (servers.items() if isinstance(servers, dict) else []):
             report(f, rel, text, name, server)
     loaded_toml = f.attempt(toml_file, ctx, ".codex/config.toml")
@@ -85,6 +86,7 @@ def check(ctx: Context) -> Outcome:
         for name, server in (servers.items() if isinstance(servers, dict) else []):
             report(f, ".codex/config.toml", text, name, server)
     # a submodule not checked out, or a symlink out: what it will hold is unknown
-    out_of_reach(ctx, f, (".cursor", ".vscode", ".gemini", ".codex"))
+    out_of_reach(ctx, f, (".cursor", ".vscode", ".gemini", ".codex", ".roo", ".kiro",
+                          ".amazonq"))
     return f.outcome("no project MCP server starts a local command",
                      f"{len(f.found)} MCP server(s) start local commands")

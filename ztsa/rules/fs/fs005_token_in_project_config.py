@@ -6,7 +6,9 @@ files anywhere in the workspace (outside `node_modules`, `.git`, `target` and
 virtual environments) for `_authToken=`, `_auth=`, `_password=`, `npmAuthToken:`,
 `npmAuthIdent:`, `password` in `.pypirc`, `token` in Cargo credentials, and literal
 token shapes (`npm_…`, `ghp_…`, …). And the project MCP configurations (`.mcp.json`,
-`.cursor/mcp.json`, `.vscode/mcp.json`, `.gemini/settings.json`, `.codex/config.toml`):
+`.cursor/mcp.json`, `.vscode/mcp.json` and the `mcp` setting of `.vscode/settings.json`,
+`.gemini/settings.json`, `.roo/mcp.json`, `.kiro/settings/mcp.json`, `.amazonq/mcp.json`,
+`.codex/config.toml`):
 a server's `env`, `headers` (`http_headers`) and `args` holding a token shape, or a
 literal value of a secret-named variable (`*_TOKEN`, `*_API_KEY`, ...) or an
 `Authorization` header. A `${VAR}` placeholder (`${env:VAR}`, `$VAR`) passes, and so
@@ -58,15 +60,15 @@ def _literal_secret(value: str) -> bool:
 
 
 def _mcp(ctx: Context, f: Findings) -> None:
-    from ztsa.agentfiles import MCP_JSON, json_file, toml_file
+    from ztsa.agentfiles import MCP_JSON, get, json_file, toml_file
     from ztsa.parsing import line_of
     from ztsa.secrets import NOT_SECRET_NAMES, SECRET_NAME
 
     files: list[tuple[str, object, str]] = []
-    for rel, key in MCP_JSON:
+    for rel, keys in MCP_JSON:
         loaded = f.attempt(json_file, ctx, rel)
         if loaded is not None and isinstance(loaded[0], dict):
-            files.append((rel, loaded[0].get(key), loaded[1]))
+            files.append((rel, get(loaded[0], *keys), loaded[1]))
     loaded_toml = f.attempt(toml_file, ctx, ".codex/config.toml")
     if loaded_toml is not None:
         files.append((".codex/config.toml", loaded_toml[0].get("mcp_servers"), loaded_toml[1]))
