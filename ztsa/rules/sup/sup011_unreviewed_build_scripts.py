@@ -5,6 +5,8 @@ Crates in the workspace (including vendored ones) that have a build script or ar
 procedural macros, and are not listed in cargo-deny's `[bans.build]
 allow-build-scripts` (`deny.toml`) or the ztsa policy; and executables or scripts
 (an executable bit or a `#!` line) shipped inside such crates.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 Every build script is a program that runs on `cargo build`. An explicit allowlist
@@ -25,6 +27,7 @@ from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, nearest
 from ztsa.manifests.rust import Crate, crates
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import load_toml
 from ztsa.registry import rule
@@ -76,4 +79,5 @@ def check(ctx: Context) -> Outcome:
         for prog in shipped_programs(ctx, f, crate):
             f.fail(f"{crate.name} ships the program {posixpath.basename(prog)}", path=prog)
     return f.outcome("every build script is allowlisted",
-                     f"{len(f.found)} unreviewed build script(s) or shipped program(s)")
+                     f"{len(f.found)} unreviewed build script(s) or shipped program(s)",
+                     scope=lambda rel: in_play(ctx, rel))

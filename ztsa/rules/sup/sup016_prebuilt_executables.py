@@ -6,6 +6,8 @@ install code: the installed `node_modules` packages that SUP003 reports, and the
 with build scripts that SUP011 reports. Only the first bytes of each file are read.
 A hooked package of more than 20,000 files, or with a directory that cannot be
 listed, makes the result unknown: a package is never audited in part.
+What is found only in a project under examples, fixtures, docs or templates that no
+root workspace lists is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 A package that both runs an install hook and ships a binary can execute code that no
@@ -25,6 +27,7 @@ import posixpath
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.rust import crates
+from ztsa.manifests.scope import in_play
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 from ztsa.walk import all_files, files_below
@@ -74,4 +77,5 @@ def check(ctx: Context) -> Outcome:
             if kind:
                 f.fail(f"{name} ships the {kind} executable {rel}", path=rel)
     return f.outcome("no prebuilt executable in dependencies that run hooks",
-                     f"{len(f.found)} prebuilt executable(s) in hooked dependencies")
+                     f"{len(f.found)} prebuilt executable(s) in hooked dependencies",
+                     scope=lambda rel: in_play(ctx, rel))
