@@ -107,11 +107,17 @@ def _installed(ctx: Context, d: str) -> list[tuple[str, str]] | None:
     seen = 0
     while stack:
         cur = stack.pop()
-        try:
-            names = sorted(os.listdir(ctx.ws_path(cur)))
-        except OSError as exc:
-            raise ProbeError(cur, exc.strerror or "cannot list") from exc
+        names = _listing(ctx, cur)
         for n in names:
+            if n == ".pnpm" and cur == nm:
+                # pnpm's layout: each package really lies in .pnpm/NAME@VERSION/node_modules
+                # (what node_modules holds beside it are links)
+                for entry in _listing(ctx, f"{cur}/.pnpm"):
+                    store = f"{cur}/.pnpm/{entry}/node_modules"
+                    if entry != "node_modules" and os.path.isdir(ctx.ws_path(store)) and \
+                            not os.path.islink(ctx.ws_path(f"{cur}/.pnpm/{entry}")):
+                        stack.append(store)
+                continue
             if n.startswith("."):
                 continue
             rel = f"{cur}/{n}"
@@ -135,6 +141,28 @@ def _installed(ctx: Context, d: str) -> list[tuple[str, str]] | None:
             if os.path.isdir(real + "/node_modules"):
                 stack.append(rel + "/node_modules")
     return out
+
+
+def _pnpm_builds_all(ctx: Context, d: str, pj: PackageJson | None) -> bool:
+    """pnpm 10's `dangerouslyAllowAllBuilds: true` (pnpm-workspace.yaml, or package.json's
+    "pnpm" object): every dependency's build scripts run again, as before pnpm 10."""
+    from ztsa.manifests.common import load_yaml
+
+    cfg = pj.data.get("pnpm") if pj is not None else None
+    if isinstance(cfg, dict) and cfg.get("dangerouslyAllowAllBuilds") is True:
+        return True
+    ws_rel = posixpath.join(d, "pnpm-workspace.yaml") if d else "pnpm-workspace.yaml"
+    if not ctx.ws_exists(ws_rel):
+        return False
+    ws = load(ctx, ws_rel, load_yaml, MAX_MANIFEST_BYTES)
+    return isinstance(ws, dict) and ws.get("dangerouslyAllowAllBuilds") is True
+
+
+def _listing(ctx: Context, rel: str) -> list[str]:
+    try:
+        return sorted(os.listdir(ctx.ws_path(rel)))
+    except OSError as exc:
+        raise ProbeError(rel, exc.strerror or "cannot list") from exc
 
 
 def _npmrc_ignores_scripts(ctx: Context, d: str) -> bool:
@@ -217,8 +245,9 @@ def scripted(ctx: Context, f: Findings) -> list[Scripted]:
                 found = [(e.name, f"node_modules/.pnpm/{e.name}@{e.version}", lock_rel, e.line)
                          for e in plock.entries if e.install_script
                          and skipped_here(e.platform) is None]
-            elif any(src.startswith(("pnpm.onlyBuiltDependencies", "onlyBuiltDependencies"))
-                     for src in al.names.values()) or (_pnpm_major(ctx, local, d, pj) or 0) >= 10:
+            elif (any(src.startswith(("pnpm.onlyBuiltDependencies", "onlyBuiltDependencies"))
+                      for src in al.names.values()) or (_pnpm_major(ctx, local, d, pj) or 0) >= 10
+                  ) and not local.attempt(_pnpm_builds_all, ctx, d, pj):
                 decided = True  # only the listed packages are built (pnpm 10 default)
         elif manager == "yarn":
             if local.attempt(_yarn_scripts_disabled, ctx, d):

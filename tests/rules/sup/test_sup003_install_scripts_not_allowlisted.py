@@ -160,6 +160,33 @@ def test_a_pnpm_package_for_another_platform_runs_no_script(machine):
     assert [e.detail.split(" ", 1)[0] for e in out.evidence] == ["node_modules/.pnpm/here@1.0.0"]
 
 
+def test_pnpm_installed_tree_and_allow_all_builds(machine):
+    """A pnpm 9 lockfile records no scripts: the installed tree decides, and pnpm keeps
+    each package in node_modules/.pnpm/NAME@VERSION/node_modules (the top level holds
+    links), which was never looked at: esbuild's postinstall passed. And pnpm 10 with
+    `dangerouslyAllowAllBuilds: true` builds everything, as pnpm 9 did."""
+    import os
+
+    machine.ws("package.json", json.dumps({"name": "x", "dependencies": {"esbuild": "0.20.2"}}))
+    machine.ws("pnpm-lock.yaml", "lockfileVersion: '9.0'\nimporters:\n  .:\n"
+               "    dependencies:\n      esbuild:\n        specifier: 0.20.2\n"
+               "        version: 0.20.2\npackages:\n  esbuild@0.20.2:\n"
+               f"    resolution: {{integrity: {INTEG}}}\n")
+    store = "node_modules/.pnpm/esbuild@0.20.2/node_modules/esbuild"
+    machine.ws(f"{store}/package.json", json.dumps({
+        "name": "esbuild", "version": "0.20.2", "scripts": {"postinstall": "node install.js"}}))
+    os.symlink(".pnpm/esbuild@0.20.2/node_modules/esbuild",
+               machine.workspace / "node_modules/esbuild")
+    out = machine.run("SUP003")
+    assert out.status is Status.FAIL and out.evidence[0].detail.startswith(store), out
+    machine.ws("package.json", json.dumps({"name": "x", "packageManager": "pnpm@10.4.0",
+                                           "dependencies": {"esbuild": "0.20.2"}}))
+    assert machine.run("SUP003").status is Status.PASS  # pnpm 10 builds none of them
+    machine.ws("pnpm-workspace.yaml", "dangerouslyAllowAllBuilds: true\n")
+    out = machine.run("SUP003")
+    assert out.status is Status.FAIL, out
+
+
 YARN_LOCK = """# yarn lockfile v1
 
 

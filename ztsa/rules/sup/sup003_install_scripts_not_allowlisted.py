@@ -19,7 +19,9 @@ opt-in `--lookup` it asks the npm registry's metadata of each locked version ins
 flag the gate sends nothing), and an unreachable registry is unknown.
 A package-lock or pnpm-lock entry whose `os`, `cpu` or `libc` excludes this machine
 (`fsevents`, `os: [darwin]`) is one the manager never installs here, and runs no script;
-an empty lockfile beside a package.json that declares nothing installs nothing.
+an empty lockfile beside a package.json that declares nothing installs nothing. An
+installed tree is read in npm's layout and in pnpm's (`node_modules/.pnpm`); pnpm 10's
+`dangerouslyAllowAllBuilds: true` builds every dependency again.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
