@@ -31,3 +31,13 @@ def test_pass_uv_build_astrals_backend(machine):
                                  '[build-system]\nrequires = ["uv_build>=0.8.0,<0.9"]\n'
                                  'build-backend = "uv_build"\n')
     assert machine.run("SUP014").status is Status.PASS
+
+
+def test_pass_older_spellings_and_other_published_backends(machine):
+    for backend in ("pdm.pep517.api", "poetry.masonry.api", "flit.buildapi", "sipbuild.api",
+                    "pbr.build", "py_build_cmake.build"):
+        machine.ws("pyproject.toml", '[project]\nname = "p"\nversion = "1"\n'
+                   f'[build-system]\nbuild-backend = "{backend}"\n')
+        assert machine.run("SUP014").status is Status.PASS, backend
+    machine.ws("pyproject.toml", '[build-system]\nbuild-backend = "poetryx.api"\n')
+    assert machine.run("SUP014").status is Status.FAIL

@@ -3,9 +3,11 @@
 ## What it checks
 `[build-system]` of every `pyproject.toml`: a `backend-path` (the backend is loaded
 from the repository itself); a `build-backend` outside setuptools, hatchling,
-flit_core, poetry.core, pdm.backend, maturin, scikit_build_core, mesonpy and uv_build;
-and
-URL entries (`name @ https://…`) in `requires`.
+flit_core, poetry.core, pdm.backend, maturin, scikit_build_core, mesonpy, uv_build,
+their older spellings (`pdm.pep517.api`, `poetry.masonry.api`, `flit.buildapi`,
+`skbuild`'s `scikit_build`) and a few other published backends (sip, pbr,
+py-build-cmake, sphinx-theme-builder, enscons, whey); and URL entries
+(`name @ https://…`) in `requires`.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
@@ -30,7 +32,10 @@ from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
 KNOWN = ("setuptools", "hatchling", "flit_core", "poetry.core", "pdm.backend", "maturin",
-         "scikit_build_core", "mesonpy", "uv_build")
+         "scikit_build_core", "mesonpy", "uv_build",
+         # older spellings of the same projects, and other published backends
+         "pdm.pep517", "poetry.masonry", "flit.buildapi", "scikit_build", "sipbuild",
+         "pbr.build", "py_build_cmake", "sphinx_theme_builder", "enscons", "whey")
 
 
 @rule(id="SUP014", slug="unknown-build-backend", title="Unknown or in-tree build backend",
