@@ -63,3 +63,27 @@ def test_pass_sqlx_offline(machine):
     machine.ws("src/lib.rs", 'fn f() { sqlx::query!("SELECT 1"); }\n')
     machine.ws(".env", "DATABASE_URL=postgres://localhost/dev\nSQLX_OFFLINE=true\n")
     assert machine.run("SUP010").status is Status.PASS
+
+
+def test_fail_git_over_the_network_through_a_wrapper(machine):
+    """helix's build: a path build-dependency whose `fn git(dir, args)` makes the
+    Command, called as `git(dir, ["fetch", ...])` in another file. A wrapper used only
+    for `rev-parse` reads the checkout: it passes."""
+    machine.ws("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n'
+               '[build-dependencies]\nloader = { path = "loader" }\n')
+    machine.ws("build.rs", "fn main() { loader::build_grammars(); }\n")
+    machine.ws("loader/Cargo.toml", '[package]\nname = "loader"\nversion = "0.1.0"\n')
+    machine.ws("loader/src/lib.rs", "mod git;\npub fn build_grammars() { git::sync(); }\n")
+    machine.ws("loader/src/git.rs",
+               "use std::process::Command;\n"
+               "fn git(dir: &str, args: &[&str]) { Command::new(\"git\").args(args)"
+               ".current_dir(dir).output().unwrap(); }\n"
+               "pub fn sync() { git(\"grammars\", &[\"fetch\", \"--depth\", \"1\"]); }\n")
+    out = machine.run("SUP010")
+    assert out.status is Status.FAIL, out
+    assert [(e.path, e.line) for e in out.evidence] == [("loader/src/git.rs", 3)], out
+    machine.ws("loader/src/git.rs",
+               "use std::process::Command;\n"
+               "fn git(args: &[&str]) { Command::new(\"git\").args(args).output().unwrap(); }\n"
+               "pub fn sync() { git(&[\"rev-parse\", \"HEAD\"]); }\n")
+    assert machine.run("SUP010").status is Status.PASS

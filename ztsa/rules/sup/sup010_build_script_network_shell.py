@@ -7,7 +7,8 @@ proc-macro source for `std::net`, `TcpStream`, `UdpSocket` and the HTTP crates
 (`reqwest`, `ureq`, `curl`, `hyper`, `attohttpc`, `isahc`, `minreq`); `Command::new` of
 `curl`, `wget`, `sh`, `bash`, `nc`, `python` and friends, and of `git` with a network
 subcommand (`clone`, `fetch`, `pull`, `ls-remote`, `submodule`; `git log` for a version
-stamp is fine); network crates in
+stamp is fine), also through a wrapper of the build code's own (`fn git(dir, args)` and
+`git(dir, ["fetch", ...])`, in any of its files); network crates in
 `[build-dependencies]` (`cc`, `cmake`, `pkg-config` and the like are fine); and
 compile-time database queries: a crate depending on `sqlx` whose sources use its
 `query!` macros, with a `.env` naming `DATABASE_URL` and neither `SQLX_OFFLINE=true`
@@ -49,6 +50,26 @@ SOURCE = (
     (LazyRe(r"Command::new\s*\(\s*\"(?:[^\"]*/)?git(?:\.exe)?\"\s*\)[^;]{0,400}?\""
             r"(clone|fetch|pull|ls-remote|submodule|remote)\b"), "runs git over the network"),
 )
+
+
+# git run through a wrapper of the crate's own (`fn git(dir, args)` making the Command,
+# `git(dir, ["fetch", ...])` elsewhere, in another file too): both in the build code
+GIT_COMMAND = LazyRe(r"Command::new\s*\(\s*\"(?:[^\"]*/)?git(?:\.exe)?\"\s*\)")
+GIT_NETWORK_ARG = LazyRe(r"\"(clone|fetch|pull|ls-remote|submodule)\"")
+
+
+def _git_wrapper(texts: dict[str, str], f: Findings, crate_name: str,
+                 reported: set[str]) -> None:
+    """A build's git over the network where the subcommand is not beside the Command:
+    the crate's build code makes a git Command and names a network subcommand."""
+    if not any(GIT_COMMAND.search(t) for t in texts.values()):
+        return
+    for rel, text in texts.items():
+        m = GIT_NETWORK_ARG.search(text)
+        if m and rel not in reported:
+            f.fail(f"build code of {crate_name} runs git over the network (through a "
+                   f"wrapper): {m.group(1)!r}", path=rel, line=text.count("\n", 0, m.start()) + 1)
+            return
 
 
 SQLX_QUERY = LazyRe(r"\bsqlx::query(?:_as|_scalar|_file|_file_as)?(?:_unchecked)?!\s*\(|"
@@ -114,11 +135,18 @@ def check(ctx: Context) -> Outcome:
     for crate in crates(ctx, f):
         fresh = [r for r in crate.build_deps if r not in deps_seen]
         deps_seen.update(fresh)
+        texts: dict[str, str] = {}
+        git_direct: set[str] = set()
         for rel in [*crate.sources, *fresh]:
             text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
+            texts[rel] = text or ""
             for lineno, i, m in line_hits(text or "", [rx for rx, _ in SOURCE]):
                 f.fail(f"build code of {crate.name} {SOURCE[i][1]}: {m.group(0)[:60]!r}",
                        path=rel, line=lineno)
+                if i == len(SOURCE) - 1:
+                    git_direct.add(rel)
+        if not git_direct:
+            _git_wrapper(texts, f, crate.name, git_direct)
         bdeps = crate.manifest.data.get("build-dependencies") if crate.manifest else None
         for name in sorted(bdeps) if isinstance(bdeps, dict) else []:
             if name in NET_CRATES and crate.manifest:
