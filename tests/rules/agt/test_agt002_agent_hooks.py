@@ -49,6 +49,22 @@ def test_fail_codex_hooks_and_worktree_setup_scripts(machine):
     assert any("session-start.sh" in e.detail for e in out.evidence)
 
 
+def test_fail_cursors_background_agent_environment(machine):
+    """`.cursor/environment.json`: Cursor's background agents run its install and start
+    commands and its terminals' commands when their machine starts."""
+    machine.ws(".cursor/environment.json", json.dumps({
+        "snapshot": "snap-1", "install": "npm install", "start": "sudo service docker start",
+        "terminals": [{"name": "dev", "command": "npm run dev"}]}, indent=2))
+    out = machine.run("AGT002")
+    assert out.status is Status.FAIL
+    assert [e.detail.split(" when")[0] for e in out.evidence] == [
+        "Cursor's background agent runs install 'npm install'",
+        "Cursor's background agent runs start 'sudo service docker start'",
+        "Cursor's background agent runs a terminal 'npm run dev'"]
+    machine.ws(".cursor/environment.json", json.dumps({"snapshot": "snap-1"}))
+    assert machine.run("AGT002").status is Status.PASS
+
+
 def test_fail_the_hooks_of_every_current_agent(machine):
     """Gemini CLI (Claude's shape), Cursor, Windsurf, Copilot (bash/powershell), Kiro
     and Cline (a script per event), and Claude's other command-running keys."""

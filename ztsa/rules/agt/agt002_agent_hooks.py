@@ -13,7 +13,9 @@ The hook files of the other agents: Cursor's `.cursor/hooks.json`, Windsurf's
 `.windsurf/hooks.json` and GitHub Copilot's `.github/hooks/*.json` (an event's entries
 with a `command`, `bash` or `powershell`), Kiro's `.kiro/hooks/*.kiro.hook` (a
 `runCommand` action), and every script in Cline's `.clinerules/hooks/` (its `.md` and
-`.txt` files are notes, not hooks).
+`.txt` files are notes, not hooks). And Cursor's `.cursor/environment.json`, whose
+`install`, `start` and terminal commands its background agents run when their machine
+starts.
 
 When an agent directory (`.claude`, `.codex`, `.cursor`, ...) is a git submodule not
 checked out, or a symlink out of the workspace, the rule is unknown: what it will hold
@@ -31,7 +33,7 @@ like any other code; keep personal hooks in user-level settings.
 
 from __future__ import annotations
 
-from ztsa.agentfiles import CLAUDE_SETTINGS, get, out_of_reach, settings, toml_file
+from ztsa.agentfiles import CLAUDE_SETTINGS, get, json_file, out_of_reach, settings, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.project import matching
@@ -98,6 +100,24 @@ def kiro_hook(ctx: Context, f: Findings, rel: str) -> None:
                line=line_of(text, str(then["command"])))
 
 
+def _cursor_environment(ctx: Context, f: Findings) -> None:
+    """Cursor's background agents run `.cursor/environment.json`'s `install` and `start`
+    commands, and each terminal's `command`, when their machine starts."""
+    rel = ".cursor/environment.json"
+    loaded = f.attempt(json_file, ctx, rel)
+    if loaded is None or not isinstance(loaded[0], dict):
+        return
+    doc, text = loaded
+    commands = [(k, doc.get(k)) for k in ("install", "start")]
+    terminals = doc.get("terminals")
+    commands += [("a terminal", t.get("command")) for t in terminals or []
+                 if isinstance(t, dict)] if isinstance(terminals, list) else []
+    for what, cmd in commands:
+        if isinstance(cmd, str) and cmd.strip():
+            f.fail(f"Cursor's background agent runs {what} {cmd.strip()[:80]!r} when its "
+                   "machine starts", path=rel, line=line_of(text, cmd[:40]))
+
+
 @rule(id="AGT002", slug="agent-hooks", title="Agent hooks run host commands",
       severity=Severity.HIGH, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
@@ -132,6 +152,7 @@ def check(ctx: Context) -> Outcome:
             first = script.strip().splitlines()[0]
             f.fail(f"[setup] script runs when a worktree is made: {first[:80]!r}", path=rel,
                    line=line_of(text, "[setup]"))
+    _cursor_environment(ctx, f)
     # a submodule not checked out, or a symlink out: what it will hold is unknown
     out_of_reach(ctx, f, (".claude", ".codex", ".cursor", ".gemini", ".github", ".windsurf",
                           ".clinerules", ".kiro"))
