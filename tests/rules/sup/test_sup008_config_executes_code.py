@@ -42,3 +42,26 @@ def test_pass_plain_env_values_and_system_cross_linkers(machine):
     assert out.status is Status.FAIL
     assert sorted(e.detail.split(" =")[0] for e in out.evidence) == [
         "[env] sets LD_PRELOAD", "[target.x86_64-unknown-linux-gnu] linker"]
+
+
+def test_pass_a_yarn_path_that_is_a_released_yarn(machine, monkeypatch):
+    """babel and jest vendor Yarn 4 (`yarnPath: .yarn/releases/yarn-4.17.0.cjs`) as `yarn
+    set version` writes it: a released Yarn, byte for byte, is no repository code. The
+    same name with other bytes, or a file outside the workspace, still fails."""
+    import hashlib
+
+    from ztsa.manifests import yarn_releases
+
+    # babel's .yarn/releases/yarn-4.17.0.cjs is @yarnpkg/cli-dist 4.17.0's bin/yarn.js
+    assert yarn_releases.RELEASES[
+        "ea2af31ee4a6535e8559e3e1a6e34cb716112c9bed86edea71c3a5b36d472265"] == "4.17.0"
+    release = b"#!/usr/bin/env node\n/* a released yarn, for the test */\n"
+    monkeypatch.setitem(yarn_releases.RELEASES, hashlib.sha256(release).hexdigest(), "9.9.9")
+    machine.ws(".yarnrc.yml", "yarnPath: .yarn/releases/yarn-9.9.9.cjs\n")
+    machine.ws(".yarn/releases/yarn-9.9.9.cjs", release)
+    assert machine.run("SUP008").status is Status.PASS
+    machine.ws(".yarn/releases/yarn-9.9.9.cjs", release + b"require('./steal')\n")
+    out = machine.run("SUP008")
+    assert out.status is Status.FAIL and out.evidence[0].detail.startswith("yarnPath"), out
+    machine.ws(".yarnrc.yml", "yarnPath: ../elsewhere/yarn.cjs\n")
+    assert machine.run("SUP008").status is Status.FAIL

@@ -3,7 +3,8 @@
 ## What it checks
 Project configuration that makes the package manager run a program of the
 repository's choosing: `.npmrc` `script-shell`, `node-options`, `shell` and `git`;
-`.yarnrc.yml` `yarnPath` and `plugins`; a `.pnpmfile.cjs` or `.pnpmfile.mjs`;
+`.yarnrc.yml` `yarnPath` (unless its file is a released Yarn, byte for byte, by
+SHA-256) and `plugins`; a `.pnpmfile.cjs` or `.pnpmfile.mjs`;
 `.cargo/config.toml` `rustc-wrapper`, `rustc-workspace-wrapper`, a `[target.*]`
 `runner` or `linker` that is a program of the checkout (a relative path) or a shell or
 interpreter (a bare toolchain name, `aarch64-linux-gnu-gcc`, is the system's), and
@@ -19,8 +20,7 @@ every resolution, a rustc wrapper sees and can rewrite every compilation.
 
 ## How to fix
 Remove these keys from the repository's configuration, or review the programs they
-name like any other code (a vendored `yarnPath` release should match the published
-checksum).
+name like any other code (`yarn set version` writes a released Yarn, which passes).
 """
 
 from __future__ import annotations
@@ -84,6 +84,20 @@ def _cargo(ctx: Context, f: Findings, rel: str) -> None:
         f.fail("[env] sets " + ", ".join(risky)[:100], path=rel, line=line_of(text, "[env]"))
 
 
+def _released_yarn(ctx: Context, rel: str, yarn_path: str) -> bool:
+    """Is the file yarnPath names (beside the .yarnrc.yml rel) a released Yarn, byte for
+    byte (ztsa.manifests.yarn_releases)?"""
+    import hashlib
+
+    from ztsa.manifests.yarn_releases import RELEASES
+
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), yarn_path))
+    if target.startswith(("../", "/")) or not ctx.ws_exists(target):
+        return False
+    data = ctx.ws_bytes(target, 16 << 20)
+    return data is not None and hashlib.sha256(data).hexdigest() in RELEASES
+
+
 @rule(id="SUP008", slug="config-executes-code", severity=Severity.HIGH,
       title="Package-manager config executes repo code", actions="W/B/B")
 def check(ctx: Context) -> Outcome:
@@ -96,7 +110,8 @@ def check(ctx: Context) -> Outcome:
     for rel in named(ctx, ".yarnrc.yml"):
         doc: Any = f.attempt(load, ctx, rel, load_yaml, MAX_MANIFEST_BYTES)
         text = (ctx.ws_text(rel, MAX_MANIFEST_BYTES) or "") if doc is not None else ""
-        if isinstance(doc, dict) and doc.get("yarnPath"):
+        if isinstance(doc, dict) and doc.get("yarnPath") and not f.attempt(
+                _released_yarn, ctx, rel, str(doc["yarnPath"])):
             f.fail(f"yarnPath runs {doc['yarnPath']}", path=rel, line=line_of(text, "yarnPath"))
         if isinstance(doc, dict) and doc.get("plugins"):
             f.fail("plugins load code into Yarn", path=rel, line=line_of(text, "plugins"))
