@@ -325,8 +325,11 @@ def _registry(ctx: Context, d: str) -> str:
 def _looked_up(ctx: Context, lock_rel: str, d: str) -> list[tuple[str, str, str, int | None]]:
     """--lookup: the lockfile's registry packages whose metadata names an install script."""
     from ztsa.manifests.locks import entries as lock_entries
+    from ztsa.manifests.npm import skipped_here
 
-    entries = [e for e in lock_entries(ctx, lock_rel) if e.kind == "registry" and e.version]
+    # not a package the manager never installs here (Yarn's conditions, pnpm's os/cpu)
+    entries = [e for e in lock_entries(ctx, lock_rel) if e.kind == "registry" and e.version
+               and skipped_here(e.platform) is None]
     pkgs = list(dict.fromkeys((e.name, e.version) for e in entries))
     if len(pkgs) > 5000:
         raise ProbeError(lock_rel, f"{len(pkgs)} packages: more than --lookup asks about")

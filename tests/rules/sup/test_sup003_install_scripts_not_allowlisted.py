@@ -260,6 +260,34 @@ def test_lookup_asks_the_registry_what_the_lockfile_does_not_record(machine):
         server.shutdown()
 
 
+def test_lookup_leaves_out_what_is_never_installed_here(machine):
+    """A Yarn Berry lockfile's fsevents has `conditions: os=darwin`: Yarn never installs
+    it on Linux, so --lookup neither asks about it nor reports its install script."""
+    server, asked = _registry({
+        "fsevents/2.3.3": {"name": "fsevents", "version": "2.3.3",
+                           "scripts": {"install": "node-gyp rebuild"}},
+        "esbuild/0.20.2": {"name": "esbuild", "version": "0.20.2",
+                           "scripts": {"postinstall": "node install.js"}}})
+    try:
+        reg = f"http://127.0.0.1:{server.server_address[1]}"
+        machine.ws("package.json", json.dumps({"name": "x", "dependencies": {
+            "esbuild": "0.20.2", "fsevents": "2.3.3"}}))
+        machine.ws("yarn.lock", "__metadata:\n  version: 8\n  cacheKey: 10c0\n\n"
+                   '"esbuild@npm:0.20.2":\n  version: 0.20.2\n'
+                   '  resolution: "esbuild@npm:0.20.2"\n  checksum: 10c0/aa\n'
+                   "  languageName: node\n  linkType: hard\n\n"
+                   '"fsevents@npm:2.3.3":\n  version: 2.3.3\n'
+                   '  resolution: "fsevents@npm:2.3.3"\n  conditions: os=darwin\n'
+                   "  languageName: node\n  linkType: hard\n")
+        machine.ws(".yarnrc.yml", f'npmRegistryServer: "{reg}"\n')
+        out = machine.run("SUP003", options={"lookup": True})
+        assert out.status is Status.FAIL, out
+        assert [e.detail.split(" ")[0] for e in out.evidence] == ["esbuild@0.20.2"]
+        assert asked == ["/esbuild/0.20.2"]
+    finally:
+        server.shutdown()
+
+
 def test_lookup_that_cannot_reach_the_registry_is_unknown(machine):
     machine.ws("package.json", json.dumps({"name": "x", "dependencies": {"left-pad": "^1"}}))
     machine.ws("yarn.lock", YARN_LOCK.replace("REG", "http://127.0.0.1:9"))
