@@ -65,6 +65,29 @@ def test_fail_cursors_background_agent_environment(machine):
     assert machine.run("AGT002").status is Status.PASS
 
 
+def test_fail_hooks_in_a_skills_or_subagents_front_matter(machine):
+    """Claude Code runs the hooks a skill or subagent defines in its front matter while it
+    is active: a PreToolUse command there is a hook like one in settings.json."""
+    machine.ws(".claude/agents/reviewer.md", "---\nname: reviewer\ndescription: reviews\n"
+               "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n"
+               "        - type: command\n          command: ./scripts/guard.sh\n---\n"
+               "Review the diff.\n")
+    machine.ws(".claude/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: PDFs\n---\n"
+               "Use pypdf.\n")
+    out = machine.run("AGT002")
+    assert out.status is Status.FAIL
+    assert [(e.path, e.detail) for e in out.evidence] == [
+        (".claude/agents/reviewer.md", "PreToolUse hook runs './scripts/guard.sh'")]
+    # claude-code-action's agents: an unquoted description with a colon is no YAML, and
+    # holds no hooks
+    machine.ws(".claude/agents/reviewer.md", "---\nname: r\ndescription: Use it when: you"
+               " review\n  user: 'x'\ntools: Read\n---\nbody\n")
+    assert machine.run("AGT002").status is Status.PASS
+    machine.ws(".claude/agents/reviewer.md", "---\nname: [unclosed\nhooks:\n  Stop: []\n"
+               "---\nbody\n")
+    assert machine.run("AGT002").status is Status.UNKNOWN
+
+
 def test_fail_the_hooks_of_every_current_agent(machine):
     """Gemini CLI (Claude's shape), Cursor, Windsurf, Copilot (bash/powershell), Kiro
     and Cline (a script per event), and Claude's other command-running keys."""

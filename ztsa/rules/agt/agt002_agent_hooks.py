@@ -15,7 +15,9 @@ with a `command`, `bash` or `powershell`), Kiro's `.kiro/hooks/*.kiro.hook` (a
 `runCommand` action), and every script in Cline's `.clinerules/hooks/` (its `.md` and
 `.txt` files are notes, not hooks). And Cursor's `.cursor/environment.json`, whose
 `install`, `start` and terminal commands its background agents run when their machine
-starts.
+starts. And hooks a Claude Code skill, subagent or command defines in its YAML front
+matter (`.claude/skills/*/SKILL.md`, `.claude/agents/*.md`, `.claude/commands/*.md`),
+which run while it is active.
 
 When an agent directory (`.claude`, `.codex`, `.cursor`, ...) is a git submodule not
 checked out, or a symlink out of the workspace, the rule is unknown: what it will hold
@@ -33,13 +35,19 @@ like any other code; keep personal hooks in user-level settings.
 
 from __future__ import annotations
 
+import re
+
 from ztsa.agentfiles import CLAUDE_SETTINGS, get, json_file, out_of_reach, settings, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.project import matching
 from ztsa.model import Outcome, Severity
-from ztsa.parsing import line_of
+from ztsa.parsing import ParseError, line_of
 from ztsa.registry import rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def claude(ctx: Context, f: Findings, rel: str) -> None:
@@ -47,15 +55,7 @@ def claude(ctx: Context, f: Findings, rel: str) -> None:
     if loaded is None:
         return
     doc, text = loaded
-    hooks = doc.get("hooks")
-    if isinstance(hooks, dict):
-        for event, groups in hooks.items():
-            for group in groups if isinstance(groups, list) else []:
-                for hook in get(group, "hooks") or []:
-                    if isinstance(hook, dict) and hook.get("type") == "command":
-                        cmd = str(hook.get("command", ""))
-                        f.fail(f"{event} hook runs {cmd[:80]!r}", path=rel,
-                               line=line_of(text, cmd) if cmd else line_of(text, event))
+    command_hooks(f, rel, text, doc.get("hooks"))
     status = doc.get("statusLine")
     if isinstance(status, dict) and status.get("command"):
         f.fail(f"statusLine runs {str(status['command'])[:80]!r}", path=rel,
@@ -63,6 +63,43 @@ def claude(ctx: Context, f: Findings, rel: str) -> None:
     for key in COMMAND_KEYS:
         if doc.get(key):
             f.fail(f"{key} runs {str(doc[key])[:80]!r}", path=rel, line=line_of(text, f'"{key}"'))
+
+
+def command_hooks(f: Findings, rel: str, text: str, hooks: Any) -> None:
+    """Claude's shape: `hooks.<Event>[].hooks[]` entries of type `command`."""
+    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else []:
+            for hook in get(group, "hooks") or []:
+                if isinstance(hook, dict) and hook.get("type") == "command":
+                    cmd = str(hook.get("command", ""))
+                    f.fail(f"{event} hook runs {cmd[:80]!r}", path=rel,
+                           line=line_of(text, cmd) if cmd else line_of(text, event))
+
+
+# where a skill, subagent or command of Claude Code can define hooks of its own, in its
+# YAML front matter (they run while it is active)
+FRONT_MATTER = (".claude/agents/", ".claude/skills/", ".claude/commands/")
+
+
+def front_matter_hooks(ctx: Context, f: Findings) -> None:
+    from ztsa.manifests.common import load_yaml
+
+    for rel in matching(ctx, lambda p: p.startswith(FRONT_MATTER) and p.endswith(".md")):
+        text = f.attempt(ctx.ws_text, rel, 1 << 20)
+        if not text or not text.startswith("---"):
+            continue
+        end = text.find("\n---", 3)
+        # no `hooks:` key, nothing to judge: real front matter is often not strict YAML
+        # (an unquoted description with a colon), which Claude Code reads leniently
+        if end < 0 or not re.search(r"(?m)^hooks\s*:", text[3:end]):
+            continue
+        try:
+            doc = load_yaml(text[3:end], rel)
+        except ParseError as exc:
+            f.error(exc, rel)
+            continue
+        if isinstance(doc, dict):
+            command_hooks(f, rel, text, doc.get("hooks"))
 
 
 # Claude Code settings whose value is a program it runs (credentials, telemetry headers)
@@ -153,6 +190,7 @@ def check(ctx: Context) -> Outcome:
             f.fail(f"[setup] script runs when a worktree is made: {first[:80]!r}", path=rel,
                    line=line_of(text, "[setup]"))
     _cursor_environment(ctx, f)
+    front_matter_hooks(ctx, f)
     # a submodule not checked out, or a symlink out: what it will hold is unknown
     out_of_reach(ctx, f, (".claude", ".codex", ".cursor", ".gemini", ".github", ".windsurf",
                           ".clinerules", ".kiro"))
