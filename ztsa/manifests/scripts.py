@@ -182,7 +182,8 @@ def _yarn_scripts_disabled(ctx: Context, d: str) -> bool:
 
 def _pnpm_major(ctx: Context, f: Findings, d: str, pj: PackageJson | None) -> int | None:
     """pnpm's major version from the nearest `packageManager`, at d or above (Corepack
-    reads the nearest package.json that names one)."""
+    reads the nearest package.json that names one), or its `devEngines.packageManager`
+    (`{"name": "pnpm", "version": "^10"}`: the least major the range admits)."""
     here: str | None = d
     while here is not None:
         pkg = pj if here == d else _root_package(ctx, f, here)
@@ -190,6 +191,12 @@ def _pnpm_major(ctx: Context, f: Findings, d: str, pj: PackageJson | None) -> in
         if isinstance(pm, str):
             m = re.match(r"^pnpm@(\d+)", pm)
             return int(m.group(1)) if m else None
+        dev = pkg.data.get("devEngines") if pkg else None
+        engine = dev.get("packageManager") if isinstance(dev, dict) else None
+        if isinstance(engine, dict) and isinstance(engine.get("name"), str):
+            version = str(engine.get("version") or "")
+            m = re.match(r"^\s*(?:\^|~|>=|=)?\s*v?(\d+)", version)
+            return int(m.group(1)) if engine["name"] == "pnpm" and m else None
         here = None if not here else posixpath.dirname(here)
     return None
 

@@ -109,6 +109,22 @@ def test_nested_pnpm_lock_takes_the_nearest_package_manager_above(machine):
     assert out.status is Status.UNKNOWN and "bridge/pnpm-lock.yaml" in out.message
 
 
+def test_pnpm_10_known_from_dev_engines(machine):
+    """`devEngines.packageManager` names the manager as `packageManager` does: pnpm ^10
+    builds no dependency unless allowed; a range that admits pnpm 9 (`>=9`) does not
+    tell, nor does `<11`."""
+    machine.ws("packages/x/pnpm-lock.yaml", "lockfileVersion: '9.0'\nimporters:\n  .:\n"
+               "    dependencies:\n      ws:\n        specifier: 8.18.0\n"
+               "        version: 8.18.0\npackages:\n  ws@8.18.0:\n"
+               f"    resolution: {{integrity: {INTEG}}}\n")
+    for version, status in (("^10.4.0", Status.PASS), ("10.x", Status.PASS),
+                            (">=9", Status.UNKNOWN), ("<11", Status.UNKNOWN)):
+        machine.ws("packages/x/package.json", json.dumps({
+            "name": "x", "dependencies": {"ws": "8.18.0"},
+            "devEngines": {"packageManager": {"name": "pnpm", "version": version}}}))
+        assert machine.run("SUP003").status is status, version
+
+
 def test_a_package_npm_never_installs_on_this_machine_runs_no_script(machine):
     """fsevents is darwin-only: npm skips it on Linux, and so does the rule. A package
     for this machine's os, cpu and libc still counts, and so does a negated list."""

@@ -4,8 +4,9 @@
 Dependencies that run code at install time: `hasInstallScript` in
 `package-lock.json` (lockfile v2/v3), `requiresBuild` in `pnpm-lock.yaml` (v6 to v8),
 and, where the lockfile does not record it (npm lockfile v1, Yarn, pnpm 9 without an
-allowlist, unless the nearest `packageManager` names pnpm 10 or later, which builds
-only allowlisted packages), `preinstall`/`install`/`postinstall` scripts or a
+allowlist, unless the nearest `packageManager` (or `devEngines.packageManager`) names
+pnpm 10 or later, which builds only allowlisted packages; a pnpm 9 lockfile looks the
+same for pnpm 9 and 10), `preinstall`/`install`/`postinstall` scripts or a
 `binding.gyp` (without `"gypfile": false`) in the installed `node_modules`. Bun runs
 only `trustedDependencies` and its own built-in default list: decided by the manager.
 Each must be allowlisted by the ecosystem's own setting (`lavamoat.allowScripts`, pnpm
