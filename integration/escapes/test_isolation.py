@@ -192,6 +192,26 @@ def test_dev_shm_shows_what_allow_read_and_cmd_need(run):
         subprocess.run(["rm", "-rf", str(shared), str(tools), str(victim)], check=False)
 
 
+def test_a_planted_git_file_shows_no_host_directory(run):
+    """A repository's `.git` file naming a host directory (`gitdir: /dev/shm/...`) made
+    ztsa bind it into the tree read-only, as it does a linked worktree's repository."""
+    if run.mode == "nouserns":
+        pytest.skip("no private /dev/shm without user namespaces (named by ztsa)")
+    target = Path(f"/dev/shm/ztsa-gitdir-{os.urandom(4).hex()}")
+    try:
+        target.mkdir()
+        os.chmod(target, 0o755)
+        (target / "HEAD").write_text("ref: refs/heads/main\n")
+        (target / "p").write_text("host data\n")
+        os.chmod(target / "p", 0o644)
+        (run.workspace / ".git").write_text(f"gitdir: {target}\n")
+        proc, _ = run("sh", "-c", f"cat {target}/p || echo unreadable")
+        assert "host data" not in proc.stdout and "unreadable" in proc.stdout, proc.stdout
+    finally:
+        (run.workspace / ".git").unlink(missing_ok=True)
+        subprocess.run(["rm", "-rf", str(target)], check=False)
+
+
 def _add_key(payload: bytes, keyring: int) -> int:
     libc = ctypes.CDLL(None, use_errno=True)
     return libc.syscall(248, b"user", b"ztsa-test-secret", payload, len(payload), keyring)

@@ -232,3 +232,31 @@ def test_a_workspace_that_is_a_linked_worktree_shows_its_repository(tmp_path):
     wt = str(tmp_path / "wt")
     shown = gitguard.outside_gitdirs(wt, gitlayout.find(wt))
     assert shown == [str(main / ".git" / "worktrees" / "wt"), str(main / ".git")]
+
+
+def test_a_planted_git_file_shows_nothing(tmp_path):
+    """A repository whose `.git` file names any directory (`gitdir: /dev/shm/x`,
+    `gitdir: ~/notes`) made ztsa show that directory to the tree. Only a linked worktree
+    whose gitdir names the workspace back, or a submodule's directory under a
+    superproject that holds the workspace, is shown."""
+    secret = tmp_path / "notes"
+    secret.mkdir()
+    (secret / "HEAD").write_text("ref: refs/heads/main\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").write_text(f"gitdir: {secret}\n")
+    assert gitguard.outside_gitdirs(str(ws), gitlayout.find(str(ws))) == []
+    # another worktree's git directory, whose gitdir names that worktree, not this one
+    main = tmp_path / "main"
+    git("init", "-q", str(main), cwd=tmp_path)
+    git("commit", "-q", "--allow-empty", "-m", "a", cwd=main)
+    git("worktree", "add", "-q", str(tmp_path / "other"), cwd=main)
+    (ws / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'other'}\n")
+    assert gitguard.outside_gitdirs(str(ws), gitlayout.find(str(ws))) == []
+    # a submodule's checkout inside its superproject: shown
+    sub = main / "lib" / "sub"
+    sub.mkdir(parents=True)
+    (main / ".git" / "modules" / "sub").mkdir(parents=True)
+    (sub / ".git").write_text("gitdir: ../../.git/modules/sub\n")
+    assert gitguard.outside_gitdirs(str(sub), gitlayout.find(str(sub))) == [
+        str(main / ".git" / "modules" / "sub")]

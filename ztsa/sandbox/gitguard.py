@@ -121,7 +121,8 @@ def outside_gitdirs(workspace: str, layout: gitlayout.Layout) -> list[str]:
     if top not in layout.gitfiles:
         return []
     target = gitlayout.gitfile_target(top)
-    if target is None or target.startswith(workspace + "/"):
+    if target is None or target.startswith(workspace + "/") or not _links_back(workspace,
+                                                                                target):
         return []
     out = [target]
     common = gitlayout.read_small(os.path.join(target, "commondir"))
@@ -129,6 +130,20 @@ def outside_gitdirs(workspace: str, layout: gitlayout.Layout) -> list[str]:
         out.append(os.path.normpath(os.path.join(
             target, common.decode("utf-8", "replace").strip())))
     return [p for p in out if os.path.isdir(p)]
+
+
+def _links_back(workspace: str, target: str) -> bool:
+    """Is target really this workspace's git directory, and not any directory a planted
+    `.git` file names (which ztsa would then show the tree): a linked worktree's, whose
+    `gitdir` file names the workspace's `.git` back, or a submodule's, under
+    `.git/modules/` of a superproject that holds the workspace."""
+    back = gitlayout.read_small(os.path.join(target, "gitdir"))
+    if back:
+        named = os.path.realpath(back.decode("utf-8", "replace").strip())
+        return named == os.path.realpath(os.path.join(workspace, ".git"))
+    real, ws = os.path.realpath(target), os.path.realpath(workspace)
+    head, sep, _ = real.partition("/.git/modules/")
+    return bool(sep) and (ws + "/").startswith(head + "/")
 
 
 def config_entries(data: bytes) -> list[tuple[str, str]] | None:
