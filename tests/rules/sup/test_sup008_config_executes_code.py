@@ -65,3 +65,21 @@ def test_pass_a_yarn_path_that_is_a_released_yarn(machine, monkeypatch):
     assert out.status is Status.FAIL and out.evidence[0].detail.startswith("yarnPath"), out
     machine.ws(".yarnrc.yml", "yarnPath: ../elsewhere/yarn.cjs\n")
     assert machine.run("SUP008").status is Status.FAIL
+
+
+def test_fail_yarn_settings_in_the_old_syntax(machine):
+    """Yarn reads a `.yarnrc.yml` headed `# yarn lockfile v1` with its old parser, where
+    YAML sees one string: `yarnPath ".yarn/evil.cjs"` ran the file and SUP008 passed
+    (found by helper-21, confirmed with Yarn 4.17.0). Yarn 1's `.yarnrc` `yarn-path`
+    runs its file the same way."""
+    machine.ws(".yarnrc.yml", '# yarn lockfile v1\nyarnPath ".yarn/evil.cjs"\n'
+               'plugins ".yarn/p.cjs"\n')
+    out = machine.run("SUP008")
+    assert out.status is Status.FAIL, out
+    assert sorted(e.detail.split(" ")[0] for e in out.evidence) == ["plugins", "yarnPath"]
+    (machine.workspace / ".yarnrc.yml").unlink()
+    machine.ws(".yarnrc", '# comment\nyarn-path ".yarn/releases/yarn-1.22.19.cjs"\n')
+    out = machine.run("SUP008")
+    assert out.status is Status.FAIL and out.evidence[0].detail.startswith("yarn-path"), out
+    machine.ws(".yarnrc", 'registry "https://registry.yarnpkg.com"\n')
+    assert machine.run("SUP008").status is Status.PASS

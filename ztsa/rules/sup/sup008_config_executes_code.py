@@ -4,7 +4,8 @@
 Project configuration that makes the package manager run a program of the
 repository's choosing: `.npmrc` `script-shell`, `node-options`, `shell` and `git`;
 `.yarnrc.yml` `yarnPath` (unless its file is a released Yarn, byte for byte, by
-SHA-256) and `plugins`; a `.pnpmfile.cjs` or `.pnpmfile.mjs`;
+SHA-256) and `plugins` (in YAML, or in the old syntax Yarn reads a file headed `# yarn
+lockfile v1` with), and a classic `.yarnrc`'s `yarn-path`; a `.pnpmfile.cjs` or `.pnpmfile.mjs`;
 `.cargo/config.toml` `rustc-wrapper`, `rustc-workspace-wrapper`, a `[target.*]`
 `runner` or `linker` that is a program of the checkout (a relative path) or a shell or
 interpreter (a bare toolchain name, `aarch64-linux-gnu-gcc`, is the system's), and
@@ -29,6 +30,7 @@ import posixpath
 
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.project import load, matching, named
@@ -84,6 +86,23 @@ def _cargo(ctx: Context, f: Findings, rel: str) -> None:
         f.fail("[env] sets " + ", ".join(risky)[:100], path=rel, line=line_of(text, "[env]"))
 
 
+LEGACY_SYML = LazyRe(r"^(?:#.*\r?\n)*?#\s+yarn\s+lockfile\s+v1\r?\n")
+SYML_LINE = LazyRe(r'^"?([A-Za-z0-9_.@/-]+)"?(?:\s*:\s*|\s+)"?(.*?)"?\s*$')
+
+
+def _legacy_syml(text: str) -> dict[str, str]:
+    """The top-level `key value` / `key "value"` lines of Yarn's old configuration syntax
+    (classic `.yarnrc`, a `.yarnrc.yml` headed `# yarn lockfile v1`)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line or line[0] in " \t#":
+            continue
+        m = SYML_LINE.match(line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
 def _released_yarn(ctx: Context, rel: str, yarn_path: str) -> bool:
     """Is the file yarnPath names (beside the .yarnrc.yml rel) a released Yarn, byte for
     byte (ztsa.manifests.yarn_releases)?"""
@@ -108,13 +127,23 @@ def check(ctx: Context) -> Outcome:
             if key in NPMRC_KEYS:
                 f.fail(f"{key} = {value[:80]}", path=rel, line=line)
     for rel in named(ctx, ".yarnrc.yml"):
-        doc: Any = f.attempt(load, ctx, rel, load_yaml, MAX_MANIFEST_BYTES)
-        text = (ctx.ws_text(rel, MAX_MANIFEST_BYTES) or "") if doc is not None else ""
+        read: str | None = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
+        text = read or ""
+        # Yarn reads a file headed `# yarn lockfile v1` with its old parser (`key "value"`
+        # lines), which YAML reads as one string
+        doc: Any = _legacy_syml(text) if LEGACY_SYML.match(text) else f.attempt(
+            load, ctx, rel, load_yaml, MAX_MANIFEST_BYTES)
         if isinstance(doc, dict) and doc.get("yarnPath") and not f.attempt(
                 _released_yarn, ctx, rel, str(doc["yarnPath"])):
             f.fail(f"yarnPath runs {doc['yarnPath']}", path=rel, line=line_of(text, "yarnPath"))
         if isinstance(doc, dict) and doc.get("plugins"):
             f.fail("plugins load code into Yarn", path=rel, line=line_of(text, "plugins"))
+    for rel in named(ctx, ".yarnrc"):  # Yarn 1 runs the file yarn-path names instead
+        read = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
+        text = read or ""
+        found = _legacy_syml(text).get("yarn-path")
+        if found:
+            f.fail(f"yarn-path runs {found}", path=rel, line=line_of(text, "yarn-path"))
     for rel in named(ctx, ".pnpmfile.cjs", ".pnpmfile.mjs"):
         f.fail(f"{posixpath.basename(rel)} hooks every pnpm install", path=rel)
     for rel in matching(ctx, lambda p: p.endswith((".cargo/config.toml", ".cargo/config"))):
