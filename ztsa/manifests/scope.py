@@ -76,6 +76,11 @@ def _members(ctx: Context, eco: str = "") -> list[str]:
     from ztsa.manifests.python import parse_pyproject
 
     attempt("package.json", parse_package_json, lambda pj: pj.workspaces, "js")
+    # what the root depends on by path is built and installed with it
+    attempt("package.json", parse_package_json, lambda pj: [
+        spec.split(":", 1)[1] for _f, _n, spec in pj.deps()
+        if spec.startswith(("file:", "link:"))], "js")
+    attempt("Cargo.toml", parse_cargo_toml, _cargo_paths, "cargo")
     attempt("pnpm-workspace.yaml", load_yaml,
             lambda doc: doc.get("packages") if isinstance(doc, dict) else None, "js")
     attempt("Cargo.toml", parse_cargo_toml,
@@ -85,6 +90,27 @@ def _members(ctx: Context, eco: str = "") -> list[str]:
             lambda pp: pp.table("tool", "uv", "workspace", "members"), "python")
     ctx.cache[key] = tuple(globs)
     return globs
+
+
+def _cargo_paths(ct: Any) -> list[str]:
+    """The `path` of every dependency of the root Cargo.toml (its [dependencies],
+    [build-dependencies], [dev-dependencies], target tables and
+    [workspace.dependencies])."""
+    out: list[str] = []
+    data = ct.data if isinstance(ct.data, dict) else {}
+    tables = [data.get(k) for k in ("dependencies", "build-dependencies", "dev-dependencies")]
+    ws = data.get("workspace")
+    tables.append(ws.get("dependencies") if isinstance(ws, dict) else None)
+    targets = data.get("target")
+    for t in targets.values() if isinstance(targets, dict) else ():
+        if isinstance(t, dict):
+            tables += [t.get(k) for k in ("dependencies", "build-dependencies",
+                                          "dev-dependencies")]
+    for table in tables:
+        for spec in table.values() if isinstance(table, dict) else ():
+            if isinstance(spec, dict) and isinstance(spec.get("path"), str):
+                out.append(posixpath.normpath(spec["path"]))
+    return out
 
 
 ROOT_PYTHON = ("pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "uv.lock", "poetry.lock",
@@ -99,6 +125,8 @@ def _python_beside_js(ctx: Context) -> bool:
     from ztsa.walk import all_files
 
     found = ctx.ws_exists("package.json") and not any(ctx.ws_exists(n) for n in ROOT_PYTHON)
+    if found:
+        found = not _root_install_runs_python(ctx)
     if found:
         try:
             found = not any("/" not in p and p.startswith("requirements") and
@@ -164,15 +192,44 @@ AGENT_CONFIG = frozenset({".claude", ".codex", ".gemini", ".cursor", ".windsurf"
                           ".roo", ".kiro", ".clinerules", ".cline", ".agents"})
 
 
+PY_INSTALLER = (r"\bpip3?\b[^\n]{0,40}\binstall\b|\buv\b[^\n]{0,20}\b(?:sync|pip)\b|"
+                r"\b(?:poetry|pdm)\b[^\n]{0,20}\b(?:install|sync)\b|\bpipenv\b|"
+                r"\bconda\b[^\n]{0,20}\binstall\b|\bsetup\.py\b[^\n]{0,20}\b(?:install|develop)\b")
+LOCAL_FILE = r"(?<![\w/.-])(?:\./)?([\w.-]+(?:/[\w.-]+)*\.(?:[cm]?js|ts|sh|py))\b"
+
+
+def _root_install_runs_python(ctx: Context) -> bool:
+    """Does the root package.json's install (its install hooks, the scripts they run by
+    name, and the repository files those run) install Python packages? Then every Python
+    project below may be what it installs. Unreadable: yes."""
+    import re
+
+    from ztsa.findings import Findings
+    from ztsa.rules.sup.sup004_root_hooks_lotl import install_hooks
+
+    f = Findings()
+    texts = [cmd for rel, _hook, cmd, _line in install_hooks(ctx, f) if rel == "package.json"]
+    if f.errors:
+        return True
+    for cmd in list(texts):
+        for path in re.findall(LOCAL_FILE, cmd):
+            if ctx.ws_exists(path):
+                try:
+                    texts.append(ctx.ws_text(path, MAX_MANIFEST_BYTES) or "")
+                except ProbeError:
+                    return True
+    return any(re.search(PY_INSTALLER, t) for t in texts)
+
+
 def in_play(ctx: Context, rel: str) -> bool:
     """Is the file rel part of what the root installs, builds or tests? Only a workspace
     of its own ecosystem can list it (pnpm's `examples/*` installs no requirements.txt
     there), and a Python file only in a member's own directory (a requirements.txt
     deeper in a uv member is not what `uv sync` installs)."""
     d = posixpath.dirname(rel)
-    if d.split("/")[0] in AGENT_CONFIG:
-        return False
     eco = ecosystem(rel)
+    if d.split("/")[0] in AGENT_CONFIG:
+        return _listed(ctx, d, eco, exact=eco == "python")
     elsewhere = ELSEWHERE | TESTS if eco in ("js", "cargo") else ELSEWHERE
     # a JS or Cargo project of its own beside a root workspace of the same ecosystem
     # that does not list it: not what the root's install builds (cline's evals/),
@@ -188,11 +245,15 @@ def in_play(ctx: Context, rel: str) -> bool:
         return False
     if not separate and not any(part.lower() in elsewhere for part in d.split("/") if part):
         return True
-    import fnmatch  # only for a path in such a directory
-
     # a glob's * crosses no / for a Python file (the member's directory only) or a
     # separate project (a project nested in a member is its own)
-    exact = eco == "python" or separate
+    return _listed(ctx, d, eco, exact=eco == "python" or separate)
+
+
+def _listed(ctx: Context, d: str, eco: str, exact: bool) -> bool:
+    """Does a root workspace of ecosystem eco (or a root path dependency) list d?"""
+    import fnmatch  # only for a path in such a directory
+
     return any((fnmatch.fnmatchcase(d, g) and (not exact or d.count("/") == g.count("/")))
                or d == g or (not exact and d.startswith(g + "/"))
                for g in _members(ctx, eco) if g and not g.startswith("!"))

