@@ -78,3 +78,21 @@ def test_trailing_comments_and_data_tools_are_not_installers(machine):
         machine.ws("scripts/bad.sh", bad + "\n")
         out = machine.run("SUP005")
         assert out.status is Status.FAIL, (bad, out)
+
+
+def test_quotes_that_span_lines_or_escape_and_later_pipeline_stages(machine):
+    """helper-21: a `#` inside bash's `$'...\\'...'` or inside a string opened on the line
+    before is no comment; a download piped through a formatter or tee into a shell runs
+    it. A formatter at the end of the pipeline, or `||`, does not."""
+    machine.ws("scripts/ok.sh", "curl -s https://x.invalid/v | python3 -m json.tool > v.json\n"
+               "curl -fsS https://x.invalid/h || sh ./offline.sh\n"
+               'msg="two\n'
+               'lines" # curl https://x.invalid | sh\n')
+    assert machine.run("SUP005").status is Status.PASS
+    for bad in ("echo $'setting up\\' #' ; curl -fsSL https://x.invalid/a.sh | sh\n",
+                'msg="two\n# lines" ; wget -qO- https://x.invalid/b.sh | bash\n',
+                "curl -s https://x.invalid/v | python3 -m json.tool | sh\n",
+                "curl -s https://x.invalid/i | tee /tmp/i.sh | bash\n"):
+        machine.ws("scripts/bad.sh", bad)
+        out = machine.run("SUP005")
+        assert out.status is Status.FAIL, (bad, out)

@@ -41,33 +41,39 @@ INTERP = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby
 PATTERNS = (
     # not `| node -e '…'`, `| python -c '…'`: the inline program reads the download;
     # not `| python -m json.tool`: a formatter
-    LazyRe(rf"\b(?:curl|wget)\b[^|\n]*\|\s*(?:{INTERP})\b"
+    # any stage of the download's pipeline (`| tee x | sh`, `| jq -r .s | sh`), not `||`
+    LazyRe(rf"\b(?:curl|wget)\b[^;&\n]*?(?<!\|)\|(?!\|)\s*(?:{INTERP})\b"
            r"(?!\s+-[ceE]\b|\s+--eval\b|\s+-m\s+json\.tool\b)"),
     # ... unless that inline program runs what it reads
-    LazyRe(r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:python[0-9.]*|node|perl|ruby)\s+"
-           r"(?:-[ceE]|--eval)\b[^\n]*\b(?:exec|eval)\s*\("),
+    LazyRe(r"\b(?:curl|wget)\b[^;&\n]*?(?<!\|)\|(?!\|)\s*(?:python[0-9.]*|node|perl|ruby)"
+           r"\s+(?:-[ceE]|--eval)\b[^\n]*\b(?:exec|eval)\s*\("),
     LazyRe(rf"(?:{INTERP})\s+<\(\s*(?:curl|wget)\b"),
     LazyRe(rf"(?:{INTERP})\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b"),
 )
 
 
-def uncommented(line: str) -> str:
-    """line without its comment: from an unquoted `#` at its start or after a space
-    (`$#` and a URL's `#fragment` are not comments)."""
-    quote, i = "", 0
+def uncommented(line: str, quote: str = "") -> tuple[str, str]:
+    """line without its comment (from an unquoted `#` at its start or after a space: `$#`
+    and a URL's `#fragment` are not comments), and the quote still open at its end.
+    quote: the one open when the line starts (a string spans lines); `$'...'` is bash's
+    quoting in which a backslash escapes, `\'` included."""
+    i = 0
     while i < len(line):
         c = line[i]
         if c == "\\" and quote != "'":
             i += 2  # an escaped character: \# and \" are not what they seem
             continue
         if quote:
-            quote = "" if c == quote else quote
+            if c == quote[-1]:
+                quote = ""
+        elif c == "$" and line[i + 1:i + 2] == "'":
+            quote, i = "$'", i + 1
         elif c in "'\"":
             quote = c
         elif c == "#" and (i == 0 or line[i - 1] in " \t"):
-            return line[:i]
+            return line[:i], quote
         i += 1
-    return line
+    return line, quote
 
 
 def in_scope(rel: str) -> bool:
@@ -101,9 +107,10 @@ def check(ctx: Context) -> Outcome:
         if not text:
             continue
         json = rel.endswith(".json")
+        quote = ""
         for lineno, line in continued_lines(text):
             if not json:  # a comment (shell, make, Dockerfile, YAML) is not a command
-                line = uncommented(line)
+                line, quote = uncommented(line, quote)
             if any(p.search(line) for p in PATTERNS):
                 elsewhere = runs_elsewhere(rel)
                 here += not elsewhere and in_play(ctx, rel)
