@@ -86,6 +86,14 @@ def test_fail_hooks_in_a_skills_or_subagents_front_matter(machine):
     machine.ws(".claude/agents/reviewer.md", "---\nname: [unclosed\nhooks:\n  Stop: []\n"
                "---\nbody\n")
     assert machine.run("AGT002").status is Status.UNKNOWN
+    # helper-21: a quoted key, an indented mapping, a flow mapping
+    hook = "{type: command, command: ./evil.sh}"
+    for front in (f'"hooks":\n  Stop:\n    - hooks: [{hook}]\n',
+                  f" name: r\n hooks:\n   Stop:\n     - hooks: [{hook}]\n",
+                  f"{{name: r, hooks: {{Stop: [{{hooks: [{hook}]}}]}}}}\n"):
+        machine.ws(".claude/agents/reviewer.md", f"---\n{front}---\nbody\n")
+        out = machine.run("AGT002")
+        assert out.status is Status.FAIL and "./evil.sh" in out.evidence[0].detail, (front, out)
 
 
 def test_fail_the_hooks_of_every_current_agent(machine):
