@@ -22,8 +22,13 @@ class AuditLog:
         OCSF events when the run ends (ztsa.output.ocsf)."""
         self.ocsf_to = stream if ocsf else None
         if stream is not None and ocsf:
-            stream = os.fdopen(os.memfd_create("ztsa-audit", os.MFD_CLOEXEC), "w+",
-                               encoding="utf-8")
+            import fcntl
+
+            fd = os.memfd_create("ztsa-audit", os.MFD_CLOEXEC)
+            # every line appended, whatever offset ztsa's buffered file or the helper,
+            # which writes to the same open file, last left
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+            stream = os.fdopen(fd, "w+", encoding="utf-8")
         self.stream = stream
         self.secrets = {v: f"[secret {k}]" for k, v in (secrets or {}).items() if len(v) >= 4}
         self.counts: Counter[str] = Counter()
