@@ -1,18 +1,21 @@
 """Which projects of the workspace the root's install, build and test use.
 
 A manifest under an examples, fixtures, docs, templates or benchmarks directory (for JS
-and Rust projects, a test directory too) that no
-root workspace lists (npm/Yarn/Bun `workspaces`, `pnpm-workspace.yaml`, Cargo's
-`[workspace] members`, uv's `[tool.uv.workspace] members`) is elsewhere: a test
-fixture, a sample for readers, a template copied into someone else's project. So is a
-JS or Cargo project beside a root workspace of its ecosystem that does not list it (a
-separate project, judged when it is itself the workspace: `ztsa check DIR`). So is a
-Python project in a subdirectory of a JS repository whose root holds no Python project,
-unless the root's entry points or top-level documents name its directory (the root's
-install is npm's, and nothing tells anyone to install that Python: continue's sample
-folder and generated client, gemini-cli's services, playwright's doc-lint helper; a
-full-stack repository's `server/`, named by its README or Compose file, stays in play).
-Rules still report what they find there, as advisory (`Findings.outcome(scope=...)`)."""
+and Rust projects, a test directory too) that no root workspace lists (npm/Yarn/Bun
+`workspaces`, `pnpm-workspace.yaml`, Cargo's `[workspace] members`, uv's
+`[tool.uv.workspace] members`) is elsewhere: a test fixture, a sample for readers, a
+template copied into someone else's project. So is a JS or Cargo project beside a root
+workspace of its ecosystem that does not list it (a separate project, judged when it is
+itself the workspace: `ztsa check DIR`). What the root depends on by path (Cargo's
+`path`, npm's `file:` and `link:`) is listed like a member. A Python project in a
+subdirectory of a JS repository whose root holds no Python project and whose install
+hooks install no Python package is elsewhere, unless the root's entry points or
+top-level documents name its directory (continue's sample folder and generated client,
+gemini-cli's services, playwright's doc-lint helper; a full-stack repository's
+`server/`, named by its README or Compose file, stays in play). So is a manifest in an
+agent's own directory (`.claude/hooks/setup.py`) that no workspace lists: what the agent
+runs there, the AGT rules judge. Rules still report what they find elsewhere, as
+advisory (`Findings.outcome(scope=...)`)."""
 
 from __future__ import annotations
 
@@ -93,24 +96,9 @@ def _members(ctx: Context, eco: str = "") -> list[str]:
 
 
 def _cargo_paths(ct: Any) -> list[str]:
-    """The `path` of every dependency of the root Cargo.toml (its [dependencies],
-    [build-dependencies], [dev-dependencies], target tables and
-    [workspace.dependencies])."""
-    out: list[str] = []
-    data = ct.data if isinstance(ct.data, dict) else {}
-    tables = [data.get(k) for k in ("dependencies", "build-dependencies", "dev-dependencies")]
-    ws = data.get("workspace")
-    tables.append(ws.get("dependencies") if isinstance(ws, dict) else None)
-    targets = data.get("target")
-    for t in targets.values() if isinstance(targets, dict) else ():
-        if isinstance(t, dict):
-            tables += [t.get(k) for k in ("dependencies", "build-dependencies",
-                                          "dev-dependencies")]
-    for table in tables:
-        for spec in table.values() if isinstance(table, dict) else ():
-            if isinstance(spec, dict) and isinstance(spec.get("path"), str):
-                out.append(posixpath.normpath(spec["path"]))
-    return out
+    """The `path` of every dependency of the root Cargo.toml, in any of its tables."""
+    return [posixpath.normpath(spec["path"]) for _table, _name, spec in ct.deps()
+            if isinstance(spec, dict) and isinstance(spec.get("path"), str)]
 
 
 ROOT_PYTHON = ("pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "uv.lock", "poetry.lock",
@@ -205,7 +193,7 @@ def _root_install_runs_python(ctx: Context) -> bool:
     import re
 
     from ztsa.findings import Findings
-    from ztsa.rules.sup.sup004_root_hooks_lotl import install_hooks
+    from ztsa.manifests.scripts import install_hooks
 
     f = Findings()
     texts = [cmd for rel, _hook, cmd, _line in install_hooks(ctx, f) if rel == "package.json"]

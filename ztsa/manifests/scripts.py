@@ -1,4 +1,5 @@
-"""Which dependencies run install scripts, and who allowed them (SUP003, SUP016)."""
+"""Which dependencies run install scripts, and who allowed them (SUP003, SUP016); the
+install hooks of the workspace's own package.json files (SUP004, SUP017, scope)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import re
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.host import ProbeError
+from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
 from ztsa.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from ztsa.manifests.npm import PackageJson
@@ -353,3 +356,36 @@ def how_to_allow(s: Scripted) -> str:
         "yarn": f'"dependenciesMeta": {{"{s.name}": {{"built": true}}}} in package.json',
         "bun": f'"trustedDependencies": ["{s.name}"] in package.json',
     }[s.manager]
+
+
+HOOKS = ("preinstall", "install", "postinstall", "prepare")
+# a script of the same package.json run by name; yarn's and pnpm's bare `yarn X` too
+RUNS_SCRIPT = LazyRe(r"(?:^|[\s;&|(])(?:(?:npm|pnpm|bun)\s+(?:run|run-script)|yarn(?:\s+run)?|"
+                     r"pnpm)\s+(?:--?[\w-]+\s+)*(?P<name>[\w:.-]+)")
+
+
+def install_hooks(ctx: Context, f: Findings) -> Iterator[tuple[str, str, str, int | None]]:
+    """(package.json, hook, its command, its line) for the install hooks of every
+    package.json of the workspace outside node_modules, and for the scripts they run by
+    name ("postinstall -> setup", SUP004 and SUP017)."""
+    from ztsa.manifests.npm import parse_package_json  # lazily: start-up cost
+
+    for rel in named(ctx, "package.json"):
+        pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
+        if pj is None:
+            continue
+        scripts = pj.scripts
+        seen: set[str] = set()
+        todo = [(hook, hook) for hook in reversed(HOOKS) if scripts.get(hook)]
+        while todo:
+            name, how = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            cmd = scripts[name]
+            yield rel, how, cmd, pj.line(f'"{name}"')
+            called = [m.group("name") for m in RUNS_SCRIPT.finditer(cmd)]
+            for c in reversed(called):  # X with its preX and postX, as npm runs them
+                for s in (f"post{c}", c, f"pre{c}"):
+                    if s in scripts and s not in seen:
+                        todo.append((s, f"{how} -> {s}"))

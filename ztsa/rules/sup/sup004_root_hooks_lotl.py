@@ -22,51 +22,17 @@ network downloads from install hooks, and run them only from explicit commands.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.manifests import MAX_MANIFEST_BYTES
-from ztsa.manifests.project import load, named
 from ztsa.manifests.scope import in_play
+from ztsa.manifests.scripts import install_hooks
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 
-HOOKS = ("preinstall", "install", "postinstall", "prepare")
 TOOLS = LazyRe(
     r"(?:^|[\s;&|(`$])(?P<tool>(?:ba|z|da)?sh\s+-c|node\s+(?:-e|--eval|-p|--print)|"
     r"python[0-9.]*\s+-c|curl|wget|nc|ncat|netcat)(?=\s|$|['\"])")
-# a script of the same package.json run by name; yarn's and pnpm's bare `yarn X` too
-RUNS_SCRIPT = LazyRe(r"(?:^|[\s;&|(])(?:(?:npm|pnpm|bun)\s+(?:run|run-script)|yarn(?:\s+run)?|"
-                     r"pnpm)\s+(?:--?[\w-]+\s+)*(?P<name>[\w:.-]+)")
-
-
-def install_hooks(ctx: Context, f: Findings) -> Iterator[tuple[str, str, str, int | None]]:
-    """(package.json, hook, its command, its line) for the install hooks of every
-    package.json of the workspace outside node_modules, and for the scripts they run by
-    name ("postinstall -> setup", SUP004 and SUP017)."""
-    from ztsa.manifests.npm import parse_package_json  # lazily: start-up cost
-
-    for rel in named(ctx, "package.json"):
-        pj = f.attempt(load, ctx, rel, parse_package_json, MAX_MANIFEST_BYTES)
-        if pj is None:
-            continue
-        scripts = pj.scripts
-        seen: set[str] = set()
-        todo = [(hook, hook) for hook in reversed(HOOKS) if scripts.get(hook)]
-        while todo:
-            name, how = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            cmd = scripts[name]
-            yield rel, how, cmd, pj.line(f'"{name}"')
-            called = [m.group("name") for m in RUNS_SCRIPT.finditer(cmd)]
-            for c in reversed(called):  # X with its preX and postX, as npm runs them
-                for s in (f"post{c}", c, f"pre{c}"):
-                    if s in scripts and s not in seen:
-                        todo.append((s, f"{how} -> {s}"))
 
 
 @rule(id="SUP004", slug="root-hooks-lotl", severity=Severity.MEDIUM,

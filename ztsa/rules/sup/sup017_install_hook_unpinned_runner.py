@@ -62,7 +62,7 @@ def unpinned_runner(cmd: str) -> str | None:
 @rule(id="SUP017", slug="install-hook-unpinned-runner", severity=Severity.HIGH,
       title="Install hooks run a package fetched at no fixed version", actions="W/B/B")
 def check(ctx: Context) -> Outcome:
-    from ztsa.rules.sup.sup004_root_hooks_lotl import install_hooks
+    from ztsa.manifests.scripts import install_hooks
 
     f = Findings()
     for rel, hook, cmd, line in install_hooks(ctx, f):
