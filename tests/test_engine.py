@@ -59,3 +59,25 @@ def test_unknown_gating_rule_also_gives_the_whole_report(machine):
     fs005 = next(r for r in lazy.results if r.id == "FS005")
     assert fs005.status is Status.UNKNOWN and not lazy.passed
     assert _view(lazy) == _view(full)
+
+
+def test_a_block_the_verdict_clears_runs_no_warnings(machine):
+    """`ztsa exec` as root under untrusted: ENV001 fails and the confinement handles it.
+    The verdict (waivers, handled findings) decides whether the rest must run."""
+    machine.ws(".npmrc", f"//registry.npmjs.org/:_authToken={NPM_TOKEN}\n")  # FS005 blocks
+    machine.ws("package.json", '{"name": "app", "dependencies": {"x": "1"}}\n')
+    _no_agent_above(machine)
+
+    def clear_fs005(results):
+        return tuple(r._replace(status=Status.HANDLED) if r.id == "FS005" else r
+                     for r in results)
+
+    lazy = run(machine.context(Profile.REPO), warnings_if_blocked=True, verdict=clear_fs005)
+    gating = sorted(r.id for r in load_rules().values()
+                    if r.action(Profile.REPO) is Action.BLOCK)
+    # nothing of SUP001's warning: only the gating phase ran, its results not rewritten
+    assert [r.id for r in lazy.results] == gating
+    assert next(r for r in lazy.results if r.id == "FS005").status is Status.FAIL
+    # a verdict that leaves the block gives the whole report, as before
+    whole = run(machine.context(Profile.REPO), warnings_if_blocked=True, verdict=lambda r: r)
+    assert any(r.id == "SUP001" for r in whole.results) and not whole.passed

@@ -397,16 +397,18 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
         waived = tiers.waivers(tiers.load(os.path.abspath(path), args.profile))
     except tiers.PolicyFileError as exc:
         raise UsageError(str(exc)) from None
-    # a waived blocking rule must still run in exec's first phase: warnings_if_blocked
-    # only decides which warnings are shown
-    report = run(ctx, warnings_if_blocked=only_on_failure
-                 and not any(r.blocks for r in extra))
-    if waived:
-        from ztsa import waivers
+    def verdict(results: tuple[Any, ...]) -> tuple[Any, ...]:
+        if waived:
+            from ztsa import waivers
 
-        report = report._replace(results=waivers.apply(report.results, waived, path))
-    if judge is not None:
-        report = report._replace(results=judge(report.results))
+            results = waivers.apply(results, waived, path)
+        return judge(results) if judge is not None else results
+
+    # a waived or handled blocking rule still runs in exec's first phase: the warnings
+    # run only when the first phase blocks once they are applied
+    report = run(ctx, warnings_if_blocked=only_on_failure
+                 and not any(r.blocks for r in extra), verdict=verdict)
+    report = report._replace(results=verdict(report.results))
     if extra:
         report = report._replace(results=report.results + extra)
     if only_on_failure and report.passed:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from collections.abc import Callable
 
 from ztsa import __version__
 from ztsa.context import Context
@@ -25,26 +26,30 @@ def evaluate(rule: Rule, ctx: Context) -> Outcome:
     return outcome
 
 
-def run(ctx: Context, only: set[str] | None = None, *, warnings_if_blocked: bool = False) \
-        -> Report:
+def run(ctx: Context, only: set[str] | None = None, *, warnings_if_blocked: bool = False,
+        verdict: Callable[[tuple[Result, ...]], tuple[Result, ...]] | None = None) -> Report:
     """Run the profile's rules. warnings_if_blocked, for a caller that shows the report
     only when the gate fails (`ztsa exec`): the rules that can block run first, and the
     others, whose results can only be warnings, run only if one of them blocks, so that
     a report that is shown is always whole. A passing report then holds the gating
-    rules alone; its verdict is the same, since no warning can fail a gate."""
+    rules alone; its verdict is the same, since no warning can fail a gate.
+    verdict: how the caller will rewrite the results before judging them (waivers,
+    `ztsa exec`'s handled findings); a gating phase that blocks only before it is a
+    pass. The results returned are not rewritten."""
     # The audit builds hundreds of thousands of small objects (a 3,000-package lockfile is
     # 40,000 YAML nodes) and frees them by reference counting; the cycle collector would
     # rescan them dozens of times for nothing, so it waits.
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return _run(ctx, only, warnings_if_blocked)
+        return _run(ctx, only, warnings_if_blocked, verdict)
     finally:
         if gc_was_on:
             gc.enable()
 
 
-def _run(ctx: Context, only: set[str] | None, warnings_if_blocked: bool) -> Report:
+def _run(ctx: Context, only: set[str] | None, warnings_if_blocked: bool,
+         verdict: Callable[[tuple[Result, ...]], tuple[Result, ...]] | None) -> Report:
     results: list[Result] = []
     not_run: list[NotRun] = []
 
@@ -62,7 +67,8 @@ def _run(ctx: Context, only: set[str] | None, warnings_if_blocked: bool) -> Repo
     try:
         if first is not None:
             _run_phase(ctx, first, results, not_run)
-        if first is not None and not any(r.blocks for r in results):
+        judged = verdict(tuple(results)) if verdict is not None else results
+        if first is not None and not any(r.blocks for r in judged):
             active = first  # the gate passed: the rest could only warn, and is not shown
         else:
             active = [r for r in load_rules().values() if wanted(r)]
