@@ -491,6 +491,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
     if not args.command:
         raise UsageError("exec needs a command after --: ztsa exec [OPTIONS] -- CMD [ARG...]")
+    from ztsa.sandbox import cgroup
+
+    cgroup.prewarm()  # the tree's cgroup, entered after the gate, then costs no wait
     from ztsa import tiers
 
     try:  # the policy files' entries join the flags; what a tier forbids is refused

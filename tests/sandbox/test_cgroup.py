@@ -103,18 +103,33 @@ def test_a_real_group_refuses_forks_at_the_process_total():
 
 
 def test_the_warm_up_moves_nothing_and_the_child_still_enters():
-    """make() moves ztsa into its own cgroup in a thread (so that the child's move need
-    not wait for an RCU grace period): ztsa stays where it was, the child lands in the
-    group."""
+    """prewarm() (and make()) move ztsa into its own cgroup in a thread, again and again
+    (so that the child's move need not wait for an RCU grace period): ztsa stays where
+    it was, the child lands in the group, and the thread ends at the child's entry."""
+    import _thread
+    import time
+
     with open("/proc/self/cgroup") as f:
         before = f.read()
+    time.sleep(0.02)  # an earlier test's warm-up thread has seen its stop
+    threads = _thread._count()
+    cgroup.prewarm()
     group = _group_or_skip(64, 0)
     try:
+        time.sleep(0.05)  # the thread runs (and moves go on meanwhile)
+        assert _thread._count() == threads + 1  # make() started no second one
+        with open("/proc/self/cgroup") as f:
+            assert f.read() == before
         done = _in_group(group, "print(open('/proc/self/cgroup').read())")
         assert any(line.endswith("/" + os.path.basename(group.dirs[0]))
                    for line in done.stdout.splitlines()), done.stdout
         with open("/proc/self/cgroup") as f:
             assert f.read() == before
+        for _ in range(100):
+            if _thread._count() == threads:
+                break
+            time.sleep(0.01)
+        assert _thread._count() == threads
     finally:
         cgroup.remove(group)
 

@@ -165,7 +165,7 @@ def make(run_id: str, max_procs: int, max_memory: int,
                 except OSError as e:
                     remove(made)
                     return None, f"cannot set the limits of {group}: {e.strerror}"
-                _warm(made)
+                prewarm(proc)
                 return made, ""
         elif not v1_bases:
             why = (f"ztsa's cgroup {v2_path} does not hand the memory and pids controllers "
@@ -186,40 +186,71 @@ def make(run_id: str, max_procs: int, max_memory: int,
         except OSError as e:
             remove(made)
             return None, f"cannot set the limits of the tree's cgroup: {e.strerror}"
-        _warm(made)
+        prewarm(proc)
         return made, ""
     return None, why
 
 
-_warming: list[_thread.LockType] = []  # the lock a warm-up thread holds until its move is done
+class _Warmth:
+    """The keep-warm thread's state: `first` is held until its first move is done, and
+    `stop` asks it to end."""
+
+    def __init__(self) -> None:
+        self.first = _thread.allocate_lock()
+        self.first.acquire()
+        self.stop = False
 
 
-def _warm(group: Group) -> None:
-    """Move ztsa into the cgroup it is in already (nothing changes; a refusal is
-    harmless), in a thread, while the run is planned and spawned. A move waits for an
-    RCU grace period unless another move has just happened, so the child's move in
-    `enter`, a few milliseconds later, no longer waits for one."""
-    done = _thread.allocate_lock()
-    done.acquire()
-    own = os.path.join(os.path.dirname(group.dirs[0]), "cgroup.procs")
+_warmth: list[_Warmth] = []  # the keep-warm thread of this process, once started
 
-    def move() -> None:
+KEEP_WARM_S = 5.0  # the longest a run's planning keeps the moves warm
+
+
+def prewarm(proc: str = "/proc") -> None:
+    """Keep cgroup moves fast until the child's `enter`. A move waits for an RCU grace
+    period, unless another move happened within about one grace period before: a thread
+    moves ztsa into the cgroup it is already in (nothing changes; a refusal ends it), at
+    once and then every 2 ms, while the gate runs and the run is planned and spawned.
+    Started as `ztsa exec` begins, so that the first, slow move is over before the fork;
+    a call while one keeps them warm does nothing; `enter` ends it."""
+    if _warmth and not _warmth[-1].stop:
+        return
+    try:
+        _, v2, v1 = _bases(proc)
+    except OSError:
+        return
+    target = v2 or v1.get("memory") or v1.get("pids")
+    if not target:
+        return
+    own = os.path.join(target, "cgroup.procs")
+    warmth = _Warmth()
+    _warmth[:] = [warmth]
+
+    def keep() -> None:
+        import time
+
+        until = time.monotonic() + KEEP_WARM_S
         try:
             _write(own, str(os.getpid()))
         except OSError:
-            pass
+            return
         finally:
-            done.release()
+            warmth.first.release()  # only this thread releases it, once
+        while not warmth.stop and time.monotonic() < until:
+            time.sleep(0.002)
+            try:
+                _write(own, str(os.getpid()))
+            except OSError:
+                return
 
-    _thread.start_new_thread(move, ())
-    _warming.append(done)
+    _thread.start_new_thread(keep, ())
 
 
 def enter(group: Group, pid: int) -> None:
     """Put process pid (not yet running anything of the tree's) in the group."""
-    while _warming:
-        lock = _warming.pop()
-        lock.acquire()
+    for warmth in _warmth:
+        with warmth.first:  # its first move is over: this one needs no grace period
+            warmth.stop = True
     for d in group.dirs:
         _write(os.path.join(d, "cgroup.procs"), str(pid))
 
