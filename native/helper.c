@@ -312,12 +312,13 @@ static int may_block(const struct stat *st) {
    OP_CREATE, or REPLY_ELSEWHERE when an opener child answers. */
 static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned int mode,
                  unsigned long long dev, const char *p1, const char *p2, int fd1, int fd2,
-                 int own, struct reply *out, int *denied) {
+                 int own, struct reply *out, int *denied, int *made) {
     char name1[256], name2[256];
     int slash1 = 0, slash2 = 0, par1 = -1, par2 = -1, r = 0, err = 0;
     const char *n1 = name1; /* the name relative to dir1 */
     int dir1 = -1;          /* par1, or the caller's fd1 when no parent was opened */
     *denied = 0;
+    *made = 0;
     int empty_link = op == OP_LINK && (flags & AT_EMPTY_PATH) && *p1 == 0;
     if (own || (op == OP_CREATE && !creation_protected_name(p1))) {
         /* a last component that no protected path has cannot make one: the kernel
@@ -430,6 +431,7 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
             err = errno;
         else
             *out = (struct reply){REPLY_FD, 0, fd};
+        *made = fd >= 0 && !exists && !in_child;
         if (in_child) {
             answer(req, fd < 0 ? (struct reply){REPLY_RESULT, -err, -1} : *out);
             _exit(0);
@@ -1332,10 +1334,25 @@ static struct reply decide(const struct seccomp_notif *req) {
                              : call->nr == ZTSA_NR_mknodat ? a[3]
                                                            : 0;
     struct reply out = RESULT(0);
+    int made = 0;
     err = fs_op(req, call->op, flags, mode, dev, p1, p2, fd1, fd2 >= 0 ? fd2 : fd1, own, &out,
-                &denied);
+                &denied, &made);
     close_dirfd(fd1);
     close_dirfd(fd2);
+    if (made && out.kind == REPLY_FD && !own && creation_may_continue() &&
+        !(flags & (O_EXCL | O_DIRECTORY)) && (flags & O_TMPFILE) != O_TMPFILE) {
+        /* the helper made the file (a name its checks allow); the caller's kernel opens
+           it, now existing, with the caller's flags: an ADDFD reply costs a wake-up of the
+           caller on another CPU, a CONTINUE does not. A path rewritten meanwhile reaches
+           only what CMD's second ruleset lets the tree make or open itself, as for every
+           CONTINUE'd creation (creation.c) */
+        struct stat st;
+        int regular = fstat(out.fd, &st) == 0 && S_ISREG(st.st_mode);
+        if (regular) {
+            close(out.fd);
+            return CONTINUE;
+        }
+    }
     if (denied) {
         log_denial(pid, call->name, p1, call->op == OP_SYMLINK ? "" : p2,
                    denied == 2   ? "a /proc file the helper would open as itself"

@@ -179,6 +179,7 @@ int netns_enter(int socks[ZTSA_NET_SOCKS]);
    -1 entries absent (NULL: no second ruleset), read before they are closed. */
 void creation_init(const struct ztsa_plan *plan, int root, int proc, const int *make_fds);
 int creation_in_caller(pid_t pid, long long dirfd, const char *path);
+int creation_may_continue(void);
 int creation_protected_name(const char *path);
 void creation_forget(void);
 

@@ -162,6 +162,20 @@ def test_a_name_flipped_from_a_subdirectory_to_the_top_is_never_created(
     assert not os.path.lexists(run.workspace / protected)
 
 
+def test_a_name_flipped_from_a_directory_made_in_the_run_is_never_created(run, progs):
+    """In a directory the tree made during the run, CMD's second ruleset has no rule, so
+    the helper makes the file, then lets the caller's kernel open it, existing (no ADDFD
+    wake-up): a thread rewriting the path in between must meet a kernel that refuses
+    the protected name at the top level. The allowed files are whole and writable."""
+    code = (f"mkdir mk && {progs / 'nameflip'} open-new mk/abc.md AGENTS.md 5000 && "
+            "echo content > mk/new.txt && cat mk/new.txt")
+    proc, _ = run("/bin/sh", "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    count, text = proc.stdout.split()
+    assert int(count) > 0 and text == "content"
+    assert not os.path.lexists(run.workspace / "AGENTS.md")
+
+
 @pytest.mark.parametrize("layout", ["plain", "in-a-writable-root", "no-second-ruleset"])
 def test_a_unix_socket_cannot_take_an_agent_files_name(run, layout):
     """bind() makes a name: the kernel refuses the tree's own where protected paths live

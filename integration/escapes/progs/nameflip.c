@@ -1,6 +1,6 @@
 /* A thread flips a path buffer between an allowed name and a protected one while the
    main thread creates through it in a loop: ./nameflip OP ALLOWED PROTECTED N
-   OP: open (O_CREAT), mkdir, rename (rename a fresh file onto the buffer's name) or
+   OP: open (O_CREAT), open-new (the same, the file removed each time), mkdir, rename (rename a fresh file onto the buffer's name) or
    symlink. Prints how many calls succeeded. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -37,11 +37,13 @@ int main(int argc, char **argv) {
     pthread_t t;
     pthread_create(&t, NULL, flipper, NULL);
     for (int i = 0; i < n; i++) {
-        if (!strcmp(op, "open")) {
+        if (!strcmp(op, "open") || !strcmp(op, "open-new")) {
             int fd = open(path, O_CREAT | O_WRONLY, 0644);
             if (fd >= 0) {
                 ok++;
                 close(fd);
+                if (op[4])
+                    unlink(names[0]); /* each open makes a new file */
             }
         } else if (!strcmp(op, "mkdir")) {
             if (mkdir(path, 0755) == 0) {
