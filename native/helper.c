@@ -1339,15 +1339,23 @@ static struct reply decide(const struct seccomp_notif *req) {
                 &denied, &made);
     close_dirfd(fd1);
     close_dirfd(fd2);
-    if (made && out.kind == REPLY_FD && !own && creation_may_continue() &&
+    if (made && !set_id && out.kind == REPLY_FD && !own && creation_may_continue() &&
         !(flags & (O_EXCL | O_DIRECTORY)) && (flags & O_TMPFILE) != O_TMPFILE) {
         /* the helper made the file (a name its checks allow); the caller's kernel opens
            it, now existing, with the caller's flags: an ADDFD reply costs a wake-up of the
            caller on another CPU, a CONTINUE does not. A path rewritten meanwhile reaches
            only what CMD's second ruleset lets the tree make or open itself, as for every
-           CONTINUE'd creation (creation.c) */
+           CONTINUE'd creation (creation.c). Never for a set-id mode: the caller's kernel
+           would create a rewritten path with the mode in the caller's registers, which
+           only the helper's copy has without those bits. Only when the file's mode lets
+           its owner open it so: opening an existing file checks what creating it did not
+           (0444 with O_RDWR) */
         struct stat st;
-        int regular = fstat(out.fd, &st) == 0 && S_ISREG(st.st_mode);
+        int acc = flags & O_ACCMODE;
+        unsigned int need = (acc == O_RDONLY ? 0400U : acc == O_WRONLY ? 0200U : 0600U) |
+                            (flags & O_TRUNC ? 0200U : 0U);
+        int regular = fstat(out.fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                      (st.st_mode & need) == need;
         if (regular) {
             close(out.fd);
             return CONTINUE;

@@ -176,6 +176,40 @@ def test_a_name_flipped_from_a_directory_made_in_the_run_is_never_created(run, p
     assert not os.path.lexists(run.workspace / "AGENTS.md")
 
 
+def test_a_set_id_mode_never_reaches_a_file_by_a_flipped_path(run, progs):
+    """The helper strips S_ISUID and S_ISGID from its own copy of the mode; the caller's
+    registers keep them. A creation the helper performs must never be handed to the
+    caller's kernel, which would make a path flipped to where the tree may make names
+    (src/, which existed at spawn) with the set-id bits (a way to root for a later
+    privileged write that keeps them)."""
+    (run.workspace / "src").mkdir()
+    os.chmod(run.workspace / "src", 0o777)
+    proc, _ = run(str(progs / "suidflip"), "abcdefgh", "src/evil", "20000", "6755")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0"
+    made = [p for p in (run.workspace / "src").iterdir()
+            if p.lstat().st_mode & (stat.S_ISUID | stat.S_ISGID)]
+    assert made == []
+
+
+def test_files_made_by_the_helper_open_as_a_creating_open_would(run):
+    """A creating open is not refused by the mode it gives the new file (0444 with
+    O_RDWR, 0 with O_WRONLY|O_TRUNC): in a directory made during the run, where the
+    helper creates, the open succeeds as it would bare, and leaves nothing else."""
+    code = ("import os\n"
+            "os.mkdir('mk')\n"
+            "for name, flags, mode in (('a', os.O_RDWR, 0o444),\n"
+            "                          ('b', os.O_WRONLY | os.O_TRUNC, 0),\n"
+            "                          ('c', os.O_RDONLY, 0o200)):\n"
+            "    os.close(os.open('mk/' + name, os.O_CREAT | flags, mode))\n"
+            "print(sorted(os.listdir('mk')))\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['a', 'b', 'c']"
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (run.workspace / "mk").iterdir()}
+    assert modes["a"] == 0o444 and modes["b"] == 0 and modes["c"] & 0o200
+
+
 @pytest.mark.parametrize("layout", ["plain", "in-a-writable-root", "no-second-ruleset"])
 def test_a_unix_socket_cannot_take_an_agent_files_name(run, layout):
     """bind() makes a name: the kernel refuses the tree's own where protected paths live
