@@ -36,7 +36,6 @@ static struct {
     int root;                     /* the workspace, O_PATH */
     int proc;                     /* the helper's /proc (host pids) */
     int cont;                     /* a second ruleset exists and opens may CONTINUE */
-    int ruleset;                  /* a second ruleset exists */
     struct stat *ids;             /* the make directories, as CMD's rules hold them */
     int n_ids;
     struct cover_slot cover[COVER_SLOTS];
@@ -48,7 +47,7 @@ void creation_init(const struct ztsa_plan *plan, int root, int proc, const int *
     C.root = root;
     C.proc = proc;
     C.cont = 0;
-    C.ruleset = 0;
+    C.ids = NULL;
     C.n_ids = 0;
     if (!make_fds)
         return; /* no second ruleset: every creation is the helper's */
@@ -59,7 +58,6 @@ void creation_init(const struct ztsa_plan *plan, int root, int proc, const int *
         if (make_fds[i] >= 0 && fstat(make_fds[i], &C.ids[C.n_ids]) == 0)
             C.n_ids++;
     C.cont = plan->cont;
-    C.ruleset = !plan->audit;
 }
 
 /* Is the last component of path (trailing slashes aside) a component of a protected
@@ -266,17 +264,17 @@ static int made_in_caller(pid_t pid, long long dirfd, const char *path) {
     return verdict;
 }
 
+/* May a file the helper made be opened by the caller's own kernel? Where the second
+   ruleset exists (C.ids): a path rewritten after the helper's checks then reaches only
+   what the tree's kernel lets it make or open. With a log too (the helper logs refusals,
+   and this creation was not refused); not under --audit-only, whose rules differ. */
+int creation_may_continue(void) {
+    return C.ids != NULL && !C.plan->audit;
+}
+
 /* An O_CREAT open the caller may perform itself (1), or one for the helper (0): its
    last name is none a protected path has, and the kernel would let the tree make a
    name in its directory, or the name exists (opening it makes none). */
-/* May a file the helper made be opened by the caller's own kernel? Where the second
-   ruleset exists: a path rewritten after the helper's checks then reaches only what the
-   tree's kernel lets it make or open. With a log too (the helper logs refusals, and
-   this creation was not refused); not under --audit-only, whose rules differ. */
-int creation_may_continue(void) {
-    return C.ruleset;
-}
-
 int creation_in_caller(pid_t pid, long long dirfd, const char *path) {
     return C.cont && !creation_protected_name(path) && made_in_caller(pid, dirfd, path);
 }

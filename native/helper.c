@@ -1354,9 +1354,9 @@ static struct reply decide(const struct seccomp_notif *req) {
         int acc = flags & O_ACCMODE;
         unsigned int need = (acc == O_RDONLY ? 0400U : acc == O_WRONLY ? 0200U : 0600U) |
                             (flags & O_TRUNC ? 0200U : 0U);
-        int regular = fstat(out.fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                      (st.st_mode & need) == need;
-        if (regular) {
+        int reopenable = fstat(out.fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                         (st.st_mode & need) == need;
+        if (reopenable) {
             close(out.fd);
             return CONTINUE;
         }

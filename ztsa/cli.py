@@ -397,6 +397,7 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
         waived = tiers.waivers(tiers.load(os.path.abspath(path), args.profile))
     except tiers.PolicyFileError as exc:
         raise UsageError(str(exc)) from None
+
     def verdict(results: tuple[Any, ...]) -> tuple[Any, ...]:
         if waived:
             from ztsa import waivers

@@ -184,7 +184,7 @@ def test_a_set_id_mode_never_reaches_a_file_by_a_flipped_path(run, progs):
     privileged write that keeps them)."""
     (run.workspace / "src").mkdir()
     os.chmod(run.workspace / "src", 0o777)
-    proc, _ = run(str(progs / "suidflip"), "abcdefgh", "src/evil", "20000", "6755")
+    proc, _ = run(str(progs / "nameflip"), "open-setid", "abcdefgh", "src/evil", "20000")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0"
     made = [p for p in (run.workspace / "src").iterdir()

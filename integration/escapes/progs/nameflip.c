@@ -1,7 +1,9 @@
 /* A thread flips a path buffer between an allowed name and a protected one while the
    main thread creates through it in a loop: ./nameflip OP ALLOWED PROTECTED N
-   OP: open (O_CREAT), open-new (the same, the file removed each time), mkdir, rename (rename a fresh file onto the buffer's name) or
-   symlink. Prints how many calls succeeded. */
+   OP: open (O_CREAT), open-new (the same, the file removed each time), mkdir, rename
+   (rename a fresh file onto the buffer's name) or symlink; prints how many calls
+   succeeded. open-setid: O_CREAT with mode 06755, both names removed each time; prints
+   how often PROTECTED came to exist with a set-id bit. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,6 +46,18 @@ int main(int argc, char **argv) {
                 close(fd);
                 if (op[4])
                     unlink(names[0]); /* each open makes a new file */
+            }
+        } else if (!strcmp(op, "open-setid")) {
+            /* a set-id mode; counts the times PROTECTED came to exist with a set-id bit */
+            int fd = open(path, O_CREAT | O_WRONLY, 06755);
+            if (fd >= 0)
+                close(fd);
+            unlink(names[0]);
+            struct stat st;
+            if (lstat(names[1], &st) == 0) {
+                if (st.st_mode & 06000)
+                    ok++;
+                unlink(names[1]);
             }
         } else if (!strcmp(op, "mkdir")) {
             if (mkdir(path, 0755) == 0) {
