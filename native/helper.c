@@ -1255,6 +1255,11 @@ static struct reply decide(const struct seccomp_notif *req) {
             !(req->data.args[at] & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC)))
             return CONTINUE; /* a read, sent here only to be judged */
     }
+    if ((req->data.nr == ZTSA_NR_open || req->data.nr == ZTSA_NR_openat) &&
+        (req->data.args[req->data.nr == ZTSA_NR_open ? 1 : 2] & O_PATH))
+        return CONTINUE; /* open and openat drop O_CREAT (and O_TRUNC) beside O_PATH: the
+                            kernel makes and writes nothing, and the flags are registers
+                            of the waiting caller, which no thread can rewrite */
     if (meta_call_name((int)req->data.nr) &&
         !((req->data.nr == ZTSA_NR_open || req->data.nr == ZTSA_NR_openat) &&
           (req->data.args[req->data.nr == ZTSA_NR_open ? 1 : 2] & O_CREAT))) {

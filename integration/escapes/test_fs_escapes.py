@@ -141,3 +141,28 @@ def test_real_home_credentials_unreadable_by_absolute_path(run, monkeypatch):
     lines = proc.stdout.splitlines()
     assert [line.rsplit(" ", 1)[0] for line in lines] == [f"denied {p}" for p in paths]
     assert all(line.endswith((" 2", " 13")) for line in lines)
+
+
+def test_an_o_path_open_with_o_creat_makes_nothing_as_bare(run, outside):
+    """open and openat drop O_CREAT beside O_PATH: bare, a missing name is ENOENT and an
+    existing one opens. Under ztsa the same, inside the workspace, in a directory made
+    during the run and outside, and nothing is made anywhere."""
+    (run.workspace / "there").write_text("x")
+    code = ("import os, sys\n"
+            "os.mkdir('made')\n"
+            "for p in sys.argv[1:]:\n"
+            "    try:\n"
+            "        os.close(os.open(p, os.O_PATH | os.O_CREAT | os.O_TRUNC | os.O_WRONLY,"
+            " 0o644))\n"
+            "        print(p.rsplit('/', 1)[-1], 'opened')\n"
+            "    except OSError as e:\n"
+            "        print(p.rsplit('/', 1)[-1], e.errno)\n")
+    paths = ["new", "there", "made/new", str(outside / "missing"), str(outside / ".bashrc")]
+    proc, _ = run(run.python, "-c", code, *paths)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:5] == ["new 2", "there opened", "new 2", "missing 2",
+                                           ".bashrc opened"]
+    assert not (run.workspace / "new").exists() and not (run.workspace / "made/new").exists()
+    assert not (outside / "missing").exists()
+    assert (run.workspace / "there").read_text() == "x"
+    assert (outside / ".bashrc").read_text() == "# real home\n"
