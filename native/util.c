@@ -19,6 +19,7 @@ SAME_NR(utimensat);
 SAME_NR(open); SAME_NR(ioctl); SAME_NR(socket); SAME_NR(connect); SAME_NR(sendto);
 SAME_NR(setsockopt); SAME_NR(listen);
 SAME_NR(sendmsg); SAME_NR(bind); SAME_NR(clone); SAME_NR(execve); SAME_NR(rename);
+SAME_NR(fcntl);
 SAME_NR(mkdir); SAME_NR(creat); SAME_NR(link); SAME_NR(symlink); SAME_NR(umask);
 SAME_NR(ptrace); SAME_NR(mknod); SAME_NR(prctl); SAME_NR(openat); SAME_NR(mkdirat);
 SAME_NR(mknodat); SAME_NR(renameat); SAME_NR(linkat); SAME_NR(symlinkat);

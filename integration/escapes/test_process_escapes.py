@@ -3,6 +3,7 @@ answer or the exit status, never on ztsa's report alone."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -190,3 +191,45 @@ def test_exec_from_a_non_leader_thread_stays_traced(run, progs, listeners, log):
     execs = [e for e in events if e["event"] == "exec"]
     assert execs[-1]["argv"][1:2] == ["-c"]
     assert events[-1]["event"] == "summary" and events[-1]["status"] == 0
+
+
+@pytest.mark.parametrize("route", ["stdin", "pass-fd"])
+def test_an_inherited_files_owner_outside_gets_no_signal(run, route):
+    """SIGIO (or F_SETSIG's signal) goes to the owner F_SETOWN named, and Landlock's scope
+    judges who set it: on a file the tree inherits, owned by a process outside, the tree
+    turning on O_ASYNC (F_SETFL or FIOASYNC) and picking SIGKILL would kill that process
+    with a write. The victim outside must survive, and each call is refused."""
+    victim = subprocess.Popen(["sleep", "600"])
+    fifo = run.workspace / "owned.fifo"
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDWR)
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETOWN, victim.pid)
+        code = ("import fcntl, os, struct, sys, termios\n"
+                "fd = int(sys.argv[1])\n"
+                "def try_(f):\n"
+                "    try: f(); return 'ok'\n"
+                "    except OSError as e: return str(e.errno)\n"
+                "out = [try_(lambda: fcntl.fcntl(fd, 10, 9)),\n"  # F_SETSIG, SIGKILL
+                "       try_(lambda: fcntl.fcntl(fd, fcntl.F_SETFL,\n"
+                "                                fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)),\n"
+                "       try_(lambda: fcntl.ioctl(fd, termios.FIOASYNC, struct.pack('i', 1)))]\n"
+                "os.write(fd, b'x')\n"
+                "print(' '.join(out))\n")
+        if route == "stdin":
+            argv, log_path = run.command(run.python, "-c", code, "0")
+            proc = subprocess.run(argv, stdin=fd, capture_output=True, text=True,
+                                  timeout=120, cwd=run.workspace)
+            run.finish(proc.stderr, log_path)
+        else:
+            proc, _ = run(run.python, "-c", code, str(fd), extra=["--pass-fd", str(fd)],
+                          pass_fds=(fd,))
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split() == ["1", "1", "1"]
+        time.sleep(0.3)
+        assert _alive(victim.pid)
+        assert not fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ASYNC
+    finally:
+        os.close(fd)
+        victim.kill()
+        victim.wait()

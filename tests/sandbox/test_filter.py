@@ -68,6 +68,11 @@ EXEC = flt.RET_TRACE | flt.TAG_EXEC
     (NR["ioctl"], (0, flt.TIOCSTI), ERRNO | errno.EPERM),
     (NR["ioctl"], (0, flt.TIOCLINUX), ERRNO | errno.EPERM),
     (NR["ioctl"], (0, 0x5401), flt.RET_ALLOW),  # TCGETS
+    (NR["ioctl"], (0, flt.FIOASYNC), ERRNO | errno.EPERM),  # no signal-driven I/O
+    (NR["fcntl"], (0, flt.F_SETSIG, 9), ERRNO | errno.EPERM),
+    (NR["fcntl"], (0, flt.F_SETFL, flt.O_ASYNC | 0o4000), ERRNO | errno.EPERM),
+    (NR["fcntl"], (0, flt.F_SETFL, 0o4000), flt.RET_ALLOW),  # O_NONBLOCK
+    (NR["fcntl"], (0, 3, 0), flt.RET_ALLOW),  # F_GETFL
     (flt.X32_BIT | NR["socket"], (), flt.RET_KILL_PROCESS),
 ])
 def test_decisions(nr, args, expected):

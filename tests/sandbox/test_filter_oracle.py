@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
 import socket
 import stat
@@ -41,6 +42,7 @@ NET, EXEC = TRACE | flt.TAG_NET, TRACE | flt.TAG_EXEC
 
 # argument constants of the policy, from the standard library where it has them
 CLONE_UNTRACED = 0x00800000  # linux/sched.h (os.CLONE_* only from Python 3.12)
+F_SETSIG = 10  # linux/fcntl.h (not in Python's fcntl module)
 CLONE_THREAD_FLAGS = 0x003D0F00  # glibc's pthread_create: VM|FS|FILES|SIGHAND|THREAD|...
 SIGCHLD = 17
 PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 4, 22, 38  # linux/prctl.h
@@ -135,6 +137,9 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
         rule(eperm, "setsockopt", low32_eq(1, 41), low32_eq(2, opt))
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCSTI))
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCLINUX))
+    rule(eperm, "ioctl", low32_eq(1, termios.FIOASYNC))  # no signal-driven I/O
+    rule(eperm, "fcntl", low32_eq(1, F_SETSIG))
+    rule(eperm, "fcntl", low32_eq(1, fcntl.F_SETFL), bit_set(2, os.O_ASYNC))
     rule(USER_NOTIF if notify_connect else NET, "connect")
     # the tree's own network namespace: every addressed send goes to the helper
     sends = USER_NOTIF if notify_net else NET
@@ -250,6 +255,7 @@ MIXED = (0xFFFFFFFF00000000, 0x00000000FFFFFFFF, 0x0000000100000000, 1, 0x7FFF00
 HIGH_HALVES = (0, 1 << 32, 0xFFFFFFFF << 32)
 # every value the policy compares against, its neighbours, and a few bit patterns
 TRIGGERS = (*FAMILIES, AF_NETLINK, AF_PACKET, termios.TIOCSTI, termios.TIOCLINUX,
+            termios.FIOASYNC, F_SETSIG, fcntl.F_SETFL, os.O_ASYNC,
             PR_SET_SECCOMP, PR_SET_DUMPABLE, os.O_CREAT, os.O_WRONLY, os.O_RDWR, os.O_TRUNC,
             CLONE_UNTRACED, stat.S_ISUID,
             stat.S_ISGID, 0o4755, 0o2755, 0o755)
@@ -262,8 +268,8 @@ VALUES = sorted({
     ~os.O_CREAT & 0xFFFFFFFF,
 })
 # the syscalls whose verdict depends on an argument, and which argument
-ARG_DEPENDENT = {"clone": 0, "socket": 0, "ioctl": 1, "prctl": 0, "open": 1, "openat": 2,
-                 "sendto": 4, "chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2,
+ARG_DEPENDENT = {"clone": 0, "socket": 0, "ioctl": 1, "fcntl": 1, "prctl": 0, "open": 1,
+                 "openat": 2, "sendto": 4, "chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2,
                  "creat": 1, "mknod": 1, "mknodat": 2}
 NUMBERS = range(512)  # past the last syscall of both tables (456 in libseccomp 2.5.4)
 OUT_OF_RANGE = (512, 600, 1000, 0xFFFF, 0x3FFFFFFF, 0x7FFFFFFF, 0x80000000, 0xBFFFFFFF,
@@ -312,6 +318,14 @@ def cases() -> Iterator[Case]:
     yield Case(X86_64, sysno("sendto"), (3, 0x7FFC0000, 12, 0, 0x7FFC1000, 16))
     yield Case(X86_64, sysno("sendto"), (3, 0x7FFC0000, 12, 0, 0x7FFF00000000, 16))  # high only
     yield Case(X86_64, sysno("ioctl"), (0, 0xFFFFFFFF00000000 | termios.TIOCSTI, 0, 0, 0, 0))
+    # fcntl's command and flags together: each command near F_SETFL and F_SETSIG with
+    # O_ASYNC set or not, in both halves
+    for cmd in (fcntl.F_GETFL, fcntl.F_SETFL, fcntl.F_SETFL + 1, fcntl.F_SETOWN, 9, F_SETSIG,
+                11, 0):
+        for flags in (0, os.O_ASYNC, os.O_ASYNC | os.O_NONBLOCK, os.O_NONBLOCK,
+                      ~os.O_ASYNC & 0xFFFFFFFF, 0xFFFFFFFF):
+            for high in HIGH_HALVES:
+                yield Case(X86_64, sysno("fcntl"), (1, high | cmd, high | flags, 0, 0, 0))
     yield Case(X86_64, sysno("clone"), (CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0, 0))
 
 

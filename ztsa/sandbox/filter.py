@@ -19,6 +19,11 @@ What it does (x86_64):
 - clone with CLONE_UNTRACED: EPERM; clone3: ENOSYS, so libc falls back to clone;
 - socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT;
 - ioctl TIOCSTI and TIOCLINUX (terminal injection): EPERM;
+- signal-driven I/O: fcntl F_SETFL with O_ASYNC, F_SETSIG and ioctl FIOASYNC: EPERM. A
+  file's SIGIO (or the F_SETSIG signal) goes to the owner F_SETOWN named, and Landlock's
+  signal scope judges whoever set that owner: on a file the tree inherits (its stdio,
+  --pass-fd) whose owner a process outside set, the tree could otherwise turn delivery
+  on, pick SIGKILL, and kill that process with a write;
 - setsockopt of source routes: IPV6_RTHDR, IPV6_2292RTHDR, IPV6_2292PKTOPTIONS and
   IP_OPTIONS: EPERM (a routing header sends a packet to an allowed address on to any
   other, and needs no privilege for IPv6);
@@ -90,7 +95,8 @@ DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl"
           "io_uring_enter", "io_uring_register")
 CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
-TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+TIOCSTI, TIOCLINUX, FIOASYNC = 0x5412, 0x541C, 0x5452
+F_SETFL, F_SETSIG, O_ASYNC = 4, 10, 0o20000
 IPPROTO_IP, IP_OPTIONS = 0, 4
 IPPROTO_IPV6, IPV6_ROUTES = 41, (57, 5, 6)  # IPV6_RTHDR, IPV6_2292RTHDR, ..._2292PKTOPTIONS
 PR_SET_SECCOMP = 22
@@ -202,6 +208,7 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "socket", 0, NR["socket"]),
         (JEQ, "sendto", 0, NR["sendto"]),
         (JEQ, "ioctl", 0, NR["ioctl"]),
+        (JEQ, "fcntl", 0, NR["fcntl"]),
         (JEQ, "setsockopt", 0, NR["setsockopt"]),
         (JEQ, "prctl", 0, NR["prctl"]),
         (JEQ, "enosys", 0, NR["clone3"]),
@@ -231,7 +238,14 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         "ioctl",
         (LD_ABS, 0, 0, arg_lo(1)),
         (JEQ, "eperm", 0, TIOCSTI),
+        (JEQ, "eperm", 0, FIOASYNC),
         (JEQ, "eperm", "allow", TIOCLINUX),
+        "fcntl",
+        (LD_ABS, 0, 0, arg_lo(1)),
+        (JEQ, "eperm", 0, F_SETSIG),
+        (JEQ, 0, "allow", F_SETFL),
+        (LD_ABS, 0, 0, arg_lo(2)),
+        (JSET, "eperm", "allow", O_ASYNC),
         "setsockopt",
         (LD_ABS, 0, 0, arg_lo(1)),
         (JEQ, "sockopt_ip", 0, IPPROTO_IP),
