@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pwd
+import struct
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
+
+from conftest import ensure_user
 
 BOTH_LOG_MODES = True
 
@@ -166,3 +172,65 @@ def test_an_o_path_open_with_o_creat_makes_nothing_as_bare(run, outside):
     assert not (outside / "missing").exists()
     assert (run.workspace / "there").read_text() == "x"
     assert (outside / ".bashrc").read_text() == "# real home\n"
+
+
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602
+FS_IOC_GETVERSION, FS_IOC_SETVERSION = 0x80087601, 0x40087602
+FS_IOC_FSGETXATTR, FS_IOC_FSSETXATTR = 0x801C581F, 0x401C5820
+FS_NODUMP_FL = 0x40
+
+
+def _inode_state(path: Path) -> tuple[int, int, bytes]:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return (struct.unpack("q", fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8)))[0],
+                struct.unpack("q", fcntl.ioctl(fd, FS_IOC_GETVERSION, bytes(8)))[0],
+                fcntl.ioctl(fd, FS_IOC_FSGETXATTR, bytes(28)))
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("route", ["stdin", "pass-fd"])
+def test_inode_flags_outside_cannot_change_through_an_inherited_file(run, outside, route):
+    """A file's flags (chattr), generation and fsxattr are changed by ioctls on any
+    descriptor, and one the tree inherits is on the caller's writable mounts, where the
+    read-only view does not reach. The outside file's own user (root, or the suite's
+    user) could change them bare; under ztsa every such ioctl is EPERM and nothing
+    changes, while reading them still works."""
+    target = outside / "attrs"
+    target.write_text("data\n")
+    if run.mode != "root":
+        pw = pwd.getpwnam(ensure_user())
+        os.chown(target, pw.pw_uid, pw.pw_gid)
+    try:
+        before = _inode_state(target)
+        fd = os.open(target, os.O_RDONLY)  # bare, the owner sets the flags it has: works
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("q", before[0]))
+        os.close(fd)
+    except OSError as exc:
+        pytest.skip(f"the file system under {outside} has no inode flags ({exc})")
+    code = ("import fcntl, os, struct, sys\n"
+            "fd = int(sys.argv[1])\n"
+            "flags = struct.unpack('q', fcntl.ioctl(fd, 0x80086601, bytes(8)))[0]\n"
+            "out = []\n"
+            "for req, arg in ((0x40086602, struct.pack('q', flags | 0x40)),\n"
+            "                 (0x40087602, struct.pack('q', 0x41414141)),\n"
+            "                 (0x401C5820, fcntl.ioctl(fd, 0x801C581F, bytes(28)))):\n"
+            "    try: fcntl.ioctl(fd, req, arg); out.append('ok')\n"
+            "    except OSError as e: out.append(str(e.errno))\n"
+            "print(' '.join(out))\n")
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        if route == "stdin":
+            argv, log_path = run.command(run.python, "-c", code, "0")
+            proc = subprocess.run(argv, stdin=fd, capture_output=True, text=True,
+                                  timeout=120, cwd=run.workspace)
+            run.finish(proc.stderr, log_path)
+        else:
+            proc, _ = run(run.python, "-c", code, str(fd), extra=["--pass-fd", str(fd)],
+                          pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "1", "1"]
+    assert _inode_state(target) == before

@@ -25,6 +25,9 @@ def run(prog: bytes, nr: int, args=(0, 0, 0, 0, 0, 0), arch=X86_64) -> int:
             pc += 1
         elif code == flt.RET:
             return k
+        elif code == flt.AND_K:
+            acc &= k
+            pc += 1
         else:
             cond = {flt.JEQ: acc == k, flt.JGE: acc >= k, flt.JSET: bool(acc & k)}[code]
             pc += 1 + (jt if cond else jf)
@@ -69,6 +72,13 @@ EXEC = flt.RET_TRACE | flt.TAG_EXEC
     (NR["ioctl"], (0, flt.TIOCLINUX), ERRNO | errno.EPERM),
     (NR["ioctl"], (0, 0x5401), flt.RET_ALLOW),  # TCGETS
     (NR["ioctl"], (0, flt.FIOASYNC), ERRNO | errno.EPERM),  # no signal-driven I/O
+    (NR["ioctl"], (3, 0x40086602), ERRNO | errno.EPERM),  # FS_IOC_SETFLAGS
+    (NR["ioctl"], (3, 0x401C5820), ERRNO | errno.EPERM),  # FS_IOC_FSSETXATTR
+    (NR["ioctl"], (3, 0x40087602), ERRNO | errno.EPERM),  # FS_IOC_SETVERSION
+    (NR["ioctl"], (3, 0x5000940E), ERRNO | errno.EPERM),  # BTRFS_IOC_SUBVOL_CREATE
+    (NR["ioctl"], (3, 0x80086601), flt.RET_ALLOW),  # FS_IOC_GETFLAGS
+    (NR["ioctl"], (3, 0x40049409), flt.RET_ALLOW),  # FICLONE
+    (NR["ioctl"], (3, 0x541B), flt.RET_ALLOW),  # FIONREAD
     (NR["fcntl"], (0, flt.F_SETSIG, 9), ERRNO | errno.EPERM),
     (NR["fcntl"], (0, flt.F_SETFL, flt.O_ASYNC | 0o4000), ERRNO | errno.EPERM),
     (NR["fcntl"], (0, flt.F_SETFL, 0o4000), flt.RET_ALLOW),  # O_NONBLOCK

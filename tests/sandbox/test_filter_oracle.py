@@ -138,6 +138,8 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCSTI))
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCLINUX))
     rule(eperm, "ioctl", low32_eq(1, termios.FIOASYNC))  # no signal-driven I/O
+    for t in flt.FS_IOCTL_TYPES:  # the file systems' inode changes (reads: KNOWN)
+        rule(eperm, "ioctl", scmp.Arg(1, scmp.MASKED_EQ, 0xFF00, t << 8))
     rule(eperm, "fcntl", low32_eq(1, F_SETSIG))
     rule(eperm, "fcntl", low32_eq(1, fcntl.F_SETFL), bit_set(2, os.O_ASYNC))
     rule(USER_NOTIF if notify_connect else NET, "connect")
@@ -255,7 +257,9 @@ MIXED = (0xFFFFFFFF00000000, 0x00000000FFFFFFFF, 0x0000000100000000, 1, 0x7FFF00
 HIGH_HALVES = (0, 1 << 32, 0xFFFFFFFF << 32)
 # every value the policy compares against, its neighbours, and a few bit patterns
 TRIGGERS = (*FAMILIES, AF_NETLINK, AF_PACKET, termios.TIOCSTI, termios.TIOCLINUX,
-            termios.FIOASYNC, F_SETSIG, fcntl.F_SETFL, os.O_ASYNC,
+            termios.FIOASYNC, F_SETSIG, fcntl.F_SETFL, os.O_ASYNC, *flt.FS_IOCTL_ALLOWED,
+            *(t << 8 for t in flt.FS_IOCTL_TYPES), 0x40086602, 0x401C5820, 0x40087602,
+            0x50009418, 0x40806685,
             PR_SET_SECCOMP, PR_SET_DUMPABLE, os.O_CREAT, os.O_WRONLY, os.O_RDWR, os.O_TRUNC,
             CLONE_UNTRACED, stat.S_ISUID,
             stat.S_ISGID, 0o4755, 0o2755, 0o755)
@@ -351,6 +355,14 @@ KNOWN = (
           lambda c: (c.arch == X86_64 and c.nr == sysno("socket") and c.args[0] >> 32 != 0
                      and c.args[0] & 0xFFFFFFFF in FAMILIES),
           ALLOW, ERRNO | errno.EAFNOSUPPORT),
+    Known("the file systems' ioctls that only read, or clone into the descriptor",
+          "the hand filter allows a short list of exact requests (FS_IOC_GETFLAGS, "
+          "FS_IOC_FIEMAP, FICLONE, ...) before it refuses their families by type byte; "
+          "libseccomp cannot allow within a rule of the default action, so its rules "
+          "refuse the whole families, which is stricter",
+          lambda c: (c.arch == X86_64 and c.nr == sysno("ioctl")
+                     and c.args[1] & 0xFFFFFFFF in flt.FS_IOCTL_ALLOWED),
+          ALLOW, ERRNO | errno.EPERM),
     Known("syscall number -1 on x86_64",
           "libseccomp lets nr -1 past its x32 check on purpose (a tracer skips a syscall "
           "by setting it to -1 at a syscall-entry stop, and seccomp then sees -1); the hand "

@@ -19,6 +19,14 @@ What it does (x86_64):
 - clone with CLONE_UNTRACED: EPERM; clone3: ENOSYS, so libc falls back to clone;
 - socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT;
 - ioctl TIOCSTI and TIOCLINUX (terminal injection): EPERM;
+- the file systems' ioctls that change an inode (their families: 'f' as FS_IOC_SETFLAGS,
+  EXT4_IOC_* and fscrypt's and fs-verity's, 'v' as FS_IOC_SETVERSION, 'X' as
+  FS_IOC_FSSETXATTR and XFS's, btrfs's and f2fs's): EPERM, but for the ones that only
+  read (FS_IOC_GETFLAGS, FS_IOC_FIEMAP, FS_IOC_FSGETXATTR, ...) or change only content
+  the descriptor may write (FICLONE, FICLONERANGE, FIDEDUPERANGE). On a descriptor the
+  tree inherits, opened on the caller's writable mounts, no read-only view or Landlock
+  right stops them (a file's flags, generation or project, a subvolume made in a
+  passed directory); an ioctl of those families this list does not know is refused;
 - signal-driven I/O: fcntl F_SETFL with O_ASYNC, F_SETSIG and ioctl FIOASYNC: EPERM. A
   file's SIGIO (or the F_SETSIG signal) goes to the owner F_SETOWN named, and Landlock's
   signal scope judges whoever set that owner: on a file the tree inherits (its stdio,
@@ -97,6 +105,21 @@ CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 TIOCSTI, TIOCLINUX, FIOASYNC = 0x5412, 0x541C, 0x5452
 F_SETFL, F_SETSIG, O_ASYNC = 4, 10, 0o20000
+# the ioctl type bytes of the file systems' own requests, and what of them the tree may
+# use: requests that read, and the clones that write only what the descriptor may
+FS_IOCTL_TYPES = (0x66, 0x76, 0x58, 0x94, 0xF5)  # 'f', 'v', 'X', btrfs, f2fs
+FS_IOCTL_ALLOWED = (
+    0x80086601, 0x80046601,  # FS_IOC_GETFLAGS, FS_IOC32_GETFLAGS
+    0x80087601, 0x80047601,  # FS_IOC_GETVERSION, FS_IOC32_GETVERSION
+    0xC020660B,  # FS_IOC_FIEMAP
+    0x801C581F,  # FS_IOC_FSGETXATTR
+    0xC0C0583B,  # FS_IOC_GETFSMAP
+    0x81009431,  # FS_IOC_GETFSLABEL
+    0x400C6615, 0xC0096616,  # FS_IOC_GET_ENCRYPTION_POLICY(_EX)
+    0xC0046686, 0xC0286687,  # FS_IOC_MEASURE_VERITY, FS_IOC_READ_VERITY_METADATA
+    0x40049409, 0x4020940D, 0xC0189436,  # FICLONE, FICLONERANGE, FIDEDUPERANGE
+)
+AND_K = 0x54  # BPF_ALU | BPF_AND | BPF_K
 IPPROTO_IP, IP_OPTIONS = 0, 4
 IPPROTO_IPV6, IPV6_ROUTES = 41, (57, 5, 6)  # IPV6_RTHDR, IPV6_2292RTHDR, ..._2292PKTOPTIONS
 PR_SET_SECCOMP = 22
@@ -239,7 +262,11 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (LD_ABS, 0, 0, arg_lo(1)),
         (JEQ, "eperm", 0, TIOCSTI),
         (JEQ, "eperm", 0, FIOASYNC),
-        (JEQ, "eperm", "allow", TIOCLINUX),
+        (JEQ, "eperm", 0, TIOCLINUX),
+        *((JEQ, "allow", 0, req) for req in FS_IOCTL_ALLOWED),
+        (AND_K, 0, 0, 0xFF00),
+        *((JEQ, "eperm", 0, t << 8) for t in FS_IOCTL_TYPES[:-1]),
+        (JEQ, "eperm", "allow", FS_IOCTL_TYPES[-1] << 8),
         "fcntl",
         (LD_ABS, 0, 0, arg_lo(1)),
         (JEQ, "eperm", 0, F_SETSIG),
