@@ -36,6 +36,11 @@ LOOK_ELSEWHERE = ("objects/info/alternates", "info/attributes", "gitdir")
 # git writes these in ordinary work (a rebase, a cherry-pick), so they stay writable;
 # an `exec` line in them runs at the next `git rebase --continue`: judged after a run
 TODO_LISTS = ("rebase-merge/git-rebase-todo", "sequencer/todo")
+# and the merge strategy of a stopped rebase, cherry-pick or revert, which git runs as
+# `git-merge-NAME` at `--continue` (on PATH, and with a slash in NAME as a path from the
+# working tree's top) unless it is one of git's own: judged after a run too
+STRATEGY_FILES = ("rebase-merge/strategy", "sequencer/opts")
+OWN_STRATEGIES = ("ort", "recursive", "resolve", "octopus", "ours", "subtree")
 # the hooks of git-hook managers, in a working tree's top: husky's run from there
 HOOK_MANAGERS = (".husky", ".husky/_")
 SMALL = 1 << 20  # control files larger than this are judged without their text
@@ -206,9 +211,10 @@ def control_paths(layout: Layout) -> list[str]:
 
 
 def audited_paths(layout: Layout) -> list[str]:
-    """control_paths, and the to-do lists git writes in ordinary work."""
+    """control_paths, and the to-do lists and strategies git writes in ordinary work."""
     return [*control_paths(layout),
-            *(os.path.join(g, t) for g in layout.gitdirs for t in TODO_LISTS)]
+            *(os.path.join(g, t) for g in layout.gitdirs
+              for t in (*TODO_LISTS, *STRATEGY_FILES))]
 
 
 # ---- configuration keys ----

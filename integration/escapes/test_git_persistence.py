@@ -376,6 +376,49 @@ def test_a_rebase_to_do_list_with_a_command(run, tmp_path):
     assert not (tmp_path / "ran").exists()
 
 
+@pytest.mark.parametrize("strategy", ["../../evil", "evil"])
+def test_a_stopped_rebase_whose_merge_strategy_is_a_program(run, tmp_path, strategy):
+    """At `git rebase --continue` git runs the strategy of a stopped rebase as
+    `git-merge-NAME`: on PATH, and with a slash in NAME as a path from the working tree's
+    top (found by helper-23: `../../evil` beside a directory `git-merge-..`). Only git's
+    own strategies survive the run."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "git-merge-evil").write_text(marker_script(tmp_path / "ran"))
+    os.chmod(bindir / "git-merge-evil", 0o755)
+    os.chmod(bindir, 0o755)
+    ws = _planted(run, tmp_path, f"""
+        mkdir -p git-merge-.. && printf '#!/bin/sh\\ntouch %s\\nexit 1\\n' "$M" > evil
+        chmod +x evil
+        echo a > a && git add a && git commit -qm a && echo b > b && git add b
+        git commit -qm b
+        printf 'break\\npick %s\\n' "$(git rev-parse HEAD)" > "$TMPDIR/todo"
+        GIT_SEQUENCE_EDITOR="cp $TMPDIR/todo" git rebase -q -i -s ort HEAD~1 || true
+        echo '{strategy}' > .git/rebase-merge/strategy""", [""])
+    env_path = f"{bindir}:{os.environ.get('PATH', '')}"
+    subprocess.run([GIT, "rebase", "--continue"], cwd=ws, capture_output=True,
+                   env={**os.environ, **ID, "PATH": env_path, "GIT_EDITOR": "true",
+                        "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
+                        "GIT_CONFIG_VALUE_0": "*"}, timeout=60)
+    assert not (tmp_path / "ran").exists(), "the planted strategy ran outside the sandbox"
+
+
+def test_a_stopped_cherry_pick_whose_options_name_a_program(run, tmp_path):
+    """`git cherry-pick --continue` reads its strategy from .git/sequencer/opts."""
+    ws = _planted(run, tmp_path, """
+        mkdir -p git-merge-.. && printf '#!/bin/sh\\ntouch %s\\nexit 1\\n' "$M" > evil
+        chmod +x evil; git add evil git-merge-.. 2>/dev/null; git commit -qm evil
+        git checkout -q -b side HEAD~1 && echo s > s && git add s && git commit -qm s
+        echo t > t && git add t && git commit -qm t
+        git checkout -q main; echo s2 > s && git add s && git commit -qm s2
+        git cherry-pick side~1 side >/dev/null 2>&1 || true
+        printf '[options]\\n\\tstrategy = ../../evil\\n' > .git/sequencer/opts""", [""])
+    git("checkout", "--theirs", ".", cwd=ws, check=False)
+    git("add", "-A", cwd=ws, check=False)
+    git("cherry-pick", "--continue", cwd=ws, check=False)
+    assert not (tmp_path / "ran").exists(), "the planted strategy ran outside the sandbox"
+
+
 def test_git_rewrites_an_existing_config_with_its_own_keys_only(run, tmp_path):
     """`git submodule update --init` and a branch's upstream rewrite the protected
     config (config.lock renamed onto it): the helper performs that rewrite when every

@@ -85,6 +85,30 @@ def test_safe_changes_and_samples_stay(ws):
     assert git("config", "user.name", cwd=ws).strip() == "new"
 
 
+@pytest.mark.parametrize("where,text,kept", [
+    ("rebase-merge/strategy", "ort\n", True),
+    ("rebase-merge/strategy", "recursive\n", True),
+    ("rebase-merge/strategy", "../../evil\n", False),
+    ("rebase-merge/strategy", "evil\n", False),
+    ("sequencer/opts", "[options]\n\tstrategy = ort\n\tstrategy-option = theirs\n", True),
+    ("sequencer/opts", "[options]\n\tsignoff = true\n", True),
+    ("sequencer/opts", "[options]\n\tstrategy = ../../evil\n", False),
+    ("sequencer/opts", "[options\n", False),  # git cannot read it: not judged safe
+])
+def test_a_stopped_sequence_keeps_only_gits_own_merge_strategies(ws, where, text, kept):
+    """git runs any other strategy as `git-merge-NAME` at `--continue`."""
+    before = gitguard.before(str(ws))
+    path = ws / ".git" / where
+    path.parent.mkdir()
+    path.write_text(text)
+    moved = gitguard.audit(str(ws), before, "r1")
+    if kept:
+        assert moved == [] and path.read_text() == text
+    else:
+        assert [m.path for m in moved] == [f".git/{where}"] and not path.exists()
+        assert "merge strategy" in moved[0].reason
+
+
 def test_an_existing_config_gains_no_place_to_send_git(ws):
     """A new remote, a push URL or a mirror sends a later fetch or push elsewhere: an
     existing repository's config gets its old text back (a new repository may)."""

@@ -261,6 +261,19 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
                 if line.split() and not line.lstrip().startswith("#")):
             return None
         return "a to-do list with a command git would run (`exec`)", None, ""
+    gitdir = next((g for g in layout.gitdirs if path in
+                   (os.path.join(g, t) for t in gitlayout.STRATEGY_FILES)), None)
+    if gitdir is not None:
+        if now.kind == "file" and now.data is not None:
+            if name == "opts":  # the sequencer's options, in git's config format
+                entries = config_entries(now.data)
+                named = None if entries is None else [
+                    v.strip() for k, v in entries if k.lower() == "options.strategy"]
+            else:
+                named = [now.data.decode("utf-8", "replace").strip()]
+            if named is not None and all(n in gitlayout.OWN_STRATEGIES for n in named):
+                return None
+        return "a merge strategy git would run as a program (`git-merge-NAME`)", None, ""
     if parent in layout.hook_dirs:
         if name.endswith(".sample") and now.kind == "file":
             return None
