@@ -437,6 +437,12 @@ static void scrub_args(void) {
 static void tree_mounts(const struct ztsa_plan *plan, int efd) {
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
         fail_at(efd, ZTSA_STEP_INIT, errno);
+    /* the keys its user may view, with their descriptions, are listed there whatever the
+       keyring: empty files over them (absent without CONFIG_KEYS) */
+    static const char *const keys[] = {"/proc/keys", "/proc/key-users"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (mount("/dev/null", keys[i], NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+            fail_at(efd, ZTSA_STEP_INIT, errno);
     struct stat st;
     if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode)) {
         /* writable places under /dev/shm (a workspace there) stay, bound back into the
@@ -669,6 +675,10 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
         keeper(plan, efd, shared);
     if (plan->helper)
         become_helper(plan, efd, shared);
+    /* no helper (and so no /proc of the tree's own): a fresh session keyring all the same,
+       so that the caller's keys are not the tree's to list */
+    if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING_, NULL) < 0 && errno != ENOSYS)
+        fail_at(efd, ZTSA_STEP_INIT, errno);
     confine_self(plan, efd, plan->scoped); /* no helper: the first ruleset is the tree's */
     struct sock_fprog prog = {plan->filter_len, (struct sock_filter *)plan->filter};
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)

@@ -219,7 +219,9 @@ def _add_key(payload: bytes, keyring: int) -> int:
 
 def test_the_keyring_is_out_of_reach(run):
     """The tree inherited the caller's session keyring, and as root uid 0's user keyring
-    too: keyctl is refused, so no payload can be read and no key left behind."""
+    too: keyctl is refused, so no payload can be read and no key left behind, and the
+    tree's /proc/keys (which lists every key its user may view, with its description)
+    and /proc/key-users are empty."""
     secret = f"SECRET-{os.urandom(6).hex()}"
     key = _add_key(secret.encode(), -3)  # KEY_SPEC_SESSION_KEYRING
     if key < 0:
@@ -233,12 +235,13 @@ def test_the_keyring_is_out_of_reach(run):
             " ctypes.get_errno())\n"
             "print('add_key', libc.syscall(248, b'user', b'left', b'x', 1, -4),"
             " ctypes.get_errno())\n"
-            "print(open('/proc/keys').read())\n")
+            "print(open('/proc/keys').read(), open('/proc/key-users').read())\n")
     proc, _ = run(run.python, "-c", code)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall(250, 3, key)  # KEYCTL_REVOKE
     assert proc.returncode == 0, proc.stderr
     assert secret not in proc.stdout + proc.stderr
+    assert "ztsa-test-secret" not in proc.stdout  # the key's description
     assert "keyctl read -1 1" in proc.stdout  # EPERM
     assert "add_key -1 1" in proc.stdout
 
