@@ -5,10 +5,12 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* May the caller (a->exe) use rule id? A rule for listed programs only with its exe. */
@@ -116,6 +118,22 @@ int ztsa_unix_open(int pid, const char *path, unsigned int len, char *real,
     return unix_open_at(-1, pid, path, len, real, size);
 }
 
+/* openat2's resolve flags (linux/openat2.h, which not every libc's headers have) */
+struct how_ { unsigned long long flags, mode, resolve; };
+#define NO_MAGICLINKS_ 0x02ULL
+#define BENEATH_ 0x08ULL
+
+static int open_no_magic(int dirfd, const char *name, unsigned long long resolve) {
+    struct how_ how = {O_PATH | O_CLOEXEC, 0, NO_MAGICLINKS_ | resolve};
+    return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+}
+
+/* The path as the caller (pid, in proc's namespace, or the host's /proc when proc < 0)
+   names it, opened O_PATH. Opened here, a /proc magic link on the way would be the
+   opener's own (ztsa's, the helper's: its log, its host /proc), another process's or a
+   root elsewhere: the caller's own names (/proc/self/..., /dev/fd/N) are opened beneath
+   its own directory of proc (fd/N through its magic link: the caller's file), a
+   relative path from its working directory, and nothing else follows a magic link. */
 int unix_open_at(int proc, int pid, const char *path, unsigned int len, char *real,
                  unsigned int size) {
     size_t n = strnlen(path, len);
@@ -123,17 +141,36 @@ int unix_open_at(int proc, int pid, const char *path, unsigned int len, char *re
         real[0] = 0;
     if (n == 0)
         return -EINVAL;
-    char where[PATH_MAX + 64];
-    const char *procdir = proc < 0 ? "/proc/" : "";
-    if (path[0] == '/')
-        snprintf(where, sizeof where, "%.*s", (int)n, path);
-    else
-        snprintf(where, sizeof where, "%s%d/cwd/%.*s", procdir, pid, (int)n, path);
-    int fd = openat(proc < 0 || path[0] == '/' ? AT_FDCWD : proc, where, O_PATH | O_CLOEXEC);
+    char name[PATH_MAX + 1], rest[PATH_MAX + 1], dir[64];
+    snprintf(name, sizeof name, "%.*s", (int)n, path);
+    snprintf(dir, sizeof dir, "%s%d", proc < 0 ? "/proc/" : "", pid);
+    int base = proc < 0 ? AT_FDCWD : proc;
+    int own = helper_own_path(name, rest, sizeof rest);
+    int fd;
+    if (own || name[0] != '/') {
+        int d = openat(base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int at = d >= 0 && !own ? openat(d, "cwd", O_PATH | O_DIRECTORY | O_CLOEXEC) : d;
+        if (at < 0) {
+            int e = errno;
+            if (d >= 0)
+                close(d);
+            return -e;
+        }
+        fd = own == HELPER_OWN_FD ? openat(at, rest, O_PATH | O_CLOEXEC)
+             : own                ? open_no_magic(at, rest, BENEATH_)
+                                  : open_no_magic(at, name, 0);
+        int e = errno;
+        if (at != d)
+            close(at);
+        close(d);
+        errno = e;
+    } else {
+        fd = open_no_magic(AT_FDCWD, name, 0);
+    }
     if (fd < 0)
         return -errno; /* no such socket: the caller's connect fails the same way */
     char link[64];
-    snprintf(link, sizeof link, "%sself/fd/%d", procdir, fd);
+    snprintf(link, sizeof link, "%sself/fd/%d", proc < 0 ? "/proc/" : "", fd);
     ssize_t r = size ? readlinkat(proc < 0 ? AT_FDCWD : proc, link, real, size - 1) : -1;
     if (r > 0)
         real[r] = 0; /* else real stays "": unresolved, denied */

@@ -969,3 +969,35 @@ def test_devices_are_read_only_where_programs_need_them(run):
     assert proc.returncode == 0, proc.stderr
     assert " opened" not in proc.stdout, proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "4 True"
+
+
+def test_a_unix_path_through_proc_is_the_callers_not_the_deciders(run, monkeypatch):
+    """The decider (the helper, or ztsa's tracer) opens a Unix socket path to decide on
+    it. Through a /proc magic link that would be its own: its descriptors (the audit
+    log, the host's /proc), or another process's root, where the tree's names are
+    hidden. The tree's /proc/self/fd/N is its own file; other magic links lead nowhere,
+    so the tree learns nothing of the decider's files, and a hidden file's existence
+    answers the same as a missing one's."""
+    home = Path(tempfile.mkdtemp(prefix="ztsa-realhome-"))
+    os.chmod(home, 0o755)
+    (home / "exists").write_text("x")
+    monkeypatch.setenv("HOME", str(home))
+    code = ("import os, socket, sys\n"
+            "out = {}\n"
+            "for name in ('exists', 'missing'):\n"
+            "    seen = set()\n"
+            "    for pid in ('1', 'self', sys.argv[1]):\n"
+            "        for k in range(0, 16):\n"
+            "            for tail in (f'/{sys.argv[1]}/root{sys.argv[2]}/{name}',\n"
+            "                         f'/1/root{sys.argv[2]}/{name}', ''):\n"
+            "                s = socket.socket(socket.AF_UNIX)\n"
+            "                try: s.connect(f'/proc/{pid}/fd/{k}{tail}'); seen.add('ok')\n"
+            "                except OSError as e: seen.add(e.errno)\n"
+            "                s.close()\n"
+            "    out[name] = sorted(map(str, seen))\n"
+            "print(out['exists'] == out['missing'], out)\n")
+    proc, events = run(run.python, "-c", code, str(os.getpid()), str(home), log=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("True"), proc.stdout
+    shown = [e.get("address", "") for e in events if e.get("event") == "deny"]
+    assert not [a for a in shown if a.endswith(".jsonl") or "exists" in a], shown
