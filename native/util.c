@@ -39,6 +39,9 @@ SAME_NR(openat2);
 #ifdef SYS_fchmodat2
 SAME_NR(fchmodat2);
 #endif
+#ifdef SYS_file_setattr
+SAME_NR(file_getattr); SAME_NR(file_setattr);
+#endif
 
 int ztsa_pidfd_getfd(int tid, int fd) {
     int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);

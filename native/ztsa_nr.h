@@ -67,5 +67,7 @@ enum ztsa_nr {
     ZTSA_NR_openat2 = 437,
     ZTSA_NR_fchmodat2 = 452,
     ZTSA_NR_setxattrat = 463,
+    ZTSA_NR_file_getattr = 468,
+    ZTSA_NR_file_setattr = 469,
     ZTSA_NR_removexattrat = 466
 };

@@ -79,6 +79,10 @@ EXEC = flt.RET_TRACE | flt.TAG_EXEC
     (NR["ioctl"], (3, 0x80086601), flt.RET_ALLOW),  # FS_IOC_GETFLAGS
     (NR["ioctl"], (3, 0x40049409), flt.RET_ALLOW),  # FICLONE
     (NR["ioctl"], (3, 0x541B), flt.RET_ALLOW),  # FIONREAD
+    (NR["file_setattr"], (), ERRNO | errno.ENOSYS),  # libc falls back to the ioctl
+    (NR["file_getattr"], (), flt.RET_ALLOW),
+    (flt.LAST_KNOWN + 1, (), ERRNO | errno.ENOSYS),  # a call of a later kernel
+    (0x3FFFFFFF, (), ERRNO | errno.ENOSYS),
     (NR["fcntl"], (0, flt.F_SETSIG, 9), ERRNO | errno.EPERM),
     (NR["fcntl"], (0, flt.F_SETFL, flt.O_ASYNC | 0o4000), ERRNO | errno.EPERM),
     (NR["fcntl"], (0, flt.F_SETFL, 0o4000), flt.RET_ALLOW),  # O_NONBLOCK

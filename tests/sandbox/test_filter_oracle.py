@@ -115,6 +115,10 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
     rule(ERRNO | 0, "prctl", low32_eq(0, PR_SET_DUMPABLE))  # succeeds without effect
     rule(eperm, "clone", bit_set(0, CLONE_UNTRACED))
     rule(enosys, "clone3")
+    # file_setattr, and the numbers after the last the hand filter knows, up to the end
+    # of the numbers asked (past that: KNOWN)
+    for nr in range(flt.LAST_KNOWN, max(NUMBERS) + 1):
+        f.add_rule(enosys, nr)
     # socket(family) for a family not in FAMILIES: a rule holds one comparison per
     # argument, so the complement is spelled as equalities below the largest family
     # and one range above it (64-bit comparisons: see KNOWN)
@@ -363,6 +367,12 @@ KNOWN = (
           lambda c: (c.arch == X86_64 and c.nr == sysno("ioctl")
                      and c.args[1] & 0xFFFFFFFF in flt.FS_IOCTL_ALLOWED),
           ALLOW, ERRNO | errno.EPERM),
+    Known("x86_64 numbers past the last asked, below x32's",
+          "the hand filter answers ENOSYS for every number after the last it knows; "
+          "libseccomp's rules name numbers one by one, and these cases lie past the "
+          "ones named",
+          lambda c: (c.arch == X86_64 and max(NUMBERS) < c.nr < X32_BIT),
+          ERRNO | errno.ENOSYS, ALLOW),
     Known("syscall number -1 on x86_64",
           "libseccomp lets nr -1 past its x32 check on purpose (a tracer skips a syscall "
           "by setting it to -1 at a syscall-entry stop, and seccomp then sees -1); the hand "

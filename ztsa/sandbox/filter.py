@@ -57,6 +57,10 @@ What it does (x86_64):
   flags lie in memory the tree could rewrite after a check, setxattrat and
   removexattrat: ENOSYS, so libc falls back to openat and the older calls; under
   --audit-only every open too, for the helper to judge (native/audit.c);
+- file_setattr (Linux 6.17), which sets what FS_IOC_FSSETXATTR does, and every system
+  call numbered after the last one this filter knows (LAST_KNOWN): ENOSYS, as a kernel
+  without them answers, so libc falls back to the calls above. A call added to a later
+  kernel is not let through before someone has judged it here;
 - everything else: allowed.
 Arguments are compared on their low 32 bits (the kernel's int flags and requests);
 sendto's pointer argument on both halves.
@@ -93,6 +97,7 @@ META_TRACED = ("chown", "fchown", "lchown", "fchownat", "utime", "utimes", "futi
                "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
                "lremovexattr", "fremovexattr", "truncate", "unlink", "unlinkat", "rmdir")
 META_ENOSYS = ("setxattrat", "removexattrat")  # libc falls back to the calls above
+LAST_KNOWN = 469  # file_setattr, Linux 6.17: every later number is ENOSYS
 O_WRITES = 0o1 | 0o2 | 0o1000  # O_WRONLY | O_RDWR | O_TRUNC
 O_CREAT = 0o100
 SET_ID = 0o6000  # S_ISUID | S_ISGID
@@ -227,6 +232,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, 0, "kill", AUDIT_ARCH_X86_64),
         (LD_ABS, 0, 0, OFF_NR),
         (JGE, "kill", 0, X32_BIT),
+        (JGE, "enosys", 0, LAST_KNOWN + 1),
+        (JEQ, "enosys", 0, NR["file_setattr"]),
         (JEQ, "clone", 0, NR["clone"]),
         (JEQ, "socket", 0, NR["socket"]),
         (JEQ, "sendto", 0, NR["sendto"]),
