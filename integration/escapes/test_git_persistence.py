@@ -376,7 +376,7 @@ def test_a_rebase_to_do_list_with_a_command(run, tmp_path):
     assert not (tmp_path / "ran").exists()
 
 
-@pytest.mark.parametrize("strategy", ["../../evil", "evil"])
+@pytest.mark.parametrize("strategy", ["../../evil", "evil", "ort "])
 def test_a_stopped_rebase_whose_merge_strategy_is_a_program(run, tmp_path, strategy):
     """At `git rebase --continue` git runs the strategy of a stopped rebase as
     `git-merge-NAME`: on PATH, and with a slash in NAME as a path from the working tree's
@@ -384,8 +384,9 @@ def test_a_stopped_rebase_whose_merge_strategy_is_a_program(run, tmp_path, strat
     own strategies survive the run."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    (bindir / "git-merge-evil").write_text(marker_script(tmp_path / "ran"))
-    os.chmod(bindir / "git-merge-evil", 0o755)
+    if "/" not in strategy:  # on the person's PATH (`ort `: git does not strip it)
+        (bindir / f"git-merge-{strategy}").write_text(marker_script(tmp_path / "ran"))
+        os.chmod(bindir / f"git-merge-{strategy}", 0o755)
     os.chmod(bindir, 0o755)
     ws = _planted(run, tmp_path, f"""
         mkdir -p git-merge-.. && printf '#!/bin/sh\\ntouch %s\\nexit 1\\n' "$M" > evil
@@ -394,7 +395,7 @@ def test_a_stopped_rebase_whose_merge_strategy_is_a_program(run, tmp_path, strat
         git commit -qm b
         printf 'break\\npick %s\\n' "$(git rev-parse HEAD)" > "$TMPDIR/todo"
         GIT_SEQUENCE_EDITOR="cp $TMPDIR/todo" git rebase -q -i -s ort HEAD~1 || true
-        echo '{strategy}' > .git/rebase-merge/strategy""", [""])
+        printf '%s\\n' '{strategy}' > .git/rebase-merge/strategy""", [""])
     env_path = f"{bindir}:{os.environ.get('PATH', '')}"
     subprocess.run([GIT, "rebase", "--continue"], cwd=ws, capture_output=True,
                    env={**os.environ, **ID, "PATH": env_path, "GIT_EDITOR": "true",

@@ -90,6 +90,10 @@ def test_safe_changes_and_samples_stay(ws):
     ("rebase-merge/strategy", "recursive\n", True),
     ("rebase-merge/strategy", "../../evil\n", False),
     ("rebase-merge/strategy", "evil\n", False),
+    ("rebase-merge/strategy", "ort \n", False),  # git runs `git-merge-ort ` from PATH
+    ("rebase-merge/strategy", "ort\n\n", False),
+    ("rebase-merge/strategy", "ort", True),
+    ("sequencer/opts", '[options]\n\tstrategy = "ort "\n', False),
     ("sequencer/opts", "[options]\n\tstrategy = ort\n\tstrategy-option = theirs\n", True),
     ("sequencer/opts", "[options]\n\tsignoff = true\n", True),
     ("sequencer/opts", "[options]\n\tstrategy = ../../evil\n", False),

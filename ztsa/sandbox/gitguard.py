@@ -268,9 +268,11 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
             if name == "opts":  # the sequencer's options, in git's config format
                 entries = config_entries(now.data)
                 named = None if entries is None else [
-                    v.strip() for k, v in entries if k.lower() == "options.strategy"]
-            else:
-                named = [now.data.decode("utf-8", "replace").strip()]
+                    v for k, v in entries if k.lower() == "options.strategy"]
+            else:  # as git reads it: one line, its newline (and a CR before it) dropped
+                text = now.data.decode("utf-8", "replace")
+                text = text[:-1] if text.endswith("\n") else text
+                named = [text[:-1] if text.endswith("\r") else text]
             if named is not None and all(n in gitlayout.OWN_STRATEGIES for n in named):
                 return None
         return "a merge strategy git would run as a program (`git-merge-NAME`)", None, ""
