@@ -7,6 +7,7 @@ import fcntl
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -233,3 +234,67 @@ def test_an_inherited_files_owner_outside_gets_no_signal(run, route):
         os.close(fd)
         victim.kill()
         victim.wait()
+
+
+def test_the_tree_cannot_stop_ztsa_through_the_shared_terminal(run):
+    """The tree shares the caller's controlling terminal (for /dev/tty and job control).
+    Taking its foreground for a group of its own, with TOSTOP set, made ztsa (then in
+    the background) stop at its summary's write, or lose it: ztsa must end with CMD's
+    status and its summary, and give the terminal back its foreground group and
+    modes."""
+    import pty
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+    code = ("import os, signal, termios\n"
+            "signal.signal(signal.SIGTTOU, signal.SIG_IGN)\n"  # as a job-control shell does
+            "a = termios.tcgetattr(0); a[3] |= termios.TOSTOP\n"
+            "termios.tcsetattr(0, termios.TCSANOW, a)\n"
+            "os.setpgid(0, 0); os.tcsetpgrp(0, os.getpgrp())\n"
+            "print('took', os.tcgetpgrp(0) == os.getpgrp(), flush=True)\n")
+    argv, _ = run.command(run.python, "-c", code)
+    # the session's leader, as a person's shell: runs ztsa, then asks whose the terminal is
+    leader = ("import os, subprocess, sys\n"
+              "rc = subprocess.call(sys.argv[1:])\n"
+              "print('fg mine', os.tcgetpgrp(0) == os.getpgrp(), flush=True)\n"
+              "sys.exit(rc)\n")
+    argv = [sys.executable, "-c", leader, *argv]
+
+    def controlling() -> None:  # a session of its own, the pty its terminal
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    out = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            out.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    before = termios.tcgetattr(master)
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
+                            cwd=run.workspace, preexec_fn=controlling)
+    os.close(slave)
+    try:
+        code_ = proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail(f"ztsa did not end (stopped by the terminal?): {out.decode(errors='replace')}")
+    try:
+        text = out.decode(errors="replace")
+        assert "took True" in text, text
+        assert code_ == 0, text  # bare ztsa stopped, or failed its summary's write (EIO)
+        assert "ztsa: 0 denied" in text, text
+        assert termios.tcgetattr(master)[3] == before[3]  # TOSTOP gone again
+        assert "fg mine True" in text, text
+    finally:
+        os.close(master)

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ztsa.sandbox import agentguard, agents, cgroup, gitguard, landlock, plan, toolchains
+from ztsa.sandbox import agentguard, agents, cgroup, gitguard, landlock, plan, terminal, toolchains
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import NETNS_MISSING, PIDNS_MISSING, USERNS_MISSING
@@ -286,6 +286,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     # the flag at fork, and an unprivileged tracer cannot seize a non-dumpable child.
     # The child runs nothing of CMD's until it is released below.
     nat.set_dumpable(False)
+    held = terminal.hold()  # before CMD runs: the terminal's foreground and modes now
     os.write(sync_fd, b"g")
     os.close(sync_fd)
     # a signal to ztsa is only recorded: the interpreter writes its number to the wake
@@ -309,6 +310,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         tracer.kill_all("ztsa failed")
         raise
     finally:
+        terminal.give_back(held)
         _signal.set_wakeup_fd(wakeup)
         for s, h in handlers.items():
             _signal.signal(s, h)

@@ -1,0 +1,68 @@
+"""The caller's terminal, given back as the run found it.
+
+The tree shares the caller's session and controlling terminal, so that `/dev/tty`, job
+control and interactive programs work as they would bare. So it can also take the
+terminal's foreground for a process group of its own, and set TOSTOP: ztsa, then in the
+background, would stop at its next write (SIGTTOU) and the caller with it. While the
+tree runs, ztsa does not stop for the terminal (SIGTTOU and SIGTTIN ignored, after the
+fork: CMD gets the dispositions the caller gave ztsa); when the tree has ended, the
+terminal gets back its foreground process group and its modes."""
+
+from __future__ import annotations
+
+import os
+
+from ztsa.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal as _signal
+    from typing import Any
+else:  # signal() without signal.py's enum conversions
+    import _signal
+
+SIGTTIN, SIGTTOU = 21, 22  # signal.h (the `signal` module's import is off the hot path)
+
+
+class Saved(NamedTuple):
+    fd: int
+    pgrp: int
+    modes: list[Any]
+    dispositions: list[Any]
+
+
+def hold() -> Saved | None:
+    """Ztsa's controlling terminal among its stdio (None: none), its foreground group and
+    modes now; from here on, ztsa ignores the terminal's stop signals."""
+    for fd in (0, 1, 2):
+        try:
+            pgrp = os.tcgetpgrp(fd)  # ENOTTY unless it is ztsa's controlling terminal
+        except OSError:
+            continue
+        import termios
+
+        try:
+            modes = termios.tcgetattr(fd)
+        except termios.error:
+            return None
+        old = [_signal.signal(s, _signal.SIG_IGN) for s in (SIGTTIN, SIGTTOU)]
+        return Saved(fd, pgrp, modes, old)
+    return None
+
+
+def give_back(saved: Saved | None) -> None:
+    """The foreground group and the modes the terminal had (a terminal hung up or gone:
+    nothing to give back), then ztsa's own dispositions."""
+    if saved is None:
+        return
+    import termios
+
+    try:
+        if os.tcgetpgrp(saved.fd) != saved.pgrp:
+            os.tcsetpgrp(saved.fd, saved.pgrp)
+        if termios.tcgetattr(saved.fd) != saved.modes:
+            termios.tcsetattr(saved.fd, termios.TCSADRAIN, saved.modes)
+    except (OSError, termios.error):
+        pass
+    for s, old in zip((SIGTTIN, SIGTTOU), saved.dispositions, strict=True):
+        _signal.signal(s, old)
