@@ -661,7 +661,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    deny_env=tiers.denied_env(policy_tiers),
                    deny_read=tiers.denied_read(policy_tiers), audit_only=args.audit_only,
                    ocsf=args.audit_format == "ocsf", syscalls=decoder,
-                   read_only=[path for _, path in policy_tiers.files],
+                   read_only=[*(path for _, path in policy_tiers.files),
+                              *_own_state([*args.allow_write, *([args.home] if args.home
+                                                                 else [])])],
                    **{k: v for k, v in (("max_procs", args.max_procs),
                                         ("max_memory", args.max_memory)) if v is not None})
 
@@ -681,6 +683,33 @@ def _port_number(text: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 65536:
         raise argparse.ArgumentTypeError(f"{text!r}: a port is 1-65535")
     return int(text)
+
+
+def _own_state(writable: list[str]) -> list[str]:
+    """ztsa's own state that a writable place of the tree's holds: the parse cache (a
+    planted entry would be a later gate's parse) and the user policy's directory (a
+    planted policy.toml, a later run's allow entries). Made now if missing (0700), so
+    that the tree sees it read-only; nothing when no writable place holds them."""
+    roots = [os.path.realpath(p) for p in writable]
+    if not roots:
+        return []
+    from ztsa import tiers
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                              ".cache")
+    wanted = [os.environ.get("ZTSA_CACHE_DIR") or os.path.join(base, "ztsa"),
+              os.path.dirname(tiers.user_path())]
+    out = []
+    for d in wanted:
+        if not os.path.isabs(d) or not any(_inside(os.path.realpath(d), r) for r in roots):
+            continue
+        try:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot keep ztsa's own {d} from the tree: {exc.strerror}"
+                             ) from None
+        out.append(d)
+    return out
 
 
 def _inside(path: str, top: str) -> bool:

@@ -252,3 +252,33 @@ def test_a_suggested_policy_lets_the_same_run_pass(run: Runner, listeners):
     assert [e["denied"] for e in events if e["event"] == "summary"] == [0]
     assert listeners.settle()["service"] == 1 and (outside / "made").read_text() == "x"
     server.close()
+
+
+def test_a_run_cannot_plant_ztsas_own_state_for_later_runs(run: Runner):
+    """With --allow-write over ~/.cache and ~/.config (a common grant for a build's
+    caches), ztsa's parse cache and the user policy's directory stay read-only for the
+    tree: a planted cache entry would be a later gate's parse, a planted policy.toml a
+    later run's allow entries. Also when neither existed before the run."""
+    home = Path(tempfile.mkdtemp(prefix="ztsa-home-"))
+    for d in (home, home / ".cache", home / ".config"):
+        d.mkdir(exist_ok=True)
+        os.chmod(d, 0o777)
+    env = {**policy_env(), "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+           "XDG_CONFIG_HOME": str(home / ".config")}
+    env["ZTSA_CACHE_DIR"] = str(home / ".cache" / "ztsa")  # the suite's own is elsewhere
+    code = ("import os, sys\n"
+            "for p in sys.argv[1:]:\n"
+            "    try:\n"
+            "        os.makedirs(os.path.dirname(p), exist_ok=True)\n"
+            "        open(p, 'w').write('[net]\\nallow = [\"0.0.0.0/0\"]\\n'); print('wrote')\n"
+            "    except OSError as e: print('refused', e.errno)\n")
+    planted = [home / ".cache/ztsa/entry", home / ".config/ztsa/policy.toml"]
+    proc, _ = run(run.python, "-c", code, *map(str, planted), env=env,
+                  extra=[f"--allow-write={home / '.cache'}", f"--allow-write={home / '.config'}"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["refused 30", "refused 30"], proc.stdout
+    assert not any(p.exists() for p in planted)
+    # the rest of the grant stays the tree's
+    proc, _ = run("sh", "-c", f"echo x > {home}/.cache/pip-like && echo ok", env=env,
+                  extra=[f"--allow-write={home / '.cache'}"])
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
