@@ -271,3 +271,21 @@ def test_suggest_reads_only_audit_logs_and_one_run_at_a_time(tmp_path):
     log.write_text("not json\n")
     done = ztsa("policy", "suggest", str(log))
     assert done.returncode == 2 and f"{log}:1: not a JSON line" in done.stderr
+
+
+def test_a_planted_pyproject_neither_hangs_nor_stalls_nor_cuts_a_policy(world, tmp_path):
+    """A FIFO under the name would block a plain open for ever; a million blank lines
+    made the old pattern quadratic; a policy past the size limit lost its tail."""
+    import time
+    os.mkfifo(world["ws"] / "pyproject.toml")
+    start = time.monotonic()
+    assert tiers.load(str(world["ws"]), "repo").entries == {}
+    assert time.monotonic() - start < 5
+    (world["ws"] / "pyproject.toml").unlink()
+    (world["ws"] / "pyproject.toml").write_text("\n" * 1_000_000 + "x = 1\n")
+    start = time.monotonic()
+    assert tiers.load(str(world["ws"]), "repo").entries == {}
+    assert time.monotonic() - start < 5
+    world["user"].write_text('[net]\nallow = ["a.test"]\n' + "#" * tiers.POLICY_MAX + "\n")
+    with pytest.raises(tiers.PolicyFileError, match="larger than"):
+        tiers.load(str(world["ws"]), "repo")

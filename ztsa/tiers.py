@@ -91,18 +91,33 @@ def user_path() -> str:
     return os.path.join(base, "ztsa", "policy.toml")
 
 
+POLICY_MAX = 1 << 20  # a policy file's size at most
+MANIFEST_MAX = 8 << 20  # what of a pyproject.toml is searched for [tool.ztsa]
+
+
 def workspace_path(workspace: str) -> tuple[str, bool] | None:
     """(.ztsa.toml, False), or (pyproject.toml, True) when it has [tool.ztsa]."""
     own = os.path.join(workspace, ".ztsa.toml")
     if os.path.lexists(own):
         return own, False
     pyproject = os.path.join(workspace, "pyproject.toml")
-    try:
-        with open(pyproject, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+    import stat
+
+    try:  # never blocking on a FIFO planted under the name (a link: _read refuses it)
+        fd = os.open(pyproject, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
-    return (pyproject, True) if re.search(r"^\s*\[tool\.ztsa(\.|\])", text, re.M) else None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            text = f.read(MANIFEST_MAX).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # a table header on a line of its own (no newline inside the match: linear)
+    return (pyproject, True) if re.search(r"^[ \t]*\[tool\.ztsa[.\]]", text, re.M) else None
 
 
 def _read(path: str, follow: bool = True) -> str:
@@ -120,9 +135,11 @@ def _read(path: str, follow: bool = True) -> str:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise PolicyFileError(f"{path}: not a regular file")
         with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(1 << 20)
+            data = f.read(POLICY_MAX + 1)
     finally:
         os.close(fd)
+    if len(data) > POLICY_MAX:  # cut, its last entries would be lost without a word
+        raise PolicyFileError(f"{path}: larger than {POLICY_MAX >> 20} MiB")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
