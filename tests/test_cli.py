@@ -349,3 +349,21 @@ def test_the_pre_commit_hook_runs_the_repo_gate(tmp_path):
     done = subprocess.run([sys.executable, "-m", "ztsa", *argv[1:]], cwd=ws,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 3 and "BLOCK  FS005" in done.stdout, done.stdout
+
+
+def test_what_the_repository_or_the_environment_names_cannot_forge_the_report(tmp_path):
+    """A path or a value holding a newline, an escape sequence or a bidi override is
+    shown escaped: no forged line, no hidden text, no terminal title or colour change."""
+    ws = tmp_path / "repo\x1b]0;owned\x07\ngate PASSED (profile untrusted)\u202e"
+    ws.mkdir()
+    forged = "x.so\n\x1b[2K\x1b[32mgate PASSED\x1b[0m"
+    for fmt in ("text", "github"):
+        proc = ztsa("check", "--format", fmt, str(ws), env={"LD_PRELOAD": forged})
+        assert proc.returncode == 3, proc.stderr
+        for bad in ("\x1b", "\x07", "\u202e"):
+            assert bad not in proc.stdout, (fmt, bad)
+        lines = proc.stdout.splitlines()
+        assert not any(line.startswith(("gate PASSED", "\\x1b")) for line in lines), fmt
+        assert "gate FAILED" in lines[-1]
+        if fmt == "text":
+            assert "repo\\x1b]0;owned\\x07\\ngate PASSED" in proc.stdout  # shown, escaped

@@ -73,6 +73,7 @@ def test_the_project_dir_of_claude_code_is_the_workspace(tmp_path: Path):
     b'{"hook_event_name": "PostToolUse", "tool_name": "Bash", "cwd": "/",'
     b' "tool_input": {"command": "ls"}}',
     b'\xff\xfe',
+    b'{"a": ' * 100_000,  # deeper than the parser recurses: blocked, not a crash
 ])
 def test_an_event_it_cannot_read_blocks_the_call(stdin: bytes):
     done = hook(stdin, env={"CLAUDE_PROJECT_DIR": ""})

@@ -289,3 +289,21 @@ def test_a_planted_pyproject_neither_hangs_nor_stalls_nor_cuts_a_policy(world, t
     world["user"].write_text('[net]\nallow = ["a.test"]\n' + "#" * tiers.POLICY_MAX + "\n")
     with pytest.raises(tiers.PolicyFileError, match="larger than"):
         tiers.load(str(world["ws"]), "repo")
+
+
+def test_a_denied_path_cannot_write_entries_into_the_suggestion(tmp_path):
+    """The tree chooses the paths it is denied: a newline in one ended the comment that
+    names it, and the next line became an entry of the suggested policy."""
+    import tomllib
+    log = tmp_path / "a.jsonl"
+    planted = '/opt/x\n  "/",  # and\n  "/etc",\u202e #'
+    log.write_text(json.dumps({
+        "schema": "ztsa.audit/v1", "time": 1.0, "event": "deny", "pid": 5, "run": "a" * 16,
+        "syscall": "openat", "path": planted, "rule": "read-only outside the workspace"}))
+    done = ztsa("policy", "suggest", str(log))
+    assert done.returncode == 0, done.stderr
+    assert tomllib.loads(done.stdout)["fs"]["allow_write"] == ["/opt"], done.stdout
+    assert "\u202e" not in done.stdout
+    policy = tmp_path / "p.toml"
+    policy.write_text(done.stdout)
+    assert ztsa("policy", "check", str(policy)).returncode == 0

@@ -63,8 +63,9 @@ def main(agent: str, options: list[str]) -> int:
         if not isinstance(event, dict):
             raise ValueError("the event is not a JSON object")
         answer = rewrite(event, options, ztsa_argv())
-    except (ValueError, UnicodeDecodeError) as exc:
-        print(f"ztsa hook: refused: {exc}", file=sys.stderr)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        print(f"ztsa hook: refused: {why}", file=sys.stderr)
         return BLOCK
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")

@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import os
 
+from ztsa.printable import printable
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -114,7 +116,8 @@ def _array(key: str, entries: list[tuple[str, list[str]]]) -> list[str]:
     if not entries:
         return []
     return [f"{key} = [",
-            *(f"  {item},  # {'; '.join(dict.fromkeys(why))[:300]}" for item, why in entries),
+            *(f"  {item},  # {printable('; '.join(dict.fromkeys(why))[:300])}"
+              for item, why in entries),
             "]"]
 
 
@@ -125,8 +128,8 @@ def _strings(entries: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
 def _render(path: str, run: str | None, net: dict[str, tuple[set[str], list[str]]],
             unix: dict[str, list[str]], write: dict[str, list[str]],
             read: dict[str, list[str]], kept: list[str]) -> str:
-    out = [f"# suggested by `ztsa policy suggest {path}`"
-           + (f" (run {run})" if run else "")
+    out = [f"# suggested by `ztsa policy suggest {printable(path)}`"
+           + (f" (run {printable(run)})" if run else "")
            + ": what the run's denials would have needed; review each entry"]
     allow = []
     for spec, (progs, why) in sorted(net.items()):
@@ -142,7 +145,7 @@ def _render(path: str, run: str | None, net: dict[str, tuple[set[str], list[str]
     out += _array("allow_write", _strings(write))
     out += _array("allow_read", _strings(read))
     for k in dict.fromkeys(kept):
-        out.append(f"# not suggested: {k}")
+        out.append(f"# not suggested: {printable(k)}")
     if len(out) == 1:
         out.append("# nothing was denied")
     return "\n".join(out) + "\n"

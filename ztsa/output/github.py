@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from ztsa.model import Report, Result, Status
 from ztsa.output import repo_path
+from ztsa.printable import printable
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text)  # and no escape sequence for the log's viewer
 
 
 def _prop(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ztsa.model import Report, Result, Status
+from ztsa.printable import printable
 
 _COLORS = {"red": "31", "yellow": "33", "green": "32", "dim": "2", "bold": "1"}
 
@@ -37,26 +38,27 @@ def render_text(report: Report, *, color: bool = False) -> str:
             continue
         label, col = _label(r)
         out.append(f"{_paint(label.ljust(6), col, color)} {_paint(r.id, 'bold', color)} "
-                   f"{r.title}: {r.message}")
+                   f"{r.title}: {printable(r.message)}")
         for e in r.evidence:
             where = ""
             if e.line:
-                where = f" ({e.path}:{e.line})"
+                where = f" ({printable(e.path or '')}:{e.line})"
             elif e.path and e.path not in e.detail:
-                where = f" ({e.path})"
-            out.append(f"         - {e.detail}{where}")
+                where = f" ({printable(e.path)})"
+            out.append(f"         - {printable(e.detail)}{where}")
         if r.status not in (Status.WAIVED, Status.HANDLED) and r.fix:
             out.append(f"         fix: {_first_paragraph(r.fix)}")
     passed = [r.id for r in ranked if r.status is Status.PASS]
     if passed:
         out.append(_paint(f"pass   {' '.join(passed)}", "dim", color))
     for n in report.not_run:
-        out.append(_paint(f"not run {n.id}: {n.reason}", "dim", color))
+        out.append(_paint(f"not run {n.id}: {printable(n.reason)}", "dim", color))
     s = report.summary()
     verdict = (_paint("gate PASSED", "green", color) if report.passed
                else _paint("gate FAILED", "red", color))
     out.append(
-        f"{verdict} (profile {report.profile.value}, {report.path}): {s['blocking']} blocking, "
+        f"{verdict} (profile {report.profile.value}, {printable(report.path)}): "
+        f"{s['blocking']} blocking, "
         f"{s['fail']} fail, {s['unknown']} unknown, {s['waived']} waived, "
         + (f"{s['handled']} handled by ztsa exec, " if s["handled"] else "")
         + f"{s['pass']} pass"

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ztsa.printable import printable
 from ztsa.sandbox import agentguard, agents, cgroup, gitguard, landlock, plan, terminal, toolchains
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
@@ -347,10 +348,12 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
                   replaced=m.replaced, **({"error": m.error} if m.error else {}))
         if m.error:
-            print(f"ztsa: could not move aside {m.path} ({m.reason}): {m.error}; do not run "
+            print(f"ztsa: could not move aside {printable(m.path)} ({m.reason}): {m.error}; "
+                  "do not run "
                   "git there before you have looked at it", file=sys.stderr)
     if moved:
-        names = ", ".join(m.path for m in moved[:5]) + (", ..." if len(moved) > 5 else "")
+        names = (", ".join(printable(m.path) for m in moved[:5])
+                 + (", ..." if len(moved) > 5 else ""))
         print(f"ztsa: moved aside {len(moved)} file(s) that would make git or ztsa "
               f"itself run code or allow more outside the sandbox: {names} (see "
               f"{gitguard.QUARANTINE}/{log.run}/manifest.json)", file=sys.stderr)
@@ -376,8 +379,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
     first = [*log.first_denials, *nat.helper_first_denials()][:3] if denied else []
     private = os.path.dirname(env.get("TMPDIR", "")) + os.sep
-    shown = "; first denied: " + ", ".join(_denial_hint(*d, private=private)
-                                           for d in first) if first else ""
+    shown = "; first denied: " + printable(", ".join(_denial_hint(*d, private=private)
+                                                     for d in first)) if first else ""
     if not quiet:
         audit = (f"audit only, nothing outside the workspace was enforced: {would} would "
                  f"have been denied (`ztsa policy suggest` turns the log into a policy); "
