@@ -203,6 +203,31 @@ def parse_ini_pairs(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
+def _ini_value(text: str) -> str:
+    """A value as npm's ini reads it: quotes taken off, else cut at a comment."""
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    for i, c in enumerate(text):
+        if c in ";#" and (i == 0 or text[i - 1] != "\\"):
+            return text[:i].strip()
+    return text
+
+
+def npmrc_top_level(text: str) -> dict[str, tuple[str, int]]:
+    """What npm reads of an .npmrc: the keys before the first `[section]` (a key under a
+    section is that section's, not npm's), the last of each, a bare key as "true"."""
+    out: dict[str, tuple[str, int]] = {}
+    for i, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            break
+        key, sep, value = line.partition("=")
+        out[_ini_value(key.strip())] = (_ini_value(value.strip()) if sep else "true", i)
+    return out
+
+
 def structural(fn: Callable[P, R]) -> Callable[P, R]:
     """A parser whose input has the wrong shape (a list where an object belongs, a number
     where a string does) raises ParseError naming the file, not a Python error."""

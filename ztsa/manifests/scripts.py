@@ -171,7 +171,9 @@ def _listing(ctx: Context, rel: str) -> list[str]:
 def _npmrc_ignores_scripts(ctx: Context, d: str) -> bool:
     rel = posixpath.join(d, ".npmrc") if d else ".npmrc"
     text = ctx.ws_text(rel, MAX_MANIFEST_BYTES) or ""
-    return bool(re.search(r"^\s*ignore-scripts\s*=\s*true\s*$", text, re.M))
+    from ztsa.parsing import npmrc_top_level
+
+    return npmrc_top_level(text).get("ignore-scripts", ("", 0))[0] == "true"
 
 
 def _yarn_scripts_disabled(ctx: Context, d: str) -> bool:

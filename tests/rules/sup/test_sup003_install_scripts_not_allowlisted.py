@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from ztsa.model import Status
 
 INTEG = "sha512-" + "A" * 86 + "=="
@@ -36,6 +38,21 @@ def test_ignore_scripts_and_yarn_enable_scripts_false(machine):
     machine.ws("y/yarn.lock", "# yarn lockfile v1\n")
     machine.ws("y/.yarnrc.yml", "enableScripts: false\n")
     assert machine.run("SUP003").status is Status.PASS
+
+
+@pytest.mark.parametrize(("npmrc", "status"), [
+    ("ignore-scripts\n", Status.PASS),  # a bare key is true to npm's ini
+    ('ignore-scripts = "true"\n', Status.PASS),
+    ("ignore-scripts=true ; scripts are built by CI\n", Status.PASS),
+    ("[x]\nignore-scripts=true\n", Status.FAIL),  # section x's, not npm's
+    ("registry=https://r.test/\n[x]\nignore-scripts=true\n", Status.FAIL),
+    ("ignore-scripts=true\nignore-scripts=false\n", Status.FAIL),  # the last one counts
+    ("ignore-scripts=truely\n", Status.FAIL),
+])
+def test_ignore_scripts_as_npm_reads_the_npmrc(machine, npmrc, status):
+    machine.ws("package-lock.json", lock(x={"version": "1", "hasInstallScript": True}))
+    machine.ws(".npmrc", npmrc)
+    assert machine.run("SUP003").status is status
 
 
 def test_pnpm_v9_decided_by_pnpm_10_default(machine):
