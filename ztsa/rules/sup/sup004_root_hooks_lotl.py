@@ -4,7 +4,9 @@
 The `preinstall`, `install`, `postinstall` and `prepare` scripts of every
 `package.json` in the workspace (outside `node_modules`), and the scripts of the same
 `package.json` they run by name (`npm run X`, `pnpm run X`, `yarn X`, `bun run X`, with
-X's `preX` and `postX`, however deep), for `bash -c`, `sh -c`,
+X's `preX` and `postX`, however deep), and the `install` npm implies for a package
+with a `binding.gyp` (`node-gyp rebuild`, which runs the file's `<!(...)` command
+expansions), for `bash -c`, `sh -c`,
 `node -e`/`--eval`, `python -c`, `curl`, `wget` and `nc` (a package runner fetching an
 unpinned package is SUP017's).
 What is found only in a project under examples, fixtures, docs or templates that no
