@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ztsa.lazy import LazyRe
 from ztsa.manifests.common import key_lines
 from ztsa.manifests.lock import LockEntry
 from ztsa.parsing import ParseError, line_of, load_json, structural
@@ -62,6 +63,74 @@ class NpmLock:
         self.entries: list[LockEntry] = []
 
 
+# npm-package-arg reads a URL scheme case-insensitively (url.parse lower-cases it)
+SCHEME = LazyRe(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+HOSTED = ("github", "gitlab", "bitbucket", "gist")  # hosted-git-info's shortcuts
+GIT_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "gist.github.com")
+SCP = LazyRe(r"^[^@/:#\s]+@[^@/:#\s]+:")  # user@host:path, git over ssh
+SHORTHAND = LazyRe(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(?:#.*)?$")  # owner/repo on GitHub
+# package managers' protocols that name the registry, the tree or a workspace
+PROTOCOLS = frozenset({"npm", "jsr", "catalog", "workspace", "file", "link", "portal",
+                       "patch", "exec", "runtime"})
+COMMIT = LazyRe(r"(?:commit=)?[0-9a-f]{40}")
+HEX40 = LazyRe(r"[0-9a-f]{40}")
+
+
+def spec_kind(spec: str) -> str:
+    """What npm fetches for a dependency spec, or a lockfile's resolved value: git, url
+    (http(s)), path, protocol (one of PROTOCOLS), other (a scheme no package manager
+    fetches from) or registry (a version, range or tag)."""
+    s = spec.strip()
+    m = SCHEME.match(s)
+    if m and len(m.group(1)) > 1:  # not a Windows drive letter
+        scheme = m.group(1).lower()
+        if scheme == "git" or scheme.startswith("git+") or scheme in HOSTED:
+            return "git"
+        if scheme in ("http", "https"):
+            return "git" if _hosted_git(s) else "url"
+        return "path" if scheme == "file" else "protocol" if scheme in PROTOCOLS else "other"
+    if SCP.match(s):
+        return "git"
+    if s.startswith((".", "/", "~")) or m:
+        return "path"
+    if SHORTHAND.match(s):
+        return "git"  # hosted-git-info takes owner/repo before a path
+    return "path" if "/" in s or s.lower().endswith((".tgz", ".tar.gz", ".tar")) else "registry"
+
+
+def _hosted_git(url: str) -> bool:
+    """`https://github.com/o/r.git#ref`: hosted-git-info's, which npm clones. Any other
+    http(s) URL npm fetches as a tarball, whatever its fragment."""
+    base, sep, _ = url.partition("#")
+    host = base.partition("//")[2].partition("/")[0].rpartition("@")[2].lower()
+    return bool(sep) and base.lower().endswith(".git") and host in GIT_HOSTS
+
+
+def commit_pinned(ref: str) -> bool:
+    """Does a git spec or a git lock entry name a full 40-hex commit? In the fragment
+    (npm's `#<sha>`, Yarn's `#commit=<sha>`, pnpm's `repo#commit`), or as the last path
+    segment of an http(s) archive (codeload's `tar.gz/<sha>`). A ref that only contains
+    one (`#release-<sha>`) is a branch or tag, and so is upper-case hex."""
+    base, sep, fragment = ref.strip().partition("#")
+    if sep:
+        return any(COMMIT.fullmatch(p) for p in fragment.replace("::", "&").split("&"))
+    if spec_kind(base) in ("git", "url") and base[:4].lower() == "http":
+        return HEX40.fullmatch(base.rstrip("/").rsplit("/", 1)[-1]) is not None
+    return False
+
+
+def _source(entry: dict[str, Any]) -> str | None:
+    """Where npm fetches a package-lock entry from: its `resolved`, or else a `version`
+    that is a spec rather than a version (`github:o/r#main`; npm fetches that too)."""
+    resolved = entry.get("resolved")
+    if isinstance(resolved, str):
+        return resolved
+    version = entry.get("version")
+    if isinstance(version, str) and spec_kind(version) not in ("registry", "protocol"):
+        return version
+    return None
+
+
 def _kind(resolved: str | None, entry: dict[str, Any]) -> str:
     if entry.get("link"):
         return "link"
@@ -69,12 +138,12 @@ def _kind(resolved: str | None, entry: dict[str, Any]) -> str:
         return "bundled"
     if not resolved:
         return "registry"
-    if resolved.startswith(("git+", "git:", "github:")) or ("#" in resolved and \
-            ".git" in resolved):
-        return "git"
-    if resolved.startswith("file:") or not resolved.startswith(("http:", "https:")):
-        return "path"
-    return "registry" if resolved.endswith(".tgz") else "url"
+    kind = spec_kind(resolved)
+    if kind in ("git", "path"):
+        return kind
+    if kind == "url":
+        return "registry" if resolved.lower().endswith(".tgz") else "url"
+    return "url"  # another scheme, or a bare name: SUP002 judges it, never skips it
 
 
 def _names(value: object) -> tuple[str, ...]:
@@ -146,8 +215,7 @@ def parse_package_lock(text: str, path: str) -> NpmLock:
             if "node_modules/" not in key or not isinstance(entry, dict):
                 continue
             name = entry.get("name") or key.rsplit("node_modules/", 1)[-1]
-            resolved = entry.get("resolved")
-            resolved = resolved if isinstance(resolved, str) else None
+            resolved = _source(entry)
             integrity = entry.get("integrity")
             lock.entries.append(LockEntry(
                 ecosystem="npm", name=str(name), version=str(entry.get("version", "")),
@@ -171,10 +239,8 @@ def parse_package_lock(text: str, path: str) -> NpmLock:
         for name, entry in deps.items():
             if not isinstance(entry, dict):
                 raise ParseError(path, f"dependency {name!r} is not an object")
-            resolved = entry.get("resolved") if isinstance(entry.get("resolved"), str) else None
+            resolved = _source(entry)
             version_field = str(entry.get("version", ""))
-            if resolved is None and version_field.startswith(("git", "github:", "http")):
-                resolved = version_field
             integrity = entry.get("integrity")
             lock.entries.append(LockEntry(
                 ecosystem="npm", name=name, version=version_field, source=path,

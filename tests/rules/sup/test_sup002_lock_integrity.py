@@ -118,3 +118,53 @@ def test_pass_a_pnpm_runtime_with_an_integrity_per_platform(machine):
     machine.ws("pnpm-lock.yaml", lock("sha256-abc=", "sha256-def=").replace(
         "https://nodejs.org/", "https://nodejs.evil.invalid/"))
     assert machine.run("SUP002").status is Status.FAIL
+
+
+def test_fail_upper_case_http_and_other_schemes(machine):
+    """URL schemes are case-insensitive: `HTTP://` is plain http to npm too. A
+    registry or tarball entry resolved over another scheme (Yarn's `resolved` holding a
+    `GIT+https:` URL, `ftp:`) comes from no allowed registry."""
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {
+        "node_modules/ms": {"version": "2.1.3", "integrity": "sha512-x",
+                            "resolved": "HTTP://registry.npmjs.org/ms/-/ms-2.1.3.tgz"},
+        "node_modules/ok": {"version": "1.0.0", "integrity": "sha512-x",
+                            "resolved": "HTTPS://registry.npmjs.org/ok/-/ok-1.0.0.tgz"},
+        "node_modules/ftp": {"version": "1.0.0", "integrity": "sha512-x",
+                             "resolved": "ftp://example.invalid/ftp-1.0.0.tgz"}}}))
+    machine.ws("y/yarn.lock", '# yarn lockfile v1\n\ngy@1.0.0:\n  version "1.0.0"\n'
+               '  resolved "GIT+https://github.com/o/gy.git#main"\n  integrity sha512-x\n')
+    machine.ws("p/pnpm-lock.yaml", "lockfileVersion: '9.0'\npackages:\n  pm@1.0.0:\n"
+               "    resolution: {integrity: sha512-x, "
+               "tarball: 'HTTP://registry.npmjs.org/pm/-/pm-1.0.0.tgz'}\n")
+    out = machine.run("SUP002")
+    assert out.status is Status.FAIL
+    details = {e.detail.split("@")[0]: e.detail for e in out.evidence}
+    assert set(details) == {"ms", "ftp", "gy", "pm"}, out
+    assert "plain http" in details["ms"] and "plain http" in details["pm"]
+
+
+def test_fail_a_git_file_source(machine):
+    """`git+file:///path`: a repository on this machine, outside every registry and
+    whatever the tree shows, even at a commit."""
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {
+        "node_modules/a": {"version": "1.0.0", "resolved": f"git+file:///srv/a#{sha}"},
+        "node_modules/b": {"version": "1.0.0", "resolved": "GIT+FILE:///srv/b#main"},
+        "node_modules/c": {"version": "1.0.0",
+                           "resolved": f"git+ssh://git@github.com/o/c.git#{sha}"}}}))
+    out = machine.run("SUP002")
+    assert out.status is Status.FAIL
+    assert sorted(e.detail.split("@")[0] for e in out.evidence) == ["a", "b"], out
+
+
+def test_fail_a_tarball_url_with_a_git_like_fragment(machine):
+    """npm clones only a hosted-git URL (`https://github.com/o/r.git#<sha>`); any other
+    http(s) URL it fetches as a tarball, fragment or not: it is judged as one."""
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {
+        "node_modules/a": {"version": "1.0.0",
+                           "resolved": f"https://evil.github.io/a.git#{sha}"},
+        "node_modules/b": {"version": "1.0.0",
+                           "resolved": f"https://github.com/o/b.git#{sha}"}}}))
+    out = machine.run("SUP002")
+    assert [e.detail.split("@")[0] for e in out.evidence] == ["a"], out

@@ -97,7 +97,8 @@ def test_a_vendored_packages_dev_dependencies_are_advisory(machine):
     import json
 
     machine.ws("core/vendor/package.json", json.dumps({"name": "vendor"}))
-    machine.ws("core/vendor/package-lock.json", json.dumps({"lockfileVersion": 3}))
+    machine.ws("core/vendor/package-lock.json", json.dumps({"lockfileVersion": 3,
+                                                            "packages": {}}))
     vendored = "core/vendor/modules/@xenova/transformers/package.json"
     machine.ws(vendored, json.dumps({"name": "@xenova/transformers", "devDependencies": {
         "wavefile": "github:rochars/wavefile#master"}}))
@@ -110,7 +111,8 @@ def test_a_vendored_packages_dev_dependencies_are_advisory(machine):
     assert out.status is Status.FAIL and not out.advisory, out
     machine.ws(vendored, json.dumps({"name": "@xenova/transformers", "devDependencies": {
         "wavefile": "github:rochars/wavefile#master"}}))
-    machine.ws("core/vendor/modules/@xenova/transformers/package-lock.json", "{}")
+    machine.ws("core/vendor/modules/@xenova/transformers/package-lock.json",
+               json.dumps({"lockfileVersion": 3, "packages": {}}))
     out = machine.run("SUP006")  # a lockfile of its own: a project someone installs
     assert out.status is Status.FAIL and not out.advisory, out
 
@@ -124,3 +126,91 @@ def test_a_workspace_members_dev_dependencies_still_gate(machine):
         "x": "github:o/x#main"}}))
     out = machine.run("SUP006")
     assert out.status is Status.FAIL and not out.advisory, out
+
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_fail_npm_specs_in_any_scheme_case_scp_form_or_shortcut(machine):
+    """npm-package-arg reads URL schemes case-insensitively (`GIT+https:` is git,
+    `HTTP:` a tarball), takes `git@host:owner/repo` for git over ssh, and every hosted
+    shortcut for git: none of them is a registry dependency that passes."""
+    import json
+
+    specs = {
+        "a": "GIT+https://github.com/o/a.git#main", "b": "Git://github.com/o/b.git",
+        "c": "HTTP://example.invalid/c-1.0.0.tgz", "d": "HTTPS://example.invalid/d.tgz",
+        "e": "git@github.com:o/e.git", "f": "deploy@git.example.invalid:o/f.git#v1",
+        "g": "GitHub:o/g", "h": "gitlab:o/h#v1", "i": "bitbucket:o/i", "j": "gist:11081aaa",
+        "k": "o/k#main", "l": "GIST:11081aaa", "m": "git+ssh://git@github.com:o/m.git#v2",
+    }
+    machine.ws("package.json", json.dumps({"name": "x", "dependencies": specs}))
+    out = machine.run("SUP006")
+    assert out.status is Status.FAIL
+    assert {e.detail.split(" comes")[0] for e in out.evidence} == set(specs)
+    pinned = {n: s.split("#")[0] + "#" + SHA for n, s in specs.items() if n not in "cd"}
+    machine.ws("package.json", json.dumps({"name": "x", "dependencies": pinned}))
+    assert machine.run("SUP006").status is Status.PASS
+
+
+def test_fail_a_ref_that_only_contains_a_commit(machine):
+    """`#release-<40 hex>` is a branch or tag named after a commit, movable at will:
+    only a fragment that is the commit pins it (`commit=` as Yarn writes it too)."""
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "x", "dependencies": {
+        "a": f"github:o/a#release-{SHA}", "b": f"o/b#semver:{SHA}"}}))
+    out = machine.run("SUP006")
+    assert {e.detail.split(" comes")[0] for e in out.evidence} == {"a", "b"}
+
+
+def test_fail_lock_entries_on_a_branch_or_tag(machine):
+    """A dependency's own git dependency is in no package.json of the tree: only the
+    lockfile says what `npm ci`, `yarn` and `pnpm install` fetch. An entry locked to a
+    branch or tag (npm's `resolved` or a lockfile v1 `version` holding the spec) follows
+    it; one locked to a commit passes."""
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "x", "dependencies": {"a": "^1.0.0"}}))
+
+    def locks(ref: str) -> dict[str, str]:
+        return {
+            "package-lock.json": json.dumps({"lockfileVersion": 3, "packages": {
+                "": {"name": "x", "dependencies": {"a": "^1.0.0"}},
+                "node_modules/a": {"version": "1.0.0", "integrity": "sha512-x",
+                                   "resolved": "https://registry.npmjs.org/a/-/a-1.0.0.tgz"},
+                "node_modules/y": {"version": "1.0.0",
+                                   "resolved": f"git+ssh://git@github.com/o/y.git#{ref}"},
+                "node_modules/z": {"version": f"GITHUB:o/z#{ref}"}}}, indent=2),
+            "v1/package-lock.json": json.dumps({"lockfileVersion": 1, "dependencies": {
+                "y": {"version": f"bitbucket:o/y#{ref}"},
+                "z": {"version": f"Git+https://example.invalid/z.git#{ref}"}}}, indent=2),
+            "yarn/yarn.lock": ('# yarn lockfile v1\n\n"y@github:o/y":\n  version "1.0.0"\n'
+                               f'  resolved "git+https://github.com/o/y.git#{ref}"\n'),
+            "pnpm/pnpm-lock.yaml": ("lockfileVersion: '9.0'\npackages:\n"
+                                    f"  y@git+https://github.com/o/y.git#{ref}:\n"
+                                    f"    resolution: {{commit: {ref}, repo: "
+                                    "https://github.com/o/y.git, type: git}\n"
+                                    "    version: 1.0.0\n"),
+        }
+    for rel, text in locks("v1.2.3").items():
+        machine.ws(rel, text)
+    out = machine.run("SUP006")
+    assert out.status is Status.FAIL
+    assert sorted(e.path for e in out.evidence) == [
+        "package-lock.json", "package-lock.json", "pnpm/pnpm-lock.yaml",
+        "v1/package-lock.json", "v1/package-lock.json", "yarn/yarn.lock"], out
+    assert all(e.line and e.line > 1 for e in out.evidence), out
+    for rel, text in locks(SHA).items():
+        machine.ws(rel, text)
+    assert machine.run("SUP006").status is Status.PASS
+
+
+def test_unknown_when_a_js_lockfile_does_not_parse(machine):
+    """Its git entries cannot be told pinned or not: unknown, not a pass."""
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "x"}))
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3}))
+    out = machine.run("SUP006")
+    assert out.status is Status.UNKNOWN and "package-lock.json" in out.message, out

@@ -6,15 +6,17 @@ Every registry or URL entry of every lockfile carries an integrity hash:
 `checksum` in Yarn Berry, `resolution.integrity` in `pnpm-lock.yaml`, the hash in
 `bun.lock`, `checksum` for registry sources in `Cargo.lock`, hashes for every file in
 `uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock` and `pylock.toml`. It also fails
-an entry resolved over plain `http://`, or from a host that is not on the allowlist
+an entry resolved over plain `http://` (in any case: `HTTP://` too), a JS lock entry
+over another scheme than https (`ftp:`), or one from a host that is not on the allowlist
 (`registry.npmjs.org`, `registry.yarnpkg.com`, crates.io, `pypi.org`,
 `files.pythonhosted.org`, plus `--allow-registry HOST`). Git and path entries are
-SUP006's concern. An entry this machine never fetches (Yarn Berry's `conditions: os=darwin
-& cpu=arm64`, package-lock's `os`/`cpu`/`libc`) is not judged: Yarn records no checksum
-for the platforms it did not fetch; so is a variant of a pnpm `runtime:` entry (one
-archive with its own integrity per platform) for another platform, and Node.js's own
-release host is allowed for those. A lockfile that does not parse makes the rule
-unknown.
+SUP006's concern, except a `git+file:` one: a repository on this machine, outside every
+registry and the reviewed tree, fails here even at a commit. An entry this machine never
+fetches (Yarn Berry's `conditions: os=darwin & cpu=arm64`, package-lock's
+`os`/`cpu`/`libc`) is not judged: Yarn records no checksum for the platforms it did not
+fetch; so is a variant of a pnpm `runtime:` entry (one archive with its own integrity
+per platform) for another platform, and Node.js's own release host is allowed for
+those. A lockfile that does not parse makes the rule unknown.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_LOCK_BYTES
 from ztsa.manifests.locks import allowed_hosts, host_of, lock_entries
 from ztsa.manifests.scope import in_play
@@ -41,6 +44,9 @@ from ztsa.registry import rule
 
 MAX_REPORTS = 50
 
+
+# the URL in an npm lock entry's source: `https://…`, `git+file:…`, Berry's `name@https://…`
+NPM_URL = LazyRe(r"(?:^|@)([A-Za-z][A-Za-z0-9+.-]*):/")
 
 # where pnpm fetches a `runtime:` dependency (Node.js's own release archives)
 RUNTIME_HOSTS = frozenset({"nodejs.org"})
@@ -55,7 +61,12 @@ def check(ctx: Context) -> Outcome:
     texts: dict[str, str | None] = {}
     unreported: dict[str, int] = {}  # lockfile -> problems past MAX_REPORTS
     for e in lock_entries(ctx, f):
-        if e.kind not in ("registry", "url"):
+        url, scheme = e.resolved or "", ""
+        if e.ecosystem == "npm" and (m := NPM_URL.search(url)):
+            url, scheme = url[m.start(1):], m.group(1).lower()  # Berry's is `name@<url>`
+        # a "path" with a URL is a parser's case-sensitive miss (pnpm's `HTTP://` tarball)
+        if not (e.kind in ("registry", "url") or scheme == "git+file"
+                or (e.kind == "path" and scheme not in ("", "file"))):
             continue
         if any(e.platform):
             from ztsa.manifests.npm import skipped_here  # only for such an entry
@@ -63,9 +74,12 @@ def check(ctx: Context) -> Outcome:
             if skipped_here(e.platform) is not None:
                 continue  # never fetched on this machine (Yarn's conditions, npm's os/cpu)
         why = None
-        url = e.resolved or ""
-        if url.startswith("http://"):
+        if scheme == "git+file":
+            why = f"comes from a local git repository ({url[:80]}), outside every registry"
+        elif url[:7].lower() == "http://":  # a scheme is case-insensitive
             why = f"is resolved over plain http ({url[:80]})"
+        elif scheme not in ("", "https"):
+            why = f"is resolved over {scheme}: ({url[:80]}), from no allowed registry"
         elif ((host := host_of(url)) is not None and host not in hosts
               and not (e.version.startswith("runtime:") and host in RUNTIME_HOSTS)):
             why = f"comes from {host}, which is not an allowed registry"

@@ -2,10 +2,16 @@
 
 ## What it checks
 Declared dependencies that come from git or a URL without a full 40-hex commit:
-npm `git+…`, `git://…`, `github:`/`gitlab:`/`bitbucket:` and `owner/repo` shorthands,
-and tarball URLs, in every `package.json`; Cargo dependencies with `git =` but no
-`rev` (a `branch` or `tag` can move); pip `git+…` requirements without `@<40 hex>`
-in requirements files and `pyproject.toml`; `[tool.uv.sources]` and Poetry git
+npm `git+…`, `git://…` (schemes in any case, as npm reads them), scp-like
+`git@host:owner/repo`, `github:`/`gitlab:`/`bitbucket:`/`gist:` and `owner/repo`
+shorthands, and tarball URLs, in every `package.json`; a spec of a protocol no package
+manager knows fails too. Only a ref that is the commit pins it: `#release-<sha>` names a
+branch or tag. Every git entry of `package-lock.json`, `npm-shrinkwrap.json`,
+`yarn.lock`, `pnpm-lock.yaml` and `bun.lock` not locked to a commit fails as well: a
+dependency's own git dependency is in no `package.json` of the tree (a lockfile that
+does not parse makes the rule unknown). Cargo dependencies with `git =` but no `rev` (a
+`branch` or `tag` can move); pip `git+…` requirements without `@<40 hex>` in
+requirements files and `pyproject.toml`; `[tool.uv.sources]` and Poetry git
 dependencies without `rev`. A Cargo or uv git source that the nearest `Cargo.lock` or
 `uv.lock` pins to a commit passes: `cargo build` and `uv sync` use that commit.
 What is found only in a project under examples, fixtures, docs or templates that no
@@ -42,19 +48,24 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ztsa.manifests.lock import LockEntry
+
 SHA = LazyRe(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
-NPM_GIT = LazyRe(r"^(git\+|git://|github:|gitlab:|bitbucket:|gist:)")
-NPM_SHORTHAND = LazyRe(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(#.*)?$")
 PIP_VCS = LazyRe(r"(?:^|\s|@\s*)((?:git|hg|svn|bzr)\+\S+)")
+MAX_REPORTS = 50
 
 
 def npm_unpinned(spec: str) -> str | None:
-    spec = spec.strip()
-    if NPM_GIT.match(spec) or (NPM_SHORTHAND.match(spec) and not spec.startswith(".")):
-        return None if SHA.search(spec.split("#", 1)[1] if "#" in spec else "") else "git"
-    if spec.startswith(("http://", "https://")):
+    """What a package.json spec fetches unpinned ("git", "URL", "unknown protocol"),
+    or None. Classified as npm reads it (ztsa.manifests.npm.spec_kind)."""
+    from ztsa.manifests.npm import commit_pinned, spec_kind
+
+    kind = spec_kind(spec)
+    if kind == "git":
+        return None if commit_pinned(spec) else "git"
+    if kind == "url":
         return None if SHA.search(spec) else "URL"
-    return None
+    return "unknown protocol" if kind == "other" else None
 
 
 def pip_unpinned(text: str) -> bool:
@@ -106,9 +117,42 @@ def _js_locked(ctx: Context, rel: str, name: str) -> bool:
                         "git", "url")]
                 except ProbeError:
                     return False  # an unreadable lockfile pins nothing
-                return bool(mine) and all(SHA.search(e.resolved or "") for e in mine)
+                return bool(mine) and all(_lock_pinned(e) for e in mine)
         d = None if not d else posixpath.dirname(d)
     return False
+
+
+def _lock_pinned(e: LockEntry) -> bool:
+    from ztsa.manifests.npm import commit_pinned
+
+    if e.kind == "git":
+        return commit_pinned(e.resolved or e.version)  # bun.lock keeps the ref in version
+    return SHA.search(e.resolved or "") is not None
+
+
+def _check_js_locks(ctx: Context, f: Findings) -> None:
+    """Git entries of JS lockfiles not pinned to a commit. A dependency's own git
+    dependency is in no package.json of the tree: its lockfile entry is what `npm ci`,
+    `yarn install` and `pnpm install` fetch."""
+    from ztsa.manifests.lock import entry_line
+    from ztsa.manifests.locks import entries, lockfiles
+
+    reported = 0
+    for rel in lockfiles(ctx):
+        if posixpath.basename(rel) not in JS_LOCKS:
+            continue
+        found = f.attempt(entries, ctx, rel)
+        bad = [e for e in found or [] if e.kind == "git" and not _lock_pinned(e)]
+        text = ctx.ws_text(rel, MAX_LOCK_BYTES) if bad else None
+        room = max(0, MAX_REPORTS - reported)
+        for e in bad[:room]:
+            f.fail(f"{e.name}@{e.version} ({rel}) is locked to git "
+                   f"{(e.resolved or e.version)[:80]!r}, not a 40-hex commit", path=rel,
+                   line=entry_line(text, e))
+        if len(bad) > room:
+            f.fail(f"{len(bad) - room} more git entries not pinned to a commit in {rel}",
+                   path=rel)
+        reported += len(bad)
 
 
 def _vendored(ctx: Context, rel: str) -> bool:
@@ -163,6 +207,7 @@ def check(ctx: Context) -> Outcome:
                          "fetches: advisory)", rel, line)
             else:
                 f.fail(detail, path=rel, line=line)
+    _check_js_locks(ctx, f)
     for rel in named(ctx, "Cargo.toml"):
         ct = f.attempt(load, ctx, rel, parse_cargo_toml, MAX_MANIFEST_BYTES)
         for table, name, spec in ct.deps() if ct else []:
