@@ -24,14 +24,14 @@ def parse_bun_lock(text: str, path: str) -> list[LockEntry]:
         if not isinstance(value, list) or not value or not isinstance(value[0], str):
             raise ParseError(path, f"package {key!r} is not [\"name@version\", ...]")
         ident = value[0]
-        at = ident.rfind("@")
+        at = ident.find("@", 1)  # after a scope's; a git source holds `git@` too
         name, ver = (ident[:at], ident[at + 1 :]) if at > 0 else (ident, "")
         integrity = next((v for v in value[1:] if isinstance(v, str) and
                           v.startswith(("sha512-", "sha256-", "sha1-"))), None)
         kind = "registry"
-        if ver.startswith(("github:", "git+", "git@")) or "#" in ver:
+        if ver.lower().startswith(("github:", "git+", "git@", "git:")) or "#" in ver:
             kind = "git"
-        elif ver.startswith(("file:", "link:", "workspace:")):
+        elif ver.lower().startswith(("file:", "link:", "workspace:")):
             kind = "path"
         resolved = value[1] if len(value) > 1 and isinstance(value[1], str) else None
         entries.append(LockEntry(ecosystem="npm", name=name, version=ver, source=path,

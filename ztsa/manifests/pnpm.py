@@ -34,7 +34,8 @@ def _split_key(key: str) -> tuple[str, str]:
     its source as the version."""
     k = key.lstrip("/").split("(", 1)[0]
     source = k.find("@", 1)
-    if source > 0 and k[source + 1:].startswith(("git+", "git:", "http:", "https:", "file:")):
+    if source > 0 and k[source + 1:].lower().startswith(
+            ("git+", "git:", "http:", "https:", "file:")):
         return k[:source], k[source + 1:]
     at = k.rfind("@")
     if at > 0:
@@ -78,7 +79,7 @@ def parse_pnpm_lock(text: str, path: str) -> PnpmLock:
         if resolution.get("type") == "git" or "repo" in resolution:
             kind = "git"
         elif (resolution.get("type") == "directory" or resolution.get("directory")
-              or (tarball and not str(tarball).startswith(("http:", "https:")))):
+              or (tarball and not str(tarball).lower().startswith(("http:", "https:")))):
             kind = "path"
         elif tarball:
             kind = "url"

@@ -43,10 +43,11 @@ def parse_v1(text: str, path: str) -> list[LockEntry]:
             return
         resolved = current.get("resolved")
         kind = "registry"
-        if resolved and (resolved.startswith(("git+", "git:", "github:")) or
-                         "codeload.github.com" in resolved):
+        scheme = (resolved or "").lower()  # a URL's scheme in any case
+        if resolved and (scheme.startswith(("git+", "git:", "github:")) or
+                         "codeload.github.com" in scheme):
             kind = "git"
-        elif resolved and resolved.startswith("file:"):
+        elif resolved and scheme.startswith("file:"):
             kind = "path"
         entries.append(LockEntry(
             ecosystem="npm", name=_name_of(specs.split(",")[0]),
@@ -112,10 +113,10 @@ def parse_berry(text: str, path: str) -> list[LockEntry]:
             kind = "patch"
         elif "@file:" in resolution:
             kind = "path"
-        elif re.search(r"@(git\+|https?://[^#]*\.git#|github:)", resolution) or \
+        elif re.search(r"@(git\+|https?://[^#]*\.git#|github:)", resolution, re.I) or \
                 "#commit=" in resolution:
             kind = "git"
-        elif re.search(r"@https?://", resolution):
+        elif re.search(r"@https?://", resolution, re.I):
             kind = "url"
         checksum = entry.get("checksum")
         entries.append(LockEntry(

@@ -214,3 +214,23 @@ def test_unknown_when_a_js_lockfile_does_not_parse(machine):
     machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3}))
     out = machine.run("SUP006")
     assert out.status is Status.UNKNOWN and "package-lock.json" in out.message, out
+
+
+def test_every_lockfile_reads_a_scheme_in_any_case(machine):
+    """npm, Yarn, pnpm and Bun take `GIT+https:` as `git+https:`: a git entry on a
+    branch in any spelling fails; Bun's `name@git+ssh://git@host/...` keeps its name."""
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "x"}))
+    machine.ws("yarn/yarn.lock", '# yarn lockfile v1\n\n"y@github:o/y":\n  version "1.0.0"\n'
+                                 '  resolved "GIT+https://github.com/o/y.git#main"\n')
+    machine.ws("berry/yarn.lock", '__metadata:\n  version: 8\n\n"y@GIT+https://github.com/o/'
+                                  'y.git#main":\n  version: 1.0.0\n  resolution: "y@GIT+https:'
+                                  '//github.com/o/y.git#main"\n')
+    machine.ws("bun/bun.lock", json.dumps({"lockfileVersion": 1, "workspaces": {
+        "": {"name": "x"}}, "packages": {
+        "y": ["y@GIT+ssh://git@github.com/o/y.git#main", {}, "o-y-main"]}}, indent=2))
+    out = machine.run("SUP006")
+    assert out.status is Status.FAIL
+    assert sorted((e.path, e.detail.split("@")[0]) for e in out.evidence) == [
+        ("berry/yarn.lock", "y"), ("bun/bun.lock", "y"), ("yarn/yarn.lock", "y")], out
