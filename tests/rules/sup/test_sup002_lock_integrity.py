@@ -122,8 +122,8 @@ def test_pass_a_pnpm_runtime_with_an_integrity_per_platform(machine):
 
 def test_fail_upper_case_http_and_other_schemes(machine):
     """URL schemes are case-insensitive: `HTTP://` is plain http to npm too. A
-    registry or tarball entry resolved over another scheme (Yarn's `resolved` holding a
-    `GIT+https:` URL, `ftp:`) comes from no allowed registry."""
+    registry or tarball entry resolved over another scheme (`ftp:`) comes from no allowed
+    registry; Yarn's `resolved` holding a `GIT+https:` URL is git, SUP006's."""
     machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {
         "node_modules/ms": {"version": "2.1.3", "integrity": "sha512-x",
                             "resolved": "HTTP://registry.npmjs.org/ms/-/ms-2.1.3.tgz"},
@@ -139,8 +139,10 @@ def test_fail_upper_case_http_and_other_schemes(machine):
     out = machine.run("SUP002")
     assert out.status is Status.FAIL
     details = {e.detail.split("@")[0]: e.detail for e in out.evidence}
-    assert set(details) == {"ms", "ftp", "gy", "pm"}, out
+    assert set(details) == {"ms", "ftp", "pm"}, out
     assert "plain http" in details["ms"] and "plain http" in details["pm"]
+    gy = machine.run("SUP006")
+    assert [e.path for e in gy.evidence] == ["y/yarn.lock"], gy
 
 
 def test_fail_a_git_file_source(machine):
