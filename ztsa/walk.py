@@ -1,7 +1,10 @@
 """One walk of the workspace, shared by every rule that looks for files by name.
 
 Skips `node_modules`, `target`, `.git`, `.venv`, `venv`, `__pypackages__` and the
-paths given with `--exclude` (glob patterns relative to the workspace), never
+paths given with `--exclude` (glob patterns relative to the workspace), except a
+directory in them that a root manifest names as a workspace member or a path dependency
+(a crate at `target/x`, `file:venv/x`: what the root builds is audited wherever it
+lies; ztsa.manifests.scope), never
 follows a symlinked directory (so no loop and no way out of the tree, also when a
 directory is replaced by a symlink while the walk runs), and stops at MAX_FILES with a
 ProbeError rather than silently auditing part of the tree. A directory it cannot list
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 from collections.abc import Callable
 
 from ztsa.context import Context
@@ -33,20 +37,73 @@ def all_files(ctx: Context) -> list[str]:
         return any(fnmatch.fnmatchcase(rel, pat) or rel.startswith(pat + "/")
                    for pat in excludes)
 
+    skipped: list[str] = []
     out = files_below(ctx.workspace, "", SKIP_DIRS, MAX_FILES,
-                      excluded if excludes else None)
-    ctx.cache["walk"] = out
+                      excluded if excludes else None, skipped)
+    ctx.cache["walk"] = out  # what the root manifests name is read from this walk's tree
+    for member in _named_in_skipped(ctx, {s.rsplit("/", 1)[-1] for s in skipped}):
+        out += files_below(os.path.join(ctx.workspace, member), member + "/", SKIP_DIRS,
+                           MAX_FILES - len(out), excluded if excludes else None)
+    for index in ("fileset", "byname"):  # if reading the manifests made them
+        ctx.cache.pop(index, None)
     return out
 
 
+ROOT_MANIFESTS = ("package.json", "Cargo.toml", "pnpm-workspace.yaml", "pyproject.toml")
+
+
+def _named_in_skipped(ctx: Context, names: set[str]) -> list[str]:
+    """The directories under a skipped one (its name in names) that the root manifests
+    name as members or path dependencies (a glob up to its first wildcard, or to a
+    skipped directory its wildcard matches), outermost first, none through a symbolic
+    link. No manifest is parsed unless its text holds one of the names or a \\u escape."""
+    names.discard(".git")
+    if not names:
+        return []
+    for rel in ROOT_MANIFESTS:
+        text = ctx.ws_text(rel, 1 << 24) if os.path.isfile(
+            os.path.join(ctx.workspace, rel)) else None
+        # only a \u or \U escape (JSON, TOML, YAML) could spell a name otherwise
+        if text is not None and ("\\u" in text or "\\U" in text
+                                 or any(n in text for n in names)):
+            break
+    else:
+        return []
+    from ztsa.manifests.scope import member_globs
+
+    found: list[str] = []
+    for glob in member_globs(ctx):
+        parts = []
+        for part in posixpath.normpath(glob).split("/"):
+            if any(c in part for c in "*?["):
+                parts += [n for n in sorted(names) if fnmatch.fnmatchcase(n, part)][:1]
+                break
+            parts.append(part)
+        if ".." in parts or not any(p in names for p in parts):
+            continue
+        rel = "/".join(parts)
+        if any(rel == f or rel.startswith(f + "/") for f in found):
+            continue
+        at = ctx.workspace
+        for part in parts:
+            at = os.path.join(at, part)
+            if os.path.islink(at) or not os.path.isdir(at):
+                break
+        else:
+            found = [f for f in found if not f.startswith(rel + "/")] + [rel]
+    return sorted(found)
+
+
 def files_below(root: str, prefix: str, skip: frozenset[str], limit: int,
-                excluded: Callable[[str], bool] | None = None) -> list[str]:
+                excluded: Callable[[str], bool] | None = None,
+                skipped: list[str] | None = None) -> list[str]:
     """prefix + the root-relative path (with /) of every file and symlink below root,
     which is followed if it is a symlink itself. Depth first, each directory's files
     (sorted) before its subdirectories (sorted); directories named in skip, symlinked
     ones and those `excluded(path)` holds for are left out. Each subdirectory is opened
     relative to its parent's descriptor with O_NOFOLLOW, so a directory swapped for a
     symlink during the walk is not followed (ELOOP is a listing error like any other).
+    The directories left out by name are added to skipped, if given.
     A directory that cannot be listed, or more than limit files, is a ProbeError: never
     a partial list."""
     out: list[str] = []
@@ -66,6 +123,8 @@ def files_below(root: str, prefix: str, skip: frozenset[str], limit: int,
                         files.append(entry.name)
                     elif not entry.is_symlink() and entry.name not in skip:
                         dirs.append(entry.name)
+                    elif skipped is not None and not entry.is_symlink():
+                        skipped.append(prefix + entry.name)
         except OSError as exc:
             errors.append(f"{prefix.rstrip('/') or '.'}: {exc.strerror}")
             return

@@ -95,6 +95,11 @@ def _members(ctx: Context, eco: str = "") -> list[str]:
     return globs
 
 
+def member_globs(ctx: Context) -> list[str]:
+    """Every member glob and path dependency the root manifests name."""
+    return _members(ctx)
+
+
 def _cargo_paths(ct: Any) -> list[str]:
     """The `path` of every dependency of the root Cargo.toml, in any of its tables."""
     return [posixpath.normpath(spec["path"]) for _table, _name, spec in ct.deps()
