@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import pids_with, ztsa_pid
+from conftest import ensure_user, pids_with, ztsa_pid
 
 # root, an unprivileged user, and an unprivileged user without user namespaces (no file
 # helper: CMD is ztsa's direct child, and the C loop handles the process events)
@@ -298,3 +298,111 @@ def test_the_tree_cannot_stop_ztsa_through_the_shared_terminal(run):
         assert "fg mine True" in text, text
     finally:
         os.close(master)
+
+
+def test_the_tree_leaves_the_shared_terminal_as_it_found_it(run):
+    """Terminal requests whose effect outlives the run: TIOCEXCL made every later open of
+    the person's terminal EBUSY (ssh, sudo and pinentry prompts fail), TIOCSETD to
+    N_NULL dropped all its I/O (the shell was dead), TCXONC TCOOFF stopped its output,
+    so ztsa's last write blocked for ever. Judged on the terminal after the run."""
+    import pty
+    import struct
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+    name = os.ttyname(slave)
+    os.chmod(name, 0o666)  # the unprivileged tree's terminal too
+    code = ("import fcntl, struct, termios\n"
+            "out = []\n"
+            "for req, arg in ((termios.TIOCEXCL, 0), (termios.TIOCSETD,\n"
+            "                 struct.pack('i', 27)), (termios.TCXONC, termios.TCOOFF)):\n"
+            "    try:\n"
+            "        fcntl.ioctl(1, req, arg); out.append('done')\n"
+            "    except OSError as e:\n"
+            "        out.append(e.errno)\n"
+            "open('tty-result', 'w').write(repr(out))\n")
+    argv, _ = run.command(run.python, "-c", code)
+    out = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            out.extend(chunk)
+
+    threading.Thread(target=drain, daemon=True).start()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=run.workspace,
+                            start_new_session=True)
+    try:
+        rc = proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        fcntl.ioctl(slave, termios.TCXONC, termios.TCOON)
+        pytest.fail("ztsa did not end: its write to a terminal the tree stopped blocked")
+    try:
+        result = (run.workspace / "tty-result").read_text()
+        assert rc == 0, (result, out.decode(errors="replace"))
+        again = os.open(name, os.O_RDWR | os.O_NOCTTY)  # EBUSY after TIOCEXCL
+        os.close(again)
+        disc = struct.unpack("i", fcntl.ioctl(slave, termios.TIOCGETD, b"\0" * 4))[0]
+        assert disc == 0, (disc, result)  # N_TTY
+        os.write(slave, b"still here\n")
+        deadline = time.monotonic() + 5
+        while b"still here" not in out and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert b"still here" in out, result
+        assert b"ztsa: " in out, out  # its summary arrived
+    finally:
+        os.close(slave)
+        os.close(master)
+
+
+def test_a_lease_cannot_hold_up_outside_processes(run):
+    """A lease on a file the tree may only read made every outside open of it for
+    writing (root's too) wait until the tree let go, up to the lease-break time, and
+    told the tree when one came."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    outside = Path(tempfile.mkdtemp(prefix="ztsa-lease-"))  # where the user may go
+    os.chmod(outside, 0o755)
+    target = outside / "shared.txt"
+    target.write_text("data\n")
+    if run.mode != "root":
+        import pwd
+        user = pwd.getpwnam(ensure_user())
+        os.chown(target, user.pw_uid, user.pw_gid)
+    code = ("import fcntl, os, signal, time\n"
+            "signal.signal(signal.SIGIO, signal.SIG_IGN)\n"  # the break's notice kills
+            f"fd = os.open({str(target)!r}, os.O_RDONLY)\n"
+            "try:\n"
+            "    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK); r = 'leased'\n"
+            "except OSError as e:\n"
+            "    r = str(e.errno)\n"
+            "open('lease-state', 'w').write(r)\n"
+            "time.sleep(4)\n")
+    argv, _ = run.command(run.python, "-c", code)
+    proc = subprocess.Popen(argv, cwd=run.workspace, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        state = run.workspace / "lease-state"
+        deadline = time.monotonic() + 60
+        while not state.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert state.exists(), proc.communicate(timeout=60)
+        start = time.monotonic()
+        fd = os.open(target, os.O_WRONLY)
+        waited = time.monotonic() - start
+        os.close(fd)
+        assert waited < 1.5, (waited, state.read_text())
+        assert state.read_text() != "leased"
+    finally:
+        proc.communicate(timeout=60)
+        shutil.rmtree(outside)

@@ -71,6 +71,10 @@ EXEC = flt.RET_TRACE | flt.TAG_EXEC
     (NR["ioctl"], (0, flt.TIOCSTI), ERRNO | errno.EPERM),
     (NR["ioctl"], (0, flt.TIOCLINUX), ERRNO | errno.EPERM),
     (NR["ioctl"], (0, 0x5401), flt.RET_ALLOW),  # TCGETS
+    (NR["ioctl"], (0, 0x540C), ERRNO | errno.EPERM),  # TIOCEXCL: the terminal stays busy
+    (NR["ioctl"], (0, 0x5423), ERRNO | errno.EPERM),  # TIOCSETD: a discipline that drops I/O
+    (NR["ioctl"], (0, 0x540A), ERRNO | errno.EPERM),  # TCXONC: output stopped for good
+    (NR["ioctl"], (0, 0x540D), flt.RET_ALLOW),  # TIOCNXCL
     (NR["ioctl"], (0, flt.FIOASYNC), ERRNO | errno.EPERM),  # no signal-driven I/O
     (NR["ioctl"], (3, 0x40086602), ERRNO | errno.EPERM),  # FS_IOC_SETFLAGS
     (NR["ioctl"], (3, 0x401C5820), ERRNO | errno.EPERM),  # FS_IOC_FSSETXATTR
@@ -87,6 +91,9 @@ EXEC = flt.RET_TRACE | flt.TAG_EXEC
     (NR["fcntl"], (0, flt.F_SETFL, flt.O_ASYNC | 0o4000), ERRNO | errno.EPERM),
     (NR["fcntl"], (0, flt.F_SETFL, 0o4000), flt.RET_ALLOW),  # O_NONBLOCK
     (NR["fcntl"], (0, 3, 0), flt.RET_ALLOW),  # F_GETFL
+    (NR["fcntl"], (0, 1024, 1), ERRNO | errno.EPERM),  # F_SETLEASE
+    (NR["fcntl"], (0, 1026, 0), ERRNO | errno.EPERM),  # F_NOTIFY
+    (NR["fcntl"], (0, 1025, 0), flt.RET_ALLOW),  # F_GETLEASE
     (flt.X32_BIT | NR["socket"], (), flt.RET_KILL_PROCESS),
 ])
 def test_decisions(nr, args, expected):

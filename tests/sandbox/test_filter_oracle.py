@@ -43,6 +43,9 @@ NET, EXEC = TRACE | flt.TAG_NET, TRACE | flt.TAG_EXEC
 # argument constants of the policy, from the standard library where it has them
 CLONE_UNTRACED = 0x00800000  # linux/sched.h (os.CLONE_* only from Python 3.12)
 F_SETSIG = 10  # linux/fcntl.h (not in Python's fcntl module)
+# requests whose effect on a shared terminal outlives the run (asm-generic/ioctls.h)
+TTY_LASTING = (termios.TCXONC, termios.TIOCEXCL, termios.TIOCCONS, termios.TIOCSETD,
+               0x5437, 0x5457)  # TIOCVHANGUP, TIOCSLCKTRMIOS
 CLONE_THREAD_FLAGS = 0x003D0F00  # glibc's pthread_create: VM|FS|FILES|SIGHAND|THREAD|...
 SIGCHLD = 17
 PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 4, 22, 38  # linux/prctl.h
@@ -142,6 +145,10 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCSTI))
     rule(eperm, "ioctl", low32_eq(1, termios.TIOCLINUX))
     rule(eperm, "ioctl", low32_eq(1, termios.FIOASYNC))  # no signal-driven I/O
+    for req in TTY_LASTING:
+        rule(eperm, "ioctl", low32_eq(1, req))
+    rule(eperm, "fcntl", low32_eq(1, fcntl.F_SETLEASE))
+    rule(eperm, "fcntl", low32_eq(1, fcntl.F_NOTIFY))
     for t in flt.FS_IOCTL_TYPES:  # the file systems' inode changes (reads: KNOWN)
         rule(eperm, "ioctl", scmp.Arg(1, scmp.MASKED_EQ, 0xFF00, t << 8))
     rule(eperm, "fcntl", low32_eq(1, F_SETSIG))
@@ -262,6 +269,7 @@ HIGH_HALVES = (0, 1 << 32, 0xFFFFFFFF << 32)
 # every value the policy compares against, its neighbours, and a few bit patterns
 TRIGGERS = (*FAMILIES, AF_NETLINK, AF_PACKET, termios.TIOCSTI, termios.TIOCLINUX,
             termios.FIOASYNC, F_SETSIG, fcntl.F_SETFL, os.O_ASYNC, *flt.FS_IOCTL_ALLOWED,
+            *TTY_LASTING, fcntl.F_SETLEASE, fcntl.F_NOTIFY, fcntl.F_GETLEASE,
             *(t << 8 for t in flt.FS_IOCTL_TYPES), 0x40086602, 0x401C5820, 0x40087602,
             0x50009418, 0x40806685,
             PR_SET_SECCOMP, PR_SET_DUMPABLE, os.O_CREAT, os.O_WRONLY, os.O_RDWR, os.O_TRUNC,

@@ -18,7 +18,11 @@ What it does (x86_64):
   what it creates) so are open/openat with O_CREAT, creat, mknod and mknodat with them;
 - clone with CLONE_UNTRACED: EPERM; clone3: ENOSYS, so libc falls back to clone;
 - socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT;
-- ioctl TIOCSTI and TIOCLINUX (terminal injection): EPERM;
+- ioctl TIOCSTI and TIOCLINUX (terminal injection), and the terminal requests whose
+  effect outlives the run on the caller's terminal, which the tree shares: TIOCEXCL
+  (every later open of it EBUSY), TIOCSETD (a line discipline that drops all I/O),
+  TCXONC (output stopped: ztsa's own last line would block for ever), TIOCCONS,
+  TIOCVHANGUP and TIOCSLCKTRMIOS: EPERM;
 - the file systems' ioctls that change an inode (their families: 'f' as FS_IOC_SETFLAGS,
   EXT4_IOC_* and fscrypt's and fs-verity's, 'v' as FS_IOC_SETVERSION, 'X' as
   FS_IOC_FSSETXATTR and XFS's, btrfs's and f2fs's): EPERM, but for the ones that only
@@ -27,6 +31,10 @@ What it does (x86_64):
   tree inherits, opened on the caller's writable mounts, no read-only view or Landlock
   right stops them (a file's flags, generation or project, a subvolume made in a
   passed directory); an ioctl of those families this list does not know is refused;
+- fcntl F_SETLEASE and F_NOTIFY: EPERM. A lease on a file the tree may only read
+  blocks every outside open of it (root's too) for up to the lease-break time and tells
+  the tree when one happens; dnotify tells it when outside processes change a
+  directory;
 - signal-driven I/O: fcntl F_SETFL with O_ASYNC, F_SETSIG and ioctl FIOASYNC: EPERM. A
   file's SIGIO (or the F_SETSIG signal) goes to the owner F_SETOWN named, and Landlock's
   signal scope judges whoever set that owner: on a file the tree inherits (its stdio,
@@ -109,7 +117,10 @@ DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl"
 CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 TIOCSTI, TIOCLINUX, FIOASYNC = 0x5412, 0x541C, 0x5452
+# TCXONC, TIOCEXCL, TIOCCONS, TIOCSETD, TIOCVHANGUP, TIOCSLCKTRMIOS
+TTY_LASTING = (0x540A, 0x540C, 0x541D, 0x5423, 0x5437, 0x5457)
 F_SETFL, F_SETSIG, O_ASYNC = 4, 10, 0o20000
+F_SETLEASE, F_NOTIFY = 1024, 1026
 # the ioctl type bytes of the file systems' own requests, and what of them the tree may
 # use: requests that read, and the clones that write only what the descriptor may
 FS_IOCTL_TYPES = (0x66, 0x76, 0x58, 0x94, 0xF5)  # 'f', 'v', 'X', btrfs, f2fs
@@ -270,6 +281,7 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "eperm", 0, TIOCSTI),
         (JEQ, "eperm", 0, FIOASYNC),
         (JEQ, "eperm", 0, TIOCLINUX),
+        *((JEQ, "eperm", 0, req) for req in TTY_LASTING),
         *((JEQ, "allow", 0, req) for req in FS_IOCTL_ALLOWED),
         (AND_K, 0, 0, 0xFF00),
         *((JEQ, "eperm", 0, t << 8) for t in FS_IOCTL_TYPES[:-1]),
@@ -277,6 +289,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         "fcntl",
         (LD_ABS, 0, 0, arg_lo(1)),
         (JEQ, "eperm", 0, F_SETSIG),
+        (JEQ, "eperm", 0, F_SETLEASE),
+        (JEQ, "eperm", 0, F_NOTIFY),
         (JEQ, 0, "allow", F_SETFL),
         (LD_ABS, 0, 0, arg_lo(2)),
         (JSET, "eperm", "allow", O_ASYNC),
