@@ -8,7 +8,9 @@ run git in any directory of it. Within each git directory G:
 - G/config and G/config.worktree: keys that run programs (core.fsmonitor, core.pager,
   filter.*, credential.helper, ...), include other files, or move the hooks;
 - G/hooks, the directory that core.hooksPath names, and husky's `.husky`: executables
-  git runs;
+  git runs; and when an installed hook is pre-commit's, lefthook's or overcommit's, the
+  configuration in the working tree it runs the commands of (`.pre-commit-config.yaml`,
+  `lefthook.yml`, ...): a hook in all but name;
 - G/commondir (a linked worktree's or a redirect's shared repository) and the `.git`
   file: where git takes the rest (config and hooks included) from;
 - G/objects/info/alternates and G/info/attributes: where git reads objects, which
@@ -43,6 +45,12 @@ STRATEGY_FILES = ("rebase-merge/strategy", "sequencer/opts")
 OWN_STRATEGIES = ("ort", "recursive", "resolve", "octopus", "ours", "subtree")
 # the hooks of git-hook managers, in a working tree's top: husky's run from there
 HOOK_MANAGERS = (".husky", ".husky/_")
+# hook managers whose installed hook runs what a file of the working tree's top lists:
+# (a marker in the hook's text, that file's names); pre-commit's hook names its own
+_LEFTHOOK = tuple(f"{d}{b}.{e}" for d in ("", ".", ".config/") for b in ("lefthook",
+                  "lefthook-local") for e in ("yml", "yaml", "toml", "json", "jsonc"))
+MANAGED = ((b"pre-commit", (".pre-commit-config.yaml",)), (b"lefthook", _LEFTHOOK),
+           (b"overcommit", (".overcommit.yml",)))
 SMALL = 1 << 20  # control files larger than this are judged without their text
 
 
@@ -84,11 +92,36 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
         paths, includes, runs = _named_by_configs(g)
         hooks += paths
         included += includes
-        programs += runs
+        programs += runs + _managed_configs(g, [os.path.join(g, "hooks"), *paths])
         if os.path.basename(g) == ".git":
             hooks += [os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
     return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
                   sorted(set(included + programs)), sorted(unreadable), sorted(set(included)))
+
+
+def _managed_configs(gitdir: str, hook_dirs: list[str]) -> list[str]:
+    """The working-tree files that an installed hook of a hook manager runs the
+    commands of: pre-commit's `--config=FILE` (the default when it names none),
+    lefthook's and overcommit's configuration names."""
+    import re
+
+    top = worktree_of(gitdir)
+    out: list[str] = []
+    for d in hook_dirs:
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        for name in names:
+            text = b"" if name.endswith(".sample") else read_small(os.path.join(d, name))
+            for marker, files in MANAGED:
+                if not text or marker not in text:
+                    continue
+                named = [m.decode("utf-8", "replace") for m in
+                         re.findall(rb"--config[= ]['\"]?([^\s'\")]+)", text)]
+                out += [os.path.join(top, f) for f in
+                        (named if marker == b"pre-commit" and named else files)]
+    return out
 
 
 def _walk(root: str) -> list[tuple[str, str]]:

@@ -251,6 +251,8 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
     if path in layout.named:
         if now.kind == "file" and now.data is not None and path in layout.included:
             return _judge_config(parent, workspace, was, now)
+        if any(path.endswith("/" + f) for _m, files in gitlayout.MANAGED for f in files):
+            return "a configuration an installed git hook runs the commands of", None, ""
         return "a file a repository's config includes or runs", None, ""
     gitdir = next((g for g in layout.gitdirs if path in
                    (os.path.join(g, t) for t in gitlayout.TODO_LISTS)), None)
