@@ -236,6 +236,26 @@ def test_an_inherited_files_owner_outside_gets_no_signal(run, route):
         victim.wait()
 
 
+def _reading(master: int) -> bytearray:
+    """What arrives on a pty's master side, collected by a thread until it closes."""
+    import threading
+
+    out = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            out.extend(chunk)
+
+    threading.Thread(target=drain, daemon=True).start()
+    return out
+
+
 def test_the_tree_cannot_stop_ztsa_through_the_shared_terminal(run):
     """The tree shares the caller's controlling terminal (for /dev/tty and job control).
     Taking its foreground for a group of its own, with TOSTOP set, made ztsa (then in
@@ -244,7 +264,6 @@ def test_the_tree_cannot_stop_ztsa_through_the_shared_terminal(run):
     modes."""
     import pty
     import termios
-    import threading
 
     master, slave = pty.openpty()
     code = ("import os, signal, termios\n"
@@ -265,20 +284,7 @@ def test_the_tree_cannot_stop_ztsa_through_the_shared_terminal(run):
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    out = bytearray()
-
-    def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                return
-            if not chunk:
-                return
-            out.extend(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
+    out = _reading(master)
     before = termios.tcgetattr(master)
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
                             cwd=run.workspace, preexec_fn=controlling)
@@ -308,7 +314,6 @@ def test_the_tree_leaves_the_shared_terminal_as_it_found_it(run):
     import pty
     import struct
     import termios
-    import threading
 
     master, slave = pty.openpty()
     name = os.ttyname(slave)
@@ -323,19 +328,7 @@ def test_the_tree_leaves_the_shared_terminal_as_it_found_it(run):
             "        out.append(e.errno)\n"
             "open('tty-result', 'w').write(repr(out))\n")
     argv, _ = run.command(run.python, "-c", code)
-    out = bytearray()
-
-    def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                return
-            if not chunk:
-                return
-            out.extend(chunk)
-
-    threading.Thread(target=drain, daemon=True).start()
+    out = _reading(master)
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=run.workspace,
                             start_new_session=True)
     try:
