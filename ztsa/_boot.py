@@ -38,21 +38,29 @@ def site_prefixes() -> list[str] | None:
     return None
 
 
-def main() -> None:
-    # No cycle collection while ztsa starts: its imports and the gate make tens of
-    # thousands of objects that live until exit, and the collector would only rescan
-    # them. `ztsa exec` turns it on again for the tracer's loop.
-    gc.disable()
+def site_dirs() -> list[str]:
+    """The directories ztsa's imports are looked for in after the standard library, in
+    order, whether or not each exists now (`ztsa exec` keeps every name of them that
+    could hold one of ztsa's modules out of the tree's reach)."""
     prefixes = site_prefixes()
     found = site.getsitepackages(prefixes)
     if prefixes:
         # Debian's site lists only dist-packages for a prefix while the environment is
         # not yet its sys.prefix (-S): a venv's own lib/pythonX.Y/site-packages first
+        # (lib64 only where the interpreter's own platform library is there)
         version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
         own = [os.path.join(prefixes[0], lib, version, "site-packages")
-               for lib in ("lib", "lib64")]
-        found = [p for p in own if os.path.isdir(p)] + [p for p in found if p not in own]
-    sys.path += found
+               for lib in dict.fromkeys(("lib", sys.platlibdir))]
+        found = own + [p for p in found if p not in own]
+    return found
+
+
+def main() -> None:
+    # No cycle collection while ztsa starts: its imports and the gate make tens of
+    # thousands of objects that live until exit, and the collector would only rescan
+    # them. `ztsa exec` turns it on again for the tracer's loop.
+    gc.disable()
+    sys.path += [p for p in site_dirs() if os.path.isdir(p)]
     try:
         from ztsa.cli import entry
     except ImportError:

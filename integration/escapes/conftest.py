@@ -206,11 +206,12 @@ class Runner:
     def command(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
                 mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
                 profile: str = "repo", log: bool | None = None,
-                pythonpath: bool = True, env: dict[str, str] | None = None
-                ) -> tuple[list[str], Path]:
+                pythonpath: bool = True, env: dict[str, str] | None = None,
+                launcher: str | None = None) -> tuple[list[str], Path]:
         """(the argv that runs `ztsa exec ... -- cmd` in this mode, its audit log path).
         pythonpath: pass PYTHONPATH to CMD in the unprivileged case (a Python CMD on the
-        bind-mounted interpreter needs it); env: variables set for ztsa itself."""
+        bind-mounted interpreter needs it); env: variables set for ztsa itself;
+        launcher: a `ztsa` command to run instead of this interpreter's `-m ztsa`."""
         setenv = ["env", *(f"{k}={v}" for k, v in (env or {}).items())] if env else []
         log = self.log if log is None else log
         log_path = self.workspace / f"audit-{os.urandom(4).hex()}.jsonl"
@@ -219,7 +220,8 @@ class Runner:
                      *logging, *[f"--allow-net={a}" for a in allow],
                      *extra, "--", *cmd]
         if self.mode == "root":  # root, or the suite's own unprivileged user
-            argv = [*setenv, *wrap, sys.executable, "-m", "ztsa", *ztsa_args]
+            ztsa = [launcher] if launcher else [sys.executable, "-m", "ztsa"]
+            argv = [*setenv, *wrap, *ztsa, *ztsa_args]
         else:  # user, nouserns
             user = ensure_user()
             mount, python = _python_for_user()
@@ -231,7 +233,8 @@ class Runner:
             # and ztsa passes CMD a minimal environment: name it
             if pythonpath:
                 ztsa_args = [ztsa_args[0], "--env", "PYTHONPATH", *ztsa_args[1:]]
-            inner = " ".join(map(_q, [*setenv, *wrap, *python, "-m", "ztsa", *ztsa_args]))
+            ztsa = [launcher] if launcher else [*python, "-m", "ztsa"]
+            inner = " ".join(map(_q, [*setenv, *wrap, *ztsa, *ztsa_args]))
             setpriv = (f"setpriv --reuid {user} --regid {user} --clear-groups "
                        f"--inh-caps=-all --bounding-set=-all {inner}")
             script = (" ".join(a if a == "&&" else _q(a) for a in mount) + " && "
@@ -245,11 +248,11 @@ class Runner:
                  timeout: float = 180, pass_fds: tuple[int, ...] = (),
                  mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
                  profile: str = "repo", log: bool | None = None, pythonpath: bool = True,
-                 env: dict[str, str] | None = None
+                 env: dict[str, str] | None = None, launcher: str | None = None
                  ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
         argv, log_path = self.command(*cmd, allow=allow, extra=extra, mounts=mounts,
                                       wrap=wrap, profile=profile, log=log,
-                                      pythonpath=pythonpath, env=env)
+                                      pythonpath=pythonpath, env=env, launcher=launcher)
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               cwd=self.workspace, pass_fds=pass_fds)
         return proc, self.finish(proc.stderr, log_path)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Runner
+from conftest import Runner, ensure_user
 
 CONNECT = ("import socket, sys\n"
            "try:\n    socket.create_connection(('127.0.0.1', int(sys.argv[1])), 3).close()\n"
@@ -282,3 +282,166 @@ def test_a_run_cannot_plant_ztsas_own_state_for_later_runs(run: Runner):
     proc, _ = run("sh", "-c", f"echo x > {home}/.cache/pip-like && echo ok", env=env,
                   extra=[f"--allow-write={home / '.cache'}"])
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
+
+
+# what ztsa imports from site-packages (pyproject's dependencies)
+_OWN_DISTS = ("cffi", "_cffi_backend", "yaml", "_yaml", "packaging", "tomli")
+
+ATTACK_VENV = r"""
+import os, sys
+v, mark = sys.argv[1], sys.argv[2]
+sp = os.path.join(v, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}",
+                  "site-packages")
+shell = f"#!/bin/sh\necho ran > {mark}\n"
+code = f"open({mark!r}, 'w').write('ran')\n"
+did = []
+
+def attempt(name, *steps):
+    try:
+        for step in steps:
+            step()
+        did.append(name)
+    except OSError:
+        pass
+
+def write(path, text, mode="w"):
+    return lambda: open(path, mode).write(text)
+
+attempt("write-launcher", write(f"{v}/bin/ztsa", shell))
+attempt("replace-launcher", write(f"{v}/bin/.z", shell),
+        lambda: os.chmod(f"{v}/bin/.z", 0o755),
+        lambda: os.replace(f"{v}/bin/.z", f"{v}/bin/ztsa"))
+attempt("relink-python", lambda: os.symlink("/bin/sh", f"{v}/bin/.p"),
+        lambda: os.replace(f"{v}/bin/.p", f"{v}/bin/python3"))
+attempt("edit-pyvenv.cfg", write(f"{v}/pyvenv.cfg", "home = /nonexistent\n", "a"))
+attempt("plant-bin-pyvenv.cfg", write(f"{v}/bin/pyvenv.cfg", "home = /nonexistent\n"))
+attempt("edit-ztsa", write(f"{sp}/ztsa/__init__.py", code, "a"))
+attempt("plant-ztsa-module", write(f"{sp}/ztsa/evil.py", code))
+attempt("edit-cffi", write(f"{sp}/cffi/__init__.py", code, "a"))
+attempt("edit-yaml", write(f"{sp}/yaml/__init__.py", code, "a"))
+attempt("plant-ptrace", lambda: os.mkdir(f"{sp}/ptrace"),
+        write(f"{sp}/ptrace/__init__.py", code))
+attempt("plant-ptrace-module", write(f"{sp}/ptrace.py", code))
+attempt("move-venv", lambda: os.rename(v, v + ".old"))
+attempt("move-bin", lambda: os.rename(f"{v}/bin", f"{v}/bin.old"))
+attempt("move-lib", lambda: os.rename(f"{v}/lib", f"{v}/lib.old"))
+attempt("move-site-packages", lambda: os.rename(sp, sp + ".old"))
+attempt("move-cffi", lambda: os.rename(f"{sp}/cffi", f"{sp}/cffi.old"))
+# what installing another package takes stays the tree's
+attempt("new-package", lambda: os.mkdir(f"{sp}/newpkg"),
+        write(f"{sp}/newpkg/__init__.py", ""))
+attempt("new-script", write(f"{v}/bin/newtool", shell))
+print(" ".join(did))
+"""
+
+
+def _venv_with_ztsa(where: Path) -> tuple[Path, Path]:
+    """(a virtual environment at `where` with this installation of ztsa and what it
+    imports copied in, its `ztsa` command), as `pip install ztsa` into a project's venv
+    would leave it."""
+    import importlib.util
+    import re
+    import shlex
+    import shutil
+    import sys
+
+    import ztsa
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    site = where / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    installed = next((Path(p) for p in ztsa.__path__ if list(Path(p).glob("_native*.so"))),
+                     None)
+    if installed is None:
+        pytest.fail("ztsa is not installed beside this interpreter: `pip install .` first")
+    shutil.copytree(installed, site / "ztsa", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in _OWN_DISTS:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin, name
+        if spec.submodule_search_locations:
+            src = Path(next(iter(spec.submodule_search_locations)))
+            shutil.copytree(src, site / src.name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(spec.origin, site / Path(spec.origin).name)
+    beside = Path(sys.executable).parent / "ztsa"
+    if not beside.is_file():
+        pytest.fail(f"no `ztsa` command beside {sys.executable}: `pip install .` first")
+    text = re.sub(r"^py=.*$", f"py={shlex.quote(str(where / 'bin' / 'python3'))}",
+                  beside.read_text(), count=1, flags=re.MULTILINE)
+    launcher = where / "bin" / "ztsa"
+    launcher.write_text(text)
+    launcher.chmod(0o755)
+    return site, launcher
+
+
+def _fingerprint(root: Path) -> dict[str, tuple[int, int, str]]:
+    """Every name under root (bytecode caches aside) with its mode, size and link
+    target or content."""
+    import hashlib
+
+    found = {}
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in [*dirs, *files]:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            what = (os.readlink(p) if p.is_symlink() else "" if p.is_dir()
+                    else hashlib.sha256(p.read_bytes()).hexdigest())
+            found[str(p.relative_to(root))] = (st.st_mode, st.st_size, what)
+    return found
+
+
+def test_ztsa_installed_in_a_venv_in_the_workspace_stays_as_installed(run: Runner):
+    """ztsa installed into the project's own virtual environment, in the workspace: the
+    tree can change nothing that a later ztsa runs outside the sandbox (its launcher,
+    the interpreter it names, pyvenv.cfg, ztsa's own package and the ones it imports,
+    names that would shadow them, the directories on the way), by writing, replacing,
+    unlinking, planting or moving; installing another package into the environment
+    still works. Judged by the environment afterwards and by the next run of its
+    `ztsa`, which must run no planted code."""
+    import sys
+
+    venv = run.workspace / ".venv"
+    site, launcher = _venv_with_ztsa(venv)
+    base = os.path.realpath(sys._base_executable)
+    if run.mode != "root":
+        user = ensure_user()
+        anc = os.path.dirname(base)
+        while anc != "/":
+            if not os.stat(anc).st_mode & 0o001:
+                pytest.skip(f"the base interpreter {base} lies under {anc}, which the "
+                            "test user cannot enter")
+            anc = os.path.dirname(anc)
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(venv)], check=True)
+    outside = Path(tempfile.mkdtemp(prefix="ztsa-out-"))
+    os.chmod(outside, 0o777)
+    mark = outside / "planted-code-ran"
+    # a first run writes what ztsa's own start-up writes (bytecode)
+    proc, _ = run("true", launcher=str(launcher), env=policy_env())
+    assert proc.returncode == 0, proc.stderr
+    before = _fingerprint(venv)
+    proc, _ = run(str(venv / "bin" / "python3"), "-c", ATTACK_VENV, str(venv), str(mark),
+                  launcher=str(launcher), env=policy_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["new-package", "new-script"], proc.stdout + proc.stderr
+    after = _fingerprint(venv)
+    for new in ("bin/newtool", f"{site.relative_to(venv)}/newpkg",
+                f"{site.relative_to(venv)}/newpkg/__init__.py"):
+        after.pop(new)
+    for staged in ("bin/.z", "bin/.p"):  # what the replacing attempts made first
+        after.pop(staged, None)
+    assert after == before
+    # the next run, with and without the syscall trace that imports python-ptrace
+    for extra in ([], ["--trace-syscalls"]):
+        proc, _ = run("true", launcher=str(launcher), env=policy_env(), extra=extra)
+        assert not mark.exists(), proc.stderr
+    # a link can be unlinked (the name is no mount point), but nothing can take its
+    # name: the next run then fails to start, and runs nothing planted
+    unlink = ("import os, sys\n"
+              "os.unlink(sys.argv[1]); print('unlinked')\n"
+              "try: os.symlink('/bin/sh', sys.argv[1]); print('planted')\n"
+              "except OSError: pass\n")
+    proc, _ = run(str(venv / "bin" / "python3"), "-c", unlink, str(venv / "bin" / "python3"),
+                  launcher=str(launcher), env=policy_env())
+    assert proc.stdout.split() == ["unlinked"], proc.stdout + proc.stderr
+    proc, _ = run("true", launcher=str(launcher), env=policy_env())
+    assert proc.returncode != 0 and not mark.exists(), proc.stderr

@@ -113,3 +113,33 @@ def test_no_second_ruleset_where_it_cannot_be_exact(tmp_path):
     (ws / ".github").rename(ws / "gh")
     (ws / ".github").symlink_to("gh")
     assert protect.creation(str(ws), entries, [str(ws)]).make is None
+
+
+def test_own_installation_names_what_a_later_run_executes(tmp_path, monkeypatch):
+    """ztsa in a venv in a writable place: the launcher, the interpreter's names and
+    links, both places of pyvenv.cfg, and in the venv's site-packages every name under
+    which one of ztsa's imports could be found, whether or not it exists; nothing when
+    the venv lies outside every writable place."""
+    import importlib.machinery
+    import sys
+
+    venv = tmp_path / "ws" / ".venv"
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    site = venv / "lib" / version / "site-packages"
+    site.mkdir(parents=True)
+    (venv / "bin").mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "python3").symlink_to(sys.executable)
+    (venv / "bin" / "python").symlink_to("python3")
+    (venv / "bin" / "ztsa").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "executable", str(venv / "bin" / "python"))
+    monkeypatch.setattr(sys, "argv", [str(venv / "bin" / "ztsa"), "exec"])
+    found = protect.own_installation([str(tmp_path / "ws")])
+    for rel in ("bin/ztsa", "bin/python", "bin/python3", "pyvenv.cfg", "bin/pyvenv.cfg"):
+        assert str(venv / rel) in found, rel
+    ext = importlib.machinery.EXTENSION_SUFFIXES[0]
+    for name in ("ztsa", "yaml", "yaml.py", "cffi.pyc", f"_cffi_backend{ext}", "ptrace",
+                 f"__pycache__/tomli.{sys.implementation.cache_tag}.pyc"):
+        assert str(site / name) in found, name
+    assert all(p.startswith(str(tmp_path / "ws") + "/") for p in found), found
+    assert protect.own_installation([str(tmp_path / "elsewhere")]) == []

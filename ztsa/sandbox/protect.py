@@ -19,6 +19,7 @@ covered unless named with --protect)."""
 from __future__ import annotations
 
 import os
+import sys
 
 from ztsa import gitlayout
 from ztsa.records import NamedTuple
@@ -34,6 +35,11 @@ AGENT_FILES = (
     ".cline", ".continue", ".roo", ".kiro", "AGENT.md",
 )
 # git's own control files are added per repository that exists (git_entries)
+
+# what ztsa imports from site-packages: itself, pyproject's dependencies, and
+# python-ptrace for --trace-syscalls
+OWN_IMPORTS = ("ztsa", "cffi", "_cffi_backend", "yaml", "_yaml", "packaging", "tomli",
+               "ptrace")
 
 
 class Protection(NamedTuple):
@@ -60,6 +66,54 @@ def normalise(workspace: str, path: str) -> str:
     if rel == "." or rel.startswith(".."):
         raise ValueError(f"--protect {path!r}: not a path inside the workspace")
     return rel
+
+
+def own_installation(writable: list[str]) -> list[str]:
+    """Absolute paths, existing or not, in the `writable` directories (resolved), that
+    decide what a later ztsa run executes before its gate: the launcher, the
+    interpreter it starts (each link on the way), pyvenv.cfg where Python and the
+    launcher look for it, and in each directory ztsa's imports are looked for, every
+    name under which one of OWN_IMPORTS could be found (a package, a module, bytecode,
+    an extension). Elsewhere the first ruleset already keeps them."""
+    import importlib.machinery
+    import importlib.util
+
+    from ztsa import _boot
+
+    roots = [os.path.realpath(w).rstrip("/") + "/" for w in writable]
+
+    def place(path: str) -> str | None:
+        """path with its directory resolved, where that lies in a writable root."""
+        full = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        return full if any(full.startswith(r) for r in roots) else None
+
+    paths: list[str] = []
+    exe = os.path.abspath(sys.executable)
+    for name in (exe, os.path.join(os.path.dirname(exe), "python3")):
+        for _ in range(8):  # the links of a venv's interpreter
+            paths.append(name)
+            if not os.path.islink(name):
+                break
+            name = os.path.normpath(os.path.join(os.path.dirname(name), os.readlink(name)))
+    paths += [os.path.join(os.path.dirname(exe), "pyvenv.cfg"),
+              os.path.join(os.path.dirname(os.path.dirname(exe)), "pyvenv.cfg")]
+    launcher = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if launcher and not launcher.endswith(".py"):
+        paths.append(launcher)
+    found = [p for p in map(place, paths) if p]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dirs = [*_boot.site_dirs(), os.path.dirname(package),
+            *(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))]
+    ends = ["", ".py", ".pyc", *importlib.machinery.EXTENSION_SUFFIXES]
+    for d in dict.fromkeys(os.path.abspath(d) for d in dirs):
+        inside = place(os.path.join(d, "x"))
+        if inside is None:
+            continue
+        d = os.path.dirname(inside)
+        for top in OWN_IMPORTS:
+            found += [os.path.join(d, top + end) for end in ends]
+            found.append(importlib.util.cache_from_source(os.path.join(d, top + ".py")))
+    return list(dict.fromkeys(found))
 
 
 def _extra_links(workspace: str, inodes: set[tuple[int, int]]) -> list[str]:

@@ -9,7 +9,17 @@ import sys
 from collections.abc import Sequence
 
 from ztsa.printable import printable
-from ztsa.sandbox import agentguard, agents, cgroup, gitguard, landlock, plan, terminal, toolchains
+from ztsa.sandbox import (
+    agentguard,
+    agents,
+    cgroup,
+    gitguard,
+    landlock,
+    plan,
+    protect,
+    terminal,
+    toolchains,
+)
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
 from ztsa.sandbox.controls import NETNS_MISSING, PIDNS_MISSING, USERNS_MISSING
@@ -170,7 +180,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         # read (under --audit-only, a policy's denials)
         hidden = list(deny_read) if audit_only else [p for p in unreadable if p != "/dev"]
         # what decides later runs: the policy files and ztsa's own installation
-        keep = [*read_only, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+        keep = [*read_only, *protect.own_installation(writable)]
         if deny_read and ns == plan.Namespaces.NONE and not fs.handled & landlock.READ:
             print(f"ztsa: a policy's fs.deny_read ({', '.join(deny_read)}) cannot be enforced "
                   "here: no mount namespace, and Landlock's read rules cannot hold it; CMD "
@@ -257,7 +267,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     log_path=getattr(log_stream, "name", None), pid_ns=nat.pidns_available(),
                     run_id=log.run, real_home=real_home, allow_read=allow_read,
                     max_procs=limits[0], max_memory=limits[1],
-                    also_homes=[h for h in [os.environ.get("HOME")] if h], git=layout,
+                    # hidden like a home: $HOME, and where the private directories of
+                    # all runs are, but for this one's
+                    also_homes=[*(h for h in [os.environ.get("HOME")] if h),
+                                os.path.dirname(os.path.dirname(env["TMPDIR"]))], git=layout,
                     binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged,
                     deny_read=deny_read, empty_file=empty, read_only=read_only)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
