@@ -136,7 +136,8 @@ def test_the_next_run_removes_what_a_killed_run_left(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws,
                          env=env)
     private = os.path.dirname(p.stdout.readline().strip())
-    assert os.path.dirname(private) == str(base)
+    runs = base / f"ztsa-{os.geteuid()}"  # the user's own base for private directories
+    assert os.path.dirname(private) == str(runs)
     # while it runs, another run leaves it alone
     q = subprocess.run([sys.executable, "-m", "ztsa", "exec", "--profile", "repo",
                         "--workspace", str(ws), "--", "true"], capture_output=True,
@@ -151,7 +152,8 @@ def test_the_next_run_removes_what_a_killed_run_left(tmp_path):
                        text=True, cwd=ws, env=env, timeout=60)
     assert q.returncode == 0, q.stderr
     assert not os.path.lexists(private)
-    assert sorted(os.listdir(base)) == ["ztsa-run-0123456789ab"]
+    assert sorted(os.listdir(base)) == sorted(["ztsa-run-0123456789ab", runs.name])
+    assert os.listdir(runs) == []
 
 
 def test_exec_json_report_goes_to_stdout_alone(tmp_path):

@@ -129,6 +129,48 @@ def test_dev_shm_and_sysv_ipc_are_the_trees_own(run):
         libc.msgctl(qid, 0, None)  # IPC_RMID
 
 
+def test_another_runs_private_home_is_out_of_reach(run):
+    """Two runs of the same user at once: the second cannot read what the first keeps
+    in its private HOME (an agent's copied credentials live there), by its path or by
+    looking for it, nor see that the first's private directory exists."""
+    if run.mode == "nouserns":
+        pytest.skip("no mount namespace without user namespaces (named by ztsa)")
+    first = ("import os, sys, time\n"
+             "open(os.environ['HOME'] + '/secret', 'w').write('S3CRET-' + sys.argv[1])\n"
+             "open('first-home', 'w').write(os.environ['HOME'])\n"
+             "while not os.path.exists('done'): time.sleep(0.05)\n")
+    token = os.urandom(4).hex()
+    argv, _ = run.command(run.python, "-c", first, token, log=False)
+    holder = subprocess.Popen(argv, cwd=run.workspace, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (run.workspace / "first-home").exists():
+            assert holder.poll() is None and time.monotonic() < deadline, holder.communicate()
+            time.sleep(0.05)
+        time.sleep(0.2)
+        home = (run.workspace / "first-home").read_text()
+        second = ("import glob, os, sys\n"
+                  "home = sys.argv[1]\n"
+                  "try: print('read', open(home + '/secret').read())\n"
+                  "except OSError as e: print('refused', e.errno)\n"
+                  "print('sees', os.path.exists(os.path.dirname(home)))\n"
+                  "base = os.path.dirname(os.path.dirname(home))\n"
+                  "found = [open(f).read() for top in {base, os.path.dirname(base), '/tmp'}\n"
+                  "         for pat in ('*/home/secret', '*/*/home/secret')\n"
+                  "         for f in glob.glob(os.path.join(top, pat))\n"
+                  "         if os.access(f, os.R_OK)]\n"
+                  "print('found', [f for f in found if f.startswith('S3CRET-')])\n")
+        proc, _ = run(run.python, "-c", second, home)
+        assert proc.returncode == 0, proc.stderr
+        assert token not in proc.stdout, proc.stdout
+        assert proc.stdout.split("\n")[1:3] == ["sees False", "found []"], proc.stdout
+    finally:
+        (run.workspace / "done").write_text("")
+        _, err = holder.communicate(timeout=60)
+    assert holder.returncode == 0, err
+
+
 def test_a_workspace_under_dev_shm_works_by_relative_paths(run):
     """The private /dev/shm covered a workspace beneath it after the tree's working
     directory was set: every relative read from the workspace root was refused."""

@@ -61,8 +61,11 @@ def test_private_dir_is_new_private_and_unique(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     made = [private_dir() for _ in range(20)]
     assert len({path for path, _ in made}) == 20
+    base = tmp_path / f"ztsa-{os.geteuid()}"  # the user's own, hidden from every run
+    st = os.lstat(base)
+    assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.geteuid()
     for path, fd in made:
-        assert os.path.dirname(path) == str(tmp_path)
+        assert os.path.dirname(path) == str(base)
         assert os.path.basename(path).startswith(f"ztsa-run-{os.getpid()}-")
         st = os.lstat(path)
         assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700
@@ -72,6 +75,39 @@ def test_private_dir_is_new_private_and_unique(tmp_path, monkeypatch):
     kept, fd = private_dir(reapable=False)
     os.close(fd)
     assert os.path.basename(kept).count("-") == 2  # no process ID: never reaped
+
+
+def test_the_private_base_is_never_another_users_or_a_link(tmp_path, monkeypatch):
+    """A name held by someone else (here a link to a directory of the caller's own, and a
+    directory of another user) is never used: this run gets a new directory of its own;
+    a base of the user's own that was opened up is closed again."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    base = tmp_path / f"ztsa-{os.geteuid()}"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    base.symlink_to(elsewhere)
+    path, fd = private_dir()
+    os.close(fd)
+    parent = os.path.dirname(path)
+    assert parent != str(base) and not os.path.islink(parent)
+    assert os.path.basename(parent).startswith(f"ztsa-{os.geteuid()}-")
+    st = os.lstat(parent)
+    assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.geteuid()
+    assert list(elsewhere.iterdir()) == []
+    base.unlink()
+    if os.geteuid() == 0:
+        base.mkdir()
+        os.chown(base, 65534, 65534)
+        path, fd = private_dir()
+        os.close(fd)
+        assert os.path.dirname(path) != str(base) and list(base.iterdir()) == []
+        base.rmdir()
+    base.mkdir(mode=0o755)
+    os.chmod(base, 0o755)
+    path, fd = private_dir()
+    os.close(fd)
+    assert os.path.dirname(path) == str(base)
+    assert stat.S_IMODE(os.lstat(base).st_mode) == 0o700
 
 
 def _dead_pid() -> int:

@@ -54,11 +54,34 @@ def test_a_program_directly_in_a_bin_of_the_home_shows_only_that_bin(tmp_path):
 def test_when_the_home_cannot_be_hidden(tmp_path):
     home = _tree(tmp_path)
     assert home_view(None, "/work", [], {}, "/bin/sh", []) is None
+    assert home_view(None, "/work", [], {}, "/bin/sh", [], also=["/"]) is None
     assert home_view("/", "/work", [], {}, "/bin/sh", []) is None
     assert home_view(str(home), str(home), [], {}, "/bin/sh", []) is None  # it is the workspace
     assert home_view(str(home), str(tmp_path), [], {}, "/bin/sh", []) is None  # inside it
     assert home_view(str(home), "/work", [str(home)], {}, "/bin/sh", []) is None  # writable
     assert home_view(str(home), "/work", [], {}, "/bin/sh", [str(home)]) is None  # shown whole
+
+
+def test_what_a_writable_place_holds_stays_writable(tmp_path):
+    """A directory CMD's PATH or environment names inside a writable place (a project's
+    node_modules/.bin, the private HOME in the runs' base) is shown with that place,
+    writable: bound again read-only above it, npm could not write its own bin, nor a
+    run its private HOME."""
+    home = _tree(tmp_path)
+    (home / "proj/node_modules/.bin").mkdir(parents=True)
+    runs = tmp_path / "ztsa-0"
+    (runs / "ztsa-run-1/home").mkdir(parents=True)
+    view = home_view(str(home), str(home / "proj"),
+                     [str(home / "proj"), str(runs / "ztsa-run-1")],
+                     {"PATH": f"{home}/proj/node_modules/.bin:/usr/bin",
+                      "HOME": str(runs / "ztsa-run-1/home")}, "/bin/sh", [],
+                     also=[str(runs)])
+    assert view is not None and view.homes == (str(home), str(runs))
+    assert dict(view.show) == {str(home / "proj"): True, str(runs / "ztsa-run-1"): True}
+    # the runs' base is hidden without a home too
+    view = home_view(None, "/work", [str(runs / "ztsa-run-1")], {}, "/bin/sh", [],
+                     also=[str(runs)])
+    assert view is not None and view.homes == (str(runs),)
 
 
 def test_symlinks_are_shown_where_they_lead(tmp_path):

@@ -28,9 +28,26 @@ def find_program(cmd: str, path: str | None) -> str | None:
 
 
 def private_base() -> str:
-    """Where private directories are made: $TMPDIR if it is a directory, else /tmp."""
-    base = os.environ.get("TMPDIR") or "/tmp"
-    return os.path.abspath(base if os.path.isdir(base) else "/tmp")
+    """Where private directories are made: `ztsa-UID`, a 0700 directory of the user's
+    own in $TMPDIR if that is a directory, else in /tmp. Each run's mount view covers it
+    but for the run's own directory, so that no run reaches another's private home (an
+    agent's copied credentials). Where another user holds that name, a new directory of
+    the same kind for this run alone."""
+    import stat
+    import tempfile
+
+    top = os.environ.get("TMPDIR") or "/tmp"
+    top = os.path.abspath(top if os.path.isdir(top) else "/tmp")
+    uid = os.geteuid()
+    base = os.path.join(top, f"ztsa-{uid}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(base, 0o700)
+    st = os.lstat(base)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
+        return tempfile.mkdtemp(prefix=f"ztsa-{uid}-", dir=top)
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(base, 0o700)
+    return base
 
 
 def private_dir(reapable: bool = True) -> tuple[str, int]:

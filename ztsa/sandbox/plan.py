@@ -38,10 +38,10 @@ class Connects(IntEnum):
 
 
 class HomeView(NamedTuple):
-    """The real homes (the user's, and $HOME when it differs) under empty read-only
-    tmpfs mounts, with `show` bound back: (path, writable) for the writable places in
-    them, and read-only for the directories CMD's PATH and environment name, CMD's own
-    installation and --allow-read."""
+    """The real homes (the user's, and $HOME when it differs) and the runs' private base
+    under empty read-only tmpfs mounts, with `show` bound back: (path, writable) for the
+    writable places in them, and read-only for the directories CMD's PATH and
+    environment name, CMD's own installation and --allow-read."""
 
     homes: tuple[str, ...]
     show: tuple[tuple[str, bool], ...]
@@ -133,13 +133,14 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
               env: dict[str, str], program: str, allow_read: list[str],
               also: list[str] | None = None,
               binds: list[tuple[str, str, bool]] | None = None) -> HomeView | None:
-    """What of the real homes (real_home, and `also`: $HOME when it differs) the tree
-    sees. A home stays visible where it holds the workspace, or a writable place or
-    --allow-read names it whole; None when no home is left to hide and nothing to bind."""
+    """What of the real homes (real_home, and `also`: $HOME when it differs, the runs'
+    private base) the tree sees. A home stays visible where it holds the workspace, or
+    a writable place or --allow-read names it whole; None when no home is left to hide
+    and nothing to bind."""
     writable = [os.path.realpath(d) for d in writable]
     readable = [os.path.realpath(p) for p in allow_read]
     homes: list[str] = []
-    for given in [real_home, *(also or [])] if real_home else []:
+    for given in [*([real_home] if real_home else []), *(also or [])]:
         home = os.path.realpath(given)
         if (home == "/" or workspace == home or _inside(home, workspace)
                 or home in writable or home in readable
@@ -154,7 +155,8 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
 
     show = {d: True for d in writable if in_a_home(d)}
     for real in needed(env, program, allow_read):
-        if in_a_home(real):
+        # what a writable place holds is shown with it, writable
+        if in_a_home(real) and not any(real == w or _inside(real, w) for w in show):
             show.setdefault(real, False)
     return HomeView(tuple(homes),
                     tuple(sorted(show.items(), key=lambda i: (len(i[0]), i[0]))),
@@ -268,12 +270,22 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         inside = real_log is not None and real_log.startswith(policy.workspace + os.sep)
         if inside and real_log is not None:
             extra.append(os.path.relpath(real_log, policy.workspace))
+        # what decides later runs (the policy files, ztsa's own installation) is never
+        # the tree's to change, wherever it lies: in the workspace protected by name (a
+        # venv there: no name of it can be made, replaced or moved), elsewhere mounted
+        # read-only where it exists
+        outside: list[str] = []
+        for path in read_only or ():
+            full = os.path.join(os.path.realpath(os.path.dirname(path)),
+                                os.path.basename(path))
+            if full.startswith(policy.workspace + os.sep):
+                extra.append(os.path.relpath(full, policy.workspace))
+            else:
+                outside.append(path)
         guard = protect.plan(policy.workspace, extra, git)
         if real_log is not None and not inside and os.path.isfile(real_log):
             guard = guard._replace(ro_paths=[*guard.ro_paths, real_log])
-        # what decides later runs (the policy files, ztsa's own code) is never the tree's
-        # to change, wherever it lies (a venv in the workspace, --audit-only)
-        keep = [r for r in dict.fromkeys(os.path.realpath(p) for p in read_only or ())
+        keep = [r for r in dict.fromkeys(os.path.realpath(p) for p in outside)
                 if os.path.exists(r) and r != policy.workspace and r not in guard.ro_paths]
         if keep:
             guard = guard._replace(ro_paths=[*guard.ro_paths, *keep])
