@@ -155,7 +155,7 @@ def home_view(real_home: str | None, workspace: str, writable: list[str],
 
     show = {d: True for d in writable if in_a_home(d)}
     for real in needed(env, program, allow_read):
-        # what a writable place holds is shown with it, writable
+        # what a place already shown holds is shown with it (writable in a writable one)
         if in_a_home(real) and not any(real == w or _inside(real, w) for w in show):
             show.setdefault(real, False)
     return HomeView(tuple(homes),
@@ -276,8 +276,7 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         # read-only where it exists
         outside: list[str] = []
         for path in read_only or ():
-            full = os.path.join(os.path.realpath(os.path.dirname(path)),
-                                os.path.basename(path))
+            full = protect.resolved_dir(path)
             if full.startswith(policy.workspace + os.sep):
                 extra.append(os.path.relpath(full, policy.workspace))
             else:

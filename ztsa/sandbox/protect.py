@@ -68,6 +68,11 @@ def normalise(workspace: str, path: str) -> str:
     return rel
 
 
+def resolved_dir(path: str) -> str:
+    """path with its directory resolved and its own name kept (a link stays the link)."""
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
 def own_installation(writable: list[str]) -> list[str]:
     """Absolute paths, existing or not, in the `writable` directories (resolved), that
     decide what a later ztsa run executes before its gate: the launcher, the
@@ -83,8 +88,8 @@ def own_installation(writable: list[str]) -> list[str]:
     roots = [os.path.realpath(w).rstrip("/") + "/" for w in writable]
 
     def place(path: str) -> str | None:
-        """path with its directory resolved, where that lies in a writable root."""
-        full = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        """resolved_dir(path), where that lies in a writable root."""
+        full = resolved_dir(path)
         return full if any(full.startswith(r) for r in roots) else None
 
     paths: list[str] = []
