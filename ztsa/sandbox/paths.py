@@ -34,7 +34,6 @@ def private_base() -> str:
     agent's copied credentials). Where another user holds that name, a new directory of
     the same kind for this run alone."""
     import stat
-    import tempfile
 
     top = os.environ.get("TMPDIR") or "/tmp"
     top = os.path.abspath(top if os.path.isdir(top) else "/tmp")
@@ -44,6 +43,8 @@ def private_base() -> str:
         os.mkdir(base, 0o700)
     st = os.lstat(base)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
+        import tempfile  # only then: it costs every run 2 ms (shutil, random, lzma)
+
         return tempfile.mkdtemp(prefix=f"ztsa-{uid}-", dir=top)
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(base, 0o700)
