@@ -299,7 +299,14 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
     int ar = q[10] << 8 | q[11];
     if (ar == 1 && q[6] == 0 && q[7] == 0 && q[8] == 0 && q[9] == 0 && (size_t)qend + 11 <= n &&
         q[qend] == 0 && q[qend + 1] == 0 && q[qend + 2] == 41) {
-        memcpy(opt_fixed, q + qend + 3, 6); /* class (UDP size) and TTL (flags, DO) */
+        /* not the tree's bytes either, which would carry six of its own upstream a
+           query: its UDP size rounded down to 512, 1232 or 4096, and DO alone of its
+           flags (no extended code, version 0, no Z bits) */
+        unsigned size = (unsigned)q[qend + 3] << 8 | q[qend + 4];
+        size = size >= 4096 ? 4096 : size >= 1232 ? 1232 : 512;
+        opt_fixed[0] = (unsigned char)(size >> 8), opt_fixed[1] = (unsigned char)size;
+        opt_fixed[2] = 0, opt_fixed[3] = 0;
+        opt_fixed[4] = q[qend + 7] & 0x80, opt_fixed[5] = 0;
         opt = 1;
     }
     out[o++] = (unsigned char)(id >> 8);

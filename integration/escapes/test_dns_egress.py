@@ -1219,6 +1219,10 @@ tests = {
     # an additional record beside EDNS: only the question (and a bare OPT) go upstream
     "extra": q([b"api", b"corp", b"test"], b"\x06SECRET\x04evil\x00\x00\x10\x00\x01"
                b"\x00\x00\x00\x3c\x00\x04data" + b"\0" * 900, ar=1),
+    # EDNS's own fields as a channel: the UDP size and the extended flags spell SECRET,
+    # and an option (code 65001, a local use) carries more
+    "opt": q([b"allowed", b"test"], b"\x00\x00\x29SECRET\x00\x0b\xfd\xe9\x00\x07SECRET!",
+             ar=1),
 }
 for name, packet in tests.items():
     s.sendto(packet, ("203.0.113.53", 53))
@@ -1229,16 +1233,22 @@ for name, packet in tests.items():
 
 def test_a_query_is_rebuilt_from_the_name_it_was_decided_on(run, world):
     """NUL or dot bytes inside a label (the rule would see one name, the resolver send
-    another on), and records the tree adds to a query: none of it goes upstream."""
+    another on), records the tree adds to a query and the EDNS fields it chose: none of
+    it goes upstream."""
     proc, _ = in_world(run, world, run.python, "-c", RAW_QUERIES,
                        allow=["allowed.test:443", "*.corp.test:443"], log=False)
     assert proc.returncode == 0, proc.stderr
     out = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert out["nul"] == "1" and out["dot"] == "1", out  # FORMERR
-    assert out["extra"] == "0", out
+    assert out["extra"] == "0" and out["opt"] == "0", out
     got = [r.packet for r in world.received]
     assert not any(b"SECRET" in p for p in got), got
-    assert len(got) == 1 and len(got[0]) < 64, got  # the api.corp.test question alone
+    assert len(got) == 2 and all(len(p) < 64 for p in got), got  # the two questions alone
+    # a bare OPT upstream: a standard UDP size, no extended code or version, DO alone
+    opt = next(p for p in got if b"\x07allowed" in p)[-11:]
+    assert opt[:3] == b"\x00\x00\x29" and opt[-2:] == b"\x00\x00", opt
+    assert int.from_bytes(opt[3:5], "big") == 4096, opt  # its 21,317 rounded down
+    assert opt[5:9] in (b"\x00\x00\x00\x00", b"\x00\x00\x80\x00"), opt
 
 
 def test_an_answer_naming_the_hosts_own_address_opens_nothing(run, world):
