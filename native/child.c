@@ -360,6 +360,8 @@ static void exec_cmd(const struct ztsa_plan *plan, int efd) {
             fail_at(efd, ZTSA_STEP_INIT, errno);
     }
     ordinary_signals();
+    if (plan->own_session && setsid() < 0)
+        fail_at(efd, ZTSA_STEP_INIT, errno);
     execve(plan->path, plan->argv, plan->envp);
     fail_at(efd, ZTSA_STEP_EXEC, errno);
 }

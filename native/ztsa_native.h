@@ -202,6 +202,9 @@ struct ztsa_plan {
     const char *const *audit_paths;
     const int *audit_kinds;
     int n_audit;
+    /* CMD in a session of its own: ztsa's controlling terminal is none of its stdio, so
+       the tree's /dev/tty would be a terminal it was never given (an agent's) */
+    int own_session;
 };
 
 enum ztsa_audit_kind {

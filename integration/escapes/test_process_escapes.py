@@ -3,6 +3,7 @@ answer or the exit status, never on ztsa's report alone."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import signal
@@ -304,6 +305,60 @@ def test_the_tree_cannot_stop_ztsa_through_the_shared_terminal(run):
         assert "fg mine True" in text, text
     finally:
         os.close(master)
+
+
+def test_an_agents_terminal_is_out_of_reach_when_stdio_are_pipes(run):
+    """An agent runs in the person's terminal and runs commands with pipes: its terminal
+    is still the controlling terminal of every child, so `/dev/tty` in the tree reached
+    it, to print a fake prompt there and read what the person typed next. Judged on the
+    terminal: nothing of the tree's arrives on it, nothing typed reaches the tree."""
+    import pty
+    import termios
+
+    master, slave = pty.openpty()
+    code = ("import os, select\n"
+            "try:\n"
+            "    fd = os.open('/dev/tty', os.O_RDWR)\n"
+            "except OSError as e:\n"
+            "    print('refused', e.errno); raise SystemExit\n"
+            "os.write(fd, b'FAKE-PROMPT password: ')\n"
+            "if select.select([fd], [], [], 5)[0]: print('read', os.read(fd, 100))\n")
+    argv, _ = run.command(run.python, "-c", code)
+    # the agent: a session of its own with the pty as its terminal, the tree's stdio pipes
+    agent = ("import subprocess, sys\n"
+             "p = subprocess.run(sys.argv[2:], stdin=subprocess.DEVNULL, capture_output=True,"
+             " text=True, timeout=60)\n"
+             "open(sys.argv[1], 'w').write(f'{p.returncode}\\n{p.stdout}')\n"
+             "sys.stderr.write(p.stderr)\n")
+    result = run.workspace.parent / f"agent-{os.getpid()}.txt"
+
+    def controlling() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    out = _reading(master)
+    proc = subprocess.Popen([sys.executable, "-c", agent, str(result), *argv], stdin=slave,
+                            stdout=slave, stderr=slave, cwd=run.workspace,
+                            preexec_fn=controlling)
+    os.close(slave)
+    try:
+        deadline = time.monotonic() + 60
+        typed = False
+        while proc.poll() is None and time.monotonic() < deadline:
+            if b"FAKE" in out and not typed:
+                os.write(master, b"hunter2\n")  # the person, answering the prompt
+                typed = True
+            time.sleep(0.05)
+        if proc.poll() is None:
+            proc.kill()
+            pytest.fail("the agent did not end")
+        rc, stdout = result.read_text().split("\n", 1)
+    finally:
+        os.close(master)
+        result.unlink(missing_ok=True)
+    assert b"FAKE" not in out, out
+    assert "hunter2" not in stdout, stdout
+    assert rc == "0" and stdout.strip() == f"refused {errno.ENXIO}", (rc, stdout, out)
 
 
 def test_the_tree_leaves_the_shared_terminal_as_it_found_it(run):

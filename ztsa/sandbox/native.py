@@ -161,6 +161,7 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.pid_ns, c.scoped = int(plan.pid_ns), plan.landlock.scoped
     c.run_id = cstr(plan.run_id)
     c.max_procs, c.max_memory = plan.max_procs, plan.max_memory
+    c.own_session = int(plan.own_session)
     c.netns = int(plan.netns)
     if plan.netns:
         net = plan.net

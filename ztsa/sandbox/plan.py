@@ -89,6 +89,7 @@ class RunPlan(NamedTuple):
     home: HomeView | None = None  # the real home hidden, but for what it shows
     max_procs: int = 0  # processes and threads of the tree (0: no limit)
     max_memory: int = 0  # bytes of data a process (0: no limit)
+    own_session: bool = False  # CMD in a new session: ztsa's terminal is none of its stdio
     git_configs: tuple[str, ...] = ()  # protected git configs git itself may rewrite
     netns: bool = False  # the tree's own network namespace; the helper's is the host's
     net: NetPlan = NetPlan()
@@ -254,7 +255,7 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          secrets: dict[str, str] | None = None,
          audit: tuple[landlock.Plan, list[str]] | None = None,
          deny_read: list[str] | None = None, empty_file: str = "",
-         read_only: list[str] | None = None) -> RunPlan:
+         read_only: list[str] | None = None, own_session: bool = False) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace); git: the workspace's repositories, when
@@ -327,7 +328,7 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         log_fd=log_fd if log_fd is not None and guard is not None else -1,
         workspace=policy.workspace, pid_ns=pid_ns and guard is not None, run_id=run_id,
         home=home,
-        max_procs=max_procs, max_memory=max_memory,
+        max_procs=max_procs, max_memory=max_memory, own_session=own_session,
         git_configs=tuple(_git_configs(git, guard)), netns=netns,
         net=policy.net_plan() if netns else NetPlan(),
         secrets=tuple((secrets or {}).items()), audit=audit is not None, audit_view=view,

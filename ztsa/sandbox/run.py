@@ -272,7 +272,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     also_homes=[*(h for h in [os.environ.get("HOME")] if h),
                                 os.path.dirname(os.path.dirname(env["TMPDIR"]))], git=layout,
                     binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged,
-                    deny_read=deny_read, empty_file=empty, read_only=read_only)
+                    deny_read=deny_read, empty_file=empty, read_only=read_only,
+                    own_session=not terminal.among_stdio())
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     try:
         if group is not None:  # before the child runs anything: all of the tree is in it

@@ -1,7 +1,8 @@
 """The caller's terminal, given back as the run found it.
 
-The tree shares the caller's session and controlling terminal, so that `/dev/tty`, job
-control and interactive programs work as they would bare. So it can also take the
+When ztsa's controlling terminal is among its stdio, the tree shares the caller's session
+and that terminal, so that `/dev/tty`, job control and interactive programs work as they
+would bare (otherwise CMD gets a session of its own, `among_stdio`). So it can also take the
 terminal's foreground for a process group of its own, and set TOSTOP: ztsa, then in the
 background, would stop at its next write (SIGTTOU) and the caller with it. While the
 tree runs, ztsa does not stop for the terminal (SIGTTOU and SIGTTIN ignored, after the
@@ -29,6 +30,19 @@ class Saved(NamedTuple):
     pgrp: int
     modes: list[Any]
     dispositions: list[Any]
+
+
+def among_stdio() -> bool:
+    """Whether ztsa's controlling terminal is one of its stdin, stdout and stderr. When it
+    is not, CMD runs in a session of its own: an agent that runs the tree with pipes has
+    its own terminal (the person's prompt) as ztsa's, and `/dev/tty` would reach it."""
+    for fd in (0, 1, 2):
+        try:
+            os.tcgetpgrp(fd)  # ENOTTY unless it is ztsa's controlling terminal
+        except OSError:
+            continue
+        return True
+    return False
 
 
 def hold() -> Saved | None:
