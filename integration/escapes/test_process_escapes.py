@@ -361,6 +361,76 @@ def test_an_agents_terminal_is_out_of_reach_when_stdio_are_pipes(run):
     assert rc == "0" and stdout.strip() == f"refused {errno.ENXIO}", (rc, stdout, out)
 
 
+KDGETLED, KDSETLED, KDGKBMODE, KDSKBMODE = 0x4B31, 0x4B32, 0x4B44, 0x4B45  # linux/kd.h
+
+
+def test_a_virtual_console_keeps_its_keyboard_and_leds(run):
+    """On a Linux console (a VT) as the controlling terminal, the tree that shares it may
+    use the console's own requests (linux/kd.h, linux/vt.h): a keyboard mode, LEDs, the
+    keymap and function-key strings of every console, a font, a switch to another VT,
+    all lasting after the run. Judged on a VT of this machine made the session's
+    terminal: its keyboard mode and LEDs are as they were."""
+    import struct
+    import termios
+
+    vt = "/dev/tty2"
+    if not os.path.exists(vt) or os.geteuid() != 0:
+        pytest.skip("no virtual console here to be the session's terminal (needs root)")
+    try:
+        fd = os.open(vt, os.O_RDWR | os.O_NOCTTY)
+        mode = struct.unpack("i", fcntl.ioctl(fd, KDGKBMODE, b"\0" * 4))[0]
+        leds = fcntl.ioctl(fd, KDGETLED, b"\0")[0]
+    except OSError as e:
+        pytest.skip(f"{vt} is no virtual console here: {e.strerror}")
+    if mode == 2 or leds == 7:
+        pytest.skip(f"{vt} is in the state the tree would set (mode {mode}, LEDs {leds})")
+    st = os.stat(vt)
+    if run.mode != "root":
+        import pwd
+        user = pwd.getpwnam(ensure_user())
+        os.chown(vt, user.pw_uid, user.pw_gid)  # as a login on that console does
+    code = ("import fcntl, struct\n"
+            "out = []\n"
+            # K_MEDIUMRAW; the LEDs; VT_ACTIVATE of the first console
+            f"for req, arg in (({KDSKBMODE}, 2), ({KDSETLED}, 7), (0x5606, 1)):\n"
+            "    try:\n"
+            "        fcntl.ioctl(0, req, arg); out.append('done')\n"
+            "    except OSError as e:\n"
+            "        out.append(e.errno)\n"
+            "open('vt-result', 'w').write(repr(out))\n")
+    argv, _ = run.command(run.python, "-c", code)
+    # the login's shell: the session's leader, whose end would hang the console up, reads
+    # the console's state after ztsa has ended
+    leader = ("import fcntl, struct, subprocess, sys\n"
+              "rc = subprocess.call(sys.argv[2:])\n"
+              f"mode = struct.unpack('i', fcntl.ioctl(0, {KDGKBMODE}, b'0000'))[0]\n"
+              f"leds = fcntl.ioctl(0, {KDGETLED}, b'0')[0]\n"
+              "open(sys.argv[1], 'w').write(f'{rc} {mode} {leds}')\n")
+    state = run.workspace.parent / f"vt-{os.getpid()}.txt"
+
+    def controlling() -> None:  # a session whose terminal is the console, as at a login
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    try:
+        subprocess.run([sys.executable, "-c", leader, str(state), *argv], stdin=fd,
+                       stdout=fd, stderr=fd, cwd=run.workspace, preexec_fn=controlling,
+                       timeout=60)
+        rc, after, leds_after = (int(x) for x in state.read_text().split())
+    finally:
+        os.close(fd)
+        fd = os.open(vt, os.O_RDWR | os.O_NOCTTY)  # the leader's end hung the old one up
+        fcntl.ioctl(fd, KDSKBMODE, mode)
+        fcntl.ioctl(fd, KDSETLED, 0xFF)  # back to following the keyboard's flags
+        os.close(fd)
+        os.chown(vt, st.st_uid, st.st_gid)
+        state.unlink(missing_ok=True)
+    result = (run.workspace / "vt-result").read_text()
+    assert rc == 0, result
+    assert after == mode and leds_after == leds, (result, after, leds_after)
+    assert result == repr([errno.EPERM] * 3), (result, after, mode, leds_after, leds)
+
+
 def test_the_tree_leaves_the_shared_terminal_as_it_found_it(run):
     """Terminal requests whose effect outlives the run: TIOCEXCL made every later open of
     the person's terminal EBUSY (ssh, sudo and pinentry prompts fail), TIOCSETD to

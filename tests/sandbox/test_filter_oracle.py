@@ -147,6 +147,8 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
     rule(eperm, "ioctl", low32_eq(1, termios.FIOASYNC))  # no signal-driven I/O
     for req in TTY_LASTING:
         rule(eperm, "ioctl", low32_eq(1, req))
+    for base in flt.CONSOLE_IOCTLS:  # a Linux console's requests, by their sizeless range
+        rule(eperm, "ioctl", scmp.Arg(1, scmp.MASKED_EQ, 0xFFFFFF00, base))
     rule(eperm, "fcntl", low32_eq(1, fcntl.F_SETLEASE))
     rule(eperm, "fcntl", low32_eq(1, fcntl.F_NOTIFY))
     for t in flt.FS_IOCTL_TYPES:  # the file systems' inode changes (reads: KNOWN)
@@ -269,7 +271,8 @@ HIGH_HALVES = (0, 1 << 32, 0xFFFFFFFF << 32)
 # every value the policy compares against, its neighbours, and a few bit patterns
 TRIGGERS = (*FAMILIES, AF_NETLINK, AF_PACKET, termios.TIOCSTI, termios.TIOCLINUX,
             termios.FIOASYNC, F_SETSIG, fcntl.F_SETFL, os.O_ASYNC, *flt.FS_IOCTL_ALLOWED,
-            *TTY_LASTING, fcntl.F_SETLEASE, fcntl.F_NOTIFY, fcntl.F_GETLEASE,
+            *TTY_LASTING, *flt.CONSOLE_IOCTLS, 0x4B45, 0x4BFF, 0x560B, 0x40085600,
+            fcntl.F_SETLEASE, fcntl.F_NOTIFY, fcntl.F_GETLEASE,
             *(t << 8 for t in flt.FS_IOCTL_TYPES), 0x40086602, 0x401C5820, 0x40087602,
             0x50009418, 0x40806685,
             PR_SET_SECCOMP, PR_SET_DUMPABLE, os.O_CREAT, os.O_WRONLY, os.O_RDWR, os.O_TRUNC,

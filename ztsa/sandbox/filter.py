@@ -22,7 +22,9 @@ What it does (x86_64):
   effect outlives the run on the caller's terminal, which the tree shares: TIOCEXCL
   (every later open of it EBUSY), TIOCSETD (a line discipline that drops all I/O),
   TCXONC (output stopped: ztsa's own last line would block for ever), TIOCCONS,
-  TIOCVHANGUP and TIOCSLCKTRMIOS: EPERM;
+  TIOCVHANGUP and TIOCSLCKTRMIOS, and every request of a Linux console's (linux/kd.h
+  and linux/vt.h: keyboard mode, keymaps and function-key strings of every console,
+  fonts, a switch or lock of the consoles): EPERM;
 - the file systems' ioctls that change an inode (their families: 'f' as FS_IOC_SETFLAGS,
   EXT4_IOC_* and fscrypt's and fs-verity's, 'v' as FS_IOC_SETVERSION, 'X' as
   FS_IOC_FSSETXATTR and XFS's, btrfs's and f2fs's): EPERM, but for the ones that only
@@ -119,6 +121,9 @@ AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 TIOCSTI, TIOCLINUX, FIOASYNC = 0x5412, 0x541C, 0x5452
 # TCXONC, TIOCEXCL, TIOCCONS, TIOCSETD, TIOCVHANGUP, TIOCSLCKTRMIOS
 TTY_LASTING = (0x540A, 0x540C, 0x541D, 0x5423, 0x5437, 0x5457)
+# a console's requests: 'K' (KDSKBMODE, KDSKBENT, PIO_FONT, ...) and 'V' (VT_ACTIVATE,
+# VT_LOCKSWITCH, ...), numbered without a size (video4linux's 'V' requests have one)
+CONSOLE_IOCTLS = (0x4B00, 0x5600)
 F_SETFL, F_SETSIG, O_ASYNC = 4, 10, 0o20000
 F_SETLEASE, F_NOTIFY = 1024, 1026
 # the ioctl type bytes of the file systems' own requests, and what of them the tree may
@@ -282,6 +287,9 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "eperm", 0, FIOASYNC),
         (JEQ, "eperm", 0, TIOCLINUX),
         *((JEQ, "eperm", 0, req) for req in TTY_LASTING),
+        (AND_K, 0, 0, 0xFFFFFF00),
+        *((JEQ, "eperm", 0, base) for base in CONSOLE_IOCTLS),
+        (LD_ABS, 0, 0, arg_lo(1)),
         *((JEQ, "allow", 0, req) for req in FS_IOCTL_ALLOWED),
         (AND_K, 0, 0, 0xFF00),
         *((JEQ, "eperm", 0, t << 8) for t in FS_IOCTL_TYPES[:-1]),
