@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -429,6 +430,38 @@ def test_a_virtual_console_keeps_its_keyboard_and_leds(run):
     assert rc == 0, result
     assert after == mode and leds_after == leds, (result, after, leds_after)
     assert result == repr([errno.EPERM] * 3), (result, after, mode, leds_after, leds)
+
+
+def test_shared_descriptors_keep_their_status_flags(run):
+    """The tree shares its stdio and --pass-fd descriptors' open file descriptions with
+    the caller: O_NONBLOCK left on them made the caller's next read or write fail with
+    EAGAIN after the run (`cat: -: Resource temporarily unavailable`), O_APPEND made its
+    writes land elsewhere. Judged on the caller's own descriptors after the run."""
+    r, w = os.pipe()
+    passed = os.open(os.devnull, os.O_RDWR)
+    code = ("import fcntl, os, sys\n"
+            "for fd in (0, 1, int(sys.argv[1])):\n"
+            "    fl = fcntl.fcntl(fd, fcntl.F_GETFL)\n"
+            "    fcntl.fcntl(fd, fcntl.F_SETFL, fl | os.O_NONBLOCK | os.O_APPEND)\n"
+            "    print(fd, bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK), flush=True)\n")
+    argv, _ = run.command(run.python, "-c", code, str(passed),
+                          extra=["--pass-fd", str(passed)])
+    with tempfile.TemporaryFile() as out:
+        fds = (r, out.fileno(), passed)
+        before = [fcntl.fcntl(fd, fcntl.F_GETFL) for fd in fds]
+        try:
+            proc = subprocess.run(argv, stdin=r, stdout=out, stderr=subprocess.PIPE,
+                                  text=True, cwd=run.workspace, pass_fds=(passed,),
+                                  timeout=60)
+            after = [fcntl.fcntl(fd, fcntl.F_GETFL) for fd in fds]
+            out.seek(0)
+            said = out.read().decode()
+        finally:
+            for fd in (r, w, passed):
+                os.close(fd)
+    assert proc.returncode == 0, proc.stderr
+    assert said.split("\n")[:3] == ["0 True", "1 True", f"{passed} True"], said  # it did
+    assert after == before, (before, after)
 
 
 def test_the_tree_leaves_the_shared_terminal_as_it_found_it(run):

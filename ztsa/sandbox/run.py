@@ -302,6 +302,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     # The child runs nothing of CMD's until it is released below.
     nat.set_dumpable(False)
     held = terminal.hold()  # before CMD runs: the terminal's foreground and modes now
+    flags = terminal.flags_of([0, 1, 2, *pass_fds])
     os.write(sync_fd, b"g")
     os.close(sync_fd)
     # a signal to ztsa is only recorded: the interpreter writes its number to the wake
@@ -326,6 +327,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         raise
     finally:
         terminal.give_back(held)
+        terminal.give_back_flags(flags)
         _signal.set_wakeup_fd(wakeup)
         for s, h in handlers.items():
             _signal.signal(s, h)

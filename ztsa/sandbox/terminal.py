@@ -1,4 +1,5 @@
-"""The caller's terminal, given back as the run found it.
+"""The caller's terminal and the descriptors the tree shares, given back as the run found
+them.
 
 When ztsa's controlling terminal is among its stdio, the tree shares the caller's session
 and that terminal, so that `/dev/tty`, job control and interactive programs work as they
@@ -7,7 +8,8 @@ terminal's foreground for a process group of its own, and set TOSTOP: ztsa, then
 background, would stop at its next write (SIGTTOU) and the caller with it. While the
 tree runs, ztsa does not stop for the terminal (SIGTTOU and SIGTTIN ignored, after the
 fork: CMD gets the dispositions the caller gave ztsa); when the tree has ended, the
-terminal gets back its foreground process group and its modes."""
+terminal gets back its foreground process group and its modes, and every descriptor the
+tree shared (stdio, --pass-fd) its file status flags (`flags_of`)."""
 
 from __future__ import annotations
 
@@ -80,3 +82,30 @@ def give_back(saved: Saved | None) -> None:
         pass
     for s, old in zip((SIGTTIN, SIGTTOU), saved.dispositions, strict=True):
         _signal.signal(s, old)
+
+
+def flags_of(fds: list[int]) -> list[tuple[int, int]]:
+    """(descriptor, file status flags) of each of FDS that is open: the tree shares these
+    open file descriptions with the caller, so an O_NONBLOCK or O_APPEND it sets there
+    would outlast the run (the caller's next read failing with EAGAIN)."""
+    import fcntl
+
+    saved = []
+    for fd in fds:
+        try:
+            saved.append((fd, fcntl.fcntl(fd, fcntl.F_GETFL)))
+        except OSError:
+            continue
+    return saved
+
+
+def give_back_flags(saved: list[tuple[int, int]]) -> None:
+    """The file status flags each shared descriptor had before the run."""
+    import fcntl
+
+    for fd, flags in saved:
+        try:
+            if fcntl.fcntl(fd, fcntl.F_GETFL) != flags:
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+        except OSError:
+            continue
