@@ -73,6 +73,8 @@ EXEC = flt.RET_TRACE | flt.TAG_EXEC
     (NR["ioctl"], (0, 0x5401), flt.RET_ALLOW),  # TCGETS
     (NR["ioctl"], (0, 0x540C), ERRNO | errno.EPERM),  # TIOCEXCL: the terminal stays busy
     (NR["ioctl"], (0, 0x5423), ERRNO | errno.EPERM),  # TIOCSETD: a discipline that drops I/O
+    (NR["ioctl"], (0, 0x5417), ERRNO | errno.EPERM),  # TIOCMBIC: DTR dropped, line hung up
+    (NR["ioctl"], (0, 0x5415), flt.RET_ALLOW),  # TIOCMGET: only reads
     (NR["ioctl"], (0, 0x4B45), ERRNO | errno.EPERM),  # KDSKBMODE: a console's keyboard
     (NR["ioctl"], (0, 0x5606), ERRNO | errno.EPERM),  # VT_ACTIVATE: another console shown
     (NR["ioctl"], (0, 0xC0585609), flt.RET_ALLOW),  # VIDIOC_QUERYBUF: 'V' with a size

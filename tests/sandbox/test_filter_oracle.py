@@ -45,7 +45,11 @@ CLONE_UNTRACED = 0x00800000  # linux/sched.h (os.CLONE_* only from Python 3.12)
 F_SETSIG = 10  # linux/fcntl.h (not in Python's fcntl module)
 # requests whose effect on a shared terminal outlives the run (asm-generic/ioctls.h)
 TTY_LASTING = (termios.TCXONC, termios.TIOCEXCL, termios.TIOCCONS, termios.TIOCSETD,
-               0x5437, 0x5457)  # TIOCVHANGUP, TIOCSLCKTRMIOS
+               0x5437, 0x5457,  # TIOCVHANGUP, TIOCSLCKTRMIOS
+               # a serial line's: modem lines, soft carrier, the port, a held break, ...
+               termios.TIOCMBIS, termios.TIOCMBIC, termios.TIOCMSET, termios.TIOCSSOFTCAR,
+               termios.TIOCSSERIAL, 0x5427, 0x542F, termios.TIOCSERCONFIG,
+               termios.TIOCSERSWILD, termios.TIOCSERSETMULTI, 0xC0285443)
 CLONE_THREAD_FLAGS = 0x003D0F00  # glibc's pthread_create: VM|FS|FILES|SIGHAND|THREAD|...
 SIGCHLD = 17
 PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 4, 22, 38  # linux/prctl.h

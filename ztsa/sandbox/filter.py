@@ -22,7 +22,8 @@ What it does (x86_64):
   effect outlives the run on the caller's terminal, which the tree shares: TIOCEXCL
   (every later open of it EBUSY), TIOCSETD (a line discipline that drops all I/O),
   TCXONC (output stopped: ztsa's own last line would block for ever), TIOCCONS,
-  TIOCVHANGUP and TIOCSLCKTRMIOS, and every request of a Linux console's (linux/kd.h
+  TIOCVHANGUP and TIOCSLCKTRMIOS, a serial line's settings (modem lines, a held break,
+  the port's configuration), and every request of a Linux console's (linux/kd.h
   and linux/vt.h: keyboard mode, keymaps and function-key strings of every console,
   fonts, a switch or lock of the consoles): EPERM;
 - the file systems' ioctls that change an inode (their families: 'f' as FS_IOC_SETFLAGS,
@@ -119,8 +120,13 @@ DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl"
 CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 TIOCSTI, TIOCLINUX, FIOASYNC = 0x5412, 0x541C, 0x5452
-# TCXONC, TIOCEXCL, TIOCCONS, TIOCSETD, TIOCVHANGUP, TIOCSLCKTRMIOS
-TTY_LASTING = (0x540A, 0x540C, 0x541D, 0x5423, 0x5437, 0x5457)
+# TCXONC, TIOCEXCL, TIOCCONS, TIOCSETD, TIOCVHANGUP, TIOCSLCKTRMIOS; and a serial line's
+# (a serial console as the terminal): TIOCMBIS, TIOCMBIC, TIOCMSET (DTR dropped hangs the
+# line up), TIOCSSOFTCAR, TIOCSSERIAL, TIOCSBRK (a break held), TIOCSRS485, TIOCSERCONFIG,
+# TIOCSERSWILD, TIOCSERSETMULTI, TIOCSISO7816
+TTY_LASTING = (0x540A, 0x540C, 0x541D, 0x5423, 0x5437, 0x5457,
+               0x5416, 0x5417, 0x5418, 0x541A, 0x541F, 0x5427, 0x542F, 0x5453, 0x5455,
+               0x545B, 0xC0285443)
 # a console's requests: 'K' (KDSKBMODE, KDSKBENT, PIO_FONT, ...) and 'V' (VT_ACTIVATE,
 # VT_LOCKSWITCH, ...), numbered without a size (video4linux's 'V' requests have one)
 CONSOLE_IOCTLS = (0x4B00, 0x5600)
