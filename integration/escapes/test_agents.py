@@ -265,6 +265,25 @@ echo done
     shutil.rmtree(home)
 
 
+def test_what_the_tree_names_in_the_agents_state_reaches_the_terminal_escaped(run: Runner):
+    """A link the tree leaves in the kept state is reported by name, and the name is the
+    tree's: with escape sequences and a carriage return in it, ztsa's own line could be
+    erased on the person's terminal, a forged `ztsa: 0 denied` put in its place, and
+    the window's title set."""
+    home = _fake_home(run)
+    forged = "x\x1b[2K\r\x1b[32mztsa: 0 denied\x1b[0m\x1b]0;pwned\x07"
+    code = ("import os, sys\n"
+            "d = os.path.join(os.environ['HOME'], '.claude', 'projects')\n"
+            "os.symlink('/etc/\\x1b]0;t\\x07passwd', os.path.join(d, sys.argv[1]))\n")
+    proc, events = run(run.python, "-c", code, forged, extra=["--agent", "claude"],
+                       env={"HOME": str(home)})
+    shutil.rmtree(home)
+    assert proc.returncode == 0, proc.stderr
+    assert [e for e in events if e["event"] == "quarantine"], events  # it was reported
+    line = next(x for x in proc.stderr.splitlines() if "agent's state" in x)
+    assert not any(c in line for c in "\x1b\r\x07"), repr(line)
+
+
 def test_a_secret_is_redacted_wherever_a_line_would_hold_it(run: Runner):
     """In the argv of an exec line, in a refused DNS name the helper logs, and in the
     summary line on stderr."""

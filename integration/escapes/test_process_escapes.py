@@ -436,24 +436,26 @@ def test_shared_descriptors_keep_their_status_flags(run):
     """The tree shares its stdio and --pass-fd descriptors' open file descriptions with
     the caller: O_NONBLOCK left on them made the caller's next read or write fail with
     EAGAIN after the run (`cat: -: Resource temporarily unavailable`), O_APPEND made its
-    writes land elsewhere. Judged on the caller's own descriptors after the run."""
+    writes land elsewhere, a pipe shrunk to a page stayed so. Judged on the caller's own
+    descriptors after the run."""
     r, w = os.pipe()
     passed = os.open(os.devnull, os.O_RDWR)
     code = ("import fcntl, os, sys\n"
             "for fd in (0, 1, int(sys.argv[1])):\n"
             "    fl = fcntl.fcntl(fd, fcntl.F_GETFL)\n"
             "    fcntl.fcntl(fd, fcntl.F_SETFL, fl | os.O_NONBLOCK | os.O_APPEND)\n"
-            "    print(fd, bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK), flush=True)\n")
+            "    print(fd, bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK), flush=True)\n"
+            "fcntl.fcntl(0, 1031, 4096)\n")  # F_SETPIPE_SZ: the caller's pipe shrunk
     argv, _ = run.command(run.python, "-c", code, str(passed),
                           extra=["--pass-fd", str(passed)])
     with tempfile.TemporaryFile() as out:
         fds = (r, out.fileno(), passed)
-        before = [fcntl.fcntl(fd, fcntl.F_GETFL) for fd in fds]
+        before = [*(fcntl.fcntl(fd, fcntl.F_GETFL) for fd in fds), fcntl.fcntl(r, 1032)]
         try:
             proc = subprocess.run(argv, stdin=r, stdout=out, stderr=subprocess.PIPE,
                                   text=True, cwd=run.workspace, pass_fds=(passed,),
                                   timeout=60)
-            after = [fcntl.fcntl(fd, fcntl.F_GETFL) for fd in fds]
+            after = [*(fcntl.fcntl(fd, fcntl.F_GETFL) for fd in fds), fcntl.fcntl(r, 1032)]
             out.seek(0)
             said = out.read().decode()
         finally:
@@ -462,6 +464,35 @@ def test_shared_descriptors_keep_their_status_flags(run):
     assert proc.returncode == 0, proc.stderr
     assert said.split("\n")[:3] == ["0 True", "1 True", f"{passed} True"], said  # it did
     assert after == before, (before, after)
+
+
+def test_a_shut_down_stdio_socket_loses_neither_the_status_nor_the_log(run):
+    """Node agents give a command socketpairs for stdio. The tree shutting the caller's
+    stderr socket down made ztsa's summary line raise: exit 125 instead of CMD's status,
+    and an OCSF log (written when the run ends) empty. Judged on the exit status the
+    caller gets and on the log file."""
+    import json
+    import socket
+
+    out_a, out_b = socket.socketpair()
+    err_a, err_b = socket.socketpair()
+    code = ("import os, socket\n"
+            "os.write(2, b'tests failed\\n')\n"
+            "socket.socket(fileno=2).shutdown(socket.SHUT_WR)\n"
+            "raise SystemExit(3)\n")
+    log = run.workspace / f"ocsf-{os.getpid()}.json"  # where the tree's user may write
+    argv, _ = run.command(run.python, "-c", code, log=False,
+                          extra=["--audit-log", str(log), "--audit-format", "ocsf"])
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out_b, stderr=err_b,
+                              cwd=run.workspace, timeout=60)
+        events = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+    finally:
+        for s in (out_a, out_b, err_a, err_b):
+            s.close()
+        log.unlink(missing_ok=True)
+    assert proc.returncode == 3
+    assert events and any("summary" in json.dumps(e) for e in events), events
 
 
 def test_the_tree_leaves_the_shared_terminal_as_it_found_it(run):

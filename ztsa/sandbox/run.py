@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
 import os
@@ -339,15 +340,15 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         value = int.from_bytes(failure, sys.byteorder)
         step, err = value >> 16, value & 0xFFFF
         if step == 0:
-            print(f"ztsa: cannot execute {program}: {os.strerror(err)}", file=sys.stderr)
+            _say(f"ztsa: cannot execute {program}: {os.strerror(err)}")
             code = EXIT_NOT_FOUND if err == errno.ENOENT else EXIT_CANNOT_EXEC
         else:
             what = SETUP_STEPS.get(step, f"step {step}")
-            print(f"ztsa: cannot set up the confinement ({what}): {os.strerror(err)}; "
-                  "CMD was not started", file=sys.stderr)
+            _say(f"ztsa: cannot set up the confinement ({what}): {os.strerror(err)}; "
+                 "CMD was not started")
             code = EXIT_INTERNAL
     elif tracer.helper_lost:
-        print("ztsa: the file helper died; the tree was killed", file=sys.stderr)
+        _say("ztsa: the file helper died; the tree was killed")
         code = EXIT_INTERNAL
     elif status is None:
         raise TracerError("CMD vanished without an exit status")
@@ -364,24 +365,22 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
                   replaced=m.replaced, **({"error": m.error} if m.error else {}))
         if m.error:
-            print(f"ztsa: could not move aside {printable(m.path)} ({m.reason}): {m.error}; "
-                  "do not run "
-                  "git there before you have looked at it", file=sys.stderr)
+            _say(f"ztsa: could not move aside {printable(m.path)} ({m.reason}): "
+                 f"{printable(m.error)}; do not run git there before you have looked at it")
     if moved:
         names = (", ".join(printable(m.path) for m in moved[:5])
                  + (", ..." if len(moved) > 5 else ""))
-        print(f"ztsa: moved aside {len(moved)} file(s) that would make git or ztsa "
-              f"itself run code or allow more outside the sandbox: {names} (see "
-              f"{gitguard.QUARANTINE}/{log.run}/manifest.json)", file=sys.stderr)
+        _say(f"ztsa: moved aside {len(moved)} file(s) that would make git or ztsa "
+             f"itself run code or allow more outside the sandbox: {names} (see "
+             f"{gitguard.QUARANTINE}/{log.run}/manifest.json)")
     if run.pid_ns and run.max_procs and nat.procs_unlimited():
         what = "the PID namespace's own pid_max (--max-procs binds root no more)"
-        print(f"ztsa: this kernel lacks {what}", file=sys.stderr)
+        _say(f"ztsa: this kernel lacks {what}")
         log.event("confinement", missing=[what], landlock_abi=fs.abi, refused=False)
     limited = cgroup.refused(group) if group is not None else cgroup.Refused(0, 0)
     if group is not None and limited.memory:
-        print(f"ztsa: the tree reached --max-memory: the kernel killed {limited.memory} "
-              f"process(es) at {cgroup.size(group.max_memory)} for the whole tree",
-              file=sys.stderr)
+        _say(f"ztsa: the tree reached --max-memory: the kernel killed {limited.memory} "
+             f"process(es) at {cgroup.size(group.max_memory)} for the whole tree")
     denied = log.counts["denied"] + nat.helper_denials()  # the helper logs its own
     log.counts["connect"] += nat.helper_connects()
     would = nat.helper_would_deny() if run.audit else 0
@@ -401,8 +400,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         audit = (f"audit only, nothing outside the workspace was enforced: {would} would "
                  f"have been denied (`ztsa policy suggest` turns the log into a policy); "
                  ) if run.audit else ""
-        print(log.redact(f"ztsa: {audit}{denied} denied, {log.counts['exec']} exec(s), "
-                         f"{log.counts['kill']} killed at exit{where}{shown}"), file=sys.stderr)
+        _say(log.redact(f"ztsa: {audit}{denied} denied, {log.counts['exec']} exec(s), "
+                        f"{log.counts['kill']} killed at exit{where}{shown}"))
     log.close()
     return code
 
@@ -412,14 +411,22 @@ def _report_agent_state(log: AuditLog, found: list[agentguard.Finding]) -> None:
         log.event("quarantine", path=f.path, reason=f.reason, moved_to=f.moved_to,
                   replaced="", **({"error": f.error} if f.error else {}))
         if f.error:
-            print(f"ztsa: {f.path}: {f.reason}: {f.error}; look at it before running the "
-                  "agent outside ztsa", file=sys.stderr)
+            _say(f"ztsa: {printable(f.path)}: {printable(f.reason)}: {printable(f.error)}; "
+                 "look at it before running the agent outside ztsa")
     done = [f for f in found if not f.error]
     if done:
-        names = ", ".join(f"{f.path} ({f.reason})" for f in done[:3])
-        print(f"ztsa: {len(done)} thing(s) the tree left in the agent's state removed or "
-              f"moved aside: {names}{', ...' if len(done) > 3 else ''}", file=sys.stderr)
+        names = ", ".join(f"{printable(f.path)} ({printable(f.reason)})" for f in done[:3])
+        _say(f"ztsa: {len(done)} thing(s) the tree left in the agent's state removed or "
+             f"moved aside: {names}{', ...' if len(done) > 3 else ''}")
     log.counts["quarantined"] = log.counts.get("quarantined", 0) + len(found)
+
+
+def _say(text: str) -> None:
+    """One of ztsa's end-of-run lines on its stderr. The tree shares that descriptor: it
+    may have shut the caller's socket down or closed the pipe's reader. A line lost then
+    must change neither CMD's status nor the end of the audit log."""
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=sys.stderr, flush=True)
 
 
 def _denial_hint(call: str, what: str, rule: str, private: str = "") -> str:

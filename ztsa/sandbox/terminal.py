@@ -84,28 +84,39 @@ def give_back(saved: Saved | None) -> None:
         _signal.signal(s, old)
 
 
-def flags_of(fds: list[int]) -> list[tuple[int, int]]:
-    """(descriptor, file status flags) of each of FDS that is open: the tree shares these
-    open file descriptions with the caller, so an O_NONBLOCK or O_APPEND it sets there
-    would outlast the run (the caller's next read failing with EAGAIN)."""
+F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032  # linux/fcntl.h
+
+
+def flags_of(fds: list[int]) -> list[tuple[int, int, int]]:
+    """(descriptor, file status flags, pipe size or 0) of each of FDS that is open: the
+    tree shares these open file descriptions with the caller, so an O_NONBLOCK or
+    O_APPEND it sets there would outlast the run (the caller's next read failing with
+    EAGAIN), and so would a pipe it shrank (a job server's, an agent's reused pipe)."""
     import fcntl
 
     saved = []
     for fd in fds:
         try:
-            saved.append((fd, fcntl.fcntl(fd, fcntl.F_GETFL)))
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         except OSError:
             continue
+        try:
+            size = fcntl.fcntl(fd, F_GETPIPE_SZ)
+        except OSError:
+            size = 0  # no pipe
+        saved.append((fd, flags, size))
     return saved
 
 
-def give_back_flags(saved: list[tuple[int, int]]) -> None:
-    """The file status flags each shared descriptor had before the run."""
+def give_back_flags(saved: list[tuple[int, int, int]]) -> None:
+    """The file status flags and pipe size each shared descriptor had before the run."""
     import fcntl
 
-    for fd, flags in saved:
+    for fd, flags, size in saved:
         try:
             if fcntl.fcntl(fd, fcntl.F_GETFL) != flags:
                 fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+            if size and fcntl.fcntl(fd, F_GETPIPE_SZ) != size:
+                fcntl.fcntl(fd, F_SETPIPE_SZ, size)
         except OSError:
             continue
