@@ -238,6 +238,14 @@ def test_an_inherited_files_owner_outside_gets_no_signal(run, route):
         victim.wait()
 
 
+def _session_on_stdin() -> None:
+    """(preexec) A session of its own whose controlling terminal is stdin, as at a login."""
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 def _reading(master: int) -> bytearray:
     """What arrives on a pty's master side, collected by a thread until it closes."""
     import threading
@@ -282,14 +290,10 @@ def test_the_tree_cannot_stop_ztsa_through_the_shared_terminal(run):
               "sys.exit(rc)\n")
     argv = [sys.executable, "-c", leader, *argv]
 
-    def controlling() -> None:  # a session of its own, the pty its terminal
-        os.setsid()
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
     out = _reading(master)
     before = termios.tcgetattr(master)
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
-                            cwd=run.workspace, preexec_fn=controlling)
+                            cwd=run.workspace, preexec_fn=_session_on_stdin)
     os.close(slave)
     try:
         code_ = proc.wait(timeout=60)
@@ -314,7 +318,6 @@ def test_an_agents_terminal_is_out_of_reach_when_stdio_are_pipes(run):
     it, to print a fake prompt there and read what the person typed next. Judged on the
     terminal: nothing of the tree's arrives on it, nothing typed reaches the tree."""
     import pty
-    import termios
 
     master, slave = pty.openpty()
     code = ("import os, select\n"
@@ -333,14 +336,10 @@ def test_an_agents_terminal_is_out_of_reach_when_stdio_are_pipes(run):
              "sys.stderr.write(p.stderr)\n")
     result = run.workspace.parent / f"agent-{os.getpid()}.txt"
 
-    def controlling() -> None:
-        os.setsid()
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
     out = _reading(master)
     proc = subprocess.Popen([sys.executable, "-c", agent, str(result), *argv], stdin=slave,
                             stdout=slave, stderr=slave, cwd=run.workspace,
-                            preexec_fn=controlling)
+                            preexec_fn=_session_on_stdin)
     os.close(slave)
     try:
         deadline = time.monotonic() + 60
@@ -372,7 +371,6 @@ def test_a_virtual_console_keeps_its_keyboard_and_leds(run):
     all lasting after the run. Judged on a VT of this machine made the session's
     terminal: its keyboard mode and LEDs are as they were."""
     import struct
-    import termios
 
     vt = "/dev/tty2"
     if not os.path.exists(vt) or os.geteuid() != 0:
@@ -409,13 +407,9 @@ def test_a_virtual_console_keeps_its_keyboard_and_leds(run):
               "open(sys.argv[1], 'w').write(f'{rc} {mode} {leds}')\n")
     state = run.workspace.parent / f"vt-{os.getpid()}.txt"
 
-    def controlling() -> None:  # a session whose terminal is the console, as at a login
-        os.setsid()
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
     try:
         subprocess.run([sys.executable, "-c", leader, str(state), *argv], stdin=fd,
-                       stdout=fd, stderr=fd, cwd=run.workspace, preexec_fn=controlling,
+                       stdout=fd, stderr=fd, cwd=run.workspace, preexec_fn=_session_on_stdin,
                        timeout=60)
         rc, after, leds_after = (int(x) for x in state.read_text().split())
     finally:

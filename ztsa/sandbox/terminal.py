@@ -38,32 +38,34 @@ def among_stdio() -> bool:
     """Whether ztsa's controlling terminal is one of its stdin, stdout and stderr. When it
     is not, CMD runs in a session of its own: an agent that runs the tree with pipes has
     its own terminal (the person's prompt) as ztsa's, and `/dev/tty` would reach it."""
+    return _controlling() is not None
+
+
+def _controlling() -> tuple[int, int] | None:
+    """(the first of ztsa's stdio that is its controlling terminal, its foreground group)."""
     for fd in (0, 1, 2):
         try:
-            os.tcgetpgrp(fd)  # ENOTTY unless it is ztsa's controlling terminal
+            return fd, os.tcgetpgrp(fd)  # ENOTTY unless it is ztsa's controlling terminal
         except OSError:
             continue
-        return True
-    return False
+    return None
 
 
 def hold() -> Saved | None:
     """Ztsa's controlling terminal among its stdio (None: none), its foreground group and
     modes now; from here on, ztsa ignores the terminal's stop signals."""
-    for fd in (0, 1, 2):
-        try:
-            pgrp = os.tcgetpgrp(fd)  # ENOTTY unless it is ztsa's controlling terminal
-        except OSError:
-            continue
-        import termios
+    found = _controlling()
+    if found is None:
+        return None
+    fd, pgrp = found
+    import termios
 
-        try:
-            modes = termios.tcgetattr(fd)
-        except termios.error:
-            return None
-        old = [_signal.signal(s, _signal.SIG_IGN) for s in (SIGTTIN, SIGTTOU)]
-        return Saved(fd, pgrp, modes, old)
-    return None
+    try:
+        modes = termios.tcgetattr(fd)
+    except termios.error:
+        return None
+    old = [_signal.signal(s, _signal.SIG_IGN) for s in (SIGTTIN, SIGTTOU)]
+    return Saved(fd, pgrp, modes, old)
 
 
 def give_back(saved: Saved | None) -> None:
