@@ -310,6 +310,35 @@ static int may_block(const struct stat *st) {
 /* One name-creating syscall of req, performed by the helper. Returns 0 or an errno;
    *denied is set for a protected name; out becomes REPLY_FD for the opened file of
    OP_CREATE, or REPLY_ELSEWHERE when an opener child answers. */
+/* linkat(AT_SYMLINK_FOLLOW) of (dir, name) to (to_dir, to_name), the source resolved
+   without magic links and not on /proc (*denied = 2 for either). 0 or errno. */
+static int link_followed(int dir, const char *name, int to_dir, const char *to_name,
+                         int *denied) {
+    struct open_how_ how = {O_PATH | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS_};
+    int src = (int)syscall(SYS_openat2_, dir, name, &how, sizeof how);
+    if (src < 0 && errno == ELOOP) {
+        int plain = openat(dir, name, O_PATH | O_CLOEXEC);
+        if (plain < 0)
+            return ELOOP; /* a loop of ordinary links */
+        close(plain);
+        *denied = 2;
+        return 0;
+    }
+    if (src < 0)
+        return errno;
+    struct statfs sfs;
+    int err = 0;
+    if (fstatfs(src, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_) {
+        *denied = 2;
+    } else {
+        char own[32];
+        snprintf(own, sizeof own, "self/fd/%d", src);
+        err = linkat(H.proc, own, to_dir, to_name, AT_SYMLINK_FOLLOW) < 0 ? errno : 0;
+    }
+    close(src);
+    return err;
+}
+
 static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned int mode,
                  unsigned long long dev, const char *p1, const char *p2, int fd1, int fd2,
                  int own, struct reply *out, int *denied, int *made) {
@@ -466,9 +495,16 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
             *denied = 1;
             break;
         }
-        r = empty_link ? linkat(fd1, "", par2, name2, AT_EMPTY_PATH)
-                       : linkat(par1, name1, par2, name2, flags & AT_SYMLINK_FOLLOW);
-        err = r < 0 ? errno : 0;
+        if (empty_link || !(flags & AT_SYMLINK_FOLLOW)) {
+            r = empty_link ? linkat(fd1, "", par2, name2, AT_EMPTY_PATH)
+                           : linkat(par1, name1, par2, name2, 0);
+            err = r < 0 ? errno : 0;
+            break;
+        }
+        /* the source's last link is followed, but never through a magic link
+           (/proc/self/fd/N would be one of the helper's own files): the file is taken
+           first, then linked by the helper's own name for it */
+        err = link_followed(par1, name1, par2, name2, denied);
         break;
     case OP_RENAME: {
         int src = classify(par1, name1), dst = classify(par2, name2);
@@ -479,11 +515,16 @@ static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned in
                 *denied = 3;
             break;
         }
-        if (same_as(par1, name1, 0, &H.root_st))
+        /* both names move with RENAME_EXCHANGE, and a rename replaces what the second
+           names: the workspace and the directories on the way to it or to a read-only
+           path are refused on either side */
+        if (same_as(par1, name1, 0, &H.root_st) || same_as(par2, name2, 0, &H.root_st))
             src = 2; /* the workspace itself */
-        struct stat st;
+        struct stat st, dst_st;
         int src_dir = fstatat(par1, name1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-        if (src_dir && is_ancestor(&st)) {
+        if ((src_dir && is_ancestor(&st)) ||
+            (fstatat(par2, name2, &dst_st, AT_SYMLINK_NOFOLLOW) == 0 &&
+             S_ISDIR(dst_st.st_mode) && is_ancestor(&dst_st))) {
             *denied = 4;
             break;
         }

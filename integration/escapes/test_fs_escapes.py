@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pwd
 import struct
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ensure_user
+from conftest import Runner, ensure_user
 
 BOTH_LOG_MODES = True
 
@@ -240,3 +241,62 @@ def test_inode_flags_outside_cannot_change_through_an_inherited_file(run, outsid
     # file_setattr: ENOSYS, as on a kernel without it (libc then tries the ioctl)
     assert proc.stdout.split() == ["1", "1", "1", "38"]
     assert _inode_state(target) == before
+
+
+@pytest.mark.parametrize("mode", ["allow-write", "audit-only"])
+@pytest.mark.parametrize("how", ["rename", "exchange-as-source", "exchange-as-destination",
+                                 "exchange-the-workspace"])
+def test_no_directory_on_the_way_to_the_workspace_or_the_log_moves(run, progs, how, mode):
+    """Where the workspace and the log lie below a place the tree may change (an
+    --allow-write directory above them, or anything outside under --audit-only), the
+    tree builds a parent of its own (its CLAUDE.md, a forged log) and puts it in the
+    real one's place: by a rename, or by RENAME_EXCHANGE with the real directory on
+    either side (helper-1: as the second operand it moved, and ztsa then pointed to the
+    forged log and left the tree's CLAUDE.md in the workspace's place)."""
+    top = Path(tempfile.mkdtemp(prefix="ztsa-top-"))
+    for d in ("p/ws", "fake/ws"):
+        (top / d).mkdir(parents=True)
+    for d in (top, top / "p", top / "p" / "ws", top / "fake", top / "fake" / "ws"):
+        os.chmod(d, 0o777)
+    ws, log = top / "p" / "ws", top / "p" / "log.jsonl"
+    (ws / "CLAUDE.md").write_text("be careful\n")
+    (top / "fake" / "ws" / "CLAUDE.md").write_text("PWNED\n")
+    (top / "fake" / "log.jsonl").write_text('{"event": "summary", "forged": true}\n')
+    inode = os.stat(ws).st_ino
+    op, a, b = {"rename": ("rename", top / "p", top / "old"),
+                "exchange-as-source": ("exchange", top / "p", top / "fake"),
+                "exchange-as-destination": ("exchange", top / "fake", top / "p"),
+                "exchange-the-workspace": ("exchange", top / "fake" / "ws", ws)}[how]
+    extra = ["--audit-only"] if mode == "audit-only" else ["--allow-write", str(top)]
+    argv, _ = Runner(run.mode, ws).command(str(progs / "fsops"), op, str(a), str(b),
+                                           log=False, extra=[*extra, "--audit-log", str(log)])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ws)
+    assert done.stdout.startswith(f"{op} -1"), (done.stdout, done.stderr)
+    assert done.returncode == 0, done.stderr
+    assert os.stat(ws).st_ino == inode
+    assert (ws / "CLAUDE.md").read_text() == "be careful\n"
+    assert (top / "fake" / "ws" / "CLAUDE.md").read_text() == "PWNED\n"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(lines) > 1 and lines[-1]["event"] == "summary" and "forged" not in lines[-1]
+
+
+def test_a_link_through_a_proc_magic_link_is_not_the_helpers(run, progs):
+    """linkat(AT_SYMLINK_FOLLOW) of a workspace symlink to /proc/self/fd/N: the helper,
+    which makes the link, must not follow it as itself (helper-1: it reached the
+    helper's own descriptors, and only EXDEV or EPERM stopped it)."""
+    for fd in range(24):
+        (run.workspace / f"via{fd}").symlink_to(f"/proc/self/fd/{fd}")
+    loop = f'for fd in $(seq 0 23); do {progs / "fsops"} linkfollow via$fd new; done'
+    proc, _ = run("sh", "-c", loop)
+    # refused where the helper holds that descriptor, not found where it does not; never
+    # a link of one of its files (before: EXDEV or EPERM from the kernel, as the helper)
+    results = set(proc.stdout.split("\n")[:24])
+    assert "linkfollow -1 errno 13" in results, proc.stdout
+    assert results <= {"linkfollow -1 errno 13", "linkfollow -1 errno 2"}, proc.stdout
+    assert not os.path.lexists(run.workspace / "new")
+    # an ordinary link is still followed, as bare (the tree's own file: protected_hardlinks)
+    proc, _ = run("sh", "-c", f"echo x > ordinary && ln -s ordinary to-ordinary && "
+                  f"{progs / 'fsops'} linkfollow to-ordinary hard")
+    assert proc.stdout.strip() == "linkfollow 0 errno 0", proc.stderr
+    ordinary = run.workspace / "ordinary"
+    assert os.path.samefile(run.workspace / "hard", ordinary)

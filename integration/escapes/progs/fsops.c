@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,10 @@ int main(int argc, char **argv) {
         r = truncate(argv[2], 0);
     } else if (!strcmp(op, "rename")) {
         r = rename(argv[2], argv[3]);
+    } else if (!strcmp(op, "exchange")) {
+        r = syscall(SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, argv[3], RENAME_EXCHANGE);
+    } else if (!strcmp(op, "linkfollow")) {
+        r = linkat(AT_FDCWD, argv[2], AT_FDCWD, argv[3], AT_SYMLINK_FOLLOW);
     } else if (!strcmp(op, "tiocsti")) {
         char c = 'x';
         r = ioctl(0, TIOCSTI, &c);
