@@ -171,6 +171,25 @@ def test_another_runs_private_home_is_out_of_reach(run):
     assert holder.returncode == 0, err
 
 
+def test_a_deep_private_directory_keeps_cmds_status_and_later_runs(run):
+    """The tree nests directories in its TMPDIR far deeper than a recursive walk goes
+    (helper-1: 1,200 levels made ztsa exit 125 instead of CMD's status, and every later
+    run of the user exit 125 while reaping them): CMD's status comes back, the tree is
+    removed, and the next run works."""
+    code = ("import os\n"
+            "fd = os.open(os.environ['TMPDIR'], os.O_RDONLY)\n"
+            "for _ in range(3000):\n"
+            "    os.mkdir('d', dir_fd=fd)\n"
+            "    sub = os.open('d', os.O_RDONLY, dir_fd=fd); os.close(fd); fd = sub\n"
+            "print(open('private', 'w').write(os.environ['TMPDIR']))\n"
+            "raise SystemExit(7)\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 7, proc.stderr
+    assert not os.path.lexists((run.workspace / "private").read_text())
+    again, _ = run("true")
+    assert again.returncode == 0, again.stderr
+
+
 def test_a_workspace_under_dev_shm_works_by_relative_paths(run):
     """The private /dev/shm covered a workspace beneath it after the tree's working
     directory was set: every relative read from the workspace root was refused."""

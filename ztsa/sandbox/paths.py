@@ -127,18 +127,56 @@ def reap_stale(base: str | None = None) -> list[str]:
 
 def remove_tree(path: str) -> None:
     """Remove PATH and everything under it, never following a symbolic link (the tree
-    could plant one in its TMPDIR): directories are walked by file descriptor, and
-    entries are removed relative to their directory's descriptor. A directory the tree
-    made unreadable (chmod 000, which does not stop its owner from changing it back) is
-    given its owner's rights again and emptied too. Other errors are ignored, as
-    shutil.rmtree(ignore_errors=True) would. Called once the tree is gone: nothing
-    swaps a directory for a link meanwhile."""
+    could plant one in its TMPDIR). However deep the tree nested its directories, the
+    walk recurses nowhere and holds two descriptors at most: it goes down by opening a
+    subdirectory relative to its parent's descriptor and back up by `..`, checked
+    against the directory it came from. A directory the tree made unreadable or
+    unwritable (chmod 000, which does not stop its owner from changing it back) is given
+    its owner's rights again and emptied too. Other errors leave what they concern in
+    place, as shutil.rmtree(ignore_errors=True) would. Called once the tree is gone:
+    nothing swaps a directory for a link meanwhile."""
     if _remove_empty_dirs(path):
         return
-    _remove(path)
-    if os.path.lexists(path):
-        _owner_rights(path)
-        _remove(path)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = _open_dir(path, None, flags)
+    except OSError:
+        return  # gone, or not a directory (a link is left, never followed)
+    try:
+        top = os.fstat(fd)
+        # the way down: each directory entered, as (its name, device, inode, the names
+        # of its subdirectories still to empty)
+        trail = [("", top.st_dev, top.st_ino, _empty_files(fd))]
+        while True:
+            name, pending = trail[-1][0], trail[-1][3]
+            if pending:
+                child = pending.pop()
+                try:
+                    sub = _open_dir(child, fd, flags)
+                except OSError:
+                    continue  # left in place
+                os.close(fd)
+                fd = sub
+                st = os.fstat(fd)
+                trail.append((child, st.st_dev, st.st_ino, _empty_files(fd)))
+                continue
+            if len(trail) == 1:
+                break
+            trail.pop()
+            parent = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != trail[-1][1:3]:
+                return  # not the way it came down: stop rather than guess
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=fd)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def _remove_empty_dirs(path: str) -> bool:
@@ -157,38 +195,40 @@ def _remove_empty_dirs(path: str) -> bool:
     return True
 
 
-def _remove(path: str) -> None:
-    # bottom-up; each dirfd is valid only until the walk moves on (the walk raises only
-    # when PATH itself is gone)
-    with contextlib.suppress(OSError):
-        for _dirpath, dirnames, filenames, dirfd in os.fwalk(path, topdown=False):
-            for name in filenames:
-                with contextlib.suppress(OSError):
-                    os.unlink(name, dir_fd=dirfd)
-            for name in dirnames:
-                try:
-                    os.rmdir(name, dir_fd=dirfd)
-                except OSError:
-                    # a symbolic link to a directory is listed among the directories
-                    with contextlib.suppress(OSError):
-                        os.unlink(name, dir_fd=dirfd)
-    with contextlib.suppress(OSError):
-        os.rmdir(path)
+def _open_dir(name: str, dir_fd: int | None, flags: int) -> int:
+    """NAME opened as a directory, given its owner's rights first if it refuses."""
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except PermissionError:
+        import stat
+
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISDIR(st.st_mode):
+            raise
+        os.chmod(name, stat.S_IMODE(st.st_mode) | 0o700, dir_fd=dir_fd)
+        return os.open(name, flags, dir_fd=dir_fd)
 
 
-def _owner_rights(path: str) -> None:
-    """rwx for the owner on PATH and every directory beneath it (top-down, so that each
-    can then be listed), links never followed."""
+def _empty_files(fd: int) -> list[str]:
+    """Remove what the directory FD holds but its non-empty subdirectories (files,
+    links, empty directories), given its owner's rights first; return those
+    subdirectories' names."""
     import stat
 
-    with contextlib.suppress(OSError):
-        st = os.lstat(path)
-        if stat.S_ISDIR(st.st_mode):
-            os.chmod(path, stat.S_IMODE(st.st_mode) | 0o700)
-    with contextlib.suppress(OSError):
-        for _dirpath, dirnames, _filenames, dirfd in os.fwalk(path):
-            for name in dirnames:
-                with contextlib.suppress(OSError):
-                    st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
-                    if stat.S_ISDIR(st.st_mode) and st.st_mode & 0o700 != 0o700:
-                        os.chmod(name, stat.S_IMODE(st.st_mode) | 0o700, dir_fd=dirfd)
+    st = os.fstat(fd)
+    if st.st_mode & 0o700 != 0o700:
+        with contextlib.suppress(OSError):
+            os.chmod(fd, stat.S_IMODE(st.st_mode) | 0o700)
+    with os.scandir(fd) as entries:
+        listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+    full = []
+    for name, is_dir in listed:
+        try:
+            if is_dir:
+                os.rmdir(name, dir_fd=fd)
+            else:
+                os.unlink(name, dir_fd=fd)
+        except OSError:
+            if is_dir:
+                full.append(name)
+    return full
