@@ -128,7 +128,7 @@ static struct {
     int root, helper, cmd; /* cmd: 0 until known (the helper's or the init's first child) */
     int keeper;            /* with a PID namespace: root, whose first child is the helper */
     int log, wake_fd;
-    unsigned long tag_exec, tag_net;
+    unsigned long tag_exec, tag_net, tag_pid;
     int syscalls;          /* --trace-syscalls: the tree resumes to its next system call */
     unsigned long execs, connects;
     int killing;           /* CMD has exited: every new process is killed at once */
@@ -142,7 +142,8 @@ static void on_sigchld(int sig) {
 }
 
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
-                     unsigned long tag_exec, unsigned long tag_net, int syscalls) {
+                     unsigned long tag_exec, unsigned long tag_net, unsigned long tag_pid,
+                     int syscalls) {
     free(T.slot);
     memset(&T, 0, sizeof T);
     R.root = root;
@@ -153,6 +154,7 @@ int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
     R.wake_fd = wake_fd;
     R.tag_exec = tag_exec;
     R.tag_net = tag_net;
+    R.tag_pid = tag_pid;
     R.syscalls = syscalls;
     R.execs = R.connects = 0;
     R.killing = 0;
@@ -309,6 +311,22 @@ static int helper_call(long nr) {
         return 0;
     }
 }
+
+#if defined(__x86_64__)
+/* At a TAG_PID stop (no PID namespace): does the call name a process of the tree? The
+   pid is a register value, read once here; the tracee stays stopped until answered. */
+static int names_the_tree(int tid) {
+    struct user_regs_struct regs;
+    cached_pid = -1;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return 0;
+    long nr = (long)regs.orig_rax;
+    int target = (int)(nr == ZTSA_NR_setpriority || nr == ZTSA_NR_ioprio_set ? regs.rsi
+                                                                                : regs.rdi);
+    const struct proc *p = target > 0 ? find(target) : NULL;
+    return p && !p->gone;
+}
+#endif
 
 /* At a signal-delivery stop: a call that was waiting for the file helper (-ERESTARTSYS)
    restarts after the handler (-ERESTARTNOINTR) instead of failing with EINTR, which
@@ -480,6 +498,10 @@ static int stopped(const struct ztsa_allow *allow, int pid, int st, struct ztsa_
 #if defined(__x86_64__)
         if (allow && msg == R.tag_net && loop_connect(allow, pid))
             return 1;
+        if (msg == R.tag_pid && names_the_tree(pid)) {
+            cont(pid, 0); /* another of the tree's processes: as bare */
+            return 1;
+        }
 #endif
         *ev = (struct ztsa_event){ZTSA_EV_SYSCALL, pid, p->tgid, 0, role_of(p->tgid)};
         return 0;

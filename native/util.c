@@ -27,6 +27,8 @@ SAME_NR(sendmmsg); SAME_NR(process_vm_readv); SAME_NR(process_vm_writev);
 SAME_NR(renameat2); SAME_NR(seccomp); SAME_NR(execveat); SAME_NR(add_key);
 SAME_NR(request_key); SAME_NR(keyctl); SAME_NR(chmod); SAME_NR(fchmod);
 SAME_NR(fchmodat);
+SAME_NR(setpriority); SAME_NR(sched_setparam); SAME_NR(sched_setscheduler);
+SAME_NR(sched_setaffinity); SAME_NR(ioprio_set); SAME_NR(prlimit64); SAME_NR(sched_setattr);
 #ifdef SYS_io_uring_setup
 SAME_NR(io_uring_setup); SAME_NR(io_uring_enter); SAME_NR(io_uring_register);
 #endif

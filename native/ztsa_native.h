@@ -285,11 +285,13 @@ enum ztsa_role {
 /* A new run: root (seized by the caller) is CMD, or with helper the file helper whose
    first child is CMD, or with init too the keeper, whose first child is the helper, pid
    1 of the tree's PID namespace. log: execs and every exit come to Python. wake_fd: readable when
-   a signal came (set_wakeup_fd), -1 for none. tag_exec and tag_net are the filter's
-   RET_TRACE data. syscalls (--trace-syscalls): the tree's processes stop at each system
-   call's entry and exit (ZTSA_EV_TRACE). 0 or -errno. */
+   a signal came (set_wakeup_fd), -1 for none. tag_exec, tag_net and tag_pid are the
+   filter's RET_TRACE data; a tag_pid stop that names a process of the tree resumes here,
+   any other comes to Python. syscalls (--trace-syscalls): the tree's processes stop at
+   each system call's entry and exit (ZTSA_EV_TRACE). 0 or -errno. */
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
-                     unsigned long tag_exec, unsigned long tag_net, int syscalls);
+                     unsigned long tag_exec, unsigned long tag_net, unsigned long tag_pid,
+                     int syscalls);
 /* The run is over: SIGCHLD's disposition and mask as before. */
 void ztsa_trace_end(void);
 

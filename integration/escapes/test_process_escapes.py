@@ -582,3 +582,70 @@ def test_a_lease_cannot_hold_up_outside_processes(run):
     finally:
         proc.communicate(timeout=60)
         shutil.rmtree(outside)
+
+
+def test_outside_processes_keep_their_priority_affinity_and_limits(run):
+    """The calls that change another process by its pid check only that both have one
+    user: setpriority, ioprio_set, sched_setaffinity, sched_setscheduler and prlimit64,
+    on a process of the same user outside the tree. Landlock covers none of them, and
+    without a PID namespace (helper-2, nouserns) the tree reniced, pinned and idled such
+    a process, and killed its caller with a one-second CPU limit; a process group
+    (setpriority(PRIO_PGRP, 0)) reaches outside a PID namespace too. Judged on the
+    victim: its nice value, affinity, policy, I/O priority and limits; the tree's own
+    processes it may still change, as bare."""
+    as_user = [] if run.mode == "root" else [
+        "setpriv", "--reuid", ensure_user(), "--regid", ensure_user(), "--clear-groups"]
+    victim = subprocess.Popen([*as_user, "sleep", "600"])
+    try:
+        before = _process_settings(victim.pid)
+        code = ("import ctypes, json, os, resource, sys, time\n"
+                "v = int(sys.argv[1])\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "def try_(f):\n"
+                "    try: f(); return 0\n"
+                "    except OSError as e: return e.errno\n"
+                "def ioprio(who):\n"  # ioprio_set(IOPRIO_WHO_PROCESS, who, IDLE)
+                "    return 0 if libc.syscall(251, 1, who, 3 << 13) == 0 else ctypes.get_errno()\n"
+                "out = {'nice': try_(lambda: os.setpriority(os.PRIO_PROCESS, v, 15)),\n"
+                "       'group': try_(lambda: os.setpriority(os.PRIO_PGRP, 0, 15)),\n"
+                "       'user': try_(lambda: os.setpriority(os.PRIO_USER, 0, 15)),\n"
+                "       'affinity': try_(lambda: os.sched_setaffinity(v, {0})),\n"
+                "       'policy': try_(lambda: os.sched_setscheduler(\n"
+                "           v, os.SCHED_IDLE, os.sched_param(0))),\n"
+                "       'limit': try_(lambda: resource.prlimit(v, resource.RLIMIT_CORE, (1, 1))),\n"
+                "       'io': ioprio(v)}\n"
+                "c = os.fork()\n"
+                "if c == 0:\n"
+                "    time.sleep(30); os._exit(0)\n"
+                "out['own'] = [try_(lambda: os.setpriority(os.PRIO_PROCESS, c, 7)),\n"
+                "              try_(lambda: os.sched_setaffinity(c, {0})), ioprio(c)]\n"
+                "out['own_nice'] = os.getpriority(os.PRIO_PROCESS, c)\n"
+                "os.kill(c, 9); os.waitpid(c, 0)\n"
+                "print(json.dumps(out))\n")
+        proc, _ = run(run.python, "-c", code, str(victim.pid))
+        assert proc.returncode == 0, proc.stderr
+        import json
+
+        out = json.loads(proc.stdout)
+        assert _process_settings(victim.pid) == before
+        assert out["own"] == [0, 0, 0] and out["own_nice"] == 7, out
+        for call in ("nice", "affinity", "policy", "limit", "io"):
+            assert out[call] == errno.ESRCH, out  # as if no such process (a PID namespace)
+        assert out["group"] == out["user"] == errno.EPERM, out
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def _process_settings(pid: int) -> tuple[object, ...]:
+    """What the calls above would change in a process: its nice value, CPU affinity,
+    scheduling policy, I/O priority and resource limits."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    with open(f"/proc/{pid}/stat") as f:
+        nice = int(f.read().rsplit(") ", 1)[1].split()[16])
+    with open(f"/proc/{pid}/limits") as f:
+        limits = f.read()
+    return (nice, os.sched_getaffinity(pid), os.sched_getscheduler(pid),
+            libc.syscall(252, 1, pid), limits)  # ioprio_get(IOPRIO_WHO_PROCESS, pid)

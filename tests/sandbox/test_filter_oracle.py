@@ -38,7 +38,7 @@ X32_BIT = 0x40000000
 # seccomp return values (linux/seccomp.h)
 KILL_PROCESS, KILL_THREAD, TRAP = 0x80000000, 0x00000000, 0x00030000
 ERRNO, USER_NOTIF, TRACE, LOG, ALLOW = 0x00050000, 0x7FC00000, 0x7FF00000, 0x7FFC0000, 0x7FFF0000
-NET, EXEC = TRACE | flt.TAG_NET, TRACE | flt.TAG_EXEC
+NET, EXEC, PID = TRACE | flt.TAG_NET, TRACE | flt.TAG_EXEC, TRACE | flt.TAG_PID
 
 # argument constants of the policy, from the standard library where it has them
 CLONE_UNTRACED = 0x00800000  # linux/sched.h (os.CLONE_* only from Python 3.12)
@@ -100,8 +100,18 @@ def bit_set(arg: int, bit: int) -> scmp.Arg:
     return scmp.Arg(arg, scmp.MASKED_EQ, bit, bit)
 
 
+def low32_not(arg: int, value: int) -> list[scmp.Arg]:
+    """The ways the low half of an argument differs from value, one rule's comparison
+    each (libseccomp compares a low half only for equality, masked): a bit of the low
+    half set that value lacks, or, for a value with bits, one of them clear."""
+    ways = [scmp.Arg(arg, scmp.MASKED_EQ, 1 << b, 1 << b)
+            for b in range(32) if not value >> b & 1]
+    return ways + [scmp.Arg(arg, scmp.MASKED_EQ, 1 << b, 0) for b in range(32) if value >> b & 1]
+
+
 def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
-                   optimize: int, notify_net: bool = False, notify_reads: bool = False) -> bytes:
+                   optimize: int, notify_net: bool = False, notify_reads: bool = False,
+                   check_pids: bool = False) -> bytes:
     if scmp.get_api() < 5:  # user notification; the kernel here need not support it
         scmp.set_api(5)
     f = scmp.SyscallFilter(ALLOW)
@@ -159,6 +169,20 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
         rule(eperm, "ioctl", scmp.Arg(1, scmp.MASKED_EQ, 0xFF00, t << 8))
     rule(eperm, "fcntl", low32_eq(1, F_SETSIG))
     rule(eperm, "fcntl", low32_eq(1, fcntl.F_SETFL), bit_set(2, os.O_ASYNC))
+    # a process group or a user: never (a process group reaches outside a PID namespace)
+    for way in low32_not(0, 0):  # PRIO_PROCESS
+        rule(eperm, "setpriority", way)
+    for way in low32_not(0, 1):  # IOPRIO_WHO_PROCESS
+        rule(eperm, "ioprio_set", way)
+    if check_pids:  # no PID namespace: another process by its pid goes to the tracer
+        for way in low32_not(1, 0):
+            rule(PID, "setpriority", low32_eq(0, 0), way)
+            rule(PID, "ioprio_set", low32_eq(0, 1), way)
+        for way in low32_not(0, 0):
+            for name in ("sched_setaffinity", "sched_setscheduler", "sched_setparam",
+                         "sched_setattr"):
+                rule(PID, name, way)
+            rule(PID, "prlimit64", way, scmp.Arg(2, scmp.NE, 0))  # with new limits
     rule(USER_NOTIF if notify_connect else NET, "connect")
     # the tree's own network namespace: every addressed send goes to the helper
     sends = USER_NOTIF if notify_net else NET
@@ -201,12 +225,13 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
 Data = tuple[int, ...]
 Insn = tuple[int, int, int, int]
 
-# the opcodes the two programs emit (libseccomp 2.5: no X register, scratch memory or
-# long jumps in a filter this small); decode() refuses any other
-LD_W_ABS, AND_K, RET_K = 0x20, 0x54, 0x06
+# the opcodes the two programs emit (libseccomp 2.5: no X register or scratch memory in
+# a filter this small; a long jump, JA, where its binary tree outgrows the 8-bit offsets
+# of the conditional jumps); decode() refuses any other
+LD_W_ABS, AND_K, RET_K, JA = 0x20, 0x54, 0x06, 0x05
 JEQ_K, JGT_K, JGE_K, JSET_K = 0x15, 0x25, 0x35, 0x45
 JUMPS = {JEQ_K, JGT_K, JGE_K, JSET_K}
-KNOWN_CODES = {LD_W_ABS, AND_K, RET_K, *JUMPS}
+KNOWN_CODES = {LD_W_ABS, AND_K, RET_K, JA, *JUMPS}
 
 
 def decode(prog: bytes) -> list[Insn]:
@@ -221,6 +246,8 @@ def decode(prog: bytes) -> list[Insn]:
             assert k % 4 == 0 and k < 64, where
         elif code in JUMPS:
             assert pc + 1 + max(jt, jf) < len(insns), where
+        elif code == JA:
+            assert pc + 1 + k < len(insns), where
     assert insns[-1][0] == RET_K, "the program can run off its end"
     return insns
 
@@ -244,6 +271,8 @@ def run(insns: list[Insn], data: Data) -> int:
             pc += jt if a & k else jf
         elif code == AND_K:
             a &= k
+        elif code == JA:
+            pc += k
         else:  # decode() admits only the codes above
             raise AssertionError(f"unhandled opcode {code:#06x} at {pc - 1}")
 
@@ -350,6 +379,19 @@ def cases() -> Iterator[Case]:
             for high in HIGH_HALVES:
                 yield Case(X86_64, sysno("fcntl"), (1, high | cmd, high | flags, 0, 0, 0))
     yield Case(X86_64, sysno("clone"), (CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0, 0))
+    # a process named by its pid: which kind of target and who, in both halves
+    targets = (0, 1, 2, 3, 4, 12345, 0x7FFFFFFF, 0xFFFFFFFF)
+    for name in ("setpriority", "ioprio_set"):
+        for which in targets:
+            for who in targets:
+                for high in HIGH_HALVES:
+                    yield Case(X86_64, sysno(name), (high | which, high | who, 10, 0, 0, 0))
+    for name in ("sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
+                 "prlimit64"):
+        for pid in targets:
+            for high in HIGH_HALVES:
+                for limits in (0, 0x7FFC0000, 1 << 32, 0x7FFC0000 | 1 << 32):
+                    yield Case(X86_64, sysno(name), (high | pid, 7, limits, 0, 0, 0))
 
 
 CASES = [(case, case.data()) for case in cases()]
@@ -417,7 +459,10 @@ MODES = [
     if fs or not notify  # notify_connect needs trace_fs
 ] + [dict(trace_all_sends=False, trace_fs=True, notify_connect=True, notify_net=True),
       dict(trace_all_sends=False, trace_fs=True, notify_connect=True, notify_net=True,
-           notify_reads=True)]
+           notify_reads=True),
+      # without a PID namespace (and so without the file helper)
+      dict(trace_all_sends=False, trace_fs=False, notify_connect=False, check_pids=True),
+      dict(trace_all_sends=True, trace_fs=False, notify_connect=False, check_pids=True)]
 
 
 def compare(hand: list[Insn], lib: list[Insn]) -> tuple[list[str], set[str]]:
@@ -464,4 +509,9 @@ def test_oracle_sees_the_policy() -> None:
     assert ask("socket", AF_PACKET) == ERRNO | errno.EAFNOSUPPORT
     assert ask("execve") == EXEC
     assert ask("openat", AT_FDCWD, 0, os.O_CREAT) == USER_NOTIF
+    assert ask("setpriority", 1, 0, 19) == ERRNO | errno.EPERM  # PRIO_PGRP
+    assert ask("setpriority", 0, 0, 19) == ALLOW
+    pids = decode(libseccomp_bpf(False, False, False, 1, check_pids=True))
+    assert run(pids, Case(X86_64, sysno("prlimit64"), (42, 0, 0x7FFC0000, 0, 0, 0)).data()) \
+        == PID
     assert run(lib, Case(X86_64, X32_BIT | 1, ZERO).data()) == KILL_PROCESS

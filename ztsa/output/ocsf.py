@@ -2,7 +2,8 @@
 OCSF events (schema.ocsf.io), one JSON object per line, for log pipelines.
 
 A pure mapping, one ztsa event to one OCSF event:
-- exec, exit, kill: Process Activity (1007): Launch, Terminate;
+- exec, exit, kill: Process Activity (1007): Launch, Terminate; a refused change of
+  another process (a deny line with a target pid): Process Activity, Other;
 - a file-system deny line: File System Activity (1001), by the call (Create, Read,
   Update, Delete, Rename, Set Attributes);
 - connect, send, listen and a refused destination: Network Activity (4001): Open,
@@ -114,6 +115,11 @@ def convert(record: dict[str, Any], product: str, hostname: str) -> dict[str, An
         path = str(record["path"]).split(" -> ")[0]
         out["file"] = {"path": path, "name": os.path.basename(path) or path,
                        "type_id": 2 if folder else 0}
+        out["actor"] = _actor(pid)
+        return out
+    if kind == "deny" and isinstance(record.get("target"), int):  # another process
+        out = _base(record, PROCESS, 99, product, hostname)
+        out["process"] = {"pid": record["target"]}
         out["actor"] = _actor(pid)
         return out
     if kind == "dns" or (kind == "deny" and record.get("syscall") == "dns"):

@@ -46,6 +46,17 @@ What it does (x86_64):
 - setsockopt of source routes: IPV6_RTHDR, IPV6_2292RTHDR, IPV6_2292PKTOPTIONS and
   IP_OPTIONS: EPERM (a routing header sends a packet to an allowed address on to any
   other, and needs no privilege for IPv6);
+- setpriority and ioprio_set on a process group or a user (PRIO_PGRP, PRIO_USER,
+  IOPRIO_WHO_PGRP, IOPRIO_WHO_USER): EPERM. A process group is not bounded by a PID
+  namespace (on a terminal, CMD shares the caller's job's group), nor a user without
+  one; nothing a build runs needs them;
+- without a PID namespace of the tree's own (check_pids), the calls that change another
+  process named by its pid (setpriority, ioprio_set, sched_setaffinity,
+  sched_setscheduler, sched_setparam, sched_setattr, and prlimit64 with new limits)
+  stop in the tracer when that pid is not 0 (the caller): it lets through a process of
+  the tree and answers ESRCH for any other, as a PID namespace would. Landlock covers
+  signals and ptrace-like access, but not these: an outside process of the same user
+  could be reniced, pinned, given a one-second CPU limit (and so killed);
 - prctl(PR_SET_DUMPABLE): succeeds without effect. A non-dumpable process could not be
   read by ztsa's file helper (which copies path arguments out of the caller), so its
   file creations would fail; the tree is one trust domain and nothing in it may ptrace
@@ -93,6 +104,7 @@ RET_TRACE = 0x7FF00000
 # without fetching registers
 TAG_EXEC = 1
 TAG_NET = 2
+TAG_PID = 3
 RET_USER_NOTIF = 0x7FC00000
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
@@ -151,6 +163,9 @@ IPPROTO_IP, IP_OPTIONS = 0, 4
 IPPROTO_IPV6, IPV6_ROUTES = 41, (57, 5, 6)  # IPV6_RTHDR, IPV6_2292RTHDR, ..._2292PKTOPTIONS
 PR_SET_SECCOMP = 22
 PR_SET_DUMPABLE = 4
+PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
+# the calls that change a process named by their first argument (pid 0: the caller)
+PID_FIRST = ("sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr")
 
 LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
@@ -196,7 +211,7 @@ def _assemble(prog: list[Insn | str]) -> bytes:
 
 def build(trace_all_sends: bool = False, trace_fs: bool = False,
           notify_connect: bool = False, notify_net: bool = False,
-          notify_reads: bool = False) -> bytes:
+          notify_reads: bool = False, check_pids: bool = False) -> bytes:
     """trace_all_sends: also stop sendto without an address (a connected socket), so
     that DNS queries for wildcard names (--allow-net '*.example.com') are seen; it costs a
     stop per send, so only that mode asks for it. trace_fs: stop the name-creating
@@ -205,7 +220,9 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
     ptrace stop. notify_net (with notify_connect): the tree has a network namespace of its
     own, and sendto with an address, sendmsg, sendmmsg and listen go to the helper too:
     no network call stops in the tracer. notify_reads (with trace_fs, --audit-only):
-    every open goes to the helper, which judges it and lets it run."""
+    every open goes to the helper, which judges it and lets it run. check_pids: no PID
+    namespace hides outside processes, so a call that changes another process by its
+    pid stops in the tracer, which allows only the tree's own."""
     if notify_connect and not trace_fs:
         raise ValueError("notify_connect needs the file helper (trace_fs)")
     if notify_net and not notify_connect:
@@ -265,7 +282,36 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "prctl", 0, NR["prctl"]),
         (JEQ, "enosys", 0, NR["clone3"]),
         *((JEQ, f"chmod_{arg}", 0, NR[name]) for name, arg in CHMODS),
+        (JEQ, "setpriority", 0, NR["setpriority"]),
+        (JEQ, "ioprio_set", 0, NR["ioprio_set"]),
     ]
+    # a process named by its pid: the caller's own (0) runs; another is the tracer's to
+    # judge without a PID namespace, and unreachable outside the tree with one
+    other = "trace_pid" if check_pids else "allow"
+    pids: list[Insn | str] = [
+        "setpriority",
+        (LD_ABS, 0, 0, arg_lo(0)),
+        (JEQ, "pid_arg1", "eperm", PRIO_PROCESS),
+        "ioprio_set",
+        (LD_ABS, 0, 0, arg_lo(0)),
+        (JEQ, "pid_arg1", "eperm", IOPRIO_WHO_PROCESS),
+        "pid_arg1",
+        (LD_ABS, 0, 0, arg_lo(1)),
+        (JEQ, "allow", other, 0),
+    ]
+    if check_pids:
+        prog += [(JEQ, "pid_arg0", 0, NR[name]) for name in PID_FIRST]
+        prog += [(JEQ, "prlimit", 0, NR["prlimit64"])]
+        pids += [
+            "prlimit",  # only with new limits: reading another's is no change
+            (LD_ABS, 0, 0, arg_lo(2)),
+            (JEQ, 0, "pid_arg0", 0),
+            (LD_ABS, 0, 0, arg_hi(2)),
+            (JEQ, "allow", 0, 0),
+            "pid_arg0",
+            (LD_ABS, 0, 0, arg_lo(0)),
+            (JEQ, "allow", "trace_pid", 0),
+        ]
     if notify_connect:  # before the TRACED checks: the first equal number decides
         prog += [(JEQ, "trace_fs", 0, NR["connect"])]
     if notify_net:
@@ -328,6 +374,7 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (LD_ABS, 0, 0, arg_lo(0)),
         (JEQ, "eperm", 0, PR_SET_SECCOMP),
         (JEQ, "fake_ok", "allow", PR_SET_DUMPABLE),
+        *pids,
         *fs_tail,
         "allow",
         (RET, 0, 0, RET_ALLOW),
@@ -335,6 +382,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (RET, 0, 0, RET_TRACE | TAG_NET),
         "trace_exec",
         (RET, 0, 0, RET_TRACE | TAG_EXEC),
+        "trace_pid",
+        (RET, 0, 0, RET_TRACE | TAG_PID),
         "eperm",
         (RET, 0, 0, RET_ERRNO | errno.EPERM),
         "fake_ok",

@@ -300,12 +300,12 @@ class Event(NamedTuple):
 
 
 def trace_begin(root: int, helper: bool, init: bool, log: bool, wake_fd: int,
-                tag_exec: int, tag_net: int, syscalls: bool = False) -> None:
+                tag_exec: int, tag_net: int, tag_pid: int, syscalls: bool = False) -> None:
     """helper: root is the file helper; init: with a PID namespace, root is the keeper
     and its first child the helper (pid 1 of the tree's namespace); syscalls: the tree
     stops at every system call (EV_TRACE)."""
     _check(lib.ztsa_trace_begin(root, int(helper), int(init), int(log), wake_fd, tag_exec,
-                                tag_net, int(syscalls)), "tracer")
+                                tag_net, tag_pid, int(syscalls)), "tracer")
 
 
 def trace_end() -> None:

@@ -306,7 +306,8 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         raise ValueError("--audit-only needs the file helper and a network namespace")
     code = build(trace_all_sends=bool(policy.wildcards) and not netns,
                  trace_fs=guard is not None, notify_connect=connects == Connects.HELPER,
-                 notify_net=netns, notify_reads=audit is not None)
+                 notify_net=netns, notify_reads=audit is not None,
+                 check_pids=not (pid_ns and guard is not None))
     enforced = audit[0] if audit is not None else fs
     writable = [path for path, rights in enforced.rules if rights & landlock.WRITE_FILE]
     home = None if ns == Namespaces.NONE else home_view(

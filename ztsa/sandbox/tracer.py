@@ -20,7 +20,7 @@ from collections.abc import Callable
 from ztsa.records import NamedTuple
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
-from ztsa.sandbox.filter import NR, TAG_EXEC, TAG_NET
+from ztsa.sandbox.filter import NR, PID_FIRST, TAG_EXEC, TAG_NET, TAG_PID
 from ztsa.sandbox.policy import ALLOW_PEER, CONNECT, DENY_UNNAMED, SEND, Decision, Policy
 
 TYPE_CHECKING = False
@@ -43,6 +43,13 @@ FAMILIES: dict[int, str] = {int(socket.AF_INET): "inet", int(socket.AF_INET6): "
 TYPES: dict[int, str] = {int(socket.SOCK_STREAM): "tcp", int(socket.SOCK_DGRAM): "udp"}
 
 MAPPED_PREFIX = bytes(10) + b"\xff\xff"
+
+# the calls that change a process named by a pid (filter.py's check_pids), and which
+# argument names it; the C loop lets through those that name a process of the tree
+PID_CALLS: dict[int, tuple[str, int]] = {
+    NR[name]: (name, 1 if name in ("setpriority", "ioprio_set") else 0)
+    for name in ("setpriority", "ioprio_set", "prlimit64", *PID_FIRST)}
+OUTSIDE = "a process outside the tree (no PID namespace hides it)"
 
 # --trace-syscalls: lines a run writes at most (every call is still counted), so that a
 # tree calling in a loop cannot fill the disk through ztsa's log
@@ -130,6 +137,7 @@ class Tracer:
         self._handlers: dict[int, Callable[[int, list[int]], int]] = {
             SYS_CONNECT: self._connect, SYS_SENDTO: self._sendto,
             SYS_SENDMSG: self._sendmsg, SYS_SENDMMSG: self._sendmmsg,
+            **{nr: self._other_process_call(nr) for nr in PID_CALLS},
         }
 
     # -- the loop ------------------------------------------------------------------------
@@ -137,7 +145,7 @@ class Tracer:
         """Trace until every process of the tree is gone; return CMD's wait status.
         wake_fd: where the signal module writes the number of each signal ztsa gets."""
         nat.trace_begin(self.root, self.helper, self.init, self.log.enabled, wake_fd, TAG_EXEC,
-                        TAG_NET, syscalls=self.syscalls is not None)
+                        TAG_NET, TAG_PID, syscalls=self.syscalls is not None)
         try:
             while True:
                 ev = nat.wait(self._allow)
@@ -263,6 +271,24 @@ class Tracer:
         except nat.NativeError as exc:
             if exc.errno != errno.ESRCH:
                 raise
+
+    def _other_process_call(self, nr: int) -> Callable[[int, list[int]], int]:
+        return lambda tid, args: self._other_process(tid, nr, args)
+
+    def _other_process(self, tid: int, nr: int, args: list[int]) -> int:
+        """A call that would change another process, which the C loop did not find in
+        the tree: ESRCH, as where a PID namespace hides what is outside it."""
+        name, which = PID_CALLS[nr]
+        target = int(args[which] & 0xFFFFFFFF)
+        target -= (target >> 31) << 32  # a pid_t: -1 is -1
+        self.log.note_denial(name, f"pid {target}", OUTSIDE)
+        self.log.count(name)
+        if self.log.enabled:
+            self.log.event("deny", pid=nat.tgid(tid), tid=tid, syscall=name, target=target,
+                           decision="deny", rule=OUTSIDE)
+        else:
+            self.log.count("denied")
+        return -errno.ESRCH
 
     def _destination(self, tid: int, raw: bytes, call: int, dup: int = -1) -> Destination:
         """Where a connect or send (CONNECT, SEND) to the sockaddr copy raw would go, and
