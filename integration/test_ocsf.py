@@ -169,3 +169,18 @@ def test_audit_format_needs_a_log(tmp_path):
                            "--workspace", str(tmp_path), "--audit-format", "ocsf", "--",
                            "true"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 2 and "--audit-format needs --audit-log" in done.stderr
+
+
+def test_a_refused_change_of_another_process_is_process_activity():
+    """Without a PID namespace, a deny line names the outside pid a call would have
+    changed (tracer.py): Process Activity about that process, denied."""
+    from ztsa.output.ocsf import convert_lines
+
+    record = {"schema": "ztsa.audit/v1", "time": 1_765_000_000.5, "run": "0" * 16,
+              "event": "deny", "pid": 41, "tid": 42, "syscall": "setpriority",
+              "target": 7, "decision": "deny", "rule": "a process outside the tree"}
+    (line,) = convert_lines([json.dumps(record)], "ztsa", "host")
+    event = json.loads(line)
+    check(event)
+    assert event["class_uid"] == 1007 and event["process"] == {"pid": 7}
+    assert event["action_id"] == 2 and event["actor"]["process"]["pid"] == 41
