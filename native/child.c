@@ -433,12 +433,38 @@ static void scrub_args(void) {
         memset((void *)env_start, 0, env_end - env_start);
 }
 
+/* SysV shared memory and message queues hold memory that no rlimit counts: in the
+   tree's own IPC namespace, no more of each than max bytes. 0 or -errno. */
+static int ipc_limits(unsigned long long max) {
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned long long queues = max / 16384; /* msgmnb, the tree's bytes a queue */
+    char shmmax[32], shmall[32], msgmni[32];
+    snprintf(shmmax, sizeof shmmax, "%llu", max);
+    snprintf(shmall, sizeof shmall, "%llu", max / (unsigned long long)(page > 0 ? page : 4096));
+    snprintf(msgmni, sizeof msgmni, "%llu", queues < 32000 ? queues : 32000);
+    static const char *const files[] = {"/proc/sys/kernel/shmmax", "/proc/sys/kernel/shmall",
+                                        "/proc/sys/kernel/msgmnb", "/proc/sys/kernel/msgmni"};
+    const char *values[] = {shmmax, shmall, "16384", msgmni};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        int r = write_file(files[i], values[i]);
+        if (r < 0 && r != -ENOENT) /* ENOENT: a kernel without SysV IPC */
+            return r;
+    }
+    return 0;
+}
+
 /* In the helper, pid 1 of the tree's PID namespace, while it still has the namespaces'
-   rights: the tree's /proc (only its processes), a private /dev/shm and /dev/pts, and a
-   fresh session keyring. */
+   rights: the tree's /proc (only its processes), the IPC namespace's limits, a private
+   /dev/shm and /dev/pts, and a fresh session keyring. */
 static void tree_mounts(const struct ztsa_plan *plan, int efd) {
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
         fail_at(efd, ZTSA_STEP_INIT, errno);
+    /* (the kernel lets only the namespace's root set them, and a user namespace of the
+       tree's maps no root: there, the OOM killer's choice of the tree is the bound) */
+    int ipc = plan->max_memory && plan->namespaces != ZTSA_NS_USER
+                  ? ipc_limits(plan->max_memory) : 0;
+    if (ipc < 0)
+        fail_at(efd, ZTSA_STEP_INIT, -ipc);
     /* the keys its user may view, with their descriptions, are listed there whatever the
        keyring: empty files over them (absent without CONFIG_KEYS) */
     static const char *const keys[] = {"/proc/keys", "/proc/key-users"};
@@ -646,6 +672,12 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     if (n != 1)
         _exit(127);
     close(sync_fd);
+    /* the first process the kernel's OOM killer takes, should the machine run out of
+       memory: the tree's, never the host's (rlimits leave out shared mappings and
+       memfds; a cgroup's total, where there is one, is met first) */
+    int oom = write_file("/proc/self/oom_score_adj", "1000");
+    if (oom < 0)
+        fail_at(efd, ZTSA_STEP_INIT, -oom);
     /* nothing but stdio (and the named fds) reaches CMD */
     int keep_here[2] = {efd, plan->helper ? plan->log_fd : -1};
     close_all_but(keep_here, 2, plan->keep_fds, plan->n_keep_fds);

@@ -847,6 +847,32 @@ def test_a_memory_balloon_ends_in_a_clear_denial(run):
     assert proc.stdout.split("\n")[0] == "refused", proc.stdout
 
 
+def test_memory_no_rlimit_counts_is_bounded_or_taken_first(run):
+    """Where rlimits are all there is (no cgroup), RLIMIT_DATA counts only private
+    mappings: a process held any amount in SysV shared memory of its own IPC namespace,
+    in shared anonymous mappings or memfds (helper-2). The tree is the first the OOM
+    killer takes, so that the host's processes stay should it fill the machine; started
+    by root, SysV segments are bounded by --max-memory in the tree's IPC namespace too
+    (the kernel lets only a namespace's root set that, and an ordinary user's tree has
+    none)."""
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "libc.shmget.argtypes = (ctypes.c_int, ctypes.c_size_t, ctypes.c_int)\n"
+            "made, refused, ids = [], [], []\n"
+            "for size in (200 << 20, 96 << 20, 96 << 20):\n"
+            "    sid = libc.shmget(0, size, 0o1600)\n"  # IPC_PRIVATE, IPC_CREAT | 0600
+            "    (made if sid >= 0 else refused).append(size >> 20)\n"
+            "    ids += [sid] if sid >= 0 else []\n"
+            "for sid in ids: libc.shmctl(sid, 0, None)\n"  # IPC_RMID (nouserns: the host's)
+            "print(open('/proc/self/oom_score_adj').read().strip(), made, refused)\n")
+    proc, _ = run(run.python, "-c", code, extra=["--max-memory", "128M"])
+    assert proc.returncode == 0, proc.stderr
+    oom, rest = proc.stdout.split(" ", 1)
+    assert oom == "1000", proc.stdout
+    if run.mode == "root":
+        assert rest.strip() == "[96] [200, 96]", proc.stdout
+
+
 BALLOONS = ("import os, sys, time\n"
             "kids = []\n"
             "for _ in range(int(sys.argv[1])):\n"

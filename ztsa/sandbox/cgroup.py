@@ -183,6 +183,10 @@ def make(run_id: str, max_procs: int, max_memory: int,
         try:
             _limit(made, "memory.limit_in_bytes",
                    ("memory.memsw.limit_in_bytes", str(max_memory)), max_procs)
+            if max_memory:  # v1 charges TCP buffers only to a limit of their own
+                with contextlib.suppress(FileNotFoundError):
+                    _write(os.path.join(made.memory, "memory.kmem.tcp.limit_in_bytes"),
+                           str(max_memory))
         except OSError as e:
             remove(made)
             return None, f"cannot set the limits of the tree's cgroup: {e.strerror}"
