@@ -15,7 +15,8 @@ USERNS_MISSING = ("user namespaces (agent files, the audit log and the rest of t
                   "cannot be made read-only, nor the real home hidden)")
 PIDNS_MISSING = ("PID and IPC namespaces with a /proc, /dev/shm and /dev/pts of the tree's "
                  "own (it sees the host's processes, reaches their /proc files through the "
-                 "file helper, and can open other terminals)")
+                 "file helper, can open other terminals, can change other programs' files "
+                 "in /dev/shm, and can leave files there and SysV IPC objects behind)")
 
 
 NETNS_MISSING = ("a network namespace (the tree's DNS is not answered by ztsa: a query "
