@@ -86,29 +86,40 @@ static void answer(const struct seccomp_notif *req, struct reply r);
    log, protected files outside the workspace): renaming one would put another tree in
    their place (under --audit-only, where nothing outside is read-only, or below an
    --allow-write directory that holds the workspace). (device, inode), at the start. */
-#define MAX_ANCESTORS 512
-static struct { dev_t dev; ino_t ino; } ancestors[MAX_ANCESTORS];
-static int n_ancestors;
-
-static void note_ancestors(const char *path) {
-    char buf[4097];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *slash = strrchr(buf, '/'); slash && slash != buf && n_ancestors < MAX_ANCESTORS;
-         slash = strrchr(buf, '/')) {
-        *slash = 0;
-        struct stat st;
-        if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
-            ancestors[n_ancestors].dev = st.st_dev;
-            ancestors[n_ancestors].ino = st.st_ino;
-            n_ancestors++;
-        }
-    }
-}
+static struct ancestor { dev_t dev; ino_t ino; } *ancestors;
+static size_t n_ancestors, ancestors_room;
 
 static int is_ancestor(const struct stat *st) {
-    for (int i = 0; i < n_ancestors; i++)
+    for (size_t i = 0; i < n_ancestors; i++)
         if (ancestors[i].dev == st->st_dev && ancestors[i].ino == st->st_ino)
             return 1;
+    return 0;
+}
+
+/* 0, or -1 when there was no memory for them (the helper then does not start: a
+   directory left out could be moved) */
+static int note_ancestors(const char *path) {
+    char buf[4097];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *slash = strrchr(buf, '/'); slash && slash != buf; slash = strrchr(buf, '/')) {
+        *slash = 0;
+        struct stat st;
+        if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (is_ancestor(&st))
+            break; /* noted with every directory above it: protected paths share parents */
+        if (n_ancestors == ancestors_room) {
+            size_t room = ancestors_room ? 2 * ancestors_room : 64;
+            struct ancestor *more = realloc(ancestors, room * sizeof *more);
+            if (!more)
+                return -1;
+            ancestors = more;
+            ancestors_room = room;
+        }
+        ancestors[n_ancestors].dev = st.st_dev;
+        ancestors[n_ancestors].ino = st.st_ino;
+        n_ancestors++;
+    }
     return 0;
 }
 
@@ -1466,9 +1477,11 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
     H.shared = shared;
     if (fstat(root, &H.root_st) < 0)
         _exit(127);
-    note_ancestors(plan->workspace);
-    for (int i = 0; i < plan->n_ro; i++)
-        note_ancestors(plan->ro_paths[i]);
+    int noted = note_ancestors(plan->workspace);
+    for (int i = 0; noted == 0 && i < plan->n_ro; i++)
+        noted = note_ancestors(plan->ro_paths[i]);
+    if (noted < 0)
+        _exit(127);
     if (plan->netns) {
         net_init(plan, lfd, net);
         waits_init(lfd, H.req_size);

@@ -300,3 +300,29 @@ def test_a_link_through_a_proc_magic_link_is_not_the_helpers(run, progs):
     assert proc.stdout.strip() == "linkfollow 0 errno 0", proc.stderr
     ordinary = run.workspace / "ordinary"
     assert os.path.samefile(run.workspace / "hard", ordinary)
+
+
+def test_the_logs_directory_stays_however_many_paths_are_protected(run, progs):
+    """Every directory on the way to a read-only path is held; the table of them was 512
+    long and silently full once the workspace held a few deeply nested repositories
+    (whose config and hooks come first), and then the audit log's directory moved
+    (helper-4). Three repositories 150 directories deep, then the same rename."""
+    top = Path(tempfile.mkdtemp(prefix="ztsa-top-"))
+    ws, logs = top / "ws", top / "logs"
+    for n in range(3):
+        deep = ws.joinpath(*[f"r{n}"] + ["d"] * 150)
+        deep.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(deep)], check=True)
+    logs.mkdir()
+    for d in (top, ws, logs):
+        os.chmod(d, 0o777)
+    log = logs / "run.jsonl"
+    argv, _ = Runner(run.mode, ws).command(str(progs / "fsops"), "rename", str(logs),
+                                           str(top / "moved"), log=False,
+                                           extra=["--allow-write", str(top),
+                                                  "--audit-log", str(log)])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ws)
+    assert done.stdout.startswith("rename -1 errno 13"), (done.stdout, done.stderr)
+    assert not (top / "moved").exists()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert lines[-1]["event"] == "summary"
