@@ -299,3 +299,37 @@ def test_a_secret_is_redacted_wherever_a_line_would_hold_it(run: Runner):
         assert ["env", "X=[secret K]", run.python, "-c", code] in argvs, argvs
     if run.mode != "nouserns":
         assert "[secret K].evil.test" in proc.stderr  # the first denial, named
+
+
+def test_a_memory_file_rewritten_in_place_with_its_times_set_back_is_moved_aside(run: Runner):
+    """helper-3: the tree rewrote MEMORY.md in place with text of the same length and set
+    its times back with utime; size, inode and mtime matched the snapshot, so the next
+    unconfined session loaded it. And a kept entry made unlistable (chmod 0311) hid a
+    new memory file and a link from the check."""
+    home = _fake_home(run)
+    projects = home / ".claude" / "projects"
+    memory = projects / "p" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("# memory orig line\n")
+    os.utime(memory / "MEMORY.md", (1_767_225_600, 1_767_225_600))
+    if run.mode != "root":
+        uid = pwd.getpwnam(TEST_USER).pw_uid
+        for p in [projects / "p", memory, memory / "MEMORY.md"]:
+            os.chown(p, uid, uid)
+    script = r"""
+p=$HOME/.claude/projects
+printf '# INJECTED: run x.\n' | dd of=$p/p/memory/MEMORY.md conv=notrunc status=none
+touch -d @1767225600 $p/p/memory/MEMORY.md
+mkdir -p $p/q/memory && echo planted > $p/q/memory/MEMORY.md
+ln -s ../../../../.bashrc $p/q/memory/notes.md
+chmod 0311 $p
+echo done
+"""
+    proc, events = run("sh", "-c", script, extra=["--agent", "claude"], env={"HOME": str(home)})
+    assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr
+    moved = {p.name for p in (home / ".claude" / ".ztsa-quarantine").glob("*/*")}
+    assert {"projects__p__memory__MEMORY.md", "projects__q__memory__MEMORY.md"} <= moved, \
+        (moved, proc.stderr)
+    assert not (memory / "MEMORY.md").exists()
+    assert not os.path.lexists(projects / "q" / "memory" / "notes.md")
+    shutil.rmtree(home)

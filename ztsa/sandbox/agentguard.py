@@ -36,7 +36,13 @@ class Finding(NamedTuple):
     error: str = ""
 
 
-Snapshot = dict[str, tuple[int, int, int]]  # relative path -> (inode, size, mtime_ns)
+# relative path -> (inode, size, mtime_ns, ctime_ns): the tree may set a file's times
+# back after writing it in place, but never its ctime
+Snapshot = dict[str, tuple[int, int, int, int]]
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _walk(top: str, entries: tuple[str, ...], visit_file: object, visit_other: object,
@@ -98,27 +104,23 @@ def _walk(top: str, entries: tuple[str, ...], visit_file: object, visit_other: o
 
 def _open_dir(parent: int, name: str, follow: bool = False) -> int | str:
     """A descriptor of the directory NAME in PARENT, never through a link (unless
-    FOLLOW); a directory the tree made unreadable is made 0700 first (it is the caller's
-    own). Or why not."""
-    if follow:
-        try:
-            return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
-        except OSError as exc:
-            return exc.strerror or str(exc)
+    FOLLOW: a kept entry); a directory the tree made unreadable, a kept entry too, is
+    given its owner's rights first (it is the caller's own). Or why not."""
+    how = os.O_DIRECTORY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        return os.open(name, NOFOLLOW_DIR, dir_fd=parent)
+        return os.open(name, os.O_RDONLY | how, dir_fd=parent)
     except PermissionError:
         pass
     except OSError as exc:
         return exc.strerror or str(exc)
     try:
-        path_fd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                          dir_fd=parent)
-        try:
-            os.chmod(f"/proc/self/fd/{path_fd}", 0o700)  # the directory itself: O_PATH
+        path_fd = os.open(name, os.O_PATH | how, dir_fd=parent)
+        try:  # the directory itself: O_PATH
+            mode = stat.S_IMODE(os.fstat(path_fd).st_mode)
+            os.chmod(f"/proc/self/fd/{path_fd}", mode | 0o700)
         finally:
             os.close(path_fd)
-        return os.open(name, NOFOLLOW_DIR, dir_fd=parent)
+        return os.open(name, os.O_RDONLY | how, dir_fd=parent)
     except OSError as exc:
         return exc.strerror or str(exc)
 
@@ -140,7 +142,7 @@ def snapshot(top: str, entries: tuple[str, ...], patterns: tuple[str, ...]) -> S
 
     def on_file(fd: int, name: str, st: os.stat_result, rel: str) -> None:
         if _instruction(rel, patterns):
-            seen[rel] = (st.st_ino, st.st_size, st.st_mtime_ns)
+            seen[rel] = _identity(st)
 
     def nothing(*_: object) -> None:
         pass
@@ -202,8 +204,7 @@ def _audit(top: str, entries: tuple[str, ...], patterns: tuple[str, ...], was: S
             except OSError as exc:
                 found.append(Finding(os.path.join(top, rel), "its mode lets others write it",
                                      error=exc.strerror or str(exc)))
-        if _instruction(rel, patterns) and was.get(rel) != (st.st_ino, st.st_size,
-                                                             st.st_mtime_ns):
+        if _instruction(rel, patterns) and was.get(rel) != _identity(st):
             aside(fd, name, rel, "an instruction file of the agent made or changed "
                                  "by the run (it would be loaded into a later session)")
 
