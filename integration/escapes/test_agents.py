@@ -325,7 +325,7 @@ ln -s ../../../../.bashrc $p/q/memory/notes.md
 chmod 0311 $p
 echo done
 """
-    proc, events = run("sh", "-c", script, extra=["--agent", "claude"], env={"HOME": str(home)})
+    proc, _ = run("sh", "-c", script, extra=["--agent", "claude"], env={"HOME": str(home)})
     assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr
     moved = {p.name for p in (home / ".claude" / ".ztsa-quarantine").glob("*/*")}
     assert {"projects__p__memory__MEMORY.md", "projects__q__memory__MEMORY.md"} <= moved, \
