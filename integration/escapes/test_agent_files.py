@@ -89,8 +89,8 @@ def test_chmod_of_a_protected_file(run):
     assert stat.S_IMODE(claude.stat().st_mode) == before
 
 
-@pytest.mark.parametrize("rel", ["AGENTS.md", "GEMINI.md", ".mcp.json", ".envrc",
-                                 ".cursorrules", ".vscode/settings.json",
+@pytest.mark.parametrize("rel", ["AGENTS.md", "AGENTS.override.md", "GEMINI.md", ".mcp.json",
+                                 ".envrc", ".cursorrules", ".vscode/settings.json",
                                  ".github/copilot-instructions.md",
                                  ".github/instructions/x.instructions.md",
                                  ".devcontainer/devcontainer.json", ".ztsa.toml",

@@ -33,6 +33,7 @@ AGENT_FILES = (
     # instruction and skill folders of other agents (a skill's scripts run later too)
     ".agents", ".windsurf", ".github/agents", ".github/prompts", ".github/chatmodes",
     ".cline", ".continue", ".roo", ".kiro", "AGENT.md",
+    "AGENTS.override.md",  # Codex reads it before AGENTS.md
 )
 # git's own control files are added per repository that exists (git_entries)
 

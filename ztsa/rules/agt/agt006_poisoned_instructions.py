@@ -1,7 +1,8 @@
 """Poisoned instruction files.
 
 ## What it checks
-Agent instruction files: `CLAUDE.md`, `CLAUDE.local.md`, `AGENTS.md`, `GEMINI.md`,
+Agent instruction files: `CLAUDE.md`, `CLAUDE.local.md`, `AGENTS.md` (and Codex's
+`AGENTS.override.md`), `GEMINI.md`,
 `.cursorrules`, `.cursor/rules/*.mdc` and `*.md`, `.windsurfrules`, `.clinerules` (a
 file or a folder), `.github/copilot-instructions.md`, `.github/instructions/*` and
 everything under `.claude/commands`, `.claude/agents`, `.claude/skills`, `.agents/`
@@ -46,8 +47,9 @@ from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
 from ztsa.walk import all_files
 
-EXACT = {"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENT.md", "GEMINI.md", ".cursorrules",
-         ".windsurfrules", ".clinerules", ".github/copilot-instructions.md"}
+EXACT = {"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "AGENT.md",
+         "GEMINI.md", ".cursorrules", ".windsurfrules", ".clinerules",
+         ".github/copilot-instructions.md"}
 PREFIXES = (".github/instructions/", ".claude/commands/", ".claude/agents/",
             ".claude/skills/", ".cursor/rules/", ".clinerules/", ".agents/",
             ".gemini/skills/", ".gemini/commands/", ".github/agents/", ".github/prompts/",
