@@ -55,6 +55,25 @@ def test_a_bash_call_runs_confined_with_its_words_intact(tmp_path: Path):
     assert not (outside / "x").exists() and "rc=1" in ran.stdout, ran.stderr
 
 
+def test_a_ztsa_package_left_in_the_project_is_not_what_runs(tmp_path: Path):
+    """Started as `python -m ztsa hook claude` (or by another name), the hook rewrote
+    calls to `python -m ztsa exec ...`, which Claude Code runs in the project directory:
+    one confined call planted a `ztsa` package there and every later call ran it,
+    unconfined (helper-3)."""
+    ws = tmp_path / "project"
+    (ws / "ztsa").mkdir(parents=True)
+    marker = tmp_path / "planted-ran"
+    for name in ("__init__.py", "__main__.py"):
+        (ws / "ztsa" / name).write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    done = hook(event(ws, command="echo confined"), "--profile", "repo")
+    assert done.returncode == 0, done.stderr
+    command = json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"]["command"]
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                         timeout=120, cwd=ws)
+    assert not marker.exists(), command
+    assert ran.returncode == 0 and ran.stdout == "confined\n", ran.stderr
+
+
 def test_other_tools_pass_unchanged(tmp_path: Path):
     done = hook(event(tmp_path, "Read", file_path=str(tmp_path / "a")))
     assert done.returncode == 0 and done.stdout == b""

@@ -24,11 +24,14 @@ BLOCK = 2  # Claude Code: the tool call is blocked and stderr goes to the model
 
 
 def ztsa_argv() -> list[str]:
-    """How the hook's own ztsa is started again from the agent's shell."""
+    """How the hook's own ztsa is started again from the agent's shell, in the project
+    directory: the launcher (by any name that leads to it), else this interpreter
+    isolated (-I), so that no `ztsa` package the tree left in the project is imported
+    in place of this one, unconfined."""
     me = sys.argv[0] if sys.argv else ""
-    if os.path.basename(me) == "ztsa" and os.path.isfile(me):
+    if os.path.isfile(me) and os.path.basename(os.path.realpath(me)) == "ztsa":
         return [os.path.abspath(me)]
-    return [sys.executable, "-m", "ztsa"]
+    return [sys.executable, "-I", "-m", "ztsa"]
 
 
 def rewrite(event: dict[str, Any], options: list[str], ztsa: list[str]) -> dict[str, Any] | None:
