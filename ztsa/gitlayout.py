@@ -205,29 +205,38 @@ def _named_by_configs(gitdir: str) -> tuple[list[str], list[str], list[str]]:
             if "\0" in value:
                 continue
             if generic == "core.hookspath":
-                hooks.append(os.path.normpath(os.path.join(top, os.path.expanduser(value))))
+                hooks.append(os.path.realpath(os.path.join(top, os.path.expanduser(value))))
             elif generic in ("include.path", "includeif.*.path"):
-                includes.append(os.path.normpath(os.path.join(gitdir,
+                includes.append(os.path.realpath(os.path.join(gitdir,
                                                               os.path.expanduser(value))))
             elif runs_code(full, value):
                 word = value.lstrip("!").split()[0] if value.lstrip("!").split() else ""
                 if "/" in word:
-                    programs.append(os.path.normpath(os.path.join(top,
+                    programs.append(os.path.realpath(os.path.join(top,
                                                                   os.path.expanduser(word))))
     return hooks, includes, programs
 
 
 def gitfile_target(path: str) -> str | None:
-    """The directory a `.git` file names (absolute, symlinks resolved as the kernel
-    would), or None when it is not one."""
+    """The directory a `.git` file names, read as git reads it (`gitdir: ` exactly, then
+    the path), or None when git would not take it."""
     data = read_small(path)
-    if data is None:
+    if data is None or not data.startswith(b"gitdir: "):
         return None
-    text = data.decode("utf-8", "replace").strip()
-    if not text.startswith("gitdir:") or "\0" in text:
+    return redirect_target(data[len(b"gitdir: "):], os.path.dirname(path))
+
+
+def redirect_target(data: bytes, base: str) -> str | None:
+    """Where a redirect's text (a `.git` file's path, a commondir) leads, as git takes
+    it: its trailing CRs and LFs dropped and nothing else (spaces are part of the
+    name), relative to BASE, and then resolved in order, each symlink before the `..`
+    after it, as the kernel resolves it (never normalised first). None for a NUL in it,
+    which git's reading and ztsa's would part at."""
+    while data[-1:] in (b"\n", b"\r"):
+        data = data[:-1]
+    if b"\0" in data:
         return None
-    target = text[len("gitdir:"):].strip()
-    return os.path.realpath(os.path.join(os.path.dirname(path), target))
+    return os.path.realpath(os.path.join(base, os.fsdecode(data)))
 
 
 def control_paths(layout: Layout) -> list[str]:

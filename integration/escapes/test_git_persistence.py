@@ -311,6 +311,26 @@ def test_a_repository_behind_names_that_look_like_a_git_directory(run, tmp_path)
         git -C logs config core.fsmonitor "touch $M; false"; git add logs""", ["", "logs"])
 
 
+@pytest.mark.parametrize("commondir", ["../../c \\n", "lnk/../../../c\\n"],
+                         ids=["a-trailing-space", "a-symlink-then-dot-dot"])
+def test_a_commondir_git_reads_otherwise_than_it_is_written(run, tmp_path, commondir):
+    """A repository's commondir as git reads it: only its trailing CRs and LFs dropped,
+    and a symlink in it followed before the `..` after it. The audit read it stripped
+    and normalised, so it approved a clean bare repository `c` while git used another
+    directory, with no HEAD (never found as a repository) and a config of the tree's
+    (helper-4)."""
+    _planted(run, tmp_path, f"""
+        git init -q --bare c
+        mkdir -p "c /objects" "c /refs/heads" x/y/z/w x/c/objects x/c/refs/heads
+        for d in "c " x/c; do
+            printf '[core]\\n\\tbare = false\\n\\tfsmonitor = "touch %s; false"\\n' "$M" \\
+                > "$d/config"
+        done
+        mkdir -p sub/.git && echo 'ref: refs/heads/main' > sub/.git/HEAD
+        ln -s ../../x/y/z/w sub/.git/lnk
+        printf '{commondir}' > sub/.git/commondir""", ["", "sub"])
+
+
 def test_a_redirect_through_a_symlink_into_git_objects(run, tmp_path):
     _planted(run, tmp_path, """
         H=.git/objects/ev; git init -q y; mkdir -p $H/a/b; git init -q --bare $H/y/.git

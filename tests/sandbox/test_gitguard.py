@@ -288,3 +288,22 @@ def test_a_planted_git_file_shows_nothing(tmp_path):
     (sub / ".git").write_text("gitdir: ../../.git/modules/sub\n")
     assert gitguard.outside_gitdirs(str(sub), gitlayout.find(str(sub))) == [
         str(main / ".git" / "modules" / "sub")]
+
+
+def test_a_redirect_is_read_as_git_reads_it(tmp_path):
+    """commondir and `.git` files: only trailing CRs and LFs go (a space is part of the
+    name), a symlink is followed before the `..` after it, a NUL is no path, and a
+    `.git` file needs `gitdir: ` exactly."""
+    redirect_target, gitfile_target = gitlayout.redirect_target, gitlayout.gitfile_target
+    (tmp_path / "x" / "y" / "z").mkdir(parents=True)
+    (tmp_path / "g").mkdir()
+    os.symlink(tmp_path / "x" / "y" / "z", tmp_path / "g" / "lnk")
+    g = str(tmp_path / "g")
+    assert redirect_target(b"../c \r\n\n", g) == str(tmp_path / "c ")
+    assert redirect_target(b"lnk/../../c\n", g) == str(tmp_path / "x" / "c")
+    assert redirect_target(b"../c\0junk\n", g) is None
+    assert redirect_target(b"", g) == g
+    for text, want in ((b"gitdir: ../c\n", str(tmp_path / "c")), (b"gitdir:../c\n", None),
+                       (b"gitdir:  ../c\n", str(tmp_path / "g" / " ../c"))):
+        (tmp_path / "g" / ".git").write_bytes(text)
+        assert gitfile_target(str(tmp_path / "g" / ".git")) == want, text

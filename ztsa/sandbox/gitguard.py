@@ -126,9 +126,9 @@ def outside_gitdirs(workspace: str, layout: gitlayout.Layout) -> list[str]:
         return []
     out = [target]
     common = gitlayout.read_small(os.path.join(target, "commondir"))
-    if common:
-        out.append(os.path.normpath(os.path.join(
-            target, common.decode("utf-8", "replace").strip())))
+    shared = gitlayout.redirect_target(common, target) if common else None
+    if shared:
+        out.append(shared)
     return [p for p in out if os.path.isdir(p)]
 
 
@@ -293,9 +293,8 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
     if parent in layout.gitdirs and name in gitlayout.CONFIGS:
         return _judge_config(parent, workspace, was, now)
     if parent in layout.gitdirs and name == "commondir":
-        data = now.data.decode("utf-8", "replace").strip() if now.data else ""
-        target = os.path.normpath(os.path.join(parent, data)) if data else ""
-        if now.kind == "file" and os.path.realpath(target) in layout.gitdirs:
+        target = gitlayout.redirect_target(now.data, parent) if now.data else None
+        if now.kind == "file" and target in layout.gitdirs:
             return None
         return "a commondir that leads out of the workspace's repositories", None, ""
     return None  # looks elsewhere for objects or attributes only: kept

@@ -257,8 +257,7 @@ def _repositories(ctx: Context, f: Findings) -> None:
                            rel(path), line)
         common = gitlayout.read_small(os.path.join(g, "commondir"))
         if common is not None:
-            target = os.path.realpath(os.path.join(g, common.decode("utf-8", "replace")
-                                                 .strip()))
+            target = gitlayout.redirect_target(common, g)
             if target != os.path.dirname(os.path.dirname(g)):
                 f.fail(f"commondir leads to {target!r}, not the repository holding it",
                        rel(os.path.join(g, "commondir")))
