@@ -20,6 +20,7 @@ import json
 import os
 
 from ztsa.printable import printable
+from ztsa.sandbox.policy import is_host_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -85,6 +86,10 @@ def suggest(path: str, run: str | None = None) -> str:
         if call == "dns" and e.get("name"):
             if "denied by" in rule or "policy denies" in rule:
                 kept.append(f"{e['name']}: {rule}")
+                continue
+            if not is_host_name(str(e["name"])):
+                kept.append(f"{e['name']}: an address asked as a name (a rule for it "
+                            "would open that address on every port)")
                 continue
             net.setdefault(str(e["name"]), (set(), []))[1].append(f"{who}, {e.get('type')}")
         elif e.get("family") in ("inet", "inet6") and e.get("address"):

@@ -445,3 +445,42 @@ def test_ztsa_installed_in_a_venv_in_the_workspace_stays_as_installed(run: Runne
     assert proc.stdout.split() == ["unlinked"], proc.stdout + proc.stderr
     proc, _ = run("true", launcher=str(launcher), env=policy_env())
     assert proc.returncode != 0 and not mark.exists(), proc.stderr
+
+
+def test_an_address_asked_as_a_name_is_never_suggested(run: Runner, listeners):
+    """The tree asked ztsa's DNS for `127.0.0.1`, `0.0.0.0` and `0x7f.1`: `policy
+    suggest` turned each refused name into `net.allow = ["127.0.0.1"]`, which a policy
+    reads as that address on every port, and the next run reached the host's loopback
+    services (helper-5). Judged by what reaches a host listener under the suggested
+    policy."""
+    import sys as _sys
+    import tomllib
+
+    port = listeners.add_tcp("host-service")
+    asks = ("import socket, struct, sys\n"
+            "for i, name in enumerate(sys.argv[1:]):\n"
+            "    q = struct.pack('>HHHHHH', i + 1, 0x100, 1, 0, 0, 0) + b''.join(\n"
+            "        bytes([len(p)]) + p.encode() for p in name.split('.')) + b'\\0'\n"
+            "    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)\n"
+            "    s.sendto(q + struct.pack('>HH', 1, 1), ('127.0.0.53', 53))\n"
+            "    try: s.recv(512)\n"
+            "    except OSError: pass\n")
+    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
+    (xdg / "ztsa").mkdir()
+    for p in (xdg, xdg / "ztsa"):
+        os.chmod(p, 0o755)
+    env = {"XDG_CONFIG_HOME": str(xdg), "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")}
+    first, _ = run(run.python, "-c", asks, "127.0.0.1", "0.0.0.0", "0x7f.1", env=env,
+                   log=True)
+    assert first.returncode == 0, first.stderr
+    assert "--allow-net 127.0.0.1" not in first.stderr, first.stderr
+    log = max(run.workspace.glob("audit-*.jsonl"), key=os.path.getmtime)
+    done = subprocess.run([_sys.executable, "-m", "ztsa", "policy", "suggest", str(log)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert tomllib.loads(done.stdout).get("net", {}).get("allow", []) == [], done.stdout
+    assert "an address asked as a name" in done.stdout
+    (xdg / "ztsa" / "policy.toml").write_text(done.stdout)
+    os.chmod(xdg / "ztsa" / "policy.toml", 0o644)
+    again, _ = run(run.python, "-c", CONNECT, str(port), env=env)
+    assert listeners.settle()["host-service"] == 0, again.stdout + again.stderr

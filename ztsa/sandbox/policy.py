@@ -316,3 +316,13 @@ def resolvers(explicit: list[str]) -> list[IPAddress]:
     except OSError:
         pass
     return out
+
+
+def is_host_name(name: str) -> bool:
+    """Is NAME a host name a rule may name, and not an address written as one? The tree
+    may ask ztsa's DNS for `127.0.0.1` or `0x7f.1`: as a rule that is an address on
+    every port. A last label of digits (or hex) is an address to every resolver
+    library (inet_aton's forms); a colon is IPv6."""
+    last = name.rstrip(".").rsplit(".", 1)[-1].lower()
+    return bool(last) and ":" not in name and not last.isdigit() and not (
+        last.startswith("0x") and all(c in "0123456789abcdef" for c in last[2:]))

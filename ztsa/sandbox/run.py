@@ -435,7 +435,10 @@ def _denial_hint(call: str, what: str, rule: str, private: str = "") -> str:
     if what.startswith("unix:") or "Unix socket" in rule:
         return f"{call} {what} ({rule}: --allow-unix {what.removeprefix('unix:')})"
     if call == "dns":
-        return f"dns {what} ({rule}: --allow-net {what})"
+        from ztsa.sandbox.policy import is_host_name
+
+        return f"dns {what} ({rule}: --allow-net {what})" if is_host_name(what) else \
+            f"dns {what} ({rule}; an address asked as a name)"
     if call in ("connect", "send", "sendto", "sendmsg", "sendmmsg"):
         return f"{call} {what} ({rule}: --allow-net {what})"
     if private != os.sep and what.startswith(private):
