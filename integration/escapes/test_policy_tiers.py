@@ -454,6 +454,7 @@ def test_an_address_asked_as_a_name_is_never_suggested(run: Runner, listeners):
     services (helper-5). Judged by what reaches a host listener under the suggested
     policy."""
     import sys as _sys
+
     import tomllib
 
     port = listeners.add_tcp("host-service")
