@@ -642,12 +642,25 @@ def cmd_exec(args: argparse.Namespace) -> int:
     policy = Policy(rules, list(args.allow_unix), os.path.abspath(args.workspace), dns_servers,
                     tuple(args.allow_listen), deny)
     try:
-        from ztsa.sandbox.protect import normalise
+        from ztsa.sandbox.protect import link_the_tree_may_change, normalise
         from ztsa.sandbox.run import child_environment
 
         child_environment({}, list(args.env_specs), "", "")  # validate before starting
         for p in args.protect:
             normalise(os.path.realpath(args.workspace), p)
+        # a grant through a link the tree may have pointed anywhere (a flag, a policy
+        # file, a suggested policy from a log the tree made)
+        writable = [args.workspace, *args.allow_write, *([args.home] if args.home else [])]
+        for flag, paths in (("--allow-write", args.allow_write),
+                            ("--allow-read", args.allow_read)):
+            for p in paths:
+                link = link_the_tree_may_change(p, writable)
+                if link:
+                    from ztsa.printable import printable
+
+                    raise ValueError(f"{flag} {printable(p)}: the way there passes the "
+                                     f"symbolic link {printable(link)}, in a place the tree "
+                                     "may change; name where it leads instead")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return execute(list(args.command), policy, log, os.getcwd(), list(args.keep_caps),

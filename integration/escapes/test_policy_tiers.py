@@ -485,3 +485,34 @@ def test_an_address_asked_as_a_name_is_never_suggested(run: Runner, listeners):
     os.chmod(xdg / "ztsa" / "policy.toml", 0o644)
     again, _ = run(run.python, "-c", CONNECT, str(port), env=env)
     assert listeners.settle()["host-service"] == 0, again.stdout + again.stderr
+
+
+def test_a_grant_through_a_link_the_tree_made_is_refused(run: Runner):
+    """A refused write through a workspace link the tree made is logged by that path,
+    and `policy suggest` offered `allow_write = [".../build-cache"]`: a path inside the
+    workspace, resolved again at every run, where the link leads wherever the tree
+    last pointed it (helper-5: ~/.bashrc and ~/.ssh/authorized_keys). A grant whose way
+    passes a link in a place the tree may change is a usage error, from a flag or a
+    policy file alike."""
+    victim = Path(tempfile.mkdtemp(prefix="ztsa-victim-"))
+    os.chmod(victim, 0o777)
+    (victim / "keep").write_text("mine\n")
+    os.chmod(victim / "keep", 0o666)
+    first, _ = run("sh", "-c", f"ln -s {victim} build-cache && echo made")
+    assert "made" in first.stdout, first.stderr
+    for how in (["--allow-write", str(run.workspace / "build-cache")],
+                ["--allow-read", str(run.workspace / "build-cache" / "keep")]):
+        proc, _ = run("sh", "-c", "echo PWNED > build-cache/keep; echo ran", extra=how)
+        assert proc.returncode == 2 and "ran" not in proc.stdout, proc.stderr
+        assert "the way there passes the symbolic link" in proc.stderr, proc.stderr
+    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
+    (xdg / "ztsa").mkdir()
+    (xdg / "ztsa" / "policy.toml").write_text(
+        f'[fs]\nallow_write = ["{run.workspace / "build-cache"}"]\n')
+    for p in (xdg, xdg / "ztsa", xdg / "ztsa" / "policy.toml"):
+        os.chmod(p, 0o755)
+    proc, _ = run("sh", "-c", "echo PWNED > build-cache/keep; echo ran",
+                  env={"XDG_CONFIG_HOME": str(xdg),
+                       "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")})
+    assert proc.returncode == 2 and "ran" not in proc.stdout, proc.stderr
+    assert (victim / "keep").read_text() == "mine\n"

@@ -143,3 +143,25 @@ def test_own_installation_names_what_a_later_run_executes(tmp_path, monkeypatch)
         assert str(site / name) in found, name
     assert all(p.startswith(str(tmp_path / "ws") + "/") for p in found), found
     assert protect.own_installation([str(tmp_path / "elsewhere")]) == []
+
+
+def test_a_link_the_tree_may_change_is_found_on_the_way(tmp_path):
+    """Resolved as the kernel resolves it: a link outside the writable places (the
+    person's own) is followed, one inside them is the answer, and a `..` after a link
+    goes up from where the link led."""
+    link_the_tree_may_change = protect.link_the_tree_may_change
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "real").mkdir(parents=True)
+    (outside / "deep").mkdir(parents=True)
+    os.symlink(outside / "deep", ws / "cache")
+    os.symlink(ws, tmp_path / "ws-link")  # the person's own, outside the workspace
+    os.symlink("loop", ws / "loop")
+    writable = [str(ws)]
+    assert link_the_tree_may_change(str(ws / "cache" / "x"), writable) == str(ws / "cache")
+    assert link_the_tree_may_change(str(tmp_path / "ws-link" / "cache"), writable) == \
+        str(ws / "cache")
+    assert link_the_tree_may_change(str(tmp_path / "ws-link" / "real" / "x"), writable) is None
+    assert link_the_tree_may_change(str(outside / "deep" / ".." / "x"), writable) is None
+    assert link_the_tree_may_change(str(ws / "real" / ".." / "cache"), writable) == \
+        str(ws / "cache")
+    assert link_the_tree_may_change(str(ws / "loop"), writable) == str(ws / "loop")

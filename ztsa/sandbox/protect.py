@@ -74,6 +74,37 @@ def resolved_dir(path: str) -> str:
     return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
 
 
+def link_the_tree_may_change(path: str, writable: list[str]) -> str | None:
+    """The first symbolic link on the way to PATH (resolved as the kernel resolves it)
+    that lies in one of the WRITABLE places (the workspace, --allow-write): a grant
+    through it leads wherever the tree last pointed it, at every run. None when
+    there is none."""
+    roots = [os.path.realpath(w).rstrip("/") for w in writable]
+    todo = os.path.abspath(path).split("/")
+    here, hops = "/", 0
+    while todo:
+        name = todo.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            here = os.path.dirname(here)
+            continue
+        nxt = os.path.join(here, name)
+        if not os.path.islink(nxt):
+            here = nxt
+            continue
+        if any(nxt == r or nxt.startswith(r + "/") for r in roots):
+            return nxt
+        hops += 1
+        if hops > 40:  # a loop: the kernel's ELOOP, nothing to grant
+            return None
+        target = os.readlink(nxt)
+        todo = target.split("/") + todo
+        if target.startswith("/"):
+            here = "/"
+    return None
+
+
 def own_installation(writable: list[str]) -> list[str]:
     """Absolute paths, existing or not, in the `writable` directories (resolved), that
     decide what a later ztsa run executes before its gate: the launcher, the
