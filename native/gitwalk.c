@@ -6,7 +6,9 @@
    Records, each a kind letter, a path and a NUL, in a buffer the caller frees with
    ztsa_free: 'D' a directory that is a git directory (HEAD beside objects or
    commondir, or any directory named .git), 'F' a `.git` entry that is not a directory,
-   'P' a directory the walk may not list (EACCES or EPERM; the caller decides). Other
+   'T' a `.ztsa.toml` or `pyproject.toml` that is not a directory (a policy of ztsa's
+   for a workspace there), 'P' a directory the walk may not list (EACCES or EPERM; the
+   caller decides). Other
    directories that cannot be opened (gone, ELOOP after a swap for a symlink, a path
    too long) are left out. No symlink is followed but root itself: each subdirectory is
    opened beneath root's descriptor through no symlink (openat2). */
@@ -91,6 +93,9 @@ static int list_one(int fd, const char *path, size_t plen, struct buf *out, stru
             memcpy(full + at, name, nlen + 1);
             if (strcmp(name, ".git") == 0)
                 put(out, type == DT_DIR ? 'D' : 'F', full, at + nlen);
+            else if (type != DT_DIR &&
+                     (strcmp(name, ".ztsa.toml") == 0 || strcmp(name, "pyproject.toml") == 0))
+                put(out, 'T', full, at + nlen);
             if (type == DT_DIR)
                 put(stack, 'd', full, at + nlen);
         }

@@ -349,7 +349,8 @@ int ztsa_sockopt_int(int fd, int level, int name);
 
 /* ---- every git repository below a directory (gitwalk.c) ---- */
 
-/* Records ('D' git directory, 'F' a .git that is no directory, 'P' unlistable; each a
-   letter, a path, a NUL) in *records (ztsa_free it); their length, or -errno. */
+/* Records ('D' git directory, 'F' a .git that is no directory, 'T' a .ztsa.toml or
+   pyproject.toml, 'P' unlistable; each a letter, a path, a NUL) in *records (ztsa_free
+   it); their length, or -errno. */
 long ztsa_git_walk(const char *root, char **records);
 void ztsa_free(void *p);

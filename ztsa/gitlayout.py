@@ -63,6 +63,8 @@ class Layout(NamedTuple):
     named: list[str]  # files a config includes, programs its code-running keys name
     unreadable: list[str]  # directories the walk could not list
     included: list[str]  # those of named that a config includes (read as config)
+    policies: list[str]  # every .ztsa.toml and pyproject.toml: ztsa's own policy
+    # for a workspace there (ztsa.tiers), which a later run may be started in
 
 
 def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
@@ -72,6 +74,7 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
     again). The walk itself is native/gitwalk.c: it visits every directory."""
     gitdirs: list[str] = []
     gitfiles: list[str] = []
+    policies: list[str] = []
     unreadable: list[str] = []
     todo = [root]
     while todo:
@@ -80,6 +83,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                 gitdirs.append(path)
             elif kind == "F":
                 gitfiles.append(path)
+            elif kind == "T":
+                policies.append(path)
             elif retry is not None and retry(path):
                 todo.append(path)
             elif os.access(path, os.X_OK):  # git can still go in and open names there
@@ -96,7 +101,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
         if os.path.basename(g) == ".git":
             hooks += [os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
     return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
-                  sorted(set(included + programs)), sorted(unreadable), sorted(set(included)))
+                  sorted(set(included + programs)), sorted(unreadable), sorted(set(included)),
+                  sorted(set(policies)))
 
 
 def _managed_configs(gitdir: str, hook_dirs: list[str]) -> list[str]:

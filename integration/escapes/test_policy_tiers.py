@@ -516,3 +516,32 @@ def test_a_grant_through_a_link_the_tree_made_is_refused(run: Runner):
                        "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")})
     assert proc.returncode == 2 and "ran" not in proc.stdout, proc.stderr
     assert (victim / "keep").read_text() == "mine\n"
+
+
+def test_a_policy_the_tree_plants_in_a_subdirectory_is_no_later_runs(run: Runner):
+    """A run with the workspace at a monorepo's root wrote packages/foo/.ztsa.toml
+    (`allow_write` of the home) and a [tool.ztsa] into packages/bar/pyproject.toml;
+    only the root's were protected or judged, and a later run started in packages/foo
+    obeyed it as the repository's word (helper-5). Every policy file of the workspace
+    the run made or changed goes aside, its old text back; judged by a later run's
+    write in the directory it named."""
+    victim = Path(tempfile.mkdtemp(prefix="ztsa-victim-"))
+    os.chmod(victim, 0o777)
+    for sub in ("packages/foo", "packages/bar"):
+        (run.workspace / sub).mkdir(parents=True)
+        os.chmod(run.workspace / sub, 0o777)
+        os.chmod(run.workspace / sub.split("/")[0], 0o777)
+    bar = run.workspace / "packages" / "bar" / "pyproject.toml"
+    bar.write_text('[project]\nname = "bar"\n')
+    os.chmod(bar, 0o666)
+    plant = (f"printf '[fs]\\nallow_write = [\"{victim}\"]\\n' > packages/foo/.ztsa.toml && "
+             f"printf '\\n[tool.ztsa.fs]\\nallow_write = [\"{victim}\"]\\n' >> "
+             "packages/bar/pyproject.toml && echo planted")
+    first, _ = run("sh", "-c", plant)
+    assert "planted" in first.stdout, first.stderr
+    assert not (run.workspace / "packages" / "foo" / ".ztsa.toml").exists()
+    assert bar.read_text() == '[project]\nname = "bar"\n'
+    for sub in ("foo", "bar"):
+        later = Runner(run.mode, run.workspace / "packages" / sub)
+        proc, _ = later("sh", "-c", f"echo PWNED > {victim}/x; echo ran", profile="dependency")
+        assert not (victim / "x").exists(), (sub, proc.stdout, proc.stderr)

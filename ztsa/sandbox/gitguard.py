@@ -105,12 +105,48 @@ class Before(NamedTuple):
     layout: gitlayout.Layout
     files: Snapshot
     since_ns: int  # when it was taken: what changed later is the tree's
+    policies: dict[str, bytes | str]  # _policy_text of each, but the root pyproject's
 
 
 def before(workspace: str) -> Before:
     since = time.time_ns()
     layout = gitlayout.find(workspace)
-    return Before(layout, snapshot(layout), since)
+    return Before(layout, snapshot(layout), since, {
+        p: _policy_text(p) for p in _policy_files(workspace, layout)})
+
+
+def _policy_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
+    """The policy files of ztsa's that a later run started in their directory would
+    obey (ztsa.tiers.workspace_path), but the workspace's own pyproject.toml, which
+    audit_policy judges."""
+    return [p for p in layout.policies if p != os.path.join(workspace, "pyproject.toml")]
+
+
+def _policy_text(path: str) -> bytes | str:
+    """A policy file's bytes, or what it is instead ("absent", "a link", "not a file")."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return "absent"
+    except OSError as exc:
+        return "a link" if os.path.islink(path) else f"unreadable: {exc.strerror}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "not a file"
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(8 << 20)
+    finally:
+        os.close(fd)
+
+
+def _policy_of(path: str, text: bytes | str) -> object:
+    """What of TEXT a later run obeys: a .ztsa.toml whole, a pyproject.toml's
+    [tool.ztsa] table; None for none (an absent file, a pyproject.toml without it)."""
+    if text == "absent":
+        return None
+    if isinstance(text, str) or os.path.basename(path) == ".ztsa.toml":
+        return text
+    return _pyproject_policy(text)[1]
 
 
 def outside_gitdirs(workspace: str, layout: gitlayout.Layout) -> list[str]:
@@ -409,6 +445,7 @@ def _audit(workspace: str, was: Before, run_id: str) -> list[Moved]:
                 moved.append(_move(tree, rel, verdict, run_id))
             except OSError as e:
                 moved.append(Moved(rel, verdict[0], None, "", e.strerror or str(e)))
+        moved += _audit_policies(workspace, was, layout, tree, run_id)
     finally:
         tree.close()
     if moved:
@@ -445,6 +482,46 @@ def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str) -> Moved:
         return Moved(rel, reason, moved_to, replaced if replacement is not None else "")
     finally:
         os.close(src_dir)
+
+
+def _put_back(tree: _Tree, rel: str, data: bytes) -> None:
+    """A file the tree removed, with its text from before the run."""
+    d, name = tree.parent(rel)
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644, dir_fd=d)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    finally:
+        os.close(d)
+
+
+def _audit_policies(workspace: str, was: Before, layout: gitlayout.Layout, tree: _Tree,
+                    run_id: str) -> list[Moved]:
+    """Every policy file of ztsa's in the workspace (but its own pyproject.toml, judged
+    by audit_policy) that the run made, changed or removed, as far as a later run
+    started beside it would obey it: moved aside, with its text from before put back.
+    A workspace tier counts for the repository's word, which the tree is not."""
+    moved: list[Moved] = []
+    for path in sorted({*was.policies, *_policy_files(workspace, layout)}):
+        old = was.policies.get(path, "absent")
+        new = _policy_text(path)
+        if not path.startswith(workspace + "/") or _policy_of(path, old) == _policy_of(
+                path, new):
+            continue
+        rel = os.path.relpath(path, workspace)
+        reason = (f"{os.path.basename(path)}: ztsa's own policy for a workspace there, "
+                  "made, changed or removed by the run")
+        try:
+            if new == "absent":
+                _put_back(tree, rel, old if isinstance(old, bytes) else b"")
+                moved.append(Moved(rel, reason, None, "restored"))
+            else:
+                back = old if isinstance(old, bytes) else None
+                moved.append(_move(tree, rel, (reason, back, "restored"), run_id))
+        except OSError as e:
+            moved.append(Moved(rel, reason, None, "", e.strerror or str(e)))
+    return moved
 
 
 def _inert(dir_fd: int, name: str) -> None:
@@ -517,6 +594,11 @@ def policy_before(workspace: str) -> PyprojectState:
             os.close(fd)
     except OSError:
         pass
+    return _pyproject_policy(data)
+
+
+def _pyproject_policy(data: bytes | None) -> PyprojectState:
+    """(DATA, its [tool.ztsa] table or why it cannot be read, None for none)."""
     if data is None or b"ztsa" not in data:
         return data, None
     from ztsa.parsing import ParseError, load_toml
@@ -540,14 +622,7 @@ def audit_policy(workspace: str, was: PyprojectState, run_id: str) -> list[Moved
         tree = _Tree(workspace)
         try:
             if now[0] is None:  # removed: its old text back
-                d, name = tree.parent("pyproject.toml")
-                try:
-                    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                                 | os.O_CLOEXEC, 0o644, dir_fd=d)
-                    with os.fdopen(fd, "wb") as f:
-                        f.write(was[0] or b"")
-                finally:
-                    os.close(d)
+                _put_back(tree, "pyproject.toml", was[0] or b"")
                 moved = [Moved("pyproject.toml", reason, None, "restored")]
             else:
                 moved = [_move(tree, "pyproject.toml", (reason, was[0], "restored"), run_id)]
