@@ -534,6 +534,13 @@ static int host_socket(int dup) {
    (NET_DEFER: it comes when the connection does) */
 long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
                       unsigned int len, const char *rule) {
+    /* an IP address only: connect(AF_UNSPEC) is a disconnect, and would hand the tree
+       a host socket with no peer, which anyone could send to */
+    const unsigned char *a = NULL;
+    int port = 0;
+    int version = net_ip_of(sa, len, &a, &port);
+    if (!version)
+        return -EAFNOSUPPORT;
     int tree_flags = fcntl(dup, F_GETFL);
     int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
     int s = host_socket(dup);
@@ -550,9 +557,6 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const vo
         return e;
     }
     fcntl(s, F_SETFL, tree_flags >= 0 ? tree_flags : 0);
-    const unsigned char *a = NULL;
-    int port = 0;
-    int version = net_ip_of(sa, len, &a, &port);
     return waits_connect(req, s, r, tree_flags, type, version, a, port, rule);
 }
 
@@ -615,7 +619,7 @@ int net_querier_of(const void *peer, unsigned int len) {
 /* > 0: a rule allows it (*rule_text set); 0: the tree's own (loopback, port 53);
    < 0: denied */
 static int tree_listens(int type, int port);
-static int host_listener_is_ours(int type, int port);
+static int host_listener_is_ours(int type, int version, const unsigned char *a, int port);
 
 /* Rules for listed programs: the caller's executable as the kernel resolved it at its
    exec (/proc/PID/exe); "" when unknown (a rule for listed programs then allows it
@@ -656,7 +660,7 @@ static int decide_ip(pid_t pid, int version, const unsigned char *a, int port,
     }
     if (port == 53 || (is_loopback(version, a) && tree_listens(type, port)))
         return 0; /* ztsa's DNS service, or the tree's own server */
-    if (is_loopback(version, a) && host_listener_is_ours(type, port)) {
+    if (is_loopback(version, a) && host_listener_is_ours(type, version, a, port)) {
         /* the tree's --allow-listen server is a socket of the host's loopback */
         snprintf(rule_text, size, "--allow-listen %d", port);
         return 1;
@@ -853,10 +857,17 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
     int family = len >= 2 ? sa[0] | sa[1] << 8 : -1;
     if (family == AF_UNIX)
         return unix_send(req, *dup, host, sa, len, data, n, flags, call);
+    struct sockaddr_in as_inet;
     if (family == AF_UNSPEC && len >= 8 && sockopt(*dup, SOL_SOCKET, SO_DOMAIN) == AF_INET) {
-        version = 4; /* a UDPv4 send reads an AF_UNSPEC name as AF_INET (udp_sendmsg) */
-        port = sa[2] << 8 | sa[3];
-        a = sa + 4;
+        /* a UDPv4 send reads an AF_UNSPEC name as AF_INET (udp_sendmsg): so does every
+           use below, the decision, the send and the host socket's connect */
+        memset(&as_inet, 0, sizeof as_inet);
+        as_inet.sin_family = AF_INET;
+        memcpy(&as_inet.sin_port, sa + 2, 2);
+        memcpy(&as_inet.sin_addr, sa + 4, 4);
+        sa = (const unsigned char *)&as_inet;
+        len = sizeof as_inet;
+        version = net_ip_of(sa, len, &a, &port);
     }
     if (!version) /* the kernel's answer for it, on the socket the helper holds */
         return send_copy(*dup, data, n, flags, sa, len);
@@ -1150,21 +1161,30 @@ int net_tree_owns_unix(dev_t dev, ino_t ino) {
 /* Does a socket of the tree's namespace listen on port (TCP: listening; UDP: bound)?
    Only for the log and the answer's words: whatever the tree reaches on its loopback
    stays in its namespace. */
-static int listens_on(int nl, int type, int port, const ino_t *inodes, int n_inodes);
+static int listens_on(int nl, int type, int version, const unsigned char *a, int port,
+                      const ino_t *inodes, int n_inodes);
 
-static int tree_listens(int type, int port) { return listens_on(N.diag, type, port, NULL, 0); }
+static int tree_listens(int type, int port) {
+    return listens_on(N.diag, type, 0, NULL, port, NULL, 0);
+}
 
-/* Does a listener the helper made for --allow-listen listen on the host's port? */
-static int host_listener_is_ours(int type, int port) {
+/* Is the host's (version, a, port) where a listener the helper made for --allow-listen
+   takes connections? Bound to that very address, or to its family's wildcard: the port
+   alone would also name a host service on another loopback address or family, beside
+   which the tree bound its own. */
+static int host_listener_is_ours(int type, int version, const unsigned char *a, int port) {
     static int host_diag = -2;
     if (!n_listeners)
         return 0;
     if (host_diag == -2)
         host_diag = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    return host_diag >= 0 && listens_on(host_diag, type, port, listeners, n_listeners);
+    return host_diag >= 0 && listens_on(host_diag, type, version, a, port, listeners,
+                                        n_listeners);
 }
 
 struct listener_query {
+    int version; /* 0: any address */
+    const unsigned char *a;
     int port;
     const ino_t *inodes; /* NULL: any socket */
     int n_inodes;
@@ -1176,11 +1196,19 @@ static int listener_hit(const struct nlmsghdr *h, const void *arg) {
     int ours = !q->inodes;
     for (int i = 0; i < q->n_inodes; i++)
         ours |= q->inodes[i] == (ino_t)m->idiag_inode;
-    return ntohs(m->id.idiag_sport) == q->port && ours;
+    if (ntohs(m->id.idiag_sport) != q->port || !ours)
+        return 0;
+    if (!q->version)
+        return 1;
+    size_t n = q->version == 4 ? 4 : 16;
+    static const unsigned char any[16];
+    return m->idiag_family == (q->version == 4 ? AF_INET : AF_INET6) &&
+           (memcmp(m->id.idiag_src, q->a, n) == 0 || memcmp(m->id.idiag_src, any, n) == 0);
 }
 
-static int listens_on(int nl, int type, int port, const ino_t *inodes, int n_inodes) {
-    struct listener_query q = {port, inodes, n_inodes};
+static int listens_on(int nl, int type, int version, const unsigned char *a, int port,
+                      const ino_t *inodes, int n_inodes) {
+    struct listener_query q = {version, a, port, inodes, n_inodes};
     for (int family = AF_INET; family == AF_INET || family == AF_INET6;
          family = family == AF_INET ? AF_INET6 : -1) {
         struct {

@@ -1286,6 +1286,60 @@ def test_allow_listen_opens_no_host_service_on_that_port(run, world):
     assert world.settle(port)["127.0.0.1"] == 0
 
 
+def test_allow_listen_is_the_trees_address_not_only_its_port(run, world):
+    """--allow-listen P: a loopback connect counted as the tree's own server whenever a
+    listener of the tree's held port P, on any address: the tree listened on
+    127.0.0.2:P and then reached the host's service on 127.0.0.1:P (helper-6)."""
+    port = world.free_port()
+    assert world.listen("127.0.0.1", port) == port
+    code = ("import socket, sys\n"
+            "p = int(sys.argv[1])\n"
+            "own = socket.socket(); own.bind(('127.0.0.2', p)); own.listen(4)\n"
+            "socket.create_connection(('127.0.0.2', p), timeout=3).close(); print('own')\n"
+            "for host in ('127.0.0.1', '0.0.0.0', '::ffff:127.0.0.1'):\n"
+            "    try:\n"
+            "        socket.create_connection((host, p), timeout=3).close(); print('reached')\n"
+            "    except OSError as e: print('refused', e.errno)\n")
+    proc, _ = in_world(run, world, run.python, "-c", code, str(port),
+                       extra=[f"--allow-listen={port}"], log=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "own" and "reached" not in proc.stdout, proc.stdout
+    assert world.settle(port)["127.0.0.1"] == 0
+
+
+def test_a_send_to_an_af_unspec_address_is_its_af_inet_reading(run, world):
+    """A UDPv4 sendto with an AF_UNSPEC address goes where the kernel reads it, as
+    AF_INET: the helper decided on that reading but connected its host socket to the
+    address as written, which is a disconnect, and gave the tree a host socket with no
+    peer, open to datagrams from anyone once bound (helper-6). Judged by what arrives
+    at the learnt address, and by the tree's socket's peer."""
+    def receiver() -> socket.socket:
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(("203.0.113.10", 0))
+        u.settimeout(5)
+        return u
+
+    far = world.in_ns(receiver, far=True)
+    port = far.getsockname()[1]
+    code = ("import ctypes, socket, struct, sys\n"
+            "p = int(sys.argv[2]); socket.getaddrinfo(sys.argv[1], p)\n"
+            "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            "sa = struct.pack('<H', 0) + struct.pack('>H', p) + "
+            "socket.inet_aton('203.0.113.10') + bytes(8)\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "n = libc.sendto(u.fileno(), b'unspec', 6, 0, sa, len(sa))\n"
+            "print(n if n >= 0 else -ctypes.get_errno())\n"
+            "try: print(u.getpeername())\n"
+            "except OSError as e: print('no peer', e.errno)\n")
+    proc, _ = in_world(run, world, run.python, "-c", code, API, str(port),
+                       allow=[f"{API}:{port}"], log=False)
+    assert proc.returncode == 0, proc.stderr
+    got = far.recv(64) if proc.stdout.split("\n")[0] == "6" else b""
+    far.close()
+    assert got == b"unspec", proc.stdout + proc.stderr
+    assert proc.stdout.split("\n")[1] == str(("203.0.113.10", port)), proc.stdout
+
+
 def test_an_agent_preset_opens_its_api_hosts_and_no_other(run, world):
     """--agent codex names api.openai.com and chatgpt.com: their queries go upstream,
     Claude's API host and any other name never arrive."""
