@@ -103,8 +103,13 @@ static int entries(const char *text, size_t n, struct entry *out, int max) {
         }
         if (!k || count >= max)
             return -1;
-        snprintf(out[count].key, sizeof out[count].key, "%s.%s", section, key);
-        snprintf(out[count].value, sizeof out[count].value, "%s", value);
+        /* a key or value longer than its room is refused, never judged cut short: git
+           reads all of it */
+        if ((size_t)snprintf(out[count].key, sizeof out[count].key, "%s.%s", section, key) >=
+                sizeof out[count].key ||
+            (size_t)snprintf(out[count].value, sizeof out[count].value, "%s", value) >=
+                sizeof out[count].value)
+            return -1;
         count++;
     }
     return count;

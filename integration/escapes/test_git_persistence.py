@@ -582,3 +582,25 @@ def test_the_configuration_an_installed_hook_manager_runs(run, tmp_path, hook, c
         assert proc.returncode == 0, proc.stderr
         afterwards([ws], marker)
     assert hook_path.read_text() == hook  # the hook was never the way in
+
+
+def test_a_value_longer_than_the_judge_reads_never_reaches_the_config(run, tmp_path):
+    """The helper judged git's own rewrite of a protected config on each value cut to
+    1,599 bytes, where git reads it whole: a core.worktree whose first 1,599 bytes stay
+    in the workspace and whose rest climbs to /etc was accepted, live for the rest of
+    the run (helper-6). Judged inside the run, by what git there reads."""
+    if run.mode == "nouserns":
+        pytest.skip("no file helper without user namespaces: the audit after the run "
+                    "judges it (test_a_rewrite_git_reads_differently_is_refused)")
+    ws = repo(run.workspace)
+    open_up(ws)
+    value = ".." + "/." * 800 + "/.." * 40 + "/etc"
+    (tmp_path / "payload").write_text(f"[core]\n\tworktree = {value}\n")
+    os.chmod(tmp_path, 0o777)
+    os.chmod(tmp_path / "payload", 0o644)
+    proc = sh(run, f"""
+        cat .git/config {tmp_path / "payload"} > .git/config.lock
+        mv .git/config.lock .git/config; echo "moved $?"
+        {INSIDE} rev-parse --show-toplevel""")
+    assert proc.stdout.split("\n")[1] == str(ws), proc.stdout  # not /etc
+    assert "worktree" not in (ws / ".git" / "config").read_text()
