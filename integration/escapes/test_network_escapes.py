@@ -340,3 +340,23 @@ def test_signals_do_not_turn_connects_into_eintr(run, listeners, log, pester):
     assert proc.returncode == 0, proc.stderr[-500:]
     assert proc.stdout.strip() == "True"
     assert listeners.settle()["allowed"] == 1000
+
+
+def test_only_tcp_udp_and_icmp_sockets_of_the_ip_families(run):
+    """SCTP binds and connects to further addresses through its socket options
+    (SCTP_SOCKOPT_CONNECTX, BINDX_ADD), which no connect or bind that ztsa decides
+    names; MPTCP opens subflows of its own; UDP-Lite is a transport nothing here needs.
+    Their sockets are refused (EPROTONOSUPPORT, as a kernel without them answers); TCP,
+    UDP and ping sockets are still made."""
+    code = ("import socket\n"
+            "out = []\n"
+            "for fam in (socket.AF_INET, socket.AF_INET6):\n"
+            "    for kind, proto in ((socket.SOCK_STREAM, 262), (socket.SOCK_STREAM, 132),\n"
+            "                        (socket.SOCK_DGRAM, 136), (socket.SOCK_STREAM, 6),\n"
+            "                        (socket.SOCK_DGRAM, 17), (socket.SOCK_STREAM, 0)):\n"
+            "        try: socket.socket(fam, kind, proto).close(); out.append('ok')\n"
+            "        except OSError as e: out.append(str(e.errno))\n"
+            "print(' '.join(out))\n")
+    proc, _ = run(run.python, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["93", "93", "93", "ok", "ok", "ok"] * 2, proc.stdout

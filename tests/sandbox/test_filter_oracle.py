@@ -144,6 +144,18 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
         if family not in FAMILIES:
             rule(eafnosupport, "socket", scmp.Arg(0, scmp.EQ, family))
     rule(eafnosupport, "socket", scmp.Arg(0, scmp.GT, max(FAMILIES)))
+    # the IP families: TCP, UDP and ICMP only (protocol 0 is the type's own), spelled as
+    # the bits above those of the five, and each other value below them
+    eprotonosupport = ERRNO | errno.EPROTONOSUPPORT
+    allowed = (0, socket.IPPROTO_ICMP, socket.IPPROTO_TCP, socket.IPPROTO_UDP,
+               socket.IPPROTO_ICMPV6)
+    bits = max(allowed).bit_length()
+    for family in (socket.AF_INET, socket.AF_INET6):
+        for b in range(bits, 32):
+            rule(eprotonosupport, "socket", low32_eq(0, family), bit_set(2, 1 << b))
+        for proto in range(1 << bits):
+            if proto not in allowed:
+                rule(eprotonosupport, "socket", low32_eq(0, family), low32_eq(2, proto))
     for name, arg in (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2)):
         for bit in (stat.S_ISUID, stat.S_ISGID):  # no setuid or setgid bit
             rule(eperm, name, bit_set(arg, bit))
@@ -379,6 +391,11 @@ def cases() -> Iterator[Case]:
             for high in HIGH_HALVES:
                 yield Case(X86_64, sysno("fcntl"), (1, high | cmd, high | flags, 0, 0, 0))
     yield Case(X86_64, sysno("clone"), (CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0, 0))
+    # socket's family and protocol together, in both halves
+    for family in (0, *FAMILIES, AF_NETLINK):
+        for proto in (0, 1, 5, 6, 7, 17, 58, 59, 63, 64, 132, 136, 255, 262, 0xFFFFFFFF):
+            for high in HIGH_HALVES:
+                yield Case(X86_64, sysno("socket"), (family, 2, high | proto, 0, 0, 0))
     # a process named by its pid: which kind of target and who, in both halves
     targets = (0, 1, 2, 3, 4, 12345, 0x7FFFFFFF, 0xFFFFFFFF)
     for name in ("setpriority", "ioprio_set"):

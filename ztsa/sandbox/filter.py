@@ -17,7 +17,11 @@ What it does (x86_64):
   after the run); without the file helper (which strips the bits from the modes of
   what it creates) so are open/openat with O_CREAT, creat, mknod and mknodat with them;
 - clone with CLONE_UNTRACED: EPERM; clone3: ENOSYS, so libc falls back to clone;
-- socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT;
+- socket families other than AF_UNIX, AF_INET, AF_INET6: EAFNOSUPPORT; and for the two
+  IP families, protocols other than TCP, UDP and ICMP (ping sockets): EPROTONOSUPPORT.
+  SCTP's socket options connect and bind to further addresses (SCTP_SOCKOPT_CONNECTX,
+  BINDX_ADD) that no connect or bind the tracer or the helper decides names, and MPTCP
+  adds subflows of its own;
 - ioctl TIOCSTI and TIOCLINUX (terminal injection), and the terminal requests whose
   effect outlives the run on the caller's terminal, which the tree shares: TIOCEXCL
   (every later open of it EBUSY), TIOCSETD (a line discipline that drops all I/O),
@@ -131,6 +135,8 @@ DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl"
           "io_uring_enter", "io_uring_register")
 CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+# IPPROTO_IP (the type's default), ICMP, TCP, UDP, ICMPV6
+IP_PROTOCOLS = (0, 1, 6, 17, 58)
 TIOCSTI, TIOCLINUX, FIOASYNC = 0x5412, 0x541C, 0x5452
 # TCXONC, TIOCEXCL, TIOCCONS, TIOCSETD, TIOCVHANGUP, TIOCSLCKTRMIOS; and a serial line's
 # (a serial console as the terminal): TIOCMBIS, TIOCMBIC, TIOCMSET (DTR dropped hangs the
@@ -329,9 +335,13 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         "socket",
         (LD_ABS, 0, 0, arg_lo(0)),
         (JEQ, "allow", 0, AF_UNIX),
-        (JEQ, "allow", 0, AF_INET),
-        (JEQ, "allow", 0, AF_INET6),
+        (JEQ, "inet", 0, AF_INET),
+        (JEQ, "inet", 0, AF_INET6),
         (RET, 0, 0, RET_ERRNO | errno.EAFNOSUPPORT),
+        "inet",
+        (LD_ABS, 0, 0, arg_lo(2)),
+        *((JEQ, "allow", 0, proto) for proto in IP_PROTOCOLS),
+        (RET, 0, 0, RET_ERRNO | errno.EPROTONOSUPPORT),
         *sendto,
         "ioctl",
         (LD_ABS, 0, 0, arg_lo(1)),
