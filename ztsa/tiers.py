@@ -446,7 +446,8 @@ def load(workspace: str | None, profile: str | None) -> Tiers:
             if tier == "workspace" and profile == "untrusted" and k not in TIGHTENING:
                 es = [e._replace(ignored="untrusted: the repository's own policy may only "
                                  "tighten") for e in es]
-            elif tier == "workspace" and k == ("env", "secret"):
+            elif tier == "workspace" and k in (("env", "secret"), ("exec", "agents")):
+                # a preset shows the agent's login to the tree
                 es = [e._replace(ignored="a repository does not choose which of your "
                                  "credentials a run gets") for e in es]
             entries.setdefault(k, []).extend(es)

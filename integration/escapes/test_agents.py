@@ -206,6 +206,27 @@ def test_a_preset_named_by_the_users_policy_file(run: Runner):
     shutil.rmtree(home)
 
 
+def test_a_repository_names_no_preset_and_so_no_agents_login(run: Runner):
+    """A preset shows the agent's login to the tree (read-only): `exec.agents` in the
+    repository's own .ztsa.toml, honoured under `repo` and `dependency`, let a
+    dependency's code read ~/.claude/.credentials.json (helper-5), where `env.secret`
+    from the same file was already ignored."""
+    home = _fake_home(run)
+    (home / ".claude" / ".credentials.json").write_text('{"token": "LOGIN-MARKER"}\n')
+    os.chmod(home / ".claude" / ".credentials.json", 0o644)
+    (run.workspace / ".ztsa.toml").write_text('[exec]\nagents = ["claude"]\n')
+    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
+    os.chmod(xdg, 0o755)
+    # (without user namespaces the dependency gate blocks on the test's own PYTHONPATH)
+    for profile in ("repo",) if run.mode == "nouserns" else ("repo", "dependency"):
+        proc, _ = run("sh", "-c", 'cat "$HOME/.claude/.credentials.json"; echo done',
+                      profile=profile, env={"HOME": str(home), "XDG_CONFIG_HOME": str(xdg),
+                                            "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")})
+        assert "LOGIN-MARKER" not in proc.stdout, (profile, proc.stdout)
+        assert "credentials a run gets" in proc.stderr, proc.stderr
+    shutil.rmtree(home)
+
+
 def _links(top: Path) -> list[str]:
     return [os.path.join(r, n) for r, ds, fs in os.walk(top) for n in ds + fs
             if os.path.islink(os.path.join(r, n))]
