@@ -534,13 +534,17 @@ static int host_socket(int dup) {
    (NET_DEFER: it comes when the connection does) */
 long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
                       unsigned int len, const char *rule) {
-    /* an IP address only: connect(AF_UNSPEC) is a disconnect, and would hand the tree
-       a host socket with no peer, which anyone could send to */
+    /* an address to connect to, IP or (abstract) Unix: connect(AF_UNSPEC) is a
+       disconnect, and would hand the tree a host socket with no peer, which anyone could
+       send to */
+    unsigned short family = AF_UNSPEC;
+    if (len >= 2)
+        memcpy(&family, sa, 2);
+    if (family != AF_INET && family != AF_INET6 && family != AF_UNIX)
+        return -EAFNOSUPPORT;
     const unsigned char *a = NULL;
     int port = 0;
     int version = net_ip_of(sa, len, &a, &port);
-    if (!version)
-        return -EAFNOSUPPORT;
     int tree_flags = fcntl(dup, F_GETFL);
     int type = sockopt(dup, SOL_SOCKET, SO_TYPE);
     int s = host_socket(dup);
