@@ -195,32 +195,62 @@ def worktree_of(gitdir: str) -> str:
 
 def _named_by_configs(gitdir: str) -> tuple[list[str], list[str], list[str]]:
     """(the core.hooksPath directories, the included files, the programs) that the
-    configs of gitdir name: included files relative to the config's directory, and the
-    first word of a code-running value, when it is a path, relative to the working
-    tree."""
+    configs of gitdir name, and the files those include, as deep as git follows them:
+    included files relative to the including file's directory; in a code-running value,
+    every word that is a path and the module of a `-m NAME` (git runs it in the working
+    tree's top, first on the interpreter's path), relative to the working tree."""
     hooks: list[str] = []
     includes: list[str] = []
     programs: list[str] = []
     top = worktree_of(gitdir)
-    for name in CONFIGS:
-        for section, key, value, _ in _entries(gitdir, name):
+    todo = [(os.path.join(gitdir, name), 0) for name in CONFIGS]
+    seen: set[str] = set()
+    while todo:
+        path, depth = todo.pop(0)
+        if path in seen or depth > MAX_INCLUDE_DEPTH:
+            continue
+        seen.add(path)
+        for section, key, value, _ in _file_entries(path):
             full = f"{section}.{key}"
             generic, _ = pattern(full)
-            if not value:
-                continue
-            if "\0" in value:
+            if not value or "\0" in value:
                 continue
             if generic == "core.hookspath":
                 hooks.append(os.path.realpath(os.path.join(top, os.path.expanduser(value))))
             elif generic in ("include.path", "includeif.*.path"):
-                includes.append(os.path.realpath(os.path.join(gitdir,
-                                                              os.path.expanduser(value))))
+                included = os.path.realpath(os.path.join(os.path.dirname(path),
+                                                         os.path.expanduser(value)))
+                includes.append(included)
+                todo.append((included, depth + 1))
             elif runs_code(full, value):
-                word = value.lstrip("!").split()[0] if value.lstrip("!").split() else ""
-                if "/" in word:
-                    programs.append(os.path.realpath(os.path.join(top,
-                                                                  os.path.expanduser(word))))
+                programs += [os.path.realpath(os.path.join(top, os.path.expanduser(w)))
+                             for w in _paths_in_command(value)]
     return hooks, includes, programs
+
+
+MAX_INCLUDE_DEPTH = 10  # git's own limit on nested includes
+
+
+def _file_entries(path: str) -> list[tuple[str, str, str, int]]:
+    return _entries(os.path.dirname(path), os.path.basename(path))
+
+
+def _paths_in_command(value: str) -> list[str]:
+    """The words of a command (as the shell splits it) that name a file in the working
+    tree: each with a slash, and for `-m NAME` the module's file and package."""
+    import shlex
+    from itertools import pairwise
+
+    try:
+        words = shlex.split(value.lstrip("!"))
+    except ValueError:
+        words = value.lstrip("!").split()
+    out = [w for w in words if "/" in w]
+    for flag, name in pairwise(words):
+        if flag == "-m" and name and "/" not in name:
+            parts = name.split(".")
+            out += [os.path.join(*parts) + ".py", parts[0], parts[0] + ".py"]
+    return list(dict.fromkeys(out))
 
 
 def gitfile_target(path: str) -> str | None:

@@ -10,6 +10,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys as _sys
 from pathlib import Path
 
 import pytest
@@ -385,6 +386,36 @@ def test_a_file_an_existing_config_includes_or_runs(run, tmp_path):
         printf '[core]\\n\\tfsmonitor = "touch %s; false"\\n' "$M" > .gitconfig
         printf '#!/bin/sh\\ntouch %s\\ncat\\n' "$M" > clean.sh
         echo t > a.txt""", [""], setup)
+
+
+@pytest.mark.parametrize("how", ["an-argument", "a-module", "a-nested-include"])
+def test_what_an_existing_config_runs_or_includes_further(run, tmp_path, how):
+    """helper-7: only the first word of a code-running value was a program ztsa kept,
+    and only the repository's own configs were read for includes. A filter running
+    `sh tools/clean.sh`, one running `python3 -m nbstripout` (as `nbstripout --install`
+    writes it: git runs it in the working tree's top, first on Python's path), and a
+    tracked include that includes an optional local file: the tree changed or made the
+    script, the module or the local file, and the person's next `git status` ran it."""
+    def setup(ws: Path) -> None:
+        if how == "an-argument":
+            (ws / "tools").mkdir()
+            (ws / "tools" / "clean.sh").write_text("cat\n")
+            git("config", "filter.x.clean", "sh tools/clean.sh", cwd=ws)
+        elif how == "a-module":
+            git("config", "filter.x.clean", f'"{_sys.executable}" -m nbstripout', cwd=ws)
+        else:
+            git("config", "include.path", "../.gitconfig", cwd=ws)
+            (ws / ".gitconfig").write_text("[include]\n\tpath = .gitconfig.local\n")
+        (ws / ".gitattributes").write_text("*.txt filter=x\n")
+        (ws / "a.txt").write_text("a\n")
+        git("add", "-A", cwd=ws)
+        git("commit", "-qm", "setup", cwd=ws)
+    _planted(run, tmp_path, {
+        "an-argument": """printf 'touch %s; cat\\n' "$M" > tools/clean.sh""",
+        "a-module": """printf 'open("%s", "w")\\n' "$M" > nbstripout.py""",
+        "a-nested-include": """printf '[core]\\n\\tfsmonitor = "touch %s; false"\\n' "$M" \\
+            > .gitconfig.local""",
+    }[how] + "\n        echo b > a.txt", [""], setup)
 
 
 def test_a_rebase_to_do_list_with_a_command(run, tmp_path):
