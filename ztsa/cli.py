@@ -650,7 +650,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
             normalise(os.path.realpath(args.workspace), p)
         # a grant through a link the tree may have pointed anywhere (a flag, a policy
         # file, a suggested policy from a log the tree made)
-        writable = [args.workspace, *args.allow_write, *([args.home] if args.home else [])]
+        # (/dev/shm: the host's own where the tree has no mount namespace)
+        writable = [args.workspace, "/dev/shm", *args.allow_write,
+                    *([args.home] if args.home else [])]
         for flag, paths in (("--allow-write", args.allow_write),
                             ("--allow-read", args.allow_read)):
             for p in paths:

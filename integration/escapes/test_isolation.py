@@ -1088,3 +1088,25 @@ def test_a_unix_path_through_proc_is_the_callers_not_the_deciders(run, monkeypat
     assert proc.stdout.startswith("True"), proc.stdout
     shown = [e.get("address", "") for e in events if e.get("event") == "deny"]
     assert not [a for a in shown if a.endswith(".jsonl") or "exists" in a], shown
+
+
+def test_a_grant_through_a_link_the_tree_left_in_dev_shm_is_refused(run):
+    """Without a mount namespace the tree writes the host's /dev/shm: a link it left
+    there, named by a later run's --allow-write, led into the home (helper-7)."""
+    victim = Path(tempfile.mkdtemp(prefix="ztsa-victim-"))
+    os.chmod(victim, 0o777)
+    link = Path(f"/dev/shm/ztsa-cache-{os.urandom(4).hex()}")
+    try:
+        first, _ = run("sh", "-c", f"ln -s {victim} {link}; echo made")
+        assert "made" in first.stdout, first.stderr
+        if not os.path.islink(link):  # a private /dev/shm: nothing outlived the run
+            link.symlink_to(victim)  # the person's own then, which is refused alike
+        argv, _ = run.command("sh", "-c", f"echo PWNED > {link}/x; echo ran",
+                              extra=["--allow-write", str(link)])
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                              cwd=run.workspace)
+        assert proc.returncode == 2 and "ran" not in proc.stdout, proc.stderr
+        assert "passes the symbolic link" in proc.stderr, proc.stderr
+        assert not (victim / "x").exists()
+    finally:
+        link.unlink(missing_ok=True)

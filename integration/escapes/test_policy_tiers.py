@@ -545,3 +545,4 @@ def test_a_policy_the_tree_plants_in_a_subdirectory_is_no_later_runs(run: Runner
         later = Runner(run.mode, run.workspace / "packages" / sub)
         proc, _ = later("sh", "-c", f"echo PWNED > {victim}/x; echo ran", profile="dependency")
         assert not (victim / "x").exists(), (sub, proc.stdout, proc.stderr)
+
