@@ -28,6 +28,20 @@ def policy_env(text: str = "") -> dict[str, str]:
     return {"ZTSA_SYSTEM_POLICY": path, "XDG_CONFIG_HOME": d}
 
 
+def user_tier(text: str | None = None) -> tuple[Path, dict[str, str]]:
+    """A user tier the run's user can read ($XDG_CONFIG_HOME/ztsa, its policy.toml with
+    TEXT when given), no enterprise tier, and the environment that names them."""
+    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
+    (xdg / "ztsa").mkdir()
+    paths = [xdg, xdg / "ztsa"]
+    if text is not None:
+        (xdg / "ztsa" / "policy.toml").write_text(text)
+        paths.append(xdg / "ztsa" / "policy.toml")
+    for p in paths:
+        os.chmod(p, 0o755)
+    return xdg, {"XDG_CONFIG_HOME": str(xdg), "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")}
+
+
 @pytest.mark.parametrize("profile", ["repo", "untrusted"])
 def test_a_workspace_allow_counts_only_where_the_repository_is_trusted(run: Runner, listeners,
                                                                        profile: str):
@@ -180,13 +194,8 @@ def test_a_rule_for_one_program_is_that_programs_alone(run: Runner, listeners, m
     port = listeners.add_tcp("service")
     # as the tree's kernel names it: for the user, the interpreter bind-mounted for it
     python = os.path.realpath(run.python) if run.mode == "root" else run.python
-    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
-    (xdg / "ztsa").mkdir()
-    (xdg / "ztsa" / "policy.toml").write_text(
+    _, env = user_tier(
         f'[net]\nallow = [{{to = "127.0.0.1:{port}", binaries = ["{python}"]}}]\n')
-    for p in (xdg, xdg / "ztsa", xdg / "ztsa" / "policy.toml"):
-        os.chmod(p, 0o755)
-    env = {"XDG_CONFIG_HOME": str(xdg), "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")}
     script = (f"{run.python} -c \"$0\" {port}; "
               f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo bash-connected "
               "|| echo bash-refused")
@@ -229,11 +238,7 @@ def test_a_suggested_policy_lets_the_same_run_pass(run: Runner, listeners):
             "try: u.connect(out + '/app.sock'); r.append('unix')\n"
             "except OSError: pass\n"
             "print(' '.join(r) or 'nothing')\n")
-    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
-    (xdg / "ztsa").mkdir()
-    for p in (xdg, xdg / "ztsa"):
-        os.chmod(p, 0o755)
-    env = {"XDG_CONFIG_HOME": str(xdg), "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")}
+    xdg, env = user_tier()
     argv, log = run.command(run.python, "-c", code, str(port), str(outside), env=env,
                             log=True)
     first = subprocess.run(argv, capture_output=True, text=True, timeout=120,
@@ -466,11 +471,7 @@ def test_an_address_asked_as_a_name_is_never_suggested(run: Runner, listeners):
             "    s.sendto(q + struct.pack('>HH', 1, 1), ('127.0.0.53', 53))\n"
             "    try: s.recv(512)\n"
             "    except OSError: pass\n")
-    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
-    (xdg / "ztsa").mkdir()
-    for p in (xdg, xdg / "ztsa"):
-        os.chmod(p, 0o755)
-    env = {"XDG_CONFIG_HOME": str(xdg), "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")}
+    xdg, env = user_tier()
     first, _ = run(run.python, "-c", asks, "127.0.0.1", "0.0.0.0", "0x7f.1", env=env,
                    log=True)
     assert first.returncode == 0, first.stderr
@@ -505,15 +506,8 @@ def test_a_grant_through_a_link_the_tree_made_is_refused(run: Runner):
         proc, _ = run("sh", "-c", "echo PWNED > build-cache/keep; echo ran", extra=how)
         assert proc.returncode == 2 and "ran" not in proc.stdout, proc.stderr
         assert "the way there passes the symbolic link" in proc.stderr, proc.stderr
-    xdg = Path(tempfile.mkdtemp(prefix="ztsa-xdg-"))
-    (xdg / "ztsa").mkdir()
-    (xdg / "ztsa" / "policy.toml").write_text(
-        f'[fs]\nallow_write = ["{run.workspace / "build-cache"}"]\n')
-    for p in (xdg, xdg / "ztsa", xdg / "ztsa" / "policy.toml"):
-        os.chmod(p, 0o755)
-    proc, _ = run("sh", "-c", "echo PWNED > build-cache/keep; echo ran",
-                  env={"XDG_CONFIG_HOME": str(xdg),
-                       "ZTSA_SYSTEM_POLICY": str(xdg / "none.toml")})
+    _, env = user_tier(f'[fs]\nallow_write = ["{run.workspace / "build-cache"}"]\n')
+    proc, _ = run("sh", "-c", "echo PWNED > build-cache/keep; echo ran", env=env)
     assert proc.returncode == 2 and "ran" not in proc.stdout, proc.stderr
     assert (victim / "keep").read_text() == "mine\n"
 
