@@ -514,7 +514,9 @@ def _audit_policies(workspace: str, was: Before, layout: gitlayout.Layout, tree:
                   "made, changed or removed by the run")
         try:
             if new == "absent":
-                _put_back(tree, rel, old if isinstance(old, bytes) else b"")
+                if not isinstance(old, bytes):
+                    continue  # a link or other gone: nothing to put back
+                _put_back(tree, rel, old)
                 moved.append(Moved(rel, reason, None, "restored"))
             else:
                 back = old if isinstance(old, bytes) else None
