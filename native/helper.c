@@ -221,8 +221,29 @@ static int classify(int parentfd, const char *name) {
 
 /* Split path into its parent directory (opened O_PATH relative to dirfd, as the kernel
    would resolve it) and its last component. */
-/* open_parent's answer for a parent reached through a magic link or on procfs */
+/* the answer for a path reached through a magic link or on procfs */
 #define PARENT_PROC (-100000)
+
+/* (dirfd, path) opened O_PATH with flags, with no magic link on the way
+   (/proc/self/cwd, /proc/1/fd/N: through one the helper would reach its own files, not
+   the caller's) and not on /proc: the descriptor, -errno, or PARENT_PROC. */
+static int open_off_proc(int dirfd, const char *path, int flags) {
+    struct open_how_ how = {(unsigned long long)flags, 0, RESOLVE_NO_MAGICLINKS_};
+    int fd = (int)syscall(SYS_openat2_, dirfd, path, &how, sizeof how);
+    if (fd < 0 && errno == ELOOP) {
+        int plain = openat(dirfd, path, flags);
+        if (plain < 0)
+            return -ELOOP; /* a loop of ordinary links */
+        close(plain);
+        return PARENT_PROC;
+    }
+    struct statfs sfs;
+    if (fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_) {
+        close(fd);
+        return PARENT_PROC;
+    }
+    return fd < 0 ? -errno : fd;
+}
 
 /* The directory holding path's last component, opened O_PATH, and that component in
    name (*slash: the path ended in '/'). -errno, or PARENT_PROC. */
@@ -253,24 +274,9 @@ static int open_parent(int dirfd, const char *path, char *name, size_t name_size
     if (strlen(base) >= name_size)
         return -ENAMETOOLONG;
     strcpy(name, base);
-    /* no magic link on the way (/proc/self/cwd, /proc/1/fd/N): through one the helper
-       would reach its own directories, not the caller's; nor a directory of /proc */
-    struct open_how_ how = {O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS_};
-    int fd = (int)syscall(SYS_openat2_, dirfd, dir, &how, sizeof how);
-    if (fd < 0 && errno == ELOOP) {
-        int plain = openat(dirfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (plain < 0)
-            return -ELOOP; /* a loop of ordinary links */
-        close(plain);
-        return PARENT_PROC;
-    }
-    struct statfs sfs;
-    if (fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_) {
-        close(fd);
-        return PARENT_PROC;
-    }
-    return fd < 0 ? -errno : fd;
+    return open_off_proc(dirfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
+
 
 /* The tty_nr of a /proc stat file (relative to the helper's /proc of host pids). */
 static unsigned long tty_of(const char *stat_path) {
@@ -318,38 +324,28 @@ static int may_block(const struct stat *st) {
     return !(major == 1 || major == 5 || (major >= 136 && major <= 143));
 }
 
-/* One name-creating syscall of req, performed by the helper. Returns 0 or an errno;
-   *denied is set for a protected name; out becomes REPLY_FD for the opened file of
-   OP_CREATE, or REPLY_ELSEWHERE when an opener child answers. */
 /* linkat(AT_SYMLINK_FOLLOW) of (dir, name) to (to_dir, to_name), the source resolved
-   without magic links and not on /proc (*denied = 2 for either). 0 or errno. */
+   without magic links and not on /proc (*denied = 2 for either), then linked by the
+   helper's own name for it. 0 or errno. */
 static int link_followed(int dir, const char *name, int to_dir, const char *to_name,
                          int *denied) {
-    struct open_how_ how = {O_PATH | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS_};
-    int src = (int)syscall(SYS_openat2_, dir, name, &how, sizeof how);
-    if (src < 0 && errno == ELOOP) {
-        int plain = openat(dir, name, O_PATH | O_CLOEXEC);
-        if (plain < 0)
-            return ELOOP; /* a loop of ordinary links */
-        close(plain);
+    int src = open_off_proc(dir, name, O_PATH | O_CLOEXEC);
+    if (src == PARENT_PROC) {
         *denied = 2;
         return 0;
     }
     if (src < 0)
-        return errno;
-    struct statfs sfs;
-    int err = 0;
-    if (fstatfs(src, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_) {
-        *denied = 2;
-    } else {
-        char own[32];
-        snprintf(own, sizeof own, "self/fd/%d", src);
-        err = linkat(H.proc, own, to_dir, to_name, AT_SYMLINK_FOLLOW) < 0 ? errno : 0;
-    }
+        return -src;
+    char own[32];
+    snprintf(own, sizeof own, "self/fd/%d", src);
+    int err = linkat(H.proc, own, to_dir, to_name, AT_SYMLINK_FOLLOW) < 0 ? errno : 0;
     close(src);
     return err;
 }
 
+/* One name-creating syscall of req, performed by the helper. Returns 0 or an errno;
+   *denied is set for a protected name; out becomes REPLY_FD for the opened file of
+   OP_CREATE, or REPLY_ELSEWHERE when an opener child answers. */
 static int fs_op(const struct seccomp_notif *req, int op, int flags, unsigned int mode,
                  unsigned long long dev, const char *p1, const char *p2, int fd1, int fd2,
                  int own, struct reply *out, int *denied, int *made) {
