@@ -1478,10 +1478,8 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         noted = note_ancestors(plan->ro_paths[i]);
     if (noted < 0)
         _exit(127);
-    if (plan->netns) {
-        net_init(plan, lfd, net);
-        waits_init(lfd, H.req_size);
-    }
+    /* the kernel's sizes first: the deferred answers (waits.c) keep whole copies of
+       notifications, so they must know a notification's size before anything defers */
     struct seccomp_notif_sizes sizes;
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
         _exit(1);
@@ -1493,6 +1491,11 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
     static char req_buf[4096];
     if (req_size > sizeof req_buf || H.resp_size > 4096)
         _exit(1);
+    if (plan->netns) {
+        net_init(plan, lfd, net);
+        if (waits_init(lfd, req_size) < 0)
+            _exit(1);
+    }
     struct seccomp_notif *req = (struct seccomp_notif *)req_buf;
     /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
        other across CPUs (an interprocessor interrupt per syscall); older: ignored. The

@@ -133,7 +133,7 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const vo
 void net_log_allowed(pid_t pid, const char *event, int version, const unsigned char *a,
                      int port, int type, const char *rule, long result);
 /* waits.c: the tree's calls that wait, answered later */
-void waits_init(int lfd, size_t req_size);
+int waits_init(int lfd, size_t req_size);
 /* after a non-blocking connect of s (r: its result), the tree's now: the answer, or
    NET_DEFER with the wait registered; takes s */
 long waits_connect(const struct seccomp_notif *req, int s, long r, int tree_flags, int type,

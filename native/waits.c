@@ -26,11 +26,21 @@
 static struct {
     int lfd;
     size_t req_size;
-} WT = {-1, 0};
+    /* while a deferred call is made again: its first wait's SO_SNDTIMEO deadline (0:
+       none), which a wait again keeps (the timeout bounds the whole call, as the
+       kernel's does, not each retry) */
+    int redoing;
+    unsigned long long redo_deadline;
+} WT = {-1, 0, 0, 0};
 
-void waits_init(int lfd, size_t req_size) {
+#define REQ_COPY 256 /* room for one notification in a deferred call's slot */
+
+/* req_size: the kernel's size of a notification, which every deferred copy keeps whole;
+   -1 when it is unknown or larger than a slot (nothing could be deferred) */
+int waits_init(int lfd, size_t req_size) {
     WT.lfd = lfd;
     WT.req_size = req_size;
+    return req_size >= sizeof(struct seccomp_notif) && req_size <= REQ_COPY ? 0 : -1;
 }
 
 /* Blocking TCP connects in progress: the tree's call waits in its notification while
@@ -192,7 +202,7 @@ static struct retry {
     int used;
     int fd; /* the helper's copy of the socket to poll, -1: the tick only */
     unsigned long long deadline, next;
-    char req[256];
+    char req[REQ_COPY];
 } R[MAX_RETRIES];
 
 int waits_later(const struct seccomp_notif *req) {
@@ -207,13 +217,16 @@ int waits_later(const struct seccomp_notif *req) {
     w->used = 1;
     w->fd = net_wait_fd;
     net_wait_fd = -1; /* the retry's now */
-    memcpy(w->req, req, WT.req_size);
+    if ((const void *)w->req != (const void *)req) /* a call made again keeps its slot */
+        memcpy(w->req, req, WT.req_size);
     unsigned long long now = net_mono_ns();
     w->next = now + RETRY_TICK_MS * 1000000ULL;
     w->deadline = 0;
     struct timeval tv = {0, 0};
     socklen_t tl = sizeof tv;
-    if (w->fd >= 0 && getsockopt(w->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl) == 0 &&
+    if (WT.redoing)
+        w->deadline = WT.redo_deadline;
+    else if (w->fd >= 0 && getsockopt(w->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl) == 0 &&
         (tv.tv_sec || tv.tv_usec))
         w->deadline = now + (unsigned long long)tv.tv_sec * 1000000000ULL +
                       (unsigned long long)tv.tv_usec * 1000ULL;
@@ -261,7 +274,11 @@ void waits_later_ready(const struct pollfd *fds, int n) {
             continue; /* the caller is gone */
         if (r)
             respond(req->id, r);
-        else
-            helper_redo(req); /* decided and made again: it may wait again */
+        else { /* decided and made again: it may wait again, until the same deadline */
+            WT.redoing = 1;
+            WT.redo_deadline = w->deadline;
+            helper_redo(req);
+            WT.redoing = 0;
+        }
     }
 }
