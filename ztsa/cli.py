@@ -51,7 +51,8 @@ Exit codes (check):
   2    usage or configuration error
   125  internal error (ztsa itself failed; never a pass)
 Exit codes (exec): CMD's own, or 128+N for signal N; 3 gate failed (CMD not
-started); 126 cannot execute; 127 not found; 125 ztsa failed (tree killed).
+started); 126 cannot execute; 127 not found; 125 ztsa failed (tree killed);
+122 CMD succeeded, but what the tree left could not all be taken away (named).
 """
 
 PROFILES = ("repo", "dependency", "untrusted")
@@ -221,7 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the gate on the workspace, then CMD confined.\n\nExit status: CMD's "
                     "(128+N if signal N killed it); 3 if the gate failed and CMD\nwas never "
                     "started; 126 if CMD cannot be executed, 127 if it is not found;\n125 if "
-                    "ztsa itself failed (the whole tree is killed first); 2 for usage errors.")
+                    "ztsa itself failed (the whole tree is killed first); 2 for usage errors;\n"
+                    "122 if CMD succeeded but something the tree left that would run later\n"
+                    "could not be taken away (named on stderr).")
     _gate_options(ex)
     debug_option(ex)
     ex.add_argument("--quiet", "-q", action="store_true",

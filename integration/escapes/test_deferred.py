@@ -5,6 +5,7 @@ stop. Judged by what the receiver got and by how the tree ended."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -13,6 +14,7 @@ import threading
 import time
 
 import pytest
+
 from conftest import pids_with, ztsa_pid
 
 # with a log and without: the helper defers in both (no helper, no deferral: nouserns)
@@ -155,10 +157,8 @@ def test_a_tcp_connect_in_progress_completes_once_the_listener_has_room(run):
     for _ in range(3):  # the accept queue full: further SYNs are dropped
         c = socket.socket()
         c.setblocking(False)
-        try:
+        with contextlib.suppress(BlockingIOError):
             c.connect(("127.0.0.1", port))
-        except BlockingIOError:
-            pass
         fillers.append(c)
     got: list[bytes] = []
 

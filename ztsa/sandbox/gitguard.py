@@ -454,9 +454,14 @@ def _audit(workspace: str, was: Before, run_id: str) -> list[Moved]:
 
 
 def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str) -> Moved:
+    """rel moved aside into the quarantine (removed where there is none), with its
+    replacement put in its place. A directory the tree made read-only is opened up for
+    it (and closed again). What still cannot be moved or removed is emptied in place:
+    the Moved then says so in its error, and the run is unclean."""
     reason, replacement, replaced = verdict
     dest = f"{QUARANTINE}/{run_id}/{_flat(rel)}"
     src_dir, name = tree.parent(rel)
+    mode = _open_up(src_dir)
     try:
         moved_to: str | None = None
         try:
@@ -473,7 +478,10 @@ def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str) -> Moved:
             finally:
                 os.close(dst_dir)
         if moved_to is None:
-            _remove(src_dir, name)
+            try:
+                _remove(src_dir, name)
+            except OSError as exc:
+                return _neutralise(src_dir, name, rel, reason, replacement, exc)
         if replacement is not None:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                          | os.O_CLOEXEC, 0o644, dir_fd=src_dir)
@@ -481,18 +489,73 @@ def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str) -> Moved:
                 f.write(replacement)
         return Moved(rel, reason, moved_to, replaced if replacement is not None else "")
     finally:
+        _close_again(src_dir, mode)
         os.close(src_dir)
+
+
+def _open_up(dir_fd: int) -> int | None:
+    """Write and search permission for ztsa's user on the directory dir_fd (an O_PATH
+    descriptor), which the tree may have taken away to keep what it planted there:
+    given back through the descriptor (never a path the tree could swap). Its mode
+    before, to close it again; None when nothing was changed."""
+    try:
+        st = os.fstat(dir_fd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o300 == 0o300:
+            return None
+        os.chmod(f"/proc/self/fd/{dir_fd}", stat.S_IMODE(st.st_mode) | 0o300)
+        return stat.S_IMODE(st.st_mode)
+    except OSError:
+        return None
+
+
+def _close_again(dir_fd: int, mode: int | None) -> None:
+    if mode is not None:
+        with contextlib.suppress(OSError):
+            os.chmod(f"/proc/self/fd/{dir_fd}", mode)
+
+
+def _neutralise(dir_fd: int, name: str, rel: str, reason: str, replacement: bytes | None,
+                exc: OSError) -> Moved:
+    """A regular file that can be neither moved nor removed: emptied in place, or given
+    its replacement (a config's old text), and its execute bits cleared where ztsa may.
+    The Moved's error says what could not be done and what was done instead."""
+    why = exc.strerror or str(exc)
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError as exc2:
+        return Moved(rel, reason, None, "", f"{why}; nor could it be emptied: "
+                     f"{exc2.strerror or exc2}")
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Moved(rel, reason, None, "", f"{why}; not a regular file to empty")
+        os.ftruncate(fd, 0)
+        if replacement is not None:
+            os.write(fd, replacement)
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, os.fstat(fd).st_mode & 0o666)
+    except OSError as exc2:
+        return Moved(rel, reason, None, "", f"{why}; nor could it be emptied: "
+                     f"{exc2.strerror or exc2}")
+    finally:
+        os.close(fd)
+    done = "gave it its old text in place" if replacement is not None else \
+        "emptied it in place"
+    return Moved(rel, reason, None, "restored" if replacement is not None else "",
+                 f"{why}; {done}")
 
 
 def _put_back(tree: _Tree, rel: str, data: bytes) -> None:
     """A file the tree removed, with its text from before the run."""
     d, name = tree.parent(rel)
+    mode = _open_up(d)
     try:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o644, dir_fd=d)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
     finally:
+        _close_again(d, mode)
         os.close(d)
 
 

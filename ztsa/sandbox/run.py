@@ -42,6 +42,9 @@ EXIT_NOT_FOUND = 127
 EXIT_INTERNAL = 125
 EXIT_GATE = 3
 EXIT_USAGE = 2
+# CMD succeeded, but the clean-up after it could not take away everything the tree left
+# that would run later (named on stderr and in the log): never 0 then
+EXIT_UNCLEAN = 122
 # what the child was doing when it failed (native/ztsa_native.h, enum ztsa_step)
 SETUP_STEPS = {1: "the namespaces, read-only agent files",
                2: "changing to the working directory", 3: "dropping capabilities",
@@ -367,12 +370,18 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         if m.error:
             _say(f"ztsa: could not move aside {printable(m.path)} ({m.reason}): "
                  f"{printable(m.error)}; do not run git there before you have looked at it")
-    if moved:
-        names = (", ".join(printable(m.path) for m in moved[:5])
-                 + (", ..." if len(moved) > 5 else ""))
-        _say(f"ztsa: moved aside {len(moved)} file(s) that would make git or ztsa "
+    done = [m for m in moved if not m.error]
+    if done:
+        names = (", ".join(printable(m.path) for m in done[:5])
+                 + (", ..." if len(done) > 5 else ""))
+        _say(f"ztsa: moved aside {len(done)} file(s) that would make git or ztsa "
              f"itself run code or allow more outside the sandbox: {names} (see "
              f"{gitguard.QUARANTINE}/{log.run}/manifest.json)")
+    unclean = [m.path for m in moved if m.error] + [f.path for f in swept if f.error]
+    if unclean and code == 0:
+        _say(f"ztsa: the run is unclean: {len(unclean)} thing(s) it left could not be "
+             f"taken away (named above); exit {EXIT_UNCLEAN}")
+        code = EXIT_UNCLEAN
     if run.pid_ns and run.max_procs and nat.procs_unlimited():
         what = "the PID namespace's own pid_max (--max-procs binds root no more)"
         _say(f"ztsa: this kernel lacks {what}")
