@@ -511,8 +511,8 @@ static void upstream_answer(int s) {
         if (version) {
             char ip[INET6_ADDRSTRLEN] = "";
             inet_ntop(version == 4 ? AF_INET : AF_INET6, m + i, ip, sizeof ip);
-            int bad = net_not_public(version, m + i) || net_is_resolver(version, m + i) ||
-                      net_is_local(version, m + i) || net_is_denied(version, m + i);
+            int bad = !ztsa_learnable(D.plan->onlink, D.plan->n_onlink, version, m + i) ||
+                      net_is_resolver(version, m + i) || net_is_denied(version, m + i);
             if (!bad && p->name_rule >= 0) /* --audit-only lets every address through */
                 net_learn(version, m + i, p->name_rule, ttl, p->name);
             char *buf = bad ? refused : learnt;

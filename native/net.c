@@ -151,61 +151,9 @@ static int is_loopback(int version, const unsigned char *a) {
     return version == 4 ? a[0] == 127 : memcmp(a, one, 16) == 0;
 }
 
-/* loopback, link-local, private, shared, multicast, reserved and unspecified ranges:
-   what a name's answer never opens (the rebinding of an attacker's name) */
-int net_not_public(int version, const unsigned char *a) {
-    if (version == 4) {
-        unsigned int v = (unsigned int)a[0] << 24 | (unsigned int)a[1] << 16 |
-                         (unsigned int)a[2] << 8 | a[3];
-        static const struct { unsigned int net, mask; } v4[] = {
-            {0x00000000, 0xFF000000}, {0x0A000000, 0xFF000000}, {0x64400000, 0xFFC00000},
-            {0x7F000000, 0xFF000000}, {0xA9FE0000, 0xFFFF0000}, {0xAC100000, 0xFFF00000},
-            {0xC0000000, 0xFFFFFF00}, {0xC0A80000, 0xFFFF0000}, {0xC6120000, 0xFFFE0000},
-            {0xE0000000, 0xE0000000}};
-        for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++)
-            if ((v & v4[i].mask) == v4[i].net)
-                return 1;
-        return 0;
-    }
-    static const unsigned char zero[10] = {0};
-    if (memcmp(a, zero, 10) == 0 && a[10] == 0xff && a[11] == 0xff)
-        return net_not_public(4, a + 12); /* IPv4-mapped */
-    if (memcmp(a, zero, 10) == 0 && a[10] == 0 && a[11] == 0)
-        return 1; /* ::, ::1, IPv4-compatible */
-    if ((a[0] & 0xFE) == 0xFC || a[0] == 0xFF || (a[0] == 0xFE && (a[1] & 0xC0) == 0x80))
-        return 1; /* unique-local, multicast, link-local */
-    if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b)
-        return a[4] == 0 && a[5] == 1 ? 1 /* local-use NAT64, 64:ff9b:1::/48 */
-                                      : net_not_public(4, a + 12); /* NAT64 */
-    if (a[0] == 0xFE && (a[1] & 0xC0) == 0xC0)
-        return 1; /* site-local, fec0::/10 */
-    if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0)
-        return 1; /* Teredo, 2001::/32: an IPv4 address inside, obfuscated */
-    if (a[0] == 0x20 && a[1] == 0x02)
-        return net_not_public(4, a + 2); /* 6to4 */
-    return 0;
-}
+int net_not_public(int version, const unsigned char *a) { return ztsa_not_public(version, a); }
 
-/* Is the address one of the host's own (the helper's namespace)? A bind to it succeeds
-   only then. An answer naming it would open the host's own services. */
-int net_is_local(int version, const unsigned char *a) {
-    int s = socket(version == 4 ? AF_INET : AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return 1; /* cannot tell: not opened */
-    int r;
-    if (version == 4) {
-        struct sockaddr_in in = {.sin_family = AF_INET};
-        memcpy(&in.sin_addr, a, 4);
-        r = bind(s, (struct sockaddr *)&in, sizeof in);
-    } else {
-        struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
-        memcpy(&in6.sin6_addr, a, 16);
-        r = bind(s, (struct sockaddr *)&in6, sizeof in6);
-    }
-    int e = errno;
-    close(s);
-    return r == 0 || e != EADDRNOTAVAIL;
-}
+int net_is_local(int version, const unsigned char *a) { return ztsa_is_local(version, a); }
 
 int net_is_denied(int version, const unsigned char *a) {
     static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};

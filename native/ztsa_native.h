@@ -78,6 +78,12 @@ int ztsa_decide(const struct ztsa_allow *allow, int call, int domain, const void
 /* Open an AF_UNIX socket path once, as pid's connect would resolve it (relative to its
    cwd, following symlinks): an O_PATH descriptor, and its real path in real (size
    bytes). The caller connects through /proc/self/fd/N, the same file. fd or -errno. */
+/* the range guard (allow.c): 1 when an address a name's answer gave may open the
+   name's rule (not special, not the host's own, in no on-link prefix of onlink) */
+int ztsa_learnable(const struct ztsa_net_rule *onlink, int n_onlink, int version,
+                   const unsigned char *a);
+int ztsa_not_public(int version, const unsigned char *a);
+int ztsa_is_local(int version, const unsigned char *a);
 int ztsa_unix_open(int pid, const char *path, unsigned int len, char *real,
                    unsigned int size);
 
@@ -179,6 +185,8 @@ struct ztsa_plan {
     int n_rule_specs;
     const struct ztsa_net_rule *deny_nets; /* a policy's net.deny: never learnt from DNS */
     int n_deny_nets;
+    const struct ztsa_net_rule *onlink;    /* the host's on-link prefixes: never learnt */
+    int n_onlink;
     /* --secret values and names: a value in a line the helper writes is its name */
     const char *const *secrets;
     const char *const *secret_names;

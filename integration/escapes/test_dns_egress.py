@@ -57,6 +57,7 @@ ANSWERS = {
     "meta.corp.test": "169.254.169.254",
     "lan.corp.test": "10.0.0.7",
     "self.corp.test": WORLD_ADDR,  # an address of the host's own (ztsa's namespace)
+    "link.corp.test": FAR_ADDR,  # another host on the host's own link (on-link prefix)
 }
 ALIAS, ALIAS_TO = "alias.corp.test", "evil.corp.test"  # a CNAME to another name
 # 203.0.113.10 spelt as IPv6: NAT64 and 6to4
@@ -1267,6 +1268,66 @@ def test_an_answer_naming_the_hosts_own_address_opens_nothing(run, world):
     assert not reached, proc.stdout
     dns = [e for e in events if e["event"] == "dns" and e["name"] == "self.corp.test"]
     assert dns and dns[0]["addresses"] == [] and WORLD_ADDR in dns[0]["refused"], dns
+
+
+def test_an_answer_on_the_hosts_own_link_opens_nothing(run, world):
+    """link.corp.test -> 192.0.2.2, the far side's address on the world's veth: a public
+    address, but in a prefix on-link for the host, so the range guard refuses to learn
+    it; api.corp.test (off-link, behind that router) in the same run connects."""
+    p = world.port
+    srv = world.in_ns(lambda: socket.create_server((FAR_ADDR, p)), far=True)
+    srv.settimeout(0.5)
+    proc, events = in_world(run, world, run.python, "-c", CLIENT, "ask:gai:link.corp.test",
+                            f"connect:{p}", f"ask:gai:{API}", f"connect:{p}",
+                            allow=[f"*.corp.test:{p}"])
+    try:
+        srv.accept()
+        reached = True
+    except TimeoutError:
+        reached = False
+    srv.close()
+    assert proc.returncode == 0, proc.stderr
+    assert not reached, proc.stdout
+    got = connects(proc.stdout)
+    assert (f"203.0.113.10:{p}", "ok") in got and (f"{FAR_ADDR}:{p}", "ok") not in got, got
+    if run.log:
+        dns = [e for e in events if e["event"] == "dns" and e["name"] == "link.corp.test"]
+        assert dns and dns[0]["addresses"] == [] and FAR_ADDR in dns[0]["refused"], dns
+
+
+def test_without_user_namespaces_answers_are_judged_by_the_same_range_guard(world):
+    """No network namespace (no user namespaces): the tracer learns a wildcard's answers
+    itself. Loopback, the metadata address, a private one, the host's own and an on-link
+    neighbour's are never learnt; an off-link public answer is."""
+    if os.geteuid() != 0:
+        pytest.skip("making a user namespace with uids 0-65535 mapped needs root")
+    ws = Path(tempfile.mkdtemp(prefix="ztsa-ws-"))
+    os.chmod(ws, 0o777)
+    runner = Runner("nouserns", ws)
+    p = world.port
+    srv = world.in_ns(lambda: socket.create_server((FAR_ADDR, p)), far=True)
+    srv.settimeout(0.5)
+    special = {"rebind.corp.test": "127.0.0.1", "meta.corp.test": "169.254.169.254",
+               "lan.corp.test": "10.0.0.7", "self.corp.test": WORLD_ADDR,
+               "link.corp.test": FAR_ADDR}
+    steps = [s for n in [*special, API] for s in (f"ask:sendto@127.0.0.1:{n}", f"connect:{p}")]
+    try:
+        proc, _ = in_world(runner, world, runner.python, "-c", CLIENT, *steps,
+                           allow=[f"*.corp.test:{p}"])
+        try:
+            srv.accept()
+            reached = True
+        except TimeoutError:
+            reached = False
+    finally:
+        srv.close()
+    assert proc.returncode == 0, proc.stderr
+    got = connects(proc.stdout)
+    assert (f"203.0.113.10:{p}", "ok") in got, proc.stdout + proc.stderr
+    assert all(r != "ok" for a, r in got if not a.startswith("203.")), got
+    assert not reached
+    counts = world.settle()
+    assert counts == {ip: (1 if ip == "203.0.113.10" else 0) for ip in LISTENING}, counts
 
 
 def test_allow_listen_opens_no_host_service_on_that_port(run, world):

@@ -176,7 +176,7 @@ def test_learned_addresses_join_the_table():
     p = Policy([parse_net("*.corp.test:443")], [], "/w", [])
     rule = p.wildcard_for("api.corp.test")
     assert rule is not None
-    addr = ipaddress.ip_address("192.0.2.7")
+    addr = ipaddress.ip_address("203.0.113.7")
     assert not p.decide_ip(addr, 443).allowed
     p.learn(rule, "api.corp.test", [(4, addr.packed)])
     assert p.decide_ip(addr, 443).rule == "--allow-net *.corp.test:443 (api.corp.test)"

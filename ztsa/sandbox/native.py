@@ -177,6 +177,9 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
             denied[i].mask[0:len(mask)] = list(mask)
         keep.append(denied)
         c.deny_nets, c.n_deny_nets = denied, len(net.deny_nets)
+        onlink = _prefixes(net.onlink)
+        keep.append(onlink)
+        c.onlink, c.n_onlink = onlink, len(net.onlink)
         resolvers = ffi.new("struct ztsa_net_rule[]", max(len(net.resolvers), 1))
         for i, (version, packed) in enumerate(net.resolvers):
             resolvers[i].version = version
@@ -218,6 +221,24 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     keep.append((arr_argv, arr_env, insns, fds, rights))  # alive until here
     _check(pid, "spawn")
     return pid, sync_fd[0], err_fd[0]
+
+
+def _prefixes(prefixes: tuple[tuple[int, bytes, bytes], ...]) -> Any:
+    out = ffi.new("struct ztsa_net_rule[]", max(len(prefixes), 1))
+    for i, (version, packed, mask) in enumerate(prefixes):
+        out[i].version = version
+        out[i].net[0:len(packed)] = list(packed)
+        out[i].mask[0:len(mask)] = list(mask)
+    return out
+
+
+def learnable(onlink: tuple[tuple[int, bytes, bytes], ...], version: int,
+              packed: bytes) -> bool:
+    """The range guard (native/allow.c, ztsa_learnable): may an address a name's answer
+    gave open the name's rule? The same function as the file helper's DNS service."""
+    table = _prefixes(onlink)
+    addr = ffi.new("unsigned char[16]", packed[:16])
+    return bool(lib.ztsa_learnable(table, len(onlink), version, addr))
 
 
 def landlock_abi() -> int:

@@ -64,6 +64,7 @@ class NetPlan(NamedTuple):
     rule_specs: tuple[str, ...] = ()
     listen: tuple[int, ...] = ()
     deny_nets: tuple[tuple[int, bytes, bytes], ...] = ()  # (version, network, mask)
+    onlink: tuple[tuple[int, bytes, bytes], ...] = ()  # the host's (ztsa.sandbox.routes)
 
 
 class RunPlan(NamedTuple):

@@ -129,7 +129,17 @@ def parse_net(spec: str, resolve_names: bool = True) -> NetRule:
             raise PolicyError(f"{spec!r}: not a valid host name")
         return NetRule(spec, (), port, None, name)
     addrs = resolve(host)
-    return NetRule(spec, tuple(ipaddress.ip_network(a) for a in addrs), port, None, name)
+    from ztsa.sandbox import native as nat
+    from ztsa.sandbox import routes
+
+    onlink = routes.onlink()
+    kept = tuple(a for a in addrs if nat.learnable(onlink, a.version, a.packed))
+    if not kept:  # the range guard, as for an answer in a network namespace
+        raise PolicyError(
+            f"{name!r} resolves only to addresses a name never opens (loopback, private, "
+            f"link-local, the host's own or on its link: {', '.join(map(str, addrs))}); "
+            "name the address itself (--allow-net IP:PORT) if you mean it")
+    return NetRule(spec, tuple(ipaddress.ip_network(a) for a in kept), port, None, name)
 
 
 # the native decision's reasons (ztsa_native.h: enum ztsa_why; > 0 allows), as the log
@@ -198,6 +208,7 @@ class Policy:
         for version, value in sorted(self._dns):
             self.rules.append((version, value, _full(version), 53, RULE_DNS))
         self._table: Any = None
+        self._onlink: tuple[tuple[int, bytes, bytes], ...] | None = None
 
     def net_plan(self, listen: tuple[int, ...] = ()) -> Any:
         """The plan of the tree's network namespace (ztsa.sandbox.plan.NetPlan)."""
@@ -206,7 +217,16 @@ class Policy:
         return NetPlan(names=tuple(self.names),
                        resolvers=tuple((a.version, a.packed) for a in self.dns),
                        rule_specs=tuple(self.reasons), listen=tuple(self.listen or listen),
-                       deny_nets=tuple(self.deny_nets))
+                       deny_nets=tuple(self.deny_nets), onlink=self.onlink)
+
+    @property
+    def onlink(self) -> tuple[tuple[int, bytes, bytes], ...]:
+        """The host's on-link prefixes, read once (ztsa.sandbox.routes)."""
+        if self._onlink is None:
+            from ztsa.sandbox import routes
+
+            self._onlink = routes.onlink()
+        return self._onlink
 
     def _add(self, version: int, net: int, mask: int, port: int, reason: str) -> None:
         self.rules.append((version, net, mask, port, len(self.reasons)))
@@ -236,9 +256,13 @@ class Policy:
         name or a network a policy denies."""
         if any(n[4] and (name == n[0] or (n[1] and name.endswith(n[0]))) for n in self.names):
             return
+        from ztsa.sandbox import native as nat
+
         for version, raw in addresses:
             value = int.from_bytes(raw, "big")
-            if self.denied(version, raw):
+            if self.denied(version, raw) or not nat.learnable(self.onlink, version, raw):
+                continue  # the range guard: the helper's DNS service judges the same
+            if self.is_resolver(version, value, 53):
                 continue
             if any(r[:4] == (version, value, _full(version), rule.port or 0)
                    for r in self.rules):
