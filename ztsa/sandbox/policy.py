@@ -251,11 +251,14 @@ class Policy:
     def is_resolver(self, version: int, value: int, port: int) -> bool:
         return port == 53 and (version, value) in self._dns
 
-    def learn(self, rule: NetRule, name: str, addresses: list[tuple[int, bytes]]) -> None:
+    def learn(self, rule: NetRule, name: str, addresses: list[tuple[int, bytes]]
+              ) -> list[tuple[int, bytes]]:
         """Allow the addresses a wildcard name resolved to, on the rule's port; never a
-        name or a network a policy denies."""
+        name or a network a policy denies, nor what the range guard refuses. The
+        addresses it allowed."""
+        kept: list[tuple[int, bytes]] = []
         if any(n[4] and (name == n[0] or (n[1] and name.endswith(n[0]))) for n in self.names):
-            return
+            return kept
         from ztsa.sandbox import native as nat
 
         for version, raw in addresses:
@@ -264,6 +267,7 @@ class Policy:
                 continue  # the range guard: the helper's DNS service judges the same
             if self.is_resolver(version, value, 53):
                 continue
+            kept.append((version, raw))
             if any(r[:4] == (version, value, _full(version), rule.port or 0)
                    for r in self.rules):
                 continue
@@ -271,6 +275,7 @@ class Policy:
                       f"--allow-net {rule.spec} ({name})")
             if self._table is not None:
                 self._table.replace(self.rules)
+        return kept
 
     def denied(self, version: int, packed: bytes) -> bool:
         """Does a policy's net.deny cover this address?"""

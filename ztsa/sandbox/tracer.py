@@ -438,10 +438,14 @@ class Tracer:
             return
         answer = dns.ask((version, packed), data)
         learnt = dns.answer_addresses(answer) if answer else []
-        self.policy.learn(rule, name, learnt)
-        self.log.event("learn", name=name, rule=rule.spec,
-                       addresses=[socket.inet_ntop(socket.AF_INET if v == 4 else
-                                                   socket.AF_INET6, a) for v, a in learnt])
+        kept = self.policy.learn(rule, name, learnt)
+
+        def shown(addrs: list[tuple[int, bytes]]) -> list[str]:
+            return [socket.inet_ntop(socket.AF_INET if v == 4 else socket.AF_INET6, a)
+                    for v, a in addrs]
+
+        self.log.event("learn", name=name, rule=rule.spec, addresses=shown(kept),
+                       refused=shown([a for a in learnt if a not in kept]))
 
     def _send_common(self, tid: int, fd: int, raw: bytes | None, data: bytes, flags: int,
                      use_msg: bool) -> int:
