@@ -296,13 +296,17 @@ def test_a_denied_path_cannot_write_entries_into_the_suggestion(tmp_path):
     names it, and the next line became an entry of the suggested policy."""
     import tomllib
     log = tmp_path / "a.jsonl"
+    # suggested (its directory exists), and left out (its "directory" does not)
+    suggested = f'{tmp_path}/x\n  "~",  # and\n  "..",\u202e #'
     planted = '/opt/x\n  "/",  # and\n  "/etc",\u202e #'
-    log.write_text(json.dumps({
+    log.write_text("".join(json.dumps({
         "schema": "ztsa.audit/v1", "time": 1.0, "event": "deny", "pid": 5, "run": "a" * 16,
-        "syscall": "openat", "path": planted, "rule": "read-only outside the workspace"}))
+        "syscall": "openat", "path": p, "rule": "read-only outside the workspace"}) + "\n"
+        for p in (suggested, planted)))
     done = ztsa("policy", "suggest", str(log))
     assert done.returncode == 0, done.stderr
-    assert tomllib.loads(done.stdout)["fs"]["allow_write"] == ["/opt"], done.stdout
+    assert tomllib.loads(done.stdout)["fs"]["allow_write"] == [suggested], done.stdout
+    assert "# left out: /opt/x\\n" in done.stdout
     assert "\u202e" not in done.stdout
     policy = tmp_path / "p.toml"
     policy.write_text(done.stdout)
