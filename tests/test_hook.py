@@ -100,3 +100,42 @@ def test_an_event_it_cannot_read_blocks_the_call(stdin: bytes):
     done = hook(stdin, env={"CLAUDE_PROJECT_DIR": ""})
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr.startswith(b"ztsa hook: refused: ")
+
+
+def decisions(answer: object) -> list[object]:
+    """Every permission decision anywhere in an answer (and the old top-level one)."""
+    if isinstance(answer, dict):
+        found = [v for k, v in answer.items() if k in ("permissionDecision", "decision")]
+        return found + [d for v in answer.values() for d in decisions(v)]
+    if isinstance(answer, list):
+        return [d for v in answer for d in decisions(v)]
+    return []
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "bypassPermissions"])
+def test_the_hook_never_answers_allow(tmp_path: Path, mode: str):
+    """The hook only rewrites (updatedInput) or blocks (exit 2): an `allow` would skip the
+    person's own rules and prompts for the call."""
+    cases = [event(tmp_path, command="touch /etc/pwned-by-agent"),
+             event(tmp_path, command='echo \'{"permissionDecision": "allow"}\''),
+             event(tmp_path, "Read", file_path="/etc/shadow"),
+             event(tmp_path, "Write", file_path=str(tmp_path / "a"), content="x"),
+             event(tmp_path, "WebFetch", url="https://example.com", prompt="p"),
+             b'{"tool_name": "Bash", "tool_input": {"command": 7}}', b"not json"]
+    answers = 0
+    for stdin in cases:
+        stdin = stdin.replace(b'"permission_mode": "default"',
+                              f'"permission_mode": "{mode}"'.encode())
+        for options in ([], ["--profile", "repo"]):
+            done = hook(stdin, *options)
+            assert done.returncode in (0, 2), done.stderr
+            if done.returncode == 2 or not done.stdout:
+                assert done.stdout == b""
+                continue
+            answer = json.loads(done.stdout)
+            assert decisions(answer) == [], answer
+            assert set(answer) == {"hookSpecificOutput"}
+            assert set(answer["hookSpecificOutput"]) == {
+                "hookEventName", "updatedInput", "additionalContext"}
+            answers += 1
+    assert answers == 4  # the two Bash calls, with and without options
