@@ -361,13 +361,24 @@ def build_parser() -> argparse.ArgumentParser:
     pol.set_defaults(func=cmd_policy, parser=pol)
 
     hook = sub.add_parser(
-        "hook", help="an agent hook that runs the agent's shell commands under ztsa exec",
-        formatter_class=_Raw, usage="ztsa hook claude [EXEC OPTIONS...]",
+        "hook", help="an agent hook that runs the agent's shell commands under ztsa exec; "
+                     "--install writes it into Claude Code's settings",
+        formatter_class=_Raw,
+        usage="ztsa hook claude [EXEC OPTIONS...]\n"
+              "       ztsa hook claude --install [--scope user|project|local] [--dry-run]\n"
+              "                        [--launcher PATH] [--budget SECONDS] [EXEC OPTIONS...]\n"
+              "       ztsa hook claude --uninstall [--scope user|project|local] [--dry-run]",
         description="A Claude Code PreToolUse hook: reads the event (JSON) on stdin and "
                     "answers with the Bash\ncommand rewritten to run under `ztsa exec "
                     "--workspace PROJECT [EXEC OPTIONS] -- bash -c CMD`.\nOther tools "
-                    "pass unchanged; an unreadable event blocks the call (exit 2).\nSee "
-                    "docs/agents.md for the settings.json entry.")
+                    "pass unchanged; an unreadable event blocks the call (exit 2).\n\n"
+                    "--install writes the entry into Claude Code's settings (--scope user: "
+                    "~/.claude/settings.json,\nthe default; project: .claude/settings.json; "
+                    "local: .claude/settings.local.json)\nand prints the change as a diff "
+                    "(--dry-run: only prints it). The entry names this\n`ztsa` by its "
+                    "absolute path (or --launcher PATH), bounds it with `timeout` (--budget,"
+                    "\ndefault 30 s) and blocks the call (exit 2) whenever it does not "
+                    "answer. --uninstall\nremoves it. See docs/agents.md.")
     hook.add_argument("agent", metavar="AGENT", help="claude")
     hook.add_argument("options", nargs=argparse.REMAINDER, metavar="EXEC OPTIONS",
                       help="options for each `ztsa exec` (e.g. --profile dependency)")

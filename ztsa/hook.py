@@ -7,6 +7,10 @@ command now `ztsa exec --workspace PROJECT [EXEC OPTIONS] -- bash -c COMMAND`. I
 no permission decision: the person's own rules and prompts apply to the call as before.
 Any other tool passes unchanged (no output). An event it cannot read blocks the call
 (exit 2, Claude Code's "blocking error"), never lets it run unconfined.
+
+`ztsa hook claude --install [...]` writes the hook's entry into Claude Code's settings:
+ztsa by its absolute path, bounded by `timeout`, in shell text that turns every way of
+not answering (ztsa missing, broken, crashed or hung) into exit 2 (see docs/agents.md).
 """
 
 from __future__ import annotations
