@@ -90,9 +90,10 @@ def test_creates_that_fail_anyway_under_a_home_get_no_root_home_or_ssh(tmp_path,
     assert ztsa("policy", "check", str(out)).returncode == 0
 
 
-def test_a_refused_create_of_a_plain_file_gets_exactly_that_path(tmp_path, home):
-    """In an ordinary directory, the file a create names, as an audit-only line or an
-    enforced one; a refused rename is both its names, a refused link its new one."""
+def test_a_refused_create_of_a_plain_file_gets_exactly_its_directory(tmp_path, home):
+    """In an ordinary directory, the directory of the file a create names (fs.allow_write
+    takes directories), as an audit-only line or an enforced one; a refused rename is
+    both its names' directories, a refused link its new one's."""
     out = tmp_path / "out"
     out.mkdir()
     log = write_log(tmp_path, deny(str(out / "made")),
@@ -102,8 +103,7 @@ def test_a_refused_create_of_a_plain_file_gets_exactly_that_path(tmp_path, home)
     done = ztsa("policy", "suggest", str(log))
     assert done.returncode == 0, done.stderr
     policy = tomllib.loads(done.stdout)
-    assert policy == {"fs": {"allow_write": sorted(
-        str(out / n) for n in ("made", "enforced.txt", "a", "b", "d"))}}, done.stdout
+    assert policy == {"fs": {"allow_write": [str(out)]}}, done.stdout
     assert "# left out" not in done.stdout
     saved = tmp_path / "policy.toml"
     saved.write_text(done.stdout)
@@ -204,7 +204,7 @@ def test_a_call_the_trace_shows_failed_is_left_out(tmp_path, home):
                     deny(str(out / "rel")), traced("openat", "rel", "-EISDIR"),
                     deny(str(gone)), traced("openat", str(gone), 3))
     policy, left = suggested(log)
-    assert policy == {"fs": {"allow_write": [str(gone)]}}, policy
+    assert policy == {"fs": {"allow_write": [str(gone.parent)]}}, policy
     assert left == [f"# left out: {out}/full (the call failed anyway: ENOSPC)",
                     f"# left out: {out}/rel (the call failed anyway: EISDIR)"], left
 
@@ -223,7 +223,7 @@ def test_a_name_that_was_there_before_the_call_is_left_out(tmp_path, home):
     policy, left = suggested(write_log(
         tmp_path, deny(str(old), "mkdir", when=later), deny(str(old), "chmod", when=later),
         deny(str(made), "mkdir", when=when), deny(str(made / "its-file"), when=when)))
-    assert policy == {"fs": {"allow_write": [str(made), str(made / "its-file")]}}, policy
+    assert policy == {"fs": {"allow_write": [str(made)]}}, policy
     assert left == [f"# left out: {old} (the call failed anyway: EEXIST, the name was "
                     "there before it)"], left
     policy, left = suggested(write_log(tmp_path, deny(str(old), "chmod", when=later)))
@@ -237,8 +237,7 @@ def test_a_file_under_a_directory_the_run_made_is_suggested(tmp_path, home):
     parent exists): both paths, not ENOENT."""
     policy, left = suggested(write_log(tmp_path, deny(str(tmp_path / "d"), "mkdir"),
                                        deny(str(tmp_path / "d" / "f"))))
-    assert policy == {"fs": {"allow_write": [str(tmp_path / "d"),
-                                             str(tmp_path / "d" / "f")]}}, policy
+    assert policy == {"fs": {"allow_write": [str(tmp_path / "d")]}}, policy
     assert left == []
 
 

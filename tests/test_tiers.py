@@ -298,6 +298,7 @@ def test_a_denied_path_cannot_write_entries_into_the_suggestion(tmp_path):
     log = tmp_path / "a.jsonl"
     # suggested (its directory exists), and left out (its "directory" does not)
     suggested = f'{tmp_path}/x\n  "~",  # and\n  "..",\u202e #'
+    os.makedirs(suggested)  # a directory of that name: the entry is the path itself
     planted = '/opt/x\n  "/",  # and\n  "/etc",\u202e #'
     log.write_text("".join(json.dumps({
         "schema": "ztsa.audit/v1", "time": 1.0, "event": "deny", "pid": 5, "run": "a" * 16,
