@@ -213,10 +213,9 @@ def test_a_rule_for_one_program_is_that_programs_alone(run: Runner, listeners, m
 
 
 def test_a_suggested_policy_lets_the_same_run_pass(run: Runner, listeners):
-    """Record a run that is refused a loopback service, a Unix socket and a file
+    """Record a run that is refused a loopback service, a Unix socket and a directory
     outside; `ztsa policy suggest` its log; with that as the user's policy the same run
-    is refused nothing, and what it reached arrived. (The file exists: an entry for a
-    file that does not exist grants nothing, and suggest names no directory above it.)"""
+    is refused nothing, and what it reached arrived."""
     import socket
     import sys as _sys
 
@@ -228,8 +227,6 @@ def test_a_suggested_policy_lets_the_same_run_pass(run: Runner, listeners):
     server.bind(str(sock))
     server.listen(8)
     os.chmod(sock, 0o777)
-    (outside / "made").write_text("")
-    os.chmod(outside / "made", 0o666)
     code = ("import socket, sys\n"
             "p, out = int(sys.argv[1]), sys.argv[2]\n"
             "r = []\n"
@@ -247,12 +244,10 @@ def test_a_suggested_policy_lets_the_same_run_pass(run: Runner, listeners):
     first = subprocess.run(argv, capture_output=True, text=True, timeout=120,
                            cwd=run.workspace)
     assert first.stdout.strip() == "nothing", first.stdout + first.stderr
-    assert listeners.settle()["service"] == 0 and (outside / "made").read_text() == ""
+    assert listeners.settle()["service"] == 0
     done = subprocess.run([_sys.executable, "-m", "ztsa", "policy", "suggest", str(log)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert f'"{outside / "made"}"' in done.stdout and f'"{outside}"' not in done.stdout, (
-        done.stdout)
     policy = xdg / "ztsa" / "policy.toml"
     policy.write_text(done.stdout)
     os.chmod(policy, 0o644)
