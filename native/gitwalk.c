@@ -7,8 +7,10 @@
    ztsa_free: 'D' a directory that is a git directory (HEAD beside objects or
    commondir, or any directory named .git), 'F' a `.git` entry that is not a directory,
    'T' a `.ztsa.toml` or `pyproject.toml` that is not a directory (a policy of ztsa's
-   for a workspace there), 'P' a directory the walk may not list (EACCES or EPERM; the
-   caller decides). Other
+   for a workspace there), 'I' an entry that is not a directory whose name is one of
+   the caller's NAMES (files a tool obeys wherever they sit: an agent's instruction
+   files, `.envrc`; ztsa/surfaces.py), 'P' a directory the walk may not list (EACCES
+   or EPERM; the caller decides). Other
    directories that cannot be opened (gone, ELOOP after a swap for a symlink, a path
    too long) are left out. No symlink is followed but root itself: each subdirectory is
    opened beneath root's descriptor through no symlink (openat2). */
@@ -60,7 +62,15 @@ struct linux_dirent64_ {
 
 /* List one directory (fd): records for it and its `.git` entries, and its
    subdirectories appended to the stack (paths, NUL-separated, in *stack). */
-static int list_one(int fd, const char *path, size_t plen, struct buf *out, struct buf *stack) {
+static int named(const char *names, const char *name) {
+    for (const char *n = names; n && *n; n += strlen(n) + 1)
+        if (strcmp(n, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int list_one(int fd, const char *path, size_t plen, const char *names, struct buf *out,
+                    struct buf *stack) {
     char dents[1 << 15];
     int head = 0, objects = 0;
     for (;;) {
@@ -96,6 +106,8 @@ static int list_one(int fd, const char *path, size_t plen, struct buf *out, stru
             else if (type != DT_DIR &&
                      (strcmp(name, ".ztsa.toml") == 0 || strcmp(name, "pyproject.toml") == 0))
                 put(out, 'T', full, at + nlen);
+            else if (type != DT_DIR && named(names, name))
+                put(out, 'I', full, at + nlen);
             if (type == DT_DIR)
                 put(stack, 'd', full, at + nlen);
         }
@@ -119,7 +131,7 @@ static int open_beneath(int rootfd, const char *rel) {
     return fd;
 }
 
-long ztsa_git_walk(const char *root, char **records) {
+long ztsa_git_walk(const char *root, const char *names, char **records) {
     struct buf out = {0}, stack = {0};
     *records = NULL;
     size_t rlen = strlen(root);
@@ -153,7 +165,7 @@ long ztsa_git_walk(const char *root, char **records) {
         first = 0;
         int err = fd < 0 ? errno : 0;
         if (fd >= 0) {
-            err = -list_one(fd, path, plen, &out, &stack);
+            err = -list_one(fd, path, plen, names, &out, &stack);
             close(fd);
         }
         if (err == EACCES || err == EPERM)

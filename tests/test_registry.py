@@ -119,3 +119,10 @@ def test_an_index_that_disagrees_with_the_rules_is_not_trusted(monkeypatch):
         assert gating_rules(Profile.REPO) is None, case
     monkeypatch.setattr(_index, "RULES", index)
     assert gating_rules(Profile.REPO) is not None
+
+
+def test_docs_surfaces_md_is_current():
+    from ztsa.surfaces import render
+
+    assert (ROOT / "docs" / "surfaces.md").read_text() == render(), (
+        "docs/surfaces.md is stale: run `python -m ztsa.surfaces > docs/surfaces.md`")

@@ -65,6 +65,8 @@ class Layout(NamedTuple):
     included: list[str]  # those of named that a config includes (read as config)
     policies: list[str]  # every .ztsa.toml and pyproject.toml: ztsa's own policy
     # for a workspace there (ztsa.tiers), which a later run may be started in
+    instructions: list[str]  # every file a tool obeys wherever it sits (an agent's
+    # CLAUDE.md, AGENTS.md, .envrc: ztsa.surfaces.ANYWHERE), at any depth
 
 
 def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
@@ -75,6 +77,7 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
     gitdirs: list[str] = []
     gitfiles: list[str] = []
     policies: list[str] = []
+    instructions: list[str] = []
     unreadable: list[str] = []
     todo = [root]
     while todo:
@@ -85,6 +88,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                 gitfiles.append(path)
             elif kind == "T":
                 policies.append(path)
+            elif kind == "I":
+                instructions.append(path)
             elif retry is not None and retry(path):
                 todo.append(path)
             elif os.access(path, os.X_OK):  # git can still go in and open names there
@@ -102,7 +107,7 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
             hooks += [os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
     return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
                   sorted(set(included + programs)), sorted(unreadable), sorted(set(included)),
-                  sorted(set(policies)))
+                  sorted(set(policies)), sorted(set(instructions)))
 
 
 def _managed_configs(gitdir: str, hook_dirs: list[str]) -> list[str]:
@@ -133,9 +138,11 @@ def _managed_configs(gitdir: str, hook_dirs: list[str]) -> list[str]:
 def _walk(root: str) -> list[tuple[str, str]]:
     """(kind, path) records of native/gitwalk.c below root."""
     from ztsa._native import ffi, lib
+    from ztsa.surfaces import anywhere_names
 
     out = ffi.new("char **")
-    n = lib.ztsa_git_walk(os.fsencode(root), out)
+    names = b"".join(os.fsencode(n) + b"\0" for n in anywhere_names()) + b"\0"
+    n = lib.ztsa_git_walk(os.fsencode(root), names, out)
     if n < 0:
         raise OSError(-n, os.strerror(-n), root)
     try:

@@ -321,13 +321,13 @@ def suggest(path: str, run: str | None = None) -> str:
                     # fs.allow_write takes directories (a Landlock rule on a path that
                     # does not exist grants nothing): a file's own directory, judged
                     # again, so that it is never /, a home or a system directory
-                    entry = (name if call.startswith("mkdir") or os.path.isdir(name)
+                    where = (name if call.startswith("mkdir") or os.path.isdir(name)
                              else os.path.dirname(name))
-                    why = entry != name and _why_not(entry, homes)
+                    why = _why_not(where, homes) if where != name else None
                     if why:
-                        left.setdefault(name, f"its directory {entry}: {why}")
+                        left.setdefault(name, f"its directory {where}: {why}")
                         continue
-                    write.setdefault(entry, []).append(who)
+                    write.setdefault(where, []).append(who)
                     if call.startswith("mkdir"):
                         made.add(os.path.normpath(name))
     left = {p: why for p, why in left.items() if p not in write and p not in read}

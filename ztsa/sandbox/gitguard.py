@@ -106,13 +106,23 @@ class Before(NamedTuple):
     files: Snapshot
     since_ns: int  # when it was taken: what changed later is the tree's
     policies: dict[str, bytes | str]  # _policy_text of each, but the root pyproject's
+    instructions: dict[str, bytes | str]  # the same of each file a tool obeys wherever
+    # it sits (ztsa.surfaces.ANYWHERE), but in installed packages
 
 
 def before(workspace: str) -> Before:
     since = time.time_ns()
     layout = gitlayout.find(workspace)
     return Before(layout, snapshot(layout), since, {
-        p: _policy_text(p) for p in _policy_files(workspace, layout)})
+        p: _policy_text(p) for p in _policy_files(workspace, layout)}, {
+        p: _policy_text(p) for p in _instruction_files(workspace, layout)})
+
+
+def _instruction_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
+    from ztsa import surfaces
+
+    return [p for p in layout.instructions if p.startswith(workspace + "/")
+            and not surfaces.installed(os.path.relpath(p, workspace))]
 
 
 def _policy_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
@@ -563,18 +573,30 @@ def _audit_policies(workspace: str, was: Before, layout: gitlayout.Layout, tree:
                     run_id: str) -> list[Moved]:
     """Every policy file of ztsa's in the workspace (but its own pyproject.toml, judged
     by audit_policy) that the run made, changed or removed, as far as a later run
-    started beside it would obey it: moved aside, with its text from before put back.
-    A workspace tier counts for the repository's word, which the tree is not."""
+    started beside it would obey it; and every file a tool obeys wherever it sits (an
+    agent's nested CLAUDE.md, an .envrc) that the run made, changed or removed: moved
+    aside, with its text from before put back. A workspace tier counts for the
+    repository's word, which the tree is not."""
+    moved = _audit_texts(workspace, was.policies, _policy_files(workspace, layout), tree,
+                         run_id, _policy_of, "ztsa's own policy for a workspace there")
+    return moved + _audit_texts(
+        workspace, was.instructions, _instruction_files(workspace, layout), tree, run_id,
+        lambda _path, text: None if text == "absent" else text,
+        "a file a tool obeys in that directory (ztsa.surfaces)")
+
+
+def _audit_texts(workspace: str, was: dict[str, bytes | str], now: list[str], tree: _Tree,
+                 run_id: str, meaning: Callable[[str, bytes | str], object],
+                 what: str) -> list[Moved]:
+    """The files of was and now whose meaning changed: moved aside, old text put back."""
     moved: list[Moved] = []
-    for path in sorted({*was.policies, *_policy_files(workspace, layout)}):
-        old = was.policies.get(path, "absent")
+    for path in sorted({*was, *now}):
+        old = was.get(path, "absent")
         new = _policy_text(path)
-        if not path.startswith(workspace + "/") or _policy_of(path, old) == _policy_of(
-                path, new):
+        if not path.startswith(workspace + "/") or meaning(path, old) == meaning(path, new):
             continue
         rel = os.path.relpath(path, workspace)
-        reason = (f"{os.path.basename(path)}: ztsa's own policy for a workspace there, "
-                  "made, changed or removed by the run")
+        reason = f"{os.path.basename(path)}: {what}, made, changed or removed by the run"
         try:
             if new == "absent":
                 if not isinstance(old, bytes):

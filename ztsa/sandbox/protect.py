@@ -13,28 +13,22 @@ Two mechanisms, both enforced without a check that the tree could race:
   and performs the operation itself, handing an opened file to the caller with
   SECCOMP_ADDFD_FLAG_SEND (native/helper.c).
 
-Paths are relative to the workspace root (nested CLAUDE.md files below it are not
-covered unless named with --protect)."""
+Paths are relative to the workspace root: the top-level surfaces of ztsa/surfaces.py,
+the nested files a tool obeys wherever they sit that exist when the run starts, and
+the files a devcontainer configuration names (a nested one the run makes is moved
+aside after it, ztsa.sandbox.gitguard)."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from ztsa import gitlayout
+from ztsa import gitlayout, surfaces
 from ztsa.records import NamedTuple
 
-# the agent configuration files of the confinement issue, and ztsa's own policy files
-AGENT_FILES = (
-    "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".cursor",
-    ".windsurfrules", ".clinerules", ".claude", ".mcp.json", ".codex", ".gemini",
-    ".vscode", ".github/copilot-instructions.md", ".github/instructions", ".devcontainer",
-    ".envrc", ".husky", ".ztsa.toml", ".ztsa", ".ztsa-quarantine",
-    # instruction and skill folders of other agents (a skill's scripts run later too)
-    ".agents", ".windsurf", ".github/agents", ".github/prompts", ".github/chatmodes",
-    ".cline", ".continue", ".roo", ".kiro", "AGENT.md",
-    "AGENTS.override.md",  # Codex reads it before AGENTS.md
-)
+# what a tool reads at the top of the workspace that runs code later, widens an agent's
+# reach or feeds it instructions (ztsa/surfaces.py), and ztsa's own policy files
+AGENT_FILES = surfaces.root_paths()
 # git's own control files are added per repository that exists (git_entries)
 
 # what ztsa imports from site-packages: itself, pyproject's dependencies, and
@@ -182,11 +176,23 @@ def git_entries(workspace: str, layout: gitlayout.Layout | None = None) -> list[
             if p.startswith(workspace + os.sep)]
 
 
+def later_entries(workspace: str, layout: gitlayout.Layout) -> list[str]:
+    """The files a tool obeys wherever they sit that exist below the top (an agent's
+    nested instruction files, `.envrc`), but inside installed packages, and the files a
+    devcontainer configuration names (ztsa.surfaces), workspace-relative."""
+    nested = [os.path.relpath(p, workspace) for p in layout.instructions
+              if p.startswith(workspace + os.sep)]
+    return [*(r for r in nested if "/" in r and not surfaces.installed(r)),
+            *surfaces.named_by(workspace)]
+
+
 def plan(workspace: str, extra: list[str], git: gitlayout.Layout | None = None
          ) -> Protection:
     """git: the workspace's repositories, when already found."""
     workspace = os.path.realpath(workspace)
-    entries = list(dict.fromkeys([*AGENT_FILES, *git_entries(workspace, git),
+    layout = git or gitlayout.find(workspace)
+    entries = list(dict.fromkeys([*AGENT_FILES, *git_entries(workspace, layout),
+                                  *later_entries(workspace, layout),
                                   *(normalise(workspace, p) for p in extra)]))
     ro: list[str] = []
     linked: set[tuple[int, int]] = set()

@@ -374,8 +374,9 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     if done:
         names = (", ".join(printable(m.path) for m in done[:5])
                  + (", ..." if len(done) > 5 else ""))
-        _say(f"ztsa: moved aside {len(done)} file(s) that would make git or ztsa "
-             f"itself run code or allow more outside the sandbox: {names} (see "
+        _say(f"ztsa: moved aside {len(done)} file(s) that would make git, ztsa itself or "
+             f"another tool run code, allow more or instruct an agent outside the "
+             f"sandbox: {names} (see "
              f"{gitguard.QUARANTINE}/{log.run}/manifest.json)")
     unclean = [m.path for m in moved if m.error] + [f.path for f in swept if f.error]
     if unclean and code == 0:
