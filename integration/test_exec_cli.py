@@ -213,6 +213,10 @@ def test_the_summary_names_the_first_denials_and_the_flag_for_each(tmp_path, log
     line = next(x for x in err.splitlines() if "denied" in x and x.startswith("ztsa:"))
     assert line.startswith("ztsa: 2 denied")
     assert "connect 127.0.0.1:9 (not in --allow-net: --allow-net 127.0.0.1:9)" in line
-    assert "/etc/ztsa-denied-x (read-only outside the writable places: --allow-write /etc)" \
-        in line
+    # no flag that would open a system directory, a home or a credential path
+    assert "/etc/ztsa-denied-x (read-only outside the writable places; not to be opened: " \
+        "a system directory)" in line
+    assert "--allow-write /etc" not in err
+    # a refused destination is said when first refused, once
+    assert err.count("ztsa: refused connect 127.0.0.1:9 ") == 1, err
     assert not os.path.exists("/etc/ztsa-denied-x")

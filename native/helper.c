@@ -736,12 +736,68 @@ static pid_t host_pid(pid_t pid) {
    in a loop must not fill the disk through ztsa's log */
 #define DENY_LINES 10000
 
+/* the destinations said on stderr so far (tell_refused): each once */
+#define TOLD_MAX 64
+static struct {
+    char what[TOLD_MAX][160];
+    int n;
+} told;
+
+static int network_call(const char *call) {
+    return strcmp(call, "connect") == 0 || strncmp(call, "send", 4) == 0 ||
+           strcmp(call, "dns") == 0;
+}
+
+/* A refused destination, on the stderr the tree shares with ztsa, the first time it is
+   refused (a person, or an agent waiting on a tool's retries, sees it at once), with
+   the flag that would allow it. Never blocks the helper for long: only when the stream
+   has room (a line is shorter than PIPE_BUF); after TOLD_MAX destinations, the summary
+   names the rest. */
+static void tell_refused(const char *call, const char *what, const char *rule) {
+    if (!H.plan->tell || !network_call(call) || strncmp(what, "unix:", 5) == 0)
+        return;
+    for (int i = 0; i < told.n; i++)
+        if (strncmp(told.what[i], what, sizeof told.what[0] - 1) == 0)
+            return;
+    if (told.n == TOLD_MAX)
+        return;
+    snprintf(told.what[told.n++], sizeof told.what[0], "%s", what);
+    char line[512];
+    int allow = strncmp(rule, "not in --allow-net", 18) == 0;
+    int n = snprintf(line, sizeof line, "ztsa: refused %s %s (%s%s%s)\n",
+                     strcmp(call, "dns") == 0 ? "the name" : call, what, rule,
+                     allow ? ": --allow-net " : "", allow ? what : "");
+    if (n <= 0)
+        return;
+    if (n >= (int)sizeof line)
+        n = (int)sizeof line - 1;
+    struct pollfd out = {2, POLLOUT, 0};
+    if (poll(&out, 1, 0) == 1 && (out.revents & POLLOUT)) {
+        ssize_t w = write(2, line, (size_t)n);
+        (void)w;
+    }
+}
+
 void helper_note_denial(unsigned long count, const char *syscall_name, const char *what,
                         const char *rule) {
-    if (count == 0 || count > ZTSA_FIRST_DENIALS)
+    tell_refused(syscall_name, what, rule);
+    if (count == 0)
         return;
-    snprintf(H.shared->first[count - 1], sizeof H.shared->first[0], "%s\x1f%s\x1f%s",
-             syscall_name, what, rule);
+    /* the summary's first few, each destination or path once */
+    char entry[512];
+    snprintf(entry, sizeof entry, "%s\x1f%s\x1f%s", syscall_name, what, rule);
+    for (int i = 0; i < ZTSA_FIRST_DENIALS; i++) {
+        char *slot = H.shared->first[i];
+        const char *sep = strchr(slot, '\x1f');
+        const char *its = sep ? sep + 1 : NULL;
+        size_t wl = strlen(what);
+        if (its && strncmp(its, what, wl) == 0 && its[wl] == '\x1f')
+            return; /* the same destination or path: once */
+        if (!slot[0]) {
+            snprintf(slot, sizeof H.shared->first[0], "%s", entry);
+            return;
+        }
+    }
 }
 
 /* line with every --secret value in it replaced by "[secret NAME]" (a value is plain

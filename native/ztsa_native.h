@@ -177,6 +177,7 @@ struct ztsa_plan {
     /* the tree's own network namespace (with the helper, native/net.c): only loopback
        there; the helper performs what leaves and answers the tree's DNS */
     int netns;
+    int tell; /* a refused destination is said on stderr when it is first refused */
     const struct ztsa_dns_name *dns_names; /* the names the rules name */
     int n_dns_names;
     const struct ztsa_net_rule *resolvers; /* upstream, port 53 */

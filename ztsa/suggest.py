@@ -144,7 +144,7 @@ def _sensitive(path: str, homes: set[str]) -> str | None:
     return None
 
 
-def _why_not(path: str, homes: set[str]) -> str | None:
+def why_not(path: str, homes: set[str]) -> str | None:
     """Why path is never suggested: as spelt, as read without its dots, and where its
     symbolic links lead."""
     normal = os.path.normpath(path)
@@ -299,7 +299,7 @@ def suggest(path: str, run: str | None = None) -> str:
             elif e.get("access") == "read" or (
                     "access" not in e and ("read" in call or ("Landlock" in rule
                                                               and "read" in rule))):
-                why = (_why_not(p, homes) if os.path.isabs(p)
+                why = (why_not(p, homes) if os.path.isabs(p)
                        else "a relative path: the log does not say where it was")
                 if why:
                     left.setdefault(p, why)
@@ -312,7 +312,7 @@ def suggest(path: str, run: str | None = None) -> str:
                     old, _, new = p.partition(" -> ")
                     names = [old, new] if call.startswith("rename") else [new]
                 for name in names:
-                    why = (_why_not(name, homes) if os.path.isabs(name)
+                    why = (why_not(name, homes) if os.path.isabs(name)
                            else "a relative path: the log does not say where it was")
                     why = why or _failed(e, index, call, name, made, traced)
                     if why:
@@ -323,7 +323,7 @@ def suggest(path: str, run: str | None = None) -> str:
                     # again, so that it is never /, a home or a system directory
                     where = (name if call.startswith("mkdir") or os.path.isdir(name)
                              else os.path.dirname(name))
-                    why = _why_not(where, homes) if where != name else None
+                    why = why_not(where, homes) if where != name else None
                     if why:
                         left.setdefault(name, f"its directory {where}: {why}")
                         continue

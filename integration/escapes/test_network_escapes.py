@@ -360,3 +360,48 @@ def test_only_tcp_udp_and_icmp_sockets_of_the_ip_families(run):
     proc, _ = run(run.python, "-c", code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["93", "93", "93", "ok", "ok", "ok"] * 2, proc.stdout
+
+
+@LOG
+def test_a_refused_destination_is_said_at_once_and_once(run, listeners, log):
+    """A person, or an agent waiting on a tool's retries, sees a refused destination on
+    stderr within a second of its first refusal, not only in the summary at the end;
+    each destination once; the summary names it once too."""
+    import os
+    import select
+    import subprocess
+    import time
+
+    denied = listeners.add_tcp("denied")
+    code = ("import socket, time\n"
+            "for _ in range(5):\n"
+            "    try: socket.create_connection(('127.0.0.1', %d), 2)\n"
+            "    except OSError: pass\n"
+            "print('tried', flush=True)\n"
+            "time.sleep(4)\n" % denied)
+    argv, _ = run.command(run.python, "-c", code, log=log)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=run.workspace)
+    assert proc.stdout is not None and proc.stderr is not None
+    os.set_blocking(proc.stderr.fileno(), False)
+    err, tried_at, said_at = b"", None, None
+    end = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < end and said_at is None:
+        ready, _, _ = select.select([proc.stdout, proc.stderr], [], [], 0.1)
+        if proc.stdout in ready and tried_at is None and proc.stdout.readline():
+            tried_at = time.monotonic()
+        if proc.stderr in ready:
+            err += proc.stderr.read() or b""
+            if f"refused connect 127.0.0.1:{denied}".encode() in err:
+                said_at = time.monotonic()
+    out_rest, err_rest = proc.communicate(timeout=60)
+    err += err_rest
+    text = err.decode()
+    assert said_at is not None, text
+    # said before the tree ended (it sleeps 4 s after its tries), within a second of them
+    assert tried_at is None or said_at - tried_at < 1.0, (said_at, tried_at, text)
+    assert text.count(f"refused connect 127.0.0.1:{denied}") == 1, text
+    assert f"--allow-net 127.0.0.1:{denied}" in text
+    summary = [line for line in text.splitlines() if "denied, " in line]
+    assert summary and summary[-1].count(f"connect 127.0.0.1:{denied}") == 1, summary
+    assert listeners.settle()["denied"] == 0

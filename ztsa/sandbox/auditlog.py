@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 SCHEMA = "ztsa.audit/v1"
 
 
+TOLD_MAX = 64  # destinations said at once; the summary names the rest (as the helper)
+
+
 class AuditLog:
     def __init__(self, stream: IO[str] | None,
                  secrets: dict[str, str] | None = None, ocsf: bool = False) -> None:
@@ -37,6 +40,8 @@ class AuditLog:
         self.pid = os.getpid()
         # the first denials ztsa itself decided, for the summary line: (call, what, rule)
         self.first_denials: list[tuple[str, str, str]] = []
+        self.tell = False  # say a refused destination on stderr at once (not --quiet)
+        self.told: set[str] = set()
         if stream is not None:  # json's import is paid only by runs that write a log
             import json
 
@@ -48,8 +53,18 @@ class AuditLog:
         return self.stream is not None
 
     def note_denial(self, call: str, what: str, rule: str) -> None:
-        if len(self.first_denials) < 3:
+        """A denial ztsa itself decided: among the summary's first few (each destination
+        or path once), and a refused destination said on stderr at once, the first time
+        (run.tell_refused)."""
+        if len(self.first_denials) < 3 and all(d[1] != what for d in self.first_denials):
             self.first_denials.append((call, what, rule))
+        if self.tell and what not in self.told and len(self.told) < TOLD_MAX and (
+                call in ("connect", "dns") or call.startswith("send")) and not \
+                what.startswith("unix:"):
+            self.told.add(what)
+            from ztsa.sandbox.run import tell_refused
+
+            tell_refused(call, what, rule)
 
     def count(self, kind: str) -> None:
         self.counts[kind] += 1

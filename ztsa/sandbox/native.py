@@ -163,6 +163,7 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.max_procs, c.max_memory = plan.max_procs, plan.max_memory
     c.own_session = int(plan.own_session)
     c.netns = int(plan.netns)
+    c.tell = int(plan.tell)
     if plan.netns:
         net = plan.net
         names = ffi.new("struct ztsa_dns_name[]", max(len(net.names), 1))

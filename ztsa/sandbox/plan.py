@@ -93,6 +93,7 @@ class RunPlan(NamedTuple):
     own_session: bool = False  # CMD in a new session: ztsa's terminal is none of its stdio
     git_configs: tuple[str, ...] = ()  # protected git configs git itself may rewrite
     netns: bool = False  # the tree's own network namespace; the helper's is the host's
+    tell: bool = False  # say each refused destination on stderr when first refused
     net: NetPlan = NetPlan()
     secrets: tuple[tuple[str, str], ...] = ()  # (name, value): redacted in the helper's lines
     # --audit-only: nothing refused but what a policy denies and the agent files; the

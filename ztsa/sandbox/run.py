@@ -278,6 +278,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged,
                     deny_read=deny_read, empty_file=empty, read_only=read_only,
                     own_session=not terminal.among_stdio())
+    # each refused destination said when first refused, unless --quiet (the helper says
+    # its own; the tracer's through the log)
+    run = run._replace(tell=not quiet)
+    log.tell = not quiet
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     try:
         if group is not None:  # before the child runs anything: all of the tree is in it
@@ -402,7 +406,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                  if group is not None else {}),
               **({"syscalls": log.counts["syscall"]} if syscalls is not None else {}))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
-    first = [*log.first_denials, *nat.helper_first_denials()][:3] if denied else []
+    first = list({d[1]: d for d in [*log.first_denials, *nat.helper_first_denials()]
+                  }.values())[:3] if denied else []
     private = os.path.dirname(env.get("TMPDIR", "")) + os.sep
     shown = "; first denied: " + printable(", ".join(_denial_hint(*d, private=private)
                                                      for d in first)) if first else ""
@@ -431,6 +436,13 @@ def _report_agent_state(log: AuditLog, found: list[agentguard.Finding]) -> None:
     log.counts["quarantined"] = log.counts.get("quarantined", 0) + len(found)
 
 
+def tell_refused(call: str, what: str, rule: str) -> None:
+    """A refused destination when it is first refused (the helper's tell_refused, for
+    the runs whose tracer decides)."""
+    shown = "the name" if call == "dns" else call
+    _say(f"ztsa: refused {shown} {printable(_denial_hint(call, what, rule))[len(call) + 1:]}")
+
+
 def _say(text: str) -> None:
     """One of ztsa's end-of-run lines on its stderr. The tree shares that descriptor: it
     may have shut the caller's socket down or closed the pipe's reader. A line lost then
@@ -455,6 +467,13 @@ def _denial_hint(call: str, what: str, rule: str, private: str = "") -> str:
         return f"{call} {what} (an agent's read-only settings, hooks or login: --agent)"
     if "read-only" in rule or "Landlock" in rule:
         parent = os.path.dirname(what.rstrip("/")) or what
+        from ztsa.suggest import why_not
+
+        homes = {h for h in (os.environ.get("HOME"), private.rstrip(os.sep)) if h}
+        why = ("a path in the workspace that ztsa keeps (--protect, an agent or git file)"
+               if not os.path.isabs(parent) else why_not(parent, homes))
+        if why:  # never a hint to open the home, a credential or a system directory
+            return f"{call} {what} ({rule}; not to be opened: {why})"
         return f"{call} {what} ({rule}: --allow-write {parent})"
     return f"{call} {what} ({rule})"
 
