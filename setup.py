@@ -3,14 +3,19 @@
 The `ztsa` command is a small shell launcher written here, not a console-script entry
 point: a console script starts Python with the site module, which runs every `.pth` file
 of site-packages and honours PYTHONPATH, PYTHONHOME and the user site-packages before
-ztsa's first line. The launcher starts the interpreter this package is built for with
+ztsa's first line. The launcher starts the interpreter ztsa was installed for with
 `-I -S` (isolated, no site start-up), and its boot code, ztsa/_boot.py, adds
-site-packages itself; see docs/design.md, "Start-up".
+site-packages itself; see docs/design.md, "Start-up cost".
+
+Which interpreter that is, only the installer knows: nothing here names one (this may
+run in a build machine's throw-away environment). Beside the launcher goes a second
+script, `ztsa-interpreter`, whose first line is `#!python`: pip, uv and pipx write the
+interpreter they install for in its place, and the launcher reads it from there.
 """
 
+import ast
 import os
 import shlex
-import sys
 
 from setuptools import setup
 
@@ -21,26 +26,90 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # as a script so that nothing of ztsa is imported before site-packages are on the path.
 with open(os.path.join(HERE, "ztsa", "_boot.py"), encoding="utf-8") as f:
     BOOT = f.read()
+# the name of the interpreter's record, as _boot.py (and ztsa exec's protection) know it
+RECORD = next(node.value.value for node in ast.parse(BOOT).body
+              if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+              and [getattr(t, "id", None) for t in node.targets] == ["INTERPRETER_FILE"])
 
-LAUNCHER = f"""\
-#!/bin/sh
-# ztsa's launcher, written by setup.py for the interpreter below. Python starts isolated
-# (-I: no PYTHON* variables, no user site, no current directory on the import path) and
-# without the site module's start-up (-S: no .pth file runs before ztsa).
-py={shlex.quote(sys.executable)}
-# installed from a wheel built by another interpreter: the one beside this script
-[ -x "$py" ] || py="${{0%/*}}/python3"
-exec "$py" -I -S -c {shlex.quote(BOOT)} "$0" "$@"
+LAUNCHER = r"""#!/bin/sh
+# ztsa's launcher, written by setup.py. It starts the interpreter ztsa was installed for,
+# which the installer wrote into the first line of @RECORD@ beside this file's real
+# path (a link to it, as pipx and uv tool make, is followed first): never one named when
+# ztsa was built, never one beside a link. What it cannot find so, it refuses (125).
+# Python starts isolated (-I: no PYTHON* variables, no user site, no current directory on
+# the import path) and without the site module's start-up (-S: no .pth file runs before
+# ztsa); the boot code refuses a ztsa package that did not install this launcher.
+refuse() { printf 'ztsa: %s\n' "$*" >&2; exit 125; }
+self=$0
+if [ -h "$self" ]; then
+    self=$(readlink -f -- "$0" 2>/dev/null || realpath -- "$0" 2>/dev/null) && [ -n "$self" ] ||
+        refuse "$0: cannot resolve this link (neither readlink -f nor realpath works)"
+fi
+case $self in */*) dir=${self%/*} ;; *) dir=. ;; esac
+rec=$dir/@RECORD@
+[ -f "$rec" ] && [ -r "$rec" ] ||
+    refuse "$rec: missing, so no interpreter is known for this launcher (reinstall ztsa)"
+unquote() {  # $1, one shell word as shlex.quote writes it, into $py
+    case $1 in *[!A-Za-z0-9_@%+=:,./-]*) ;; *) py=$1; return 0 ;; esac
+    case $1 in \'*\') ;; *) return 1 ;; esac
+    rest=${1#\'}; rest=${rest%\'}; py=
+    while :; do
+        case $rest in
+        *\'\"\'\"\'*) py=$py${rest%%\'\"\'\"\'*}\'; rest=${rest#*\'\"\'\"\'} ;;
+        *\'*) return 1 ;;
+        *) py=$py$rest; return 0 ;;
+        esac
+    done
+}
+{ IFS= read -r first; IFS= read -r second; } <"$rec"
+case $first in
+'#!/bin/sh')
+    # a path with a space or longer than a shebang line: uv and installer write
+    # '''exec' WORD "$0" "$@"; WORD is relative to the record in a relocatable venv
+    word=${second#"'''exec' "}; word=${word%' "$0" "$@"'}
+    case $word in
+    '"$(dirname -- "$(realpath -- "$0")")"/'*)
+        unquote "${word#'"$(dirname -- "$(realpath -- "$0")")"/'}" && py=$dir/$py ;;
+    *) unquote "$word" ;;
+    esac || refuse "$rec: its second line names no interpreter" ;;
+'#!/'*)  # pip writes any path, spaces too; pipx adds ` -E` (its options are -I's)
+    py=${first#'#!'}
+    while [ ! -f "$py" ]; do
+        case ${py##* -} in ''|*[!A-Za-z]*|"$py") break ;; esac
+        py=${py% -*}
+    done ;;
+*) refuse "$rec: its first line names no interpreter (did pip, uv or pipx install it?)" ;;
+esac
+case $py in /*) ;; *) refuse "$rec: $py is not an absolute path" ;; esac
+[ -f "$py" ] && [ -x "$py" ] || refuse "$py (named by $rec): not an executable file"
+exec "$py" -I -S -c @BOOT@ "$0" "$@"
+"""
+
+# Run directly, the record is a Python script: it says what it is for.
+INTERPRETER = """#!python
+# ztsa's launcher (`ztsa`, beside this file) reads the line above, which the installer
+# wrote: the interpreter it installed ztsa for. This file is no command of its own.
+import sys
+
+sys.exit("ztsa-interpreter names the interpreter of ztsa's launcher: run ztsa")
 """
 
 
-def launcher() -> str:
-    out = os.path.join("build", "launcher", "ztsa")
+def scripts() -> list[str]:
     os.makedirs(os.path.join(HERE, "build", "launcher"), exist_ok=True)
-    with open(os.path.join(HERE, out), "w", encoding="utf-8") as f:
-        f.write(LAUNCHER)
-    os.chmod(os.path.join(HERE, out), 0o755)
+    out = []
+    for name, text in (("ztsa", LAUNCHER.replace("@RECORD@", RECORD)
+                        .replace("@BOOT@", shlex.quote(BOOT))),
+                       (RECORD, INTERPRETER)):
+        rel = os.path.join("build", "launcher", name)
+        with open(os.path.join(HERE, rel), "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(os.path.join(HERE, rel), 0o755)
+        out.append(rel)
     return out
 
 
-setup(cffi_modules=["native/build_native.py:ffibuilder"], scripts=[launcher()])
+setup(cffi_modules=["native/build_native.py:ffibuilder"], scripts=scripts(),
+      # `#!python` stays so in every wheel, editable ones too: the installer writes the
+      # interpreter, never setuptools the one it runs on
+      options={"build_scripts": {"executable": "python"}})

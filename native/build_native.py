@@ -3,11 +3,22 @@
 The interface is ztsa_nr.h (the syscall numbers Python shares) and ztsa_native.h; the
 sources are split by the process that runs them (see ztsa_native.h)."""
 
+import os
 from pathlib import Path
 
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
+
+# The compiler records the directory it compiles in (the debug information's
+# DW_AT_comp_dir): the project root, recorded as `.`, so that no path of the building
+# machine goes into the wheel's extension. Each name the compiler may know the root by
+# (gcc takes $PWD where that is the current directory).
+_root = [str(HERE.parent), os.getcwd(), os.path.realpath(os.getcwd())]
+if os.environ.get("PWD") and os.path.isdir(os.environ["PWD"]) and os.path.samefile(
+        os.environ["PWD"], os.getcwd()):
+    _root.append(os.environ["PWD"])
+PREFIX_MAPS = [f"-ffile-prefix-map={d}=." for d in dict.fromkeys(_root)]
 SOURCES = ["allow.c", "audit.c", "child.c", "creation.c", "dns.c", "gitconfig.c", "gitwalk.c",
            "helper.c", "landlock.c", "metadata.c", "net.c", "netns.c", "supervisor.c", "util.c",
            "waits.c"]
@@ -21,7 +32,7 @@ ffibuilder.set_source(
     # relative to the project root: setuptools refuses absolute source paths
     sources=[f"native/{name}" for name in SOURCES],
     include_dirs=["native"],
-    extra_compile_args=["-O2", "-Wall", "-Wextra", "-Werror"],
+    extra_compile_args=["-O2", "-Wall", "-Wextra", "-Werror", *PREFIX_MAPS],
 )
 
 if __name__ == "__main__":

@@ -316,6 +316,9 @@ attempt("write-launcher", write(f"{v}/bin/ztsa", shell))
 attempt("replace-launcher", write(f"{v}/bin/.z", shell),
         lambda: os.chmod(f"{v}/bin/.z", 0o755),
         lambda: os.replace(f"{v}/bin/.z", f"{v}/bin/ztsa"))
+attempt("write-interpreter-record", write(f"{v}/bin/ztsa-interpreter", "#!/bin/sh\n"))
+attempt("replace-interpreter-record", write(f"{v}/bin/.r", "#!/bin/sh\n"),
+        lambda: os.replace(f"{v}/bin/.r", f"{v}/bin/ztsa-interpreter"))
 attempt("relink-python", lambda: os.symlink("/bin/sh", f"{v}/bin/.p"),
         lambda: os.replace(f"{v}/bin/.p", f"{v}/bin/python3"))
 attempt("edit-pyvenv.cfg", write(f"{v}/pyvenv.cfg", "home = /nonexistent\n", "a"))
@@ -345,12 +348,11 @@ def _venv_with_ztsa(where: Path) -> tuple[Path, Path]:
     imports copied in, its `ztsa` command), as `pip install ztsa` into a project's venv
     would leave it."""
     import importlib.util
-    import re
-    import shlex
     import shutil
     import sys
 
     import ztsa
+    from ztsa._boot import INTERPRETER_FILE
 
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
     site = where / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
@@ -370,11 +372,13 @@ def _venv_with_ztsa(where: Path) -> tuple[Path, Path]:
     beside = Path(sys.executable).parent / "ztsa"
     if not beside.is_file():
         pytest.fail(f"no `ztsa` command beside {sys.executable}: `pip install .` first")
-    text = re.sub(r"^py=.*$", f"py={shlex.quote(str(where / 'bin' / 'python3'))}",
-                  beside.read_text(), count=1, flags=re.MULTILINE)
     launcher = where / "bin" / "ztsa"
-    launcher.write_text(text)
-    launcher.chmod(0o755)
+    shutil.copy(beside, launcher)
+    # as the installer leaves them: the launcher's interpreter record, the distribution
+    # that lists the launcher among its files
+    (where / "bin" / INTERPRETER_FILE).write_text(f"#!{where / 'bin' / 'python3'}\n")
+    (site / "ztsa-0.dist-info").mkdir()
+    (site / "ztsa-0.dist-info" / "RECORD").write_text("../../../bin/ztsa,,\n")
     return site, launcher
 
 
@@ -398,11 +402,11 @@ def _fingerprint(root: Path) -> dict[str, tuple[int, int, str]]:
 def test_ztsa_installed_in_a_venv_in_the_workspace_stays_as_installed(run: Runner):
     """ztsa installed into the project's own virtual environment, in the workspace: the
     tree can change nothing that a later ztsa runs outside the sandbox (its launcher,
-    the interpreter it names, pyvenv.cfg, ztsa's own package and the ones it imports,
-    names that would shadow them, the directories on the way), by writing, replacing,
-    unlinking, planting or moving; installing another package into the environment
-    still works. Judged by the environment afterwards and by the next run of its
-    `ztsa`, which must run no planted code."""
+    the record of its interpreter and that interpreter, pyvenv.cfg, ztsa's own package
+    and the ones it imports, names that would shadow them, the directories on the
+    way), by writing, replacing, unlinking, planting or moving; installing another
+    package into the environment still works. Judged by the environment afterwards
+    and by the next run of its `ztsa`, which must run no planted code."""
     import sys
 
     venv = run.workspace / ".venv"
@@ -432,7 +436,7 @@ def test_ztsa_installed_in_a_venv_in_the_workspace_stays_as_installed(run: Runne
     for new in ("bin/newtool", f"{site.relative_to(venv)}/newpkg",
                 f"{site.relative_to(venv)}/newpkg/__init__.py"):
         after.pop(new)
-    for staged in ("bin/.z", "bin/.p"):  # what the replacing attempts made first
+    for staged in ("bin/.z", "bin/.r", "bin/.p"):  # what the replacing attempts made first
         after.pop(staged, None)
     assert after == before
     # the next run, with and without the syscall trace that imports python-ptrace

@@ -116,10 +116,11 @@ def test_no_second_ruleset_where_it_cannot_be_exact(tmp_path):
 
 
 def test_own_installation_names_what_a_later_run_executes(tmp_path, monkeypatch):
-    """ztsa in a venv in a writable place: the launcher, the interpreter's names and
-    links, both places of pyvenv.cfg, and in the venv's site-packages every name under
-    which one of ztsa's imports could be found, whether or not it exists; nothing when
-    the venv lies outside every writable place."""
+    """ztsa in a venv in a writable place: the launcher (started through a link: the
+    link and the file), the record of its interpreter beside it, the interpreter's
+    names and links, both places of pyvenv.cfg, and in the venv's site-packages every
+    name under which one of ztsa's imports could be found, whether or not it exists;
+    nothing when the venv lies outside every writable place."""
     import importlib.machinery
     import sys
 
@@ -133,9 +134,13 @@ def test_own_installation_names_what_a_later_run_executes(tmp_path, monkeypatch)
     (venv / "bin" / "python").symlink_to("python3")
     (venv / "bin" / "ztsa").write_text("#!/bin/sh\n")
     monkeypatch.setattr(sys, "executable", str(venv / "bin" / "python"))
-    monkeypatch.setattr(sys, "argv", [str(venv / "bin" / "ztsa"), "exec"])
+    (tmp_path / "ws" / "links").mkdir()
+    (tmp_path / "ws" / "links" / "ztsa").symlink_to(venv / "bin" / "ztsa")
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "ws" / "links" / "ztsa"), "exec"])
     found = protect.own_installation([str(tmp_path / "ws")])
-    for rel in ("bin/ztsa", "bin/python", "bin/python3", "pyvenv.cfg", "bin/pyvenv.cfg"):
+    assert str(tmp_path / "ws" / "links" / "ztsa") in found
+    for rel in ("bin/ztsa", "bin/ztsa-interpreter", "bin/python", "bin/python3",
+                "pyvenv.cfg", "bin/pyvenv.cfg"):
         assert str(venv / rel) in found, rel
     ext = importlib.machinery.EXTENSION_SUFFIXES[0]
     for name in ("ztsa", "yaml", "yaml.py", "cffi.pyc", f"_cffi_backend{ext}", "ptrace",

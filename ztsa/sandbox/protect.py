@@ -101,9 +101,10 @@ def link_the_tree_may_change(path: str, writable: list[str]) -> str | None:
 
 def own_installation(writable: list[str]) -> list[str]:
     """Absolute paths, existing or not, in the `writable` directories (resolved), that
-    decide what a later ztsa run executes before its gate: the launcher, the
-    interpreter it starts (each link on the way), pyvenv.cfg where Python and the
-    launcher look for it, and in each directory ztsa's imports are looked for, every
+    decide what a later ztsa run executes before its gate: the launcher (and the file a
+    link to it leads to), the record beside that of the interpreter it starts, that
+    interpreter (each link on the way), pyvenv.cfg where Python and the launcher look
+    for it, and in each directory ztsa's imports are looked for, every
     name under which one of OWN_IMPORTS could be found (a package, a module, bytecode,
     an extension). Elsewhere the first ruleset already keeps them."""
     import importlib.machinery
@@ -130,7 +131,10 @@ def own_installation(writable: list[str]) -> list[str]:
               os.path.join(os.path.dirname(os.path.dirname(exe)), "pyvenv.cfg")]
     launcher = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     if launcher and not launcher.endswith(".py"):
-        paths.append(launcher)
+        # the name it was started by, the file it leads to and, beside that, the record
+        # of the interpreter it starts
+        real = os.path.realpath(launcher)
+        paths += [launcher, real, os.path.join(os.path.dirname(real), _boot.INTERPRETER_FILE)]
     found = [p for p in map(place, paths) if p]
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     dirs = [*_boot.site_dirs(), os.path.dirname(package),
