@@ -139,3 +139,69 @@ def test_the_hook_never_answers_allow(tmp_path: Path, mode: str):
                 "hookEventName", "updatedInput", "additionalContext"}
             answers += 1
     assert answers == 4  # the two Bash calls, with and without options
+
+
+def test_a_network_preset_in_the_options_reaches_execs_parser(tmp_path: Path, monkeypatch):
+    """`ztsa hook claude --allow-net @pypi`: the rewritten call's `ztsa exec` reads the
+    preset as its hosts on 443 (a deny of one host refuses it, exit 2, before anything
+    starts); an unknown preset fails the call naming the presets, and --install
+    refuses it."""
+    import shlex
+
+    import ztsa.sandbox.cgroup
+    import ztsa.sandbox.native
+    import ztsa.sandbox.run
+    from ztsa import cli
+    from ztsa import hook as hook_module
+
+    ws = tmp_path / "project"
+    ws.mkdir()
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "policy.toml").write_text("")
+    env = {"ZTSA_SYSTEM_POLICY": str(etc / "policy.toml"), "XDG_CONFIG_HOME": str(etc)}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    done = hook(event(ws, command="echo hi"), "--profile", "repo", "--allow-net", "@pypi",
+                env=env)
+    assert done.returncode == 0, done.stderr
+    assert " --profile repo --allow-net @pypi -- bash -c " in json.loads(
+        done.stdout)["hookSpecificOutput"]["updatedInput"]["command"]
+
+    def rewritten(*options: str) -> str:
+        """The command the hook answers, naming this checkout's ztsa (the hook's own
+        `python -I -m ztsa` would import the installed one, not the one under test)."""
+        answer = hook_module.rewrite(json.loads(event(ws, command="echo hi")),
+                                     list(options), [sys.executable, "-m", "ztsa"])
+        assert answer is not None
+        return str(answer["hookSpecificOutput"]["updatedInput"]["command"])
+
+    command = rewritten("--profile", "repo", "--allow-net", "@pypi")
+    argv = shlex.split(command)
+    assert argv[argv.index("exec"):][:6] == ["exec", "--workspace", str(ws), "--profile",
+                                              "repo", "--allow-net"]
+    # exec's own parser, in this process up to the run
+    seen = {}
+    monkeypatch.setattr(ztsa.sandbox.run, "execute",
+                        lambda cmd, policy, *a, **kw: seen.setdefault("policy", policy) and 0)
+    monkeypatch.setattr(ztsa.sandbox.cgroup, "prewarm", lambda: None)
+    monkeypatch.setattr(ztsa.sandbox.native, "userns_available", lambda: True)
+    monkeypatch.setattr(cli, "run_gate", lambda *a, **kw: True)
+    cli.main(argv[argv.index("exec"):])
+    assert [(r.name, r.port) for r in seen["policy"].net] == [
+        ("pypi.org", 443), ("files.pythonhosted.org", 443)]
+    # the rewritten call as Claude Code runs it: refused by a deny of one of the hosts
+    (etc / "policy.toml").write_text('[net]\ndeny = ["files.pythonhosted.org"]\n')
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                         timeout=120, cwd=ws, env={**os.environ, **env})
+    assert ran.returncode == 2 and ran.stdout == "", ran.stderr
+    assert "--allow-net @pypi (command line) is refused: it opens 'files.pythonhosted.org'" \
+        in ran.stderr.replace("\n", " ")
+    # an unknown preset: the call fails (exit 2) naming the presets
+    command = rewritten("--allow-net", "@pip")
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                         timeout=120, cwd=ws, env={**os.environ, **env})
+    assert ran.returncode == 2 and "'@pip' is not a network preset (known: @npm" in ran.stderr
+    with pytest.raises(hook_module.Refused):
+        hook_module._check_exec_options(["--allow-net", "@pip"])
+    hook_module._check_exec_options(["--allow-net", "@pypi"])

@@ -246,3 +246,46 @@ def test_a_relative_path_is_left_out(tmp_path, home):
     assert "fs" not in policy
     assert left == ["# left out: build/out.o (a relative path: the log does not say "
                     "where it was)"], left
+
+
+def dns_deny(name: str, qtype: str = "A", pid: int = 7, **more: Any) -> dict[str, Any]:
+    """A refused query as the DNS service logs it (native/dns.c)."""
+    return {"schema": "ztsa.audit/v1", "time": time.time(), "run": RUN, "event": "deny",
+            "pid": pid, "syscall": "dns", "name": name, "type": qtype, "decision": "deny",
+            "rule": "not in --allow-net", "rcode": "NXDOMAIN", **more}
+
+
+def test_refused_hosts_of_a_preset_are_suggested_as_the_preset(tmp_path, home):
+    """pip refused pypi.org never asks for files.pythonhosted.org: the suggestion is
+    @pypi, which opens both (issue #40: two failed runs to learn the second host). Names
+    of no preset stay names; an address stays an address; what a policy denies stays
+    unsuggested."""
+    pip = {"schema": "ztsa.audit/v1", "time": time.time(), "run": RUN, "event": "exec",
+           "pid": 7, "executable": "/usr/bin/python3"}
+    log = write_log(tmp_path, pip, dns_deny("pypi.org"), dns_deny("pypi.org", "AAAA"),
+                    dns_deny("internal.example.test"),
+                    dns_deny("api.github.com", rule="denied by /etc/ztsa/policy.toml:2 "
+                                                    "(enterprise)"),
+                    {**deny("203.0.113.7:443", call="connect", audit=False),
+                     "family": "inet", "address": "203.0.113.7:443",
+                     "rule": "not in --allow-net"})
+    done = ztsa("policy", "suggest", str(log))
+    assert done.returncode == 0, done.stderr
+    policy = tomllib.loads(done.stdout)
+    assert policy["net"]["allow"] == [
+        "@pypi", {"to": "203.0.113.7:443", "binaries": [os.path.realpath("/usr/bin/python3")]},
+        "internal.example.test"], done.stdout
+    line = next(x for x in done.stdout.splitlines() if x.startswith('  "@pypi",'))
+    assert line == ('  "@pypi",  # pypi.org, files.pythonhosted.org (port 443 only): '
+                    "pypi.org: dns by pid 7 (/usr/bin/python3), A; pypi.org: dns by pid 7 "
+                    "(/usr/bin/python3), AAAA"), line
+    assert "# not suggested: api.github.com: denied by" in done.stdout
+    saved = tmp_path / "policy.toml"
+    saved.write_text(done.stdout)
+    checked = ztsa("policy", "check", str(saved))
+    assert checked.returncode == 0, checked.stderr
+    # both hosts refused (a run with pypi.org alone allowed): still the preset, once
+    policy, _ = suggested(write_log(tmp_path, dns_deny("files.pythonhosted.org"),
+                                    dns_deny("pypi.org"), dns_deny("index.crates.io"),
+                                    dns_deny("static.crates.io")))
+    assert policy == {"net": {"allow": ["@crates", "@pypi"]}}, policy

@@ -87,6 +87,19 @@ def _endpoint(spec: str) -> tuple[str, int]:
     return host, number
 
 
+def _net_spec(spec: str) -> str:
+    """--allow-net SPEC as written; an @NAME must be a network preset (expanded where the
+    flags meet the policy files, ztsa.tiers.merge_exec)."""
+    if spec.strip().startswith("@"):
+        from ztsa.sandbox.presets import UnknownPreset, get
+
+        try:
+            get(spec)
+        except UnknownPreset as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return spec
+
+
 def _directory(path: str) -> str:
     if not os.path.exists(path):
         raise argparse.ArgumentTypeError(f"directory {path!r} does not exist")
@@ -234,8 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--workspace", default=".", type=_directory,
                     help="the workspace the gate audits (default: the current directory)")
     ex.add_argument("--allow-net", action="append", default=[], metavar="SPEC",
+                    type=_net_spec,
                     help="allow connections and sends to SPEC: HOST, HOST:PORT, IP, IP:PORT, "
-                         "CIDR, CIDR:PORT, [IPv6]:PORT or *.example.com[:PORT]; repeatable; "
+                         "CIDR, CIDR:PORT, [IPv6]:PORT or *.example.com[:PORT], or @NAME, "
+                         "an ecosystem's hosts on port 443 (@npm, @pypi, @crates, @go, "
+                         "@rubygems, @maven, @github: `ztsa policy presets`); repeatable; "
                          "nothing is allowed by default. A HOST or wildcard is followed: "
                          "the addresses its DNS answers give the tree are allowed (never "
                          "loopback, link-local or private ones; name those by address)")
@@ -337,18 +353,22 @@ def build_parser() -> argparse.ArgumentParser:
     explain.set_defaults(func=cmd_explain, parser=explain)
 
     pol = sub.add_parser(
-        "policy", help="show the merged policy files, check one, or suggest one from an "
-                   "audit log", formatter_class=_Raw,
+        "policy", help="show the merged policy files, check one, suggest one from an "
+                   "audit log, or list the network presets (@npm, @pypi, ...)",
+        formatter_class=_Raw,
         usage="ztsa policy show [--workspace DIR] [--profile P] [--format json]\n"
               "       ztsa policy check FILE\n"
-              "       ztsa policy suggest AUDIT.jsonl [--run ID]",
+              "       ztsa policy suggest AUDIT.jsonl [--run ID]\n"
+              "       ztsa policy presets [--format json]",
         description="The policy tiers (docs/policy.md): enterprise /etc/ztsa/policy.toml "
                     "($ZTSA_SYSTEM_POLICY),\nuser ~/.config/ztsa/policy.toml, workspace "
                     ".ztsa.toml or [tool.ztsa] in pyproject.toml.\n`show` prints every "
                     "entry with its file and line; `check` validates one file\n(exit 2 "
                     "naming the file, line and key of what is wrong); `suggest` turns an\n"
-                    "audit log's denials into the policy that would have allowed them.")
-    pol.add_argument("action", choices=("show", "check", "suggest"))
+                    "audit log's denials into the policy that would have allowed them;\n"
+                    "`presets` lists the network presets, the hosts (port 443) that "
+                    "--allow-net @NAME\nand \"@NAME\" in net.allow stand for.")
+    pol.add_argument("action", choices=("show", "check", "suggest", "presets"))
     pol.add_argument("file", nargs="?", metavar="FILE")
     pol.add_argument("--run", metavar="ID", help="suggest: the run of the audit log to read "
                                                  "(when it holds several)")
@@ -443,6 +463,13 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
     return report.passed
 
 
+def _ignored(t: Any) -> list[tuple[str, str, str]]:
+    """(where, what, why) of each ignored policy entry: a preset's hosts once, as the
+    preset (@NAME)."""
+    return list(dict.fromkeys((e.where, e.preset or repr(e.value), e.ignored)
+                              for e in t.ignored()))
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from ztsa import tiers
 
@@ -451,8 +478,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         tiers.check_profile(policy_tiers, args.profile)
     except tiers.PolicyFileError as exc:
         raise UsageError(str(exc)) from None
-    for e in policy_tiers.ignored():
-        print(f"ztsa: ignored {e.where}: {e.ignored}", file=sys.stderr)
+    for where, _, why in _ignored(policy_tiers):
+        print(f"ztsa: ignored {where}: {why}", file=sys.stderr)
     return EXIT_PASS if run_gate(args, args.path, sys.stdout) else EXIT_GATE
 
 
@@ -461,6 +488,16 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
     from ztsa import tiers
 
+    if args.action == "presets":
+        from ztsa.sandbox import presets
+
+        if args.file:
+            raise UsageError("policy presets takes no FILE")
+        if args.fmt == "json":
+            print(json.dumps(presets.render_json(), indent=2))
+        else:
+            sys.stdout.write(presets.render_text())
+        return EXIT_PASS
     if args.action == "suggest":
         from ztsa.suggest import SuggestError, suggest
 
@@ -539,8 +576,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
             args.allow_net = [*preset_hosts, *args.allow_net]
     except tiers.PolicyFileError as exc:
         raise UsageError(str(exc)) from None
-    for e in policy_tiers.ignored():
-        print(f"ztsa: ignored {e.where} ({e.value!r}): {e.ignored}", file=sys.stderr)
+    for where, what, why in _ignored(policy_tiers):
+        print(f"ztsa: ignored {where} ({what}): {why}", file=sys.stderr)
     secret_names = [spec.partition("=")[0] for spec in args.secrets]
     from ztsa.sandbox.secret import NAME
 

@@ -3,7 +3,10 @@
 Reads an audit log (docs/audit-schema.json) and turns each denial into the entry that
 allows it, with a comment naming the process that needed it:
 - a refused name (a `deny` of `syscall: dns`) -> `net.allow` of the name (any port: the
-  port is not known when the name never resolved);
+  port is not known when the name never resolved); names that are hosts of a network
+  preset (ztsa.sandbox.presets) -> that preset (`"@pypi"`), which also opens the hosts
+  of it the run had not reached yet (a run refused pypi.org never asks for
+  files.pythonhosted.org), on port 443 only;
 - a refused connect or send to an address -> `net.allow` of that address and port, for
   the program that made it (`binaries`, from the run's exec lines);
 - a refused Unix socket -> `net.unix`;
@@ -256,6 +259,7 @@ def suggest(path: str, run: str | None = None) -> str:
         if e.get("event") == "exec" and isinstance(e.get("pid"), int) and e.get("executable"):
             programs[e["pid"]] = str(e["executable"])
     net: dict[str, tuple[set[str], list[str]]] = {}  # spec -> (programs, why)
+    refused_names: set[str] = set()  # the specs of net that are refused names (DNS)
     unix: dict[str, list[str]] = {}
     write: dict[str, list[str]] = {}
     read: dict[str, list[str]] = {}
@@ -280,6 +284,7 @@ def suggest(path: str, run: str | None = None) -> str:
                             "would open that address on every port)")
                 continue
             net.setdefault(str(e["name"]), (set(), []))[1].append(f"{who}, {e.get('type')}")
+            refused_names.add(str(e["name"]))
         elif e.get("family") in ("inet", "inet6") and e.get("address"):
             entry = net.setdefault(str(e["address"]), (set(), []))
             if prog:
@@ -331,7 +336,7 @@ def suggest(path: str, run: str | None = None) -> str:
                     if call.startswith("mkdir"):
                         made.add(os.path.normpath(name))
     left = {p: why for p, why in left.items() if p not in write and p not in read}
-    return _render(path, run, net, unix, write, read, kept, left)
+    return _render(path, run, net, unix, write, read, kept, left, refused_names)
 
 
 def _array(key: str, entries: list[tuple[str, list[str]]]) -> list[str]:
@@ -348,18 +353,42 @@ def _strings(entries: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
     return [(_toml(p), why) for p, why in sorted(entries.items())]
 
 
+def _presets(net: dict[str, tuple[set[str], list[str]]], names: set[str]
+             ) -> list[tuple[str, list[str]]]:
+    """The network presets (ztsa.sandbox.presets) whose hosts are among the refused
+    NAMES, as allow entries (each comment names its hosts and what was refused); the
+    names they cover leave NET. Names of no preset stay as they are."""
+    from ztsa.sandbox import presets
+
+    found: dict[str, list[str]] = {}  # preset -> its refused hosts
+    for name in sorted(names):
+        for p in presets.of_host(name):
+            found.setdefault(p.name, []).append(name)
+    out = []
+    for preset, refused in sorted(found.items()):
+        p = presets.PRESETS[preset]
+        why = [f"{', '.join(h.name for h in p.hosts)} (port {presets.PORT} only): "
+               + "; ".join(f"{n}: {w}" for n in refused for w in dict.fromkeys(net[n][1]))]
+        out.append((_toml(f"@{preset}"), why))
+    for name in {n for ns in found.values() for n in ns}:
+        del net[name]
+    return out
+
+
 def _render(path: str, run: str | None, net: dict[str, tuple[set[str], list[str]]],
             unix: dict[str, list[str]], write: dict[str, list[str]],
-            read: dict[str, list[str]], kept: list[str], left: dict[str, str]) -> str:
+            read: dict[str, list[str]], kept: list[str], left: dict[str, str],
+            refused_names: set[str] | None = None) -> str:
     out = [f"# suggested by `ztsa policy suggest {printable(path)}`"
            + (f" (run {printable(run)})" if run else "")
            + ": what the run's denials would have needed; review each entry"]
-    allow = []
+    net = dict(net)
+    allow = _presets(net, refused_names or set())
     for spec, (progs, why) in sorted(net.items()):
         names = ", ".join(map(_toml, sorted(progs)))
         allow.append((f"{{to = {_toml(spec)}, binaries = [{names}]}}" if progs
                       else _toml(spec), why))
-    if net or unix:
+    if allow or unix:
         out.append("[net]")
     out += _array("allow", allow)
     out += _array("unix", _strings(unix))

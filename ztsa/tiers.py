@@ -20,6 +20,8 @@ import os
 import re
 
 from ztsa.records import NamedTuple
+from ztsa.sandbox.presets import UnknownPreset, is_preset
+from ztsa.sandbox.presets import expand as expand_preset
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ class Entry(NamedTuple):
     where: str  # FILE:LINE, or the flag
     ignored: str = ""  # why it does not count (a workspace allow under untrusted)
     binaries: tuple[str, ...] = ()  # a net.allow rule for these programs only
+    preset: str = ""  # the network preset (@NAME) a net.allow or net.deny host came from
 
     def origin(self) -> str:
         return f"{self.where} ({self.tier})"
@@ -242,6 +245,11 @@ def parse(path: str, tier: str, in_pyproject: bool = False,
                 line = _element_line(text, int(where.rsplit(":", 1)[1]), item) if isinstance(
                     item, (str, int)) else int(where.rsplit(":", 1)[1])
                 _check(kind, section, key, item, f"{path}:{line}")
+                if section == "net" and key in ("allow", "deny") and is_preset(str(item)):
+                    # a preset is its hosts from here on, each keeping the entry's line
+                    entries += [Entry(spec, tier, f"{path}:{line}", binaries=binaries,
+                                      preset=str(item)) for spec in expand_preset(str(item))]
+                    continue
                 try:
                     value_ = _expand(section, key, item, tier, workspace)
                 except PolicyFileError as exc:
@@ -269,7 +277,7 @@ def programs(t: Tiers, flags: list[str]) -> dict[str, tuple[str, ...]]:
     """The net.allow specs that are for listed programs only: those that every entry
     naming them restricts (a flag or an unrestricted entry opens the spec to all)."""
     out: dict[str, tuple[str, ...]] = {}
-    open_ = set(flags)
+    open_ = {spec for flag in flags for spec in _flag_specs(flag)}
     for e in t.entries.get(("net", "allow"), []):
         if e.ignored:
             continue
@@ -278,6 +286,15 @@ def programs(t: Tiers, flags: list[str]) -> dict[str, tuple[str, ...]]:
         else:
             out[str(e.value)] = tuple(dict.fromkeys([*out.get(str(e.value), ()), *e.binaries]))
     return {k: v for k, v in out.items() if k not in open_}
+
+
+def _flag_specs(flag: str) -> tuple[str, ...]:
+    """An --allow-net flag's specs: a preset's hosts (an unknown one, refused by
+    merge_exec, as written)."""
+    try:
+        return expand_preset(flag)
+    except UnknownPreset:
+        return (flag,)
 
 
 WAIVER_KEYS = {"rule", "path", "env", "package", "reason", "expires", "sha256"}
@@ -388,8 +405,11 @@ def _check(kind: str, section: str, key: str, item: object, where: str) -> None:
         from ztsa.sandbox.policy import PolicyError, parse_net
 
         try:
-            parse_net(item, resolve_names=False)
-        except PolicyError as exc:
+            if is_preset(item):
+                expand_preset(item)
+            else:
+                parse_net(item, resolve_names=False)
+        except (PolicyError, UnknownPreset) as exc:
             raise PolicyFileError(f"{what}: {exc}") from None
     if section == "net" and key == "dns":
         import ipaddress
@@ -529,7 +549,15 @@ def merge_exec(t: Tiers, flags: dict[str, list[str]], workspace: str, home: str 
     merged: dict[str, list[Entry]] = {}
     for flag, (section, key, name) in FLAGS.items():
         merged[flag] = [e for e in t.entries.get((section, key), []) if not e.ignored]
-        merged[flag] += [Entry(v, "command line", f"{name} {v}") for v in flags.get(flag, [])]
+        for v in flags.get(flag, []):
+            if flag == "allow_net" and is_preset(str(v)):
+                try:  # --allow-net @NAME is its hosts from here on
+                    merged[flag] += [Entry(spec, "command line", f"{name} {v}", preset=str(v))
+                                     for spec in expand_preset(str(v))]
+                except UnknownPreset as exc:
+                    raise PolicyFileError(f"{name}: {exc}") from None
+            else:
+                merged[flag].append(Entry(v, "command line", f"{name} {v}"))
 
     def deny(section: str, key: str, below: Entry) -> list[Entry]:
         return [d for d in t.entries.get((section, key), [])
@@ -601,7 +629,8 @@ def show(t: Tiers) -> str:
     for (section, key), es in sorted(t.entries.items()):
         for e in es:
             note = f"  # ignored: {e.ignored}" if e.ignored else ""
-            out.append(f"{section}.{key} = {e.value!r}  ({e.origin()}){note}")
+            via = f", from {e.preset}" if e.preset else ""
+            out.append(f"{section}.{key} = {e.value!r}  ({e.origin()}{via}){note}")
     return "\n".join(out) + "\n"
 
 

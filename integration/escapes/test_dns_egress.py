@@ -1418,6 +1418,31 @@ def test_an_agent_preset_opens_its_api_hosts_and_no_other(run, world):
     assert rules.get("api.openai.com") == "--allow-net api.openai.com:443", rules
 
 
+def test_a_network_preset_opens_its_hosts_on_443_only(run, world, monkeypatch):
+    """--allow-net @pypi: the queries for both its hosts go upstream and their answers
+    open port 443 and no other; another preset's host and any other name never arrive."""
+    for name in ("pypi.org", "files.pythonhosted.org"):
+        monkeypatch.setitem(ANSWERS, name, "203.0.113.10")
+    https, p = world.listen("203.0.113.10", 443), world.port
+    others = ["registry.npmjs.org", refused_name()]
+    steps = ["ask:gai:pypi.org", f"connect:{https}", f"connect:{p}",
+             "ask:gai:files.pythonhosted.org", f"connect:{https}",
+             *(f"ask:gai:{n}" for n in others)]
+    proc, events = in_world(run, world, run.python, "-c", CLIENT, *steps, allow=["@pypi"])
+    assert proc.returncode == 0, proc.stderr
+    ans = answers(proc.stdout)
+    assert ans["pypi.org"] == ans["files.pythonhosted.org"] == [("0", ["203.0.113.10"])]
+    assert {n: ans.get(n) for n in others} == {n: [("3", [])] for n in others}, proc.stdout
+    assert [(to, ok == "ok") for to, ok in connects(proc.stdout)] == [
+        (f"203.0.113.10:{https}", True), (f"203.0.113.10:{p}", False),
+        (f"203.0.113.10:{https}", True)], proc.stdout
+    assert world.settle(https)["203.0.113.10"] == 2
+    assert world.settle()["203.0.113.10"] == 0
+    assert set(world.names()) == {"pypi.org", "files.pythonhosted.org"}, world.received
+    rules = {e.get("name"): e.get("rule") for e in events if e.get("event") == "dns"}
+    assert rules.get("files.pythonhosted.org") == "--allow-net files.pythonhosted.org:443"
+
+
 def _enterprise(text: str) -> dict[str, str]:
     """An enterprise policy file the run's user can read, as ZTSA_SYSTEM_POLICY."""
     d = tempfile.mkdtemp(prefix="ztsa-policy-")

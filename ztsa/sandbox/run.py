@@ -458,8 +458,12 @@ def _denial_hint(call: str, what: str, rule: str, private: str = "") -> str:
         return f"{call} {what} ({rule}: --allow-unix {what.removeprefix('unix:')})"
     if call == "dns":
         from ztsa.sandbox.policy import is_host_name
+        from ztsa.sandbox.presets import of_host
 
-        return f"dns {what} ({rule}: --allow-net {what})" if is_host_name(what) else \
+        # a host of a network preset: the preset, whose other hosts the run would need
+        # next (a run refused pypi.org never gets to ask for files.pythonhosted.org)
+        flag = next((f"@{p.name}" for p in of_host(what)), what)
+        return f"dns {what} ({rule}: --allow-net {flag})" if is_host_name(what) else \
             f"dns {what} ({rule}; an address asked as a name)"
     if call in ("connect", "send", "sendto", "sendmsg", "sendmmsg"):
         return f"{call} {what} ({rule}: --allow-net {what})"
