@@ -736,12 +736,36 @@ static pid_t host_pid(pid_t pid) {
    in a loop must not fill the disk through ztsa's log */
 #define DENY_LINES 10000
 
+static const char *redacted(const char *line);
+
 /* the destinations said on stderr so far (tell_refused): each once */
 #define TOLD_MAX 64
 static struct {
     char what[TOLD_MAX][160];
     int n;
 } told;
+
+/* a name whose last label is digits or 0x-hex (inet_aton reads it as an address), or one
+   with a colon: as ztsa.sandbox.policy.is_host_name judges it */
+static int address_like(const char *name) {
+    if (strchr(name, ':'))
+        return 1;
+    size_t n = strlen(name);
+    while (n && name[n - 1] == '.')
+        n--;
+    size_t start = n;
+    while (start && name[start - 1] != '.')
+        start--;
+    if (start == n)
+        return 0;
+    int hex = n - start > 2 && name[start] == '0' && (name[start + 1] | 0x20) == 'x';
+    for (size_t i = start + (hex ? 2 : 0); i < n; i++) {
+        char c = (char)(name[i] | 0x20);
+        if (!(c >= '0' && c <= '9') && !(hex && c >= 'a' && c <= 'f'))
+            return 0;
+    }
+    return 1;
+}
 
 static int network_call(const char *call) {
     return strcmp(call, "connect") == 0 || strncmp(call, "send", 4) == 0 ||
@@ -763,17 +787,17 @@ static void tell_refused(const char *call, const char *what, const char *rule) {
         return;
     snprintf(told.what[told.n++], sizeof told.what[0], "%s", what);
     char line[512];
+    int dns = strcmp(call, "dns") == 0;
     int allow = strncmp(rule, "not in --allow-net", 18) == 0;
-    int n = snprintf(line, sizeof line, "ztsa: refused %s %s (%s%s%s)\n",
-                     strcmp(call, "dns") == 0 ? "the name" : call, what, rule,
-                     allow ? ": --allow-net " : "", allow ? what : "");
-    if (n <= 0)
-        return;
-    if (n >= (int)sizeof line)
-        n = (int)sizeof line - 1;
+    if (allow && dns && address_like(what)) /* a rule for it opens an address, every port */
+        allow = 0, rule = "not in --allow-net; an address asked as a name";
+    snprintf(line, sizeof line, "ztsa: refused %s %s (%s%s%s)\n", dns ? "the name" : call,
+             what, rule, allow ? ": --allow-net " : "", allow ? what : "");
+    const char *shown = redacted(line); /* a --secret value in a name is its name */
+    size_t n = strlen(shown);
     struct pollfd out = {2, POLLOUT, 0};
-    if (poll(&out, 1, 0) == 1 && (out.revents & POLLOUT)) {
-        ssize_t w = write(2, line, (size_t)n);
+    if (n && poll(&out, 1, 0) == 1 && (out.revents & POLLOUT)) {
+        ssize_t w = write(2, shown, n < 512 ? n : 511);
         (void)w;
     }
 }

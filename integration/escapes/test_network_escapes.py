@@ -375,10 +375,10 @@ def test_a_refused_destination_is_said_at_once_and_once(run, listeners, log):
     denied = listeners.add_tcp("denied")
     code = ("import socket, time\n"
             "for _ in range(5):\n"
-            "    try: socket.create_connection(('127.0.0.1', %d), 2)\n"
+            f"    try: socket.create_connection(('127.0.0.1', {denied}), 2)\n"
             "    except OSError: pass\n"
             "print('tried', flush=True)\n"
-            "time.sleep(4)\n" % denied)
+            "time.sleep(4)\n")
     argv, _ = run.command(run.python, "-c", code, log=log)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             cwd=run.workspace)
@@ -394,7 +394,7 @@ def test_a_refused_destination_is_said_at_once_and_once(run, listeners, log):
             err += proc.stderr.read() or b""
             if f"refused connect 127.0.0.1:{denied}".encode() in err:
                 said_at = time.monotonic()
-    out_rest, err_rest = proc.communicate(timeout=60)
+    _, err_rest = proc.communicate(timeout=60)
     err += err_rest
     text = err.decode()
     assert said_at is not None, text

@@ -64,7 +64,7 @@ class AuditLog:
             self.told.add(what)
             from ztsa.sandbox.run import tell_refused
 
-            tell_refused(call, what, rule)
+            tell_refused(call, self.redact(what), self.redact(rule))
 
     def count(self, kind: str) -> None:
         self.counts[kind] += 1
