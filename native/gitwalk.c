@@ -10,7 +10,13 @@
    for a workspace there), 'I' an entry that is not a directory whose name is one of
    the caller's NAMES (files a tool obeys wherever they sit: an agent's instruction
    files, `.envrc`; ztsa/surfaces.py), 'P' a directory the walk may not list (EACCES
-   or EPERM; the caller decides). Other
+   or EPERM; the caller decides); and for the bytecode audit (ztsa/sandbox/bytecode.py),
+   which so needs no walk of its own: 'Y' an entry of a cache that a language's runtime
+   loads instead of the source beside it, judged by the source's mtime and size alone
+   (every entry but a directory of a `__pycache__` directory; of Ruby's bootsnap compile
+   caches and their two-level subdirectories; bootsnap's load-path cache; and such a
+   cache's own name when it is no directory: a symlink), 'V' a `pyvenv.cfg` that is not
+   a directory (a virtual environment there). Other
    directories that cannot be opened (gone, ELOOP after a swap for a symlink, a path
    too long) are left out. No symlink is followed but root itself: each subdirectory is
    opened beneath root's descriptor through no symlink (openat2). */
@@ -60,6 +66,40 @@ struct linux_dirent64_ {
     char d_name[];
 };
 
+/* Directories whose entries a runtime loads in place of source (see 'Y' above). */
+static int cache_name(const char *name, size_t n) {
+    static const char *const names[] = {"__pycache__", "compile-cache-iseq",
+                                        "compile-cache-yaml", "compile-cache-json",
+                                        "bootsnap-compile-cache"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == n && memcmp(names[i], name, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Is the directory PATH a cache directory: its own name, or (bootsnap's two levels,
+   `compile-cache-iseq/ab/...`) its parent's, not __pycache__'s. */
+static int in_cache(const char *path, size_t plen) {
+    size_t end = plen, start = end;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    if (cache_name(path + start, end - start))
+        return 1;
+    if (start == 0)
+        return 0;
+    end = start - 1;
+    start = end;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    int pycache = end - start == 11 && memcmp(path + start, "__pycache__", 11) == 0;
+    return !pycache && cache_name(path + start, end - start);
+}
+
+/* Is the directory PATH named `bootsnap` (where bootsnap keeps its load-path cache). */
+static int bootsnap_dir(const char *path, size_t plen) {
+    return plen >= 9 && memcmp(path + plen - 9, "/bootsnap", 9) == 0;
+}
+
 /* List one directory (fd): records for it and its `.git` entries, and its
    subdirectories appended to the stack (paths, NUL-separated, in *stack). */
 static int named(const char *names, const char *name) {
@@ -73,6 +113,7 @@ static int list_one(int fd, const char *path, size_t plen, const char *names, st
                     struct buf *stack) {
     char dents[1 << 15];
     int head = 0, objects = 0;
+    int cache = in_cache(path, plen), bootsnap = bootsnap_dir(path, plen);
     for (;;) {
         long n = syscall(SYS_getdents64, fd, dents, sizeof dents);
         if (n < 0)
@@ -108,6 +149,13 @@ static int list_one(int fd, const char *path, size_t plen, const char *names, st
                 put(out, 'T', full, at + nlen);
             else if (type != DT_DIR && named(names, name))
                 put(out, 'I', full, at + nlen);
+            else if (type != DT_DIR &&
+                     (cache || cache_name(name, nlen) ||
+                      strcmp(name, "bootsnap-load-path-cache") == 0 ||
+                      (bootsnap && strcmp(name, "load-path-cache") == 0)))
+                put(out, 'Y', full, at + nlen);
+            else if (type != DT_DIR && strcmp(name, "pyvenv.cfg") == 0)
+                put(out, 'V', full, at + nlen);
             if (type == DT_DIR)
                 put(stack, 'd', full, at + nlen);
         }

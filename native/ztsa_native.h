@@ -360,7 +360,7 @@ int ztsa_sockopt_int(int fd, int level, int name);
 
 /* Records ('D' git directory, 'F' a .git that is no directory, 'T' a .ztsa.toml or
    pyproject.toml, 'I' a non-directory named one of names (NUL-separated, an empty name
-   ends them), 'P' unlistable; each a letter, a path, a NUL) in *records (ztsa_free it);
-   their length, or -errno. */
+   ends them), 'P' unlistable, 'Y' a bytecode cache's entry, 'V' a pyvenv.cfg; each a
+   letter, a path, a NUL) in *records (ztsa_free it); their length, or -errno. */
 long ztsa_git_walk(const char *root, const char *names, char **records);
 void ztsa_free(void *p);

@@ -301,6 +301,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "never written in the sandbox; repeatable")
     ex.add_argument("--home", metavar="PATH", type=_directory,
                     help="use PATH as HOME instead of a private empty directory")
+    ex.add_argument("--keep-pth", action="store_true",
+                    help="keep a .pth file that runs code (an `import` line), written by "
+                         "the run into a workspace virtual environment's site-packages, "
+                         "when a RECORD the run wrote lists it (an editable install's, "
+                         "setuptools'); it is moved aside otherwise. ztsa cannot tell pip "
+                         "from the tree, which can write RECORD files too: still reported")
     ex.add_argument("--keep-tmp", action="store_true",
                     help="keep the private HOME and TMPDIR after the run (later runs, "
                          "which remove what killed runs left, leave it alone)")
@@ -727,6 +733,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    deny_env=tiers.denied_env(policy_tiers),
                    deny_read=tiers.denied_read(policy_tiers), audit_only=args.audit_only,
                    ocsf=args.audit_format == "ocsf", syscalls=decoder,
+                   keep_pth=args.keep_pth,
                    read_only=[*(path for _, path in policy_tiers.files),
                               *_own_state([*args.allow_write, *([args.home] if args.home
                                                                  else [])])],

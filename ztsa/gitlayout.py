@@ -67,6 +67,10 @@ class Layout(NamedTuple):
     # for a workspace there (ztsa.tiers), which a later run may be started in
     instructions: list[str]  # every file a tool obeys wherever it sits (an agent's
     # CLAUDE.md, AGENTS.md, .envrc: ztsa.surfaces.ANYWHERE), at any depth
+    # found by the same walk for the bytecode audit (ztsa.sandbox.bytecode): every entry
+    # of a bytecode cache (a `__pycache__` directory's, bootsnap's) and every pyvenv.cfg
+    caches: tuple[str, ...] = ()
+    venvs: tuple[str, ...] = ()  # the directories holding a pyvenv.cfg
 
 
 def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
@@ -79,6 +83,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
     policies: list[str] = []
     instructions: list[str] = []
     unreadable: list[str] = []
+    caches: list[str] = []
+    venvs: list[str] = []
     todo = [root]
     while todo:
         for kind, path in _walk(todo.pop()):
@@ -90,6 +96,10 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                 policies.append(path)
             elif kind == "I":
                 instructions.append(path)
+            elif kind == "Y":
+                caches.append(path)
+            elif kind == "V":
+                venvs.append(os.path.dirname(path))
             elif retry is not None and retry(path):
                 todo.append(path)
             elif os.access(path, os.X_OK):  # git can still go in and open names there
@@ -107,7 +117,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
             hooks += [os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
     return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
                   sorted(set(included + programs)), sorted(unreadable), sorted(set(included)),
-                  sorted(set(policies)), sorted(set(instructions)))
+                  sorted(set(policies)), sorted(set(instructions)), tuple(caches),
+                  tuple(sorted(set(venvs))))
 
 
 def _managed_configs(gitdir: str, hook_dirs: list[str]) -> list[str]:

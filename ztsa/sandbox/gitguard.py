@@ -52,6 +52,7 @@ class Moved(NamedTuple):
     replaced: str  # "", "restored" (its text from before the run), "safe keys" (those
     # of its keys git writes in ordinary work)
     error: str = ""  # why it could not be moved aside
+    runs: str = ""  # what it would run (ztsa.sandbox.bytecode's)
 
 
 Snapshot = dict[str, State]
@@ -396,13 +397,24 @@ def _readable(workspace: str, since_ns: int) -> Callable[[str], bool]:
     return retry
 
 
-def audit(workspace: str, was: Before, run_id: str) -> list[Moved]:
-    """Judge every control file that is new or changed since `was`; move aside what
-    could run code. Call only when every process of the tree has ended. It never
-    raises: if judging fails, every config that existed before gets its old text back
-    (fail closed), and the failure is one of the results."""
+def layout_after(workspace: str, was: Before) -> gitlayout.Layout | None:
+    """The workspace's walk after the run (directories the tree made unreadable made
+    readable again), for audit and the bytecode audit both; None if it failed."""
     try:
-        return _audit(workspace, was, run_id)
+        return gitlayout.find(workspace, _readable(workspace, was.since_ns))
+    except Exception:
+        return None
+
+
+def audit(workspace: str, was: Before, run_id: str,
+          layout: gitlayout.Layout | None = None) -> list[Moved]:
+    """Judge every control file that is new or changed since `was`; move aside what
+    could run code. Call only when every process of the tree has ended (layout: the
+    workspace's walk since then, layout_after). It never raises: if judging fails,
+    every config that existed before gets its old text back (fail closed), and the
+    failure is one of the results."""
+    try:
+        return _audit(workspace, was, run_id, layout)
     except Exception as exc:
         return _restore_all(workspace, was, run_id, f"{type(exc).__name__}: {exc}")
 
@@ -432,9 +444,10 @@ def _restore_all(workspace: str, was: Before, run_id: str, why: str) -> list[Mov
     return out
 
 
-def _audit(workspace: str, was: Before, run_id: str) -> list[Moved]:
+def _audit(workspace: str, was: Before, run_id: str,
+           layout: gitlayout.Layout | None) -> list[Moved]:
     retry = _readable(workspace, was.since_ns)
-    layout = gitlayout.find(workspace, retry)
+    layout = layout or gitlayout.find(workspace, retry)
     now = snapshot(layout, retry)
     moved: list[Moved] = [
         Moved(os.path.relpath(d, workspace), "a directory that could not be read to be "
@@ -501,6 +514,35 @@ def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str) -> Moved:
     finally:
         _close_again(src_dir, mode)
         os.close(src_dir)
+
+
+def remove_all(tree: _Tree, rel_dir: str, names: list[str], reason: str) -> list[Moved]:
+    """The entries NAMES of the workspace directory rel_dir ("" for the workspace)
+    removed, as _move removes: through a descriptor of the directory (opened up for it
+    if the tree made it read-only), and a file that cannot be removed emptied in place.
+    What could not be removed, each a Moved with its error (the run is unclean)."""
+    try:
+        d = os.dup(tree.root) if not rel_dir else tree.parent(rel_dir + "/.")[0]
+    except FileNotFoundError:
+        return []  # gone with its directory (an audit before this one moved it aside)
+    except OSError as exc:
+        return [Moved(os.path.join(rel_dir, n), reason, None, "", exc.strerror or str(exc))
+                for n in names]
+    failed: list[Moved] = []
+    mode = _open_up(d)
+    try:
+        for name in names:
+            try:
+                os.unlink(name, dir_fd=d)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                failed.append(_neutralise(d, name, os.path.join(rel_dir, name), reason, None,
+                                          exc))
+    finally:
+        _close_again(d, mode)
+        os.close(d)
+    return failed
 
 
 def _open_up(dir_fd: int) -> int | None:
@@ -637,16 +679,24 @@ def _remove(dir_fd: int, name: str) -> None:
 
 
 def _manifest(workspace: str, run_id: str, moved: list[Moved]) -> None:
+    """moved added to the run's manifest.json (each audit of the run adds its own)."""
     import json
 
     tree = _Tree(workspace)
     try:
         d, name = tree.parent(f"{QUARANTINE}/{run_id}/manifest.json", make=True)
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o600, dir_fd=d)
-            with os.fdopen(fd, "w") as f:
-                json.dump([m._asdict() for m in moved], f, indent=1)
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=d)
+            with os.fdopen(fd, "r+") as f:
+                try:
+                    old = json.load(f)
+                except ValueError:
+                    old = []
+                f.seek(0)
+                f.truncate()
+                json.dump([*(old if isinstance(old, list) else []),
+                           *(m._asdict() for m in moved)], f, indent=1)
                 f.write("\n")
         finally:
             os.close(d)

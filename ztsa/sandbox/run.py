@@ -13,6 +13,7 @@ from ztsa.printable import printable
 from ztsa.sandbox import (
     agentguard,
     agents,
+    bytecode,
     cgroup,
     gitguard,
     landlock,
@@ -115,7 +116,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             secrets: dict[str, str] | None = None, deny_env: set[str] | None = None,
             deny_read: Sequence[str] = (), audit_only: bool = False,
             ocsf: bool = False, syscalls: Decoder | None = None,
-            read_only: Sequence[str] = ()) -> int:
+            read_only: Sequence[str] = (), keep_pth: bool = False) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
     summary line on stderr; git_identity: the private HOME gets the caller's git
@@ -127,6 +128,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
     ocsf: the log as OCSF events (written when the run ends); syscalls:
     --trace-syscalls' decoder (every call of the tree a `syscall` event); read_only:
     files the tree may never change (the policy files), with ztsa's own installation;
+    keep_pth: --keep-pth, a code-running .pth the run wrote into a workspace venv is
+    kept when a RECORD the run wrote lists it (ztsa.sandbox.bytecode);
     max_memory: --max-memory, each process's data and, with a cgroup, the whole tree's
     memory (None: plan.MAX_MEMORY a process, cgroup.default_total() for the tree)."""
     each = max_memory or plan.MAX_MEMORY
@@ -219,7 +222,7 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
                         (max_procs, each), quiet, setup, secrets, judged, syscalls,
-                        hidden, keep, group)
+                        hidden, keep, group, keep_pth)
     finally:
         if group is not None:
             cgroup.remove(group)
@@ -242,7 +245,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              secrets: dict[str, str] | None = None,
              judged: tuple[landlock.Plan, list[str]] | None = None,
              syscalls: Decoder | None = None, deny_read: list[str] | None = None,
-             read_only: list[str] | None = None, group: cgroup.Group | None = None) -> int:
+             read_only: list[str] | None = None, group: cgroup.Group | None = None,
+             keep_pth: bool = False) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -253,6 +257,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     # it changed (judged when it has ended)
     git_before = gitguard.before(policy.workspace)
     pyproject_before = gitguard.policy_before(policy.workspace)
+    # the bytecode caches and the venvs' start-up files the same walk found, as they are
+    code_before = bytecode.before(git_before.layout)
     # what an earlier (killed) run left in an agent's kept state, then its instruction
     # files as they are: the measure of what this run changes
     agent_before: dict[str, agentguard.Snapshot] = {}
@@ -362,8 +368,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     else:
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
-    moved = gitguard.audit(policy.workspace, git_before, log.run)
+    after = gitguard.layout_after(policy.workspace, git_before)  # one walk for both
+    moved = gitguard.audit(policy.workspace, git_before, log.run, after)
     moved += gitguard.audit_policy(policy.workspace, pyproject_before, log.run)
+    started = bytecode.audit(policy.workspace, code_before, after, log.run, keep_pth)
     swept = [f for state, keep, globs in (setup.kept if setup else ())
              for f in agentguard.audit(state, keep, globs, agent_before.get(state, {}),
                                        log.run)]
@@ -382,7 +390,9 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              f"another tool run code, allow more or instruct an agent outside the "
              f"sandbox: {names} (see "
              f"{gitguard.QUARANTINE}/{log.run}/manifest.json)")
-    unclean = [m.path for m in moved if m.error] + [f.path for f in swept if f.error]
+    _report_bytecode(log, started)
+    unclean = ([m.path for m in [*moved, *started.moved] if m.error]
+               + [f.path for f in swept if f.error])
     if unclean and code == 0:
         _say(f"ztsa: the run is unclean: {len(unclean)} thing(s) it left could not be "
              f"taken away (named above); exit {EXIT_UNCLEAN}")
@@ -400,7 +410,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     would = nat.helper_would_deny() if run.audit else 0
     log.event("summary", status=code, denied=denied, execs=log.counts["exec"],
               connects=log.counts["connect"], sends=log.counts["send"],
-              killed=log.counts["kill"], quarantined=len(moved) + log.counts.get("quarantined", 0),
+              killed=log.counts["kill"],
+              quarantined=len(moved) + len(started.moved) + log.counts.get("quarantined", 0),
+              **({"reported": len(started.reported)} if started.reported else {}),
+              **({"bytecode_removed": len(started.removed)} if started.removed else {}),
               **({"enforced": False, "would_deny": would} if run.audit else {}),
               **({"memory_killed": limited.memory, "procs_refused": limited.procs}
                  if group is not None else {}),
@@ -441,6 +454,46 @@ def tell_refused(call: str, what: str, rule: str) -> None:
     the runs whose tracer decides)."""
     shown = "the name" if call == "dns" else call
     _say(f"ztsa: refused {shown} {printable(_denial_hint(call, what, rule))[len(call) + 1:]}")
+
+
+def _report_bytecode(log: AuditLog, found: bytecode.Result) -> None:
+    """The bytecode audit's results: a `bytecode` event for the cache entries removed,
+    a `quarantine` event for each file moved aside (or that could not be), a `reported`
+    event for each left in place; and their lines on stderr."""
+    if found.removed:
+        log.event("bytecode", removed=len(found.removed), paths=found.removed[:100])
+    for m in found.moved:
+        log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
+                  replaced=m.replaced, **({"runs": m.runs} if m.runs else {}),
+                  **({"error": m.error} if m.error else {}))
+        if m.error:
+            _say(f"ztsa: could not take away {printable(m.path)} ({printable(m.reason)}): "
+                 f"{printable(m.error)}; look at it before running Python there")
+    done = [m for m in found.moved if not m.error]
+    if done:
+        names = ", ".join(f"{printable(m.path)} ({printable(m.runs)})" for m in done[:3])
+        _say(f"ztsa: moved aside {len(done)} file(s) that a workspace virtual environment "
+             f"would run at every start: {names}{', ...' if len(done) > 3 else ''} (see "
+             f"{gitguard.QUARANTINE}/{log.run}/manifest.json)")
+    for r in found.reported:
+        log.event("reported", path=r.path, reason=r.reason, runs=r.runs)
+    if found.reported:
+        by_venv: dict[str, list[bytecode.Report]] = {}
+        for r in found.reported:
+            by_venv.setdefault(r.venv, []).append(r)
+        order = ("config", "interpreter", "pth", "activate")
+        for venv, reports in by_venv.items():
+            reports.sort(key=lambda r: (order.index(r.kind) if r.kind in order else 9, r.path))
+            made = any(r.kind == "config" and r.new for r in reports)
+            shown = reports[:2] if made else reports[:4]
+            names = ", ".join(f"{printable(r.path.removeprefix(venv + '/'))} "
+                              f"({printable(r.runs)})" for r in shown)
+            more = (f"; {len(reports) - len(shown)} more file(s) that run when it is used"
+                    if len(reports) > len(shown) else "")
+            what = ("made the virtual environment" if made else
+                    "made or changed what runs when the virtual environment")
+            _say(f"ztsa: the run {what} {printable(venv)}{'' if made else ' is used'}: "
+                 f"{names}{more}; see the log's `reported` events, and look before using it")
 
 
 def _say(text: str) -> None:

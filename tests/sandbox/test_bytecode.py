@@ -1,0 +1,140 @@
+"""The bytecode audit without a sandbox: what the walk names, what is judged changed,
+what is removed, moved aside or named (integration/escapes/test_bytecode.py judges the
+effect, with the real interpreter, after real runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from ztsa import gitlayout
+from ztsa.sandbox import bytecode, gitguard
+
+TAG = sys.implementation.cache_tag
+
+
+def make_venv(ws: Path) -> Path:
+    site = ws / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (ws / ".venv" / "bin").mkdir()
+    (ws / ".venv" / "bin" / "python").symlink_to("/usr/bin/python3")
+    return site
+
+
+def audit(ws: Path, was: bytecode.Before, keep_pth: bool = False) -> bytecode.Result:
+    return bytecode.audit(str(ws), was, gitlayout.find(str(ws)), "r1", keep_pth)
+
+
+def test_the_walk_names_cache_entries_and_venvs(tmp_path):
+    (tmp_path / "pkg" / "__pycache__" / "deeper").mkdir(parents=True)
+    (tmp_path / "pkg" / "__pycache__" / f"m.{TAG}.pyc").write_bytes(b"x")
+    (tmp_path / "pkg" / "__pycache__" / "deeper" / "n.pyc").write_bytes(b"x")
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "__pycache__").symlink_to("/tmp")
+    iseq = tmp_path / "tmp" / "cache" / "bootsnap" / "compile-cache-iseq" / "ab"
+    iseq.mkdir(parents=True)
+    (iseq / "cdef").write_bytes(b"x")
+    (iseq.parent.parent / "load-path-cache").write_bytes(b"x")
+    (tmp_path / "node_modules" / "x" / "bootsnap").mkdir(parents=True)
+    (tmp_path / "node_modules" / "x" / "bootsnap" / "lib.rb").write_text("")
+    make_venv(tmp_path / "node_modules" / "deep")
+    layout = gitlayout.find(str(tmp_path))
+    assert sorted(os.path.relpath(p, tmp_path) for p in layout.caches) == [
+        "odd/__pycache__", f"pkg/__pycache__/m.{TAG}.pyc",
+        "tmp/cache/bootsnap/compile-cache-iseq/ab/cdef", "tmp/cache/bootsnap/load-path-cache"]
+    assert layout.venvs == (str(tmp_path / "node_modules" / "deep" / ".venv"),)
+
+
+def test_pth_lines_and_what_they_import():
+    code, paths = bytecode.pth_lines(
+        b"# a comment\n/abs/dir\nrel\nimport os; __import__('_hack').add()\n"
+        b"import\tfoo.bar, baz\nimportant\n  import not_code\n")
+    assert code == ["import os; __import__('_hack').add()", "import\tfoo.bar, baz"]
+    assert paths == ["/abs/dir", "rel", "important", "  import not_code"]
+    assert bytecode.imported(code) == ["os", "_hack", "foo", "baz"]
+
+
+def test_only_what_the_run_wrote_or_changed_is_removed(tmp_path):
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    for name in ("kept", "rewritten", "touched"):
+        (cache / f"{name}.{TAG}.pyc").write_bytes(b"old")
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    (cache / f"rewritten.{TAG}.pyc").write_bytes(b"new")
+    st = os.stat(cache / f"touched.{TAG}.pyc")
+    os.utime(cache / f"touched.{TAG}.pyc", ns=(st.st_atime_ns, st.st_mtime_ns))  # ctime
+    (cache / f"new.{TAG}.pyc").write_bytes(b"new")
+    os.chmod(cache, 0o555)  # the tree takes write permission away: given back for it
+    try:
+        result = audit(tmp_path, was)
+        mode = os.stat(cache).st_mode & 0o777
+    finally:
+        os.chmod(cache, 0o755)
+    assert sorted(result.removed) == [f"__pycache__/{n}.{TAG}.pyc"
+                                      for n in ("new", "rewritten", "touched")]
+    assert result.moved == [] and result.reported == []
+    assert os.listdir(cache) == [f"kept.{TAG}.pyc"]
+    assert mode == 0o555  # closed again
+
+
+def test_the_venvs_start_up(tmp_path):
+    site = make_venv(tmp_path)
+    (site / "hook.pth").write_text("import hookmod\n")
+    (site / "hookmod.py").write_text("")
+    (site / "old.pth").write_text("import os\n")
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    (site / "hookmod.py").write_text("evil()\n")
+    (site / "evil.pth").write_text("import os; os.system('x')\n")
+    (site / "paths.pth").write_text("/somewhere\n")
+    (site / "sitecustomize").mkdir()
+    (site / "sitecustomize" / "__init__.py").write_text("evil()\n")
+    (tmp_path / ".venv" / "bin" / "python").unlink()
+    (tmp_path / ".venv" / "bin" / "python").write_text("#!/bin/sh\nevil\n")
+    result = audit(tmp_path, was)
+    s = ".venv/lib/python3.11/site-packages"
+    assert [(m.path, m.error) for m in result.moved] == [
+        (f"{s}/evil.pth", ""), (f"{s}/hook.pth", ""), (f"{s}/sitecustomize", "")]
+    assert "hookmod.py" in result.moved[1].reason
+    assert result.moved[0].runs == "import os; os.system('x')"
+    assert [(r.path, r.kind, r.new) for r in result.reported] == [
+        (".venv/bin/python", "interpreter", False), (f"{s}/paths.pth", "pth", True)]
+    assert "'#!/bin/sh'" in result.reported[0].runs
+    assert sorted(os.listdir(site)) == ["hookmod.py", "old.pth", "paths.pth"]
+    manifest = json.loads(next((tmp_path / gitguard.QUARANTINE).iterdir()).joinpath(
+        "manifest.json").read_text())
+    assert [m["path"] for m in manifest] == [m.path for m in result.moved]
+
+
+def test_keep_pth_keeps_only_what_a_record_of_the_run_lists(tmp_path):
+    site = make_venv(tmp_path)
+    (site / "old-1.0.dist-info").mkdir()
+    (site / "old-1.0.dist-info" / "RECORD").write_text("forged.pth,,\n")
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    (site / "pkg-1.0.dist-info").mkdir()
+    (site / "pkg-1.0.dist-info" / "RECORD").write_text("pkg.pth,sha256=x,10\n")
+    for name in ("pkg", "orphan", "forged"):  # forged: only an old RECORD lists it
+        (site / f"{name}.pth").write_text("import os\n")
+    result = audit(tmp_path, was, keep_pth=True)
+    assert [m.path.rsplit("/", 1)[1] for m in result.moved] == ["forged.pth", "orphan.pth"]
+    assert [r.path.rsplit("/", 1)[1] for r in result.reported] == ["pkg.pth"]
+    assert "pkg-1.0" in result.reported[0].reason
+
+
+def test_a_new_venv_is_named_whole(tmp_path):
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    site = make_venv(tmp_path)
+    (site / "a.pth").write_text("/x\n")
+    result = audit(tmp_path, was)
+    assert result.moved == []
+    assert {(r.kind, r.new) for r in result.reported} == {
+        ("config", True), ("interpreter", True), ("pth", True)}
+    assert all(r.venv == ".venv" for r in result.reported)
+
+
+def test_a_failure_is_a_result_not_an_exception(tmp_path):
+    was = bytecode.Before({}, {})
+    result = bytecode.audit(str(tmp_path / "gone"), was, None, "r1")
+    assert result.moved and result.moved[0].error

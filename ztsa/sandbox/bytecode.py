@@ -1,0 +1,390 @@
+"""What the tree leaves in the workspace that an interpreter runs later, outside any
+sandbox, in place of the source a person reads (docs/design.md, "Bytecode and virtual
+environments").
+
+- Bytecode caches. Python loads `__pycache__/NAME.TAG.pyc` instead of compiling
+  NAME.py when the header's mtime and size match the source's; the tree can write both
+  (or an unchecked hash-based one, never compared at all), so a cache entry the tree
+  wrote runs the tree's code while NAME.py reads as before. Ruby's bootsnap caches
+  (compiled code and YAML, judged by mtime and size too, and its load-path cache,
+  which decides what `require` loads) are the same. After the run every entry of such
+  a cache that is new or whose (inode, size, mtime, ctime) changed is removed: the
+  runtime writes it again from the source. The tree can set an mtime back, never a
+  ctime.
+- A workspace virtual environment's start-up. Every use of its interpreter runs the
+  `import` lines of the `.pth` files in its site-packages, `sitecustomize` and
+  `usercustomize`, and the modules those `import` lines name; `bin/python*` is what
+  runs, `pyvenv.cfg` decides which interpreter and standard library, and
+  `bin/activate*` is run by the person's shell. What the run made or changed of these
+  is named on stderr and in the log (a `reported` event each, with what it runs); a
+  code-running `.pth` and a `sitecustomize` or `usercustomize` are moved aside too,
+  as is a `.pth` whose imported module the run changed. `--keep-pth` keeps a
+  code-running `.pth` that a RECORD the run wrote lists (what pip writes for a
+  package it installs): ztsa cannot tell pip from the tree, which writes RECORD files
+  too, so the person decides.
+
+Nothing here walks the workspace: the git walk (native/gitwalk.c, before and after
+every run) names each cache entry and each pyvenv.cfg on its way. Removals and moves
+are gitguard's, through descriptors, unblockable (gitguard.remove_all, _move)."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from ztsa import gitlayout
+from ztsa.records import NamedTuple
+from ztsa.sandbox import gitguard
+
+# (file type, inode, size, mtime_ns, ctime_ns) of an entry, its symlink not followed
+Ident = tuple[int, int, int, int, int]
+CUSTOMIZE = ("sitecustomize", "usercustomize")
+MAX_PTH = 1 << 20  # site.py reads any size; a larger .pth is judged as running code
+CACHE_REASON = ("a bytecode cache entry the run wrote or changed (an interpreter loads it "
+                "instead of the source beside it); rebuilt from the source when next used")
+
+
+class Marker(NamedTuple):
+    kind: str  # interpreter, activate, config, pth, customize, module, record
+    venv: str  # the virtual environment's directory
+    site: str = ""  # its site-packages, for pth, customize, module, record
+    pth: str = ""  # for a module: the code-running .pth that imports it
+
+
+class Before(NamedTuple):
+    caches: dict[str, Ident]
+    venv: dict[str, Ident]  # every marker of every workspace venv, as it was
+
+
+class Report(NamedTuple):
+    path: str  # workspace-relative
+    reason: str
+    runs: str  # what it runs
+    venv: str  # its virtual environment, workspace-relative
+    kind: str  # Marker.kind
+    new: bool  # made by the run (else changed)
+
+
+class Result(NamedTuple):
+    removed: list[str]  # cache entries removed, workspace-relative
+    moved: list[gitguard.Moved]  # moved aside (or not: error), and what could not be removed
+    reported: list[Report]  # left where they are, named
+
+
+def _ident(path: str) -> Ident | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _idents(paths: object) -> dict[str, Ident]:
+    out: dict[str, Ident] = {}
+    for p in paths:  # type: ignore[attr-defined]
+        i = _ident(p)
+        if i is not None:
+            out[p] = i
+    return out
+
+
+def before(layout: gitlayout.Layout) -> Before:
+    """The caches and venv markers of the workspace whose walk is layout, as they are."""
+    markers: dict[str, Marker] = {}
+    for v in layout.venvs:
+        markers.update(_markers(v))
+    return Before(_idents(layout.caches), _idents(markers))
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def _read(path: str, limit: int = MAX_PTH) -> bytes | None:
+    """A regular file's first LIMIT + 1 bytes (symlinks followed, as Python does)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def site_dirs(venv: str) -> list[str]:
+    """The site-packages directories of the virtual environment venv (lib/pythonX.Y,
+    lib64's the same one through venv's own link, PyPy's lib/pypyX.Y)."""
+    out: dict[str, str] = {}
+    for lib in ("lib", "lib64"):
+        for name in _listdir(os.path.join(venv, lib)):
+            if name.startswith(("python", "pypy")):
+                site = os.path.join(venv, lib, name, "site-packages")
+                if os.path.isdir(site):
+                    out.setdefault(os.path.realpath(site), site)
+    return list(out.values())
+
+
+def pth_lines(data: bytes) -> tuple[list[str], list[str]]:
+    """(the lines site.py executes, the directories it adds) of a .pth file's text, as
+    site.addpackage reads them."""
+    code: list[str] = []
+    paths: list[str] = []
+    for raw in data.decode("utf-8", "replace").splitlines():
+        if raw.startswith("#"):
+            continue
+        if raw.startswith(("import ", "import\t")):
+            code.append(raw)
+            continue
+        line = raw.rstrip()
+        if line:
+            paths.append(line)
+    return code, paths
+
+
+def imported(code: list[str]) -> list[str]:
+    """The top-level modules the executed lines of a .pth may import (every name after
+    `import` or `from`, and each `__import__`/`import_module` of a literal): an
+    over-approximation, which only adds files to watch."""
+    import re
+
+    names: list[str] = []
+    for line in code:
+        for m in re.finditer(r"\b(?:import|from)\s+([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)",
+                             line):
+            names += [n.strip().split(".")[0] for n in m.group(1).split(",")]
+        names += [m.group(1).split(".")[0] for m in re.finditer(
+            r"(?:__import__|import_module)\(\s*['\"]([\w.]+)['\"]", line)]
+    return list(dict.fromkeys(n for n in names if n and n != "import"))
+
+
+def _markers(venv: str) -> dict[str, Marker]:
+    """Every file of the virtual environment venv that runs when it is used."""
+    out = {os.path.join(venv, "pyvenv.cfg"): Marker("config", venv)}
+    for name in _listdir(os.path.join(venv, "bin")):
+        if name.startswith(("python", "pypy")):
+            out[os.path.join(venv, "bin", name)] = Marker("interpreter", venv)
+        elif name.lower().startswith("activate"):
+            out[os.path.join(venv, "bin", name)] = Marker("activate", venv)
+    for site in site_dirs(venv):
+        names = _listdir(site)
+        dirs = {site: names}
+        modules: dict[str, str] = {}  # a module a code-running .pth imports -> the .pth
+        for name in names:
+            path = os.path.join(site, name)
+            if name.endswith(".pth"):
+                out[path] = Marker("pth", venv, site)
+                code, paths = pth_lines(_read(path) or b"")
+                for m in imported(code):
+                    modules.setdefault(m, path)
+                for p in paths:
+                    d = os.path.join(site, p)
+                    if d not in dirs and os.path.isdir(d):
+                        dirs[d] = _listdir(d)
+            elif name.endswith(".dist-info"):
+                out[os.path.join(path, "RECORD")] = Marker("record", venv, site)
+        # in site-packages and each directory a .pth adds: what site.py imports by name
+        for d, entries in dirs.items():
+            for name in entries:
+                stem = name.split(".", 1)[0]
+                if stem in CUSTOMIZE:
+                    marker = Marker("customize", venv, site)
+                elif stem in modules:
+                    marker = Marker("module", venv, site, modules[stem])
+                else:
+                    continue
+                path = os.path.join(d, name)
+                out[path] = marker
+                if os.path.isdir(path):  # a package: its __init__
+                    for inner in _listdir(path):
+                        if inner.startswith("__init__."):
+                            out[os.path.join(path, inner)] = marker
+    return out
+
+
+def audit(workspace: str, was: Before, layout: gitlayout.Layout | None, run_id: str,
+          keep_pth: bool = False) -> Result:
+    """Remove the cache entries the run wrote or changed; name, and move aside where
+    it runs code at every start, what it made or changed of a workspace venv's
+    start-up. Call only when every process of the tree has ended (layout: the
+    workspace's walk since then). Never raises: a failure is a Moved with its error."""
+    result = Result([], [], [])
+    try:
+        _audit(workspace, was, layout or gitlayout.find(workspace), run_id, keep_pth,
+               result)
+    except Exception as exc:
+        result.moved.append(gitguard.Moved(".", "the audit of bytecode and virtual "
+                                           "environments failed", None, "",
+                                           f"{type(exc).__name__}: {exc}; look at the "
+                                           "workspace's __pycache__ and .venv"))
+    started = [m for m in result.moved if m.runs]  # a venv's start-up, not a cache
+    if started:
+        gitguard._manifest(workspace, run_id, started)
+    return result
+
+
+def _rel(workspace: str, path: str) -> str | None:
+    return path[len(workspace) + 1:] if path.startswith(workspace + "/") else None
+
+
+def _audit(workspace: str, was: Before, layout: gitlayout.Layout, run_id: str,
+           keep_pth: bool, result: Result) -> None:
+    tree = gitguard._Tree(workspace)
+    try:
+        # the caches: every entry new or changed, removed (a directory at a time)
+        by_dir: dict[str, list[str]] = {}
+        for path, ident in _idents(layout.caches).items():
+            rel = _rel(workspace, path)
+            if rel is not None and was.caches.get(path) != ident:
+                d, _, name = rel.rpartition("/")
+                by_dir.setdefault(d, []).append(name)
+        for d, names in sorted(by_dir.items()):
+            failed = gitguard.remove_all(tree, d, names, CACHE_REASON)
+            result.moved.extend(failed)
+            gone = {m.path for m in failed}
+            result.removed.extend(p for p in (f"{d}/{n}" if d else n for n in names)
+                                  if p not in gone)
+        # the virtual environments
+        for venv in layout.venvs:
+            if _rel(workspace, venv) is not None:
+                _venv(workspace, venv, was.venv, tree, run_id, keep_pth, result)
+    finally:
+        tree.close()
+
+
+def _venv(workspace: str, venv: str, was: dict[str, Ident], tree: gitguard._Tree,
+          run_id: str, keep_pth: bool, result: Result) -> None:
+    markers = _markers(venv)
+    now = _idents(markers)
+    changed = {p for p, i in now.items() if was.get(p) != i}
+    if not changed:
+        return
+    home = _rel(workspace, venv) or venv
+    records: dict[str, dict[str, str]] = {}  # site -> path -> the distribution whose
+    # RECORD, written by the run, lists it
+
+    def listed(path: str, site: str) -> str | None:
+        if site not in records:
+            records[site] = {}
+            for p in sorted(changed):
+                if markers[p].kind == "record" and markers[p].site == site:
+                    dist = os.path.basename(os.path.dirname(p)).removesuffix(".dist-info")
+                    for entry in _record_entries(p, site):
+                        records[site].setdefault(entry, dist)
+        return records[site].get(path)
+
+    # a module that a code-running .pth imports, changed: that .pth is changed in effect
+    via: dict[str, list[str]] = {}
+    for p in sorted(changed):
+        if markers[p].kind == "module":
+            via.setdefault(markers[p].pth, []).append(p)
+    gone: list[str] = []  # directories moved aside (a customize package): their
+    # entries went with them
+    for path in sorted({*changed, *via}):
+        marker = markers[path]
+        rel = _rel(workspace, path)
+        if (rel is None or marker.kind in ("record", "module")
+                or any(path.startswith(d + "/") for d in gone)):
+            continue
+        runs = _runs(path, marker)
+        if marker.kind == "pth":
+            data = _read(path)
+            code, _paths = pth_lines(data or b"")
+            if not code and data is not None and len(data) <= MAX_PTH:
+                result.reported.append(Report(rel, "a .pth file of a workspace virtual "
+                                              "environment made or changed by the run "
+                                              "(the directories it puts on the path)", runs,
+                                              home, "pth", path not in was))
+                continue
+            owner = listed(path, marker.site)
+            if path in via:
+                names = ", ".join(os.path.relpath(m, marker.site) for m in via[path][:3])
+                why = (f"a .pth file whose start-up code imports what the run made or "
+                       f"changed ({names})")
+            else:
+                why = "a .pth file that runs code at every start, made or changed by the run"
+            if keep_pth and owner is not None:
+                result.reported.append(Report(rel, f"{why}; kept (--keep-pth): the run's "
+                                              f"RECORD of {owner} lists it", runs, home,
+                                              "pth", path not in was))
+                continue
+            why += (f" (the run's RECORD of {owner} lists it: --keep-pth keeps it)"
+                    if owner else " (no RECORD the run wrote lists it)")
+            _aside(tree, rel, why, runs, run_id, result)
+        elif marker.kind == "customize":
+            _aside(tree, rel, f"{os.path.basename(path).split('.')[0]}, which runs at every "
+                   "start of a workspace virtual environment's interpreter, made or changed "
+                   "by the run", runs, run_id, result)
+            if not os.path.lexists(path):
+                gone.append(path)
+        else:
+            what = {"interpreter": "an interpreter of a workspace virtual environment",
+                    "activate": "a workspace virtual environment's activation script (a "
+                                "shell runs it when it is sourced)",
+                    "config": "a workspace virtual environment's pyvenv.cfg (which "
+                              "interpreter and standard library it uses)"}[marker.kind]
+            result.reported.append(Report(rel, f"{what}, made or changed by the run", runs,
+                                          home, marker.kind, path not in was))
+
+
+def _aside(tree: gitguard._Tree, rel: str, why: str, runs: str, run_id: str,
+           result: Result) -> None:
+    try:
+        moved = gitguard._move(tree, rel, (why, None, ""), run_id)
+    except OSError as exc:
+        moved = gitguard.Moved(rel, why, None, "", exc.strerror or str(exc))
+    result.moved.append(moved._replace(runs=runs))
+
+
+def _record_entries(record: str, site: str) -> list[str]:
+    """The absolute paths a RECORD file lists (relative to site-packages)."""
+    import csv
+
+    data = _read(record, 8 << 20) or b""
+    rows = csv.reader(data.decode("utf-8", "replace").splitlines())
+    return [os.path.normpath(os.path.join(site, row[0])) for row in rows if row]
+
+
+def _runs(path: str, marker: Marker) -> str:
+    """What the file runs, in a line."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror}"
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError as exc:
+            return f"a symbolic link: {exc.strerror}"
+        real = os.path.realpath(path)
+        return f"a link to {target}" + (f" ({real})" if real != target else "")
+    if marker.kind in ("pth", "customize", "config") or stat.S_ISREG(st.st_mode):
+        data = _read(path, 4096) or b""
+        if marker.kind == "pth":
+            code, paths = pth_lines(data)
+            shown = code[:2] if code else [f"adds {p}" for p in paths[:3]]
+            return _short("; ".join(shown) or "nothing")
+        if marker.kind == "activate":
+            return f"shell code of {st.st_size} bytes"
+        if marker.kind == "config":
+            keys = [line.strip() for line in data.decode("utf-8", "replace").splitlines()
+                    if line.partition("=")[0].strip().lower() in ("home", "executable")]
+            return _short(", ".join(keys) or "no home")
+        if data.startswith(b"\x7fELF"):
+            return f"a program ({st.st_size} bytes)"
+        first = data.decode("utf-8", "replace").splitlines()[:1]
+        return _short(f"a file of {st.st_size} bytes" + (f", first line {first[0]!r}"
+                                                           if first else ""))
+    return "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
