@@ -38,15 +38,79 @@ def test_json_report_follows_schema_and_exit_code(tmp_path):
     assert "ENV001" in ids and ids == sorted(ids)
 
 
-def test_failing_gate_exits_3_and_text_lists_blockers_first(tmp_path):
+def _sections(stdout: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The text report's parts: the repository, what ztsa exec would handle here, what
+    it cannot, and the rest (pass, not run, the verdict)."""
+    lines = stdout.splitlines()
+    at = [lines.index(h) for h in (
+        next(ln for ln in lines if ln.startswith("The repository (")),
+        next(ln for ln in lines if ln.startswith("This machine: what ztsa exec would")),
+        "This machine: what ztsa exec cannot handle here:")]
+    rest = next(i for i in range(at[2], len(lines)) if lines[i] == "")
+    return ([ln for ln in lines[:at[1]] if ln], lines[at[1]:at[2]], lines[at[2]:rest],
+            lines[rest:])
+
+
+def test_failing_gate_exits_3_and_text_leads_with_the_repository(tmp_path):
+    """The repository's findings and verdict first, blocking first; then the machine's;
+    the verdict line last."""
+    (tmp_path / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_" + "a1B2" * 9
+                                     + "\n")
     proc = ztsa("check", str(tmp_path), env={"LD_PRELOAD": "/nonexistent.so", "NO_COLOR": "1"})
     assert proc.returncode == 3
-    lines = proc.stdout.splitlines()
-    assert lines[0].startswith("BLOCK")
-    assert any(ln.startswith("BLOCK  ENV009") for ln in lines)
+    repo, handled, _cannot, rest = _sections(proc.stdout)
+    assert repo[0] == f"The repository ({tmp_path}), under profile untrusted:"
+    assert repo[1].startswith("BLOCK  FS005")
+    assert any(ln.startswith("repository: FAILED under profile untrusted: 1 blocking "
+                             "finding (FS005)") for ln in repo)
+    assert not [ln for ln in repo if ln.startswith(("BLOCK  ENV", "WARN   ENV"))]
+    # the environment's LD_PRELOAD: what ztsa exec removes (CMD never gets it)
+    env009 = handled.index(next(ln for ln in handled if ln.startswith("BLOCK  ENV009")))
+    note = next(ln for ln in handled[env009:] if ln.startswith("         under ztsa exec"))
+    assert note == ("         under ztsa exec: the environment: CMD gets none of these "
+                    "variables")
     assert "fix:" in proc.stdout
-    assert lines[-1].startswith("gate FAILED (profile untrusted")
+    assert rest[-1].startswith(f"gate FAILED (profile untrusted, {tmp_path}): 1 blocking "
+                               "finding in the repository; ")
+    assert "about this machine (ztsa exec would handle " in rest[-1]
     assert "\x1b[" not in proc.stdout
+
+
+def test_a_machine_only_failure_reads_as_handled_by_ztsa_exec(tmp_path):
+    proc = ztsa("check", "--profile", "dependency", str(tmp_path),
+                env={"LD_PRELOAD": "/nonexistent.so", "NO_COLOR": "1"})
+    assert proc.returncode == 3  # what blocks, and the exit code, are the gate's as before
+    repo, handled, cannot, rest = _sections(proc.stdout)
+    assert repo[-1] == "repository: passes under profile dependency: no finding"
+    assert any(ln.startswith("BLOCK  ENV009") for ln in handled)
+    assert not any("ENV009" in ln for ln in cannot)
+    verdict = rest[-1]
+    assert verdict.startswith(f"gate FAILED (profile dependency, {tmp_path}): nothing in the "
+                              "repository blocks; ")
+    blocking = [ln.split()[1] for ln in handled + cannot if ln.startswith("BLOCK")]
+    handled_ids = [ln.split()[1] for ln in handled if ln.startswith("BLOCK")]
+    assert f"{len(blocking)} blocking finding" in verdict
+    if handled_ids == blocking and "refuses" not in verdict:
+        assert ("(ztsa exec would handle all of them here: run your agent and commands "
+                "under `ztsa exec`, where this gate passes)") in verdict
+    # the same gate under JSON: the same verdict, no new field
+    doc = json.loads(ztsa("check", "--profile", "dependency", "--format", "json",
+                          str(tmp_path), env={"LD_PRELOAD": "/nonexistent.so"}).stdout)
+    assert doc["passed"] is False and doc["summary"]["blocking"] == len(blocking)
+    assert set(doc) == {"schema", "tool", "profile", "path", "passed", "results", "not_run",
+                        "summary"}
+
+
+def test_a_passing_gate_with_failing_findings_says_why_they_do_not_block(tmp_path):
+    proc = ztsa("check", "--profile", "repo", str(tmp_path),
+                env={"LD_PRELOAD": "/nonexistent.so", "NO_COLOR": "1"})
+    assert proc.returncode == 0, proc.stdout
+    verdict = proc.stdout.splitlines()[-1]
+    assert verdict.startswith(f"gate PASSED (profile repo, {tmp_path}): nothing blocks; ")
+    warned = verdict.split("(warnings: ")[1].rstrip(")").split()
+    assert "ENV009" in warned
+    assert f"{len(warned)} finding" in verdict and "not block under this profile" in verdict
+    assert "0 blocking" not in proc.stdout and " fail," not in proc.stdout
 
 
 def test_repo_profile_only_warns_for_env009(tmp_path):

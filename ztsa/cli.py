@@ -415,9 +415,17 @@ def build_parser() -> argparse.ArgumentParser:
 # -- commands --------------------------------------------------------------------------------
 def run_gate(args: argparse.Namespace, path: str, stream: Any,
              only_on_failure: bool = False, extra: tuple[Any, ...] = (),
-             judge: Any = None) -> bool:
+             confinement: Any = None) -> bool:
     """Audit PATH, write the report (to --output or stream), return whether it passed.
-    judge: rewrites the results before the verdict (ztsa exec's handled findings)."""
+    confinement: ztsa exec's (handled.Confinement): what it removes is handled before
+    the verdict. Without one (ztsa check), a text report still says what ztsa exec would
+    handle here, from the kernel's probe; nothing is started."""
+    judge = None
+    if confinement is not None:
+        from ztsa.sandbox import handled
+
+        def judge(results: tuple[Any, ...]) -> tuple[Any, ...]:
+            return handled.judge(results, confinement)
     from ztsa.context import Context
     from ztsa.engine import run
     from ztsa.host import Host
@@ -456,7 +464,11 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
         return True
     from ztsa.output import Format, render
 
-    text = render(report, Format(args.fmt), color=_use_color(stream, args.output is not None))
+    machine = None
+    if args.fmt == "text":
+        machine = _machine_view(report, path, confinement, args.profile == "untrusted")
+    text = render(report, Format(args.fmt), color=_use_color(stream, args.output is not None),
+                  machine=machine)
     if args.output:
         try:
             with _open_own_file(args.output) as f:
@@ -467,6 +479,23 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
         stream.write(text)
         stream.flush()
     return report.passed
+
+
+def _machine_view(report: Any, path: str, confinement: Any, strict: bool) -> Any:
+    """What ztsa exec does (confinement: this run's) or would do with its defaults here
+    (from the probe ztsa doctor uses) with the findings about the machine; None when the
+    kernel cannot be probed, and the report then claims nothing for ztsa exec."""
+    from ztsa.sandbox import handled
+
+    running = confinement is not None
+    if confinement is None:
+        try:
+            from ztsa.sandbox.controls import missing_controls
+
+            confinement = handled.default(missing_controls())
+        except (OSError, ImportError):
+            return None
+    return handled.view(report.results, confinement, path, running=running, strict=strict)
 
 
 def _ignored(t: Any) -> list[tuple[str, str, str]]:
@@ -666,7 +695,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
     # stderr beside the messages, a JSON or SARIF one to stdout (or --output), alone
     stream = sys.stderr if args.fmt == "text" else sys.stdout
     if not run_gate(args, args.workspace, stream, only_on_failure=True, extra=extra,
-                    judge=lambda results: handled.judge(results, confinement)):
+                    confinement=confinement):
         print("ztsa: the gate failed; CMD was not started", file=sys.stderr)
         return EXIT_GATE
     from ztsa.sandbox.run import cap_mask, execute

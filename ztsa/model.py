@@ -147,3 +147,21 @@ class Report(NamedTuple):
         counts["blocking"] = sum(1 for r in self.results if r.blocks)
         counts["not_run"] = len(self.not_run)
         return counts
+
+
+class MachineView(NamedTuple):
+    """What the confinement of `ztsa exec` does with the findings about the machine, for
+    the text report's second part. ztsa.sandbox.handled.view computes it from the same
+    logic the gate under `ztsa exec` uses; a formatter only reads it.
+
+    A finding is about the machine (not the repository) when it describes the
+    environment a command runs in here: its category is ENV, NET or EXEC, the
+    confinement of `ztsa exec` would remove it on a kernel with every control, or every
+    file it names lies outside the workspace."""
+
+    running: bool  # the report is ztsa exec's own: its findings are already judged
+    machine: frozenset[str]  # ids of the findings about the machine
+    handled: dict[str, str]  # id -> the control that would remove it here (ztsa check)
+    unhandled: dict[str, str]  # id -> why ztsa exec does not remove it here
+    missing: tuple[str, ...] = ()  # the confinement controls this kernel lacks
+    refuses: bool = False  # ztsa exec would not run here under this profile (EXEC001)

@@ -6,11 +6,13 @@ when the confinement that `ztsa exec` is about to apply removes it. Such a findi
 reported as `handled`, naming the control and keeping the rule's evidence, and does not
 block; a finding the confinement does not remove still blocks, and so does one whose
 control this kernel lacks (`Confinement.missing`: the controls controls.py names).
-`ztsa check` alone judges the machine as it is, unchanged."""
+`ztsa check` alone judges the machine as it is, unchanged; its text report only says,
+from the same handlers (`view`, with exec's defaults and this kernel's probe), which of
+its findings about the machine `ztsa exec` would handle here, and why not the others."""
 
 from __future__ import annotations
 
-from ztsa.model import Evidence, Result, Status
+from ztsa.model import Category, Evidence, MachineView, Result, Status
 from ztsa.records import NamedTuple
 from ztsa.sandbox.controls import PIDNS_MISSING, USERNS_MISSING
 
@@ -215,3 +217,79 @@ def judge(results: tuple[Result, ...], confinement: Confinement) -> tuple[Result
             message=f"handled by ztsa exec: {control} (on this machine: {r.message})",
             evidence=(*r.evidence, Evidence(f"handled by {control}"))))
     return tuple(out)
+
+
+def default(missing: list[str]) -> Confinement:
+    """The confinement `ztsa exec` gives with no options, on a kernel lacking MISSING."""
+    return Confinement(missing=list(missing), keep_caps=[], env_names=[], allow_unix=[],
+                       net_addresses=[])
+
+
+EVERY_CONTROL = default([])
+# the options that give a finding back, each with the confinement without it
+OPTIONS: tuple[tuple[str, Callable[[Confinement], Confinement]], ...] = (
+    ("--keep-cap", lambda c: c._replace(keep_caps=[])),
+    ("--env", lambda c: c._replace(env_names=[])),
+    ("--allow-unix", lambda c: c._replace(allow_unix=[])),
+    ("--allow-net", lambda c: c._replace(net_addresses=[], wildcards=False)),
+    ("--allow-write or --home", lambda c: c._replace(writable=())))
+
+
+def _control(r: Result, c: Confinement) -> str | None:
+    handler = HANDLERS.get(r.id)
+    return handler(r, c) if handler else None
+
+
+def _lacking(r: Result, c: Confinement) -> list[str]:
+    """The missing controls R's handling rests on: each one that, alone missing, keeps
+    the confinement from handling it."""
+    groups: dict[str, list[str]] = {}
+    for m in c.missing:  # Confinement.landlock: any "Landlock (" entry is Landlock's absence
+        groups.setdefault("Landlock (" if m.startswith("Landlock (") else m, []).append(m)
+    return [m for ms in groups.values() if _control(r, c._replace(missing=ms)) is None
+            for m in ms]
+
+
+def why_not(r: Result, c: Confinement) -> str:
+    """Why the confinement C does not remove the finding R."""
+    if _control(r, EVERY_CONTROL) is None:
+        return "ztsa exec does not change this; fix it on the machine"
+    if _control(r, c._replace(missing=[])) is not None:
+        lacking = _lacking(r, c) or list(c.missing)
+        return "this kernel lacks " + "; ".join(m.split(" (")[0] for m in lacking)
+    given = [flag for flag, without in OPTIONS
+             if _control(r, without(c._replace(missing=[]))) is not None]
+    if len(given) == 1:
+        return f"this run's {given[0]} gives it back to the command"
+    return f"this run's {' and '.join(given) or 'options'} give it back to the command"
+
+
+def about_machine(r: Result, workspace: str) -> bool:
+    """Is R about the machine (the environment a command runs in), not the repository?
+    What ztsa.output.about_machine says, and any finding this confinement would remove
+    on a kernel with every control (a repository's agent files writable, AGT007)."""
+    from ztsa.output import about_machine as outside
+
+    return outside(r, workspace) or _control(r, EVERY_CONTROL) is not None
+
+
+def view(results: tuple[Result, ...], c: Confinement, workspace: str, *, running: bool,
+         strict: bool) -> MachineView:
+    """What the confinement C does (running: in this run, whose results are judged) or
+    would do (ztsa check) with each finding about the machine. strict: the profile needs
+    every control (untrusted), so ztsa exec refuses to run where one is missing."""
+    machine, handled, unhandled = set(), {}, {}
+    for r in results:
+        if r.status is Status.PASS or not about_machine(r, workspace):
+            continue
+        machine.add(r.id)
+        if r.status not in (Status.FAIL, Status.UNKNOWN) or r.category is Category.EXEC:
+            continue  # EXEC001 names what this kernel lacks itself
+        control = None if running else _control(r, c)
+        if control is not None:
+            handled[r.id] = control
+        else:
+            unhandled[r.id] = why_not(r, c)
+    return MachineView(running=running, machine=frozenset(machine), handled=handled,
+                       unhandled=unhandled, missing=tuple(c.missing),
+                       refuses=strict and bool(c.missing))
