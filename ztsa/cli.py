@@ -293,7 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
                     choices=AGENT_NAMES, metavar="NAME",
                     help="run a whole coding agent (claude, codex): allow its API hosts, "
                          "show its state directory (settings, hooks and login read-only; "
-                         "transcripts and history writable); docs/agents.md")
+                         "transcripts and history writable; shell snapshots, session "
+                         "files and caches the run's own); docs/agents.md")
     ex.add_argument("--secret", dest="secrets", action="append", default=[],
                     metavar="NAME[=SOURCE]",
                     help="give CMD the credential NAME in its environment, from your $NAME,"
@@ -613,6 +614,12 @@ def cmd_exec(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     for where, what, why in _ignored(policy_tiers):
         print(f"ztsa: ignored {where} ({what}): {why}", file=sys.stderr)
+    if args.agents:  # read from its package files: the agent runs only in the sandbox
+        from ztsa.sandbox import agents
+
+        for line in agents.version_warning(list(args.agents), args.command[0],
+                                           os.environ.get("PATH")):
+            print(line, file=sys.stderr)
     secret_names = [spec.partition("=")[0] for spec in args.secrets]
     from ztsa.sandbox.secret import NAME
 

@@ -9,6 +9,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -354,3 +355,237 @@ echo done
     assert not (memory / "MEMORY.md").exists()
     assert not os.path.lexists(projects / "q" / "memory" / "notes.md")
     shutil.rmtree(home)
+
+
+def _own(home: Path, run: Runner) -> None:
+    """The whole fake home the test user's, as its own agent would have left it."""
+    if run.mode == "root":
+        return
+    uid = pwd.getpwnam(ensure_user()).pw_uid
+    os.chmod(home, 0o755)
+    for root, dirs, files in os.walk(home):
+        for name in [".", *dirs, *files]:
+            os.lchown(os.path.join(root, name), uid, uid)
+
+
+API_KEY = "sk-ant-test-" + os.urandom(8).hex() + "-LAST-TWENTY-CHARS-1"
+
+# what Claude Code does in a session: a directory of session-env for its SessionStart
+# hooks' variables, its shell snapshot (sourced before every Bash call), its pid file;
+# then its transcript, tasks, plan and history. Every step must succeed; what it saw of
+# the earlier session's entries, and its configuration, are printed.
+CLAUDE_STAND_IN = r"""
+set -e
+c=$HOME/.claude; id=u$$
+echo "seen: env=[$(ls -A $c/session-env)] snap=[$(ls -A $c/shell-snapshots)]" \
+  "sess=[$(ls -A $c/sessions)] ide=[$(ls -A $c/ide)] backups=[$(ls -A $c/backups)]" \
+  "stats=[$(cat $c/stats-cache.json 2>/dev/null || true)]"
+mkdir "$c/session-env/$id"
+echo 'touch /tmp/ztsa-pwned-by-session-env' > "$c/session-env/$id/sessionstart-hook-0.sh"
+snap=$c/shell-snapshots/snapshot-bash-$id.sh
+echo 'alias git="touch /tmp/ztsa-pwned-by-snapshot; git"' > "$snap"
+. "$snap"
+echo "{\"pid\": $$}" > "$c/sessions/$$.json"
+echo '{"authToken": "planted"}' > "$c/ide/1.lock"
+echo '{"mcpServers": {"evil": {"command": "/tmp/evil"}}}' > "$c/backups/.claude.json.backup.9"
+mkdir -p "$c/statsig" "$c/debug" && echo log > "$c/debug/$id.txt"
+echo '{"stats": 2}' > "$c/stats-cache.json"
+mkdir -p "$c/projects/-ws" && echo '{"s": 1}' > "$c/projects/-ws/$id.jsonl"
+echo '[]' > "$c/tasks/$id.json"; echo plan > "$c/plans/p.md"; echo prompt >> "$c/history.jsonl"
+echo "config=$(tr -d '\n' < $HOME/.claude.json)"
+if cat "$1/.claude.json" >/dev/null 2>&1; then echo real-read=yes; else echo real-read=no; fi
+if (echo x >> "$1/.claude.json") 2>/dev/null; then echo real-write=yes; else echo real-write=no; fi
+echo done
+"""
+
+
+def _used_home(run: Runner) -> Path:
+    """A home whose ~/.claude an earlier, unconfined session of Claude Code has used."""
+    home = _fake_home(run)
+    c = home / ".claude"
+    (c / "session-env" / "old-session").mkdir(parents=True)
+    (c / "session-env" / "old-session" / "sessionstart-hook-0.sh").write_text("export A=1\n")
+    (c / "shell-snapshots").mkdir()
+    (c / "shell-snapshots" / "snapshot-bash-1-old.sh").write_text("alias ll='ls -l'\n")
+    (c / "sessions").mkdir(mode=0o700)
+    (c / "sessions" / "4242.json").write_text('{"pid": 4242}\n')
+    (c / "ide").mkdir()
+    (c / "ide" / "41234.lock").write_text('{"authToken": "IDE-TOKEN"}\n')
+    (c / "backups").mkdir()
+    (c / "backups" / ".claude.json.backup.1").write_text('{"numStartups": 1}\n')
+    for d in ("statsig", "debug", "tasks", "todos", "plans", "file-history"):
+        (c / d).mkdir()
+    (c / "stats-cache.json").write_text('{"stats": 1}\n')
+    (c / "history.jsonl").write_text("old prompt\n")
+    (home / ".claude.json").write_text(json.dumps({
+        "numStartups": 3, "mcpServers": {"mine": {"command": "/bin/true"}},
+        "projects": {"/elsewhere": {"hasTrustDialogAccepted": True}}}) + "\n")
+    _own(home, run)
+    return home
+
+
+def test_a_used_state_directory_works_and_keeps_nothing_that_is_sourced(run: Runner):
+    """Issue #40: with a ~/.claude that an ordinary session had used, session-env,
+    sessions and shell-snapshots were shown read-only, and every Bash call of the agent
+    failed with EROFS. They are the run's own now, fresh and discarded: what the tree
+    writes there (sourced by later sessions) never reaches the real directory, while
+    the kept entries keep what the agent wrote. The private ~/.claude.json is made from
+    the person's own, with the answers that were asked again on every run."""
+    home = _used_home(run)
+    c = home / ".claude"
+    before = _state(home)
+    proc, events = run("sh", "-c", CLAUDE_STAND_IN, str(home), extra=[
+        "--agent", "claude", "--secret", "ANTHROPIC_API_KEY"],
+        env={"HOME": str(home), "ANTHROPIC_API_KEY": API_KEY})
+    assert proc.returncode == 0 and "done" in proc.stdout, (proc.stdout, proc.stderr)
+    # the earlier session's entries: not shown to the run (the IDE's token with them)
+    assert "seen: env=[] snap=[] sess=[] ide=[] backups=[] stats=[]" in proc.stdout, \
+        proc.stdout
+    after = _state(home)
+    for entry in ("session-env", "shell-snapshots", "sessions", "ide", "backups", "statsig",
+                  "debug", "stats-cache.json"):
+        real = {k: v for k, v in after.items() if k.startswith(f".claude/{entry}")}
+        assert real == {k: v for k, v in before.items() if k.startswith(f".claude/{entry}")}, \
+            (entry, real)
+    assert sorted(os.listdir(c / "session-env")) == ["old-session"]
+    assert sorted(os.listdir(c / "shell-snapshots")) == ["snapshot-bash-1-old.sh"]
+    assert not os.path.lexists("/tmp/ztsa-pwned-by-session-env")
+    # kept: what the agent wrote as data
+    assert [p.read_text() for p in (c / "projects" / "-ws").iterdir()] == ['{"s": 1}\n']
+    assert [p.suffix for p in (c / "tasks").iterdir()] == [".json"]
+    assert (c / "plans" / "p.md").read_text() == "plan\n"
+    assert (c / "history.jsonl").read_text() == "old prompt\nprompt\n"
+    # the private configuration: the person's, with the answers; the real one unreachable
+    assert after[".claude.json"] == before[".claude.json"]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("config="))
+    config = json.loads(line.removeprefix("config="))
+    assert config["mcpServers"] == {"mine": {"command": "/bin/true"}}
+    assert config["hasCompletedOnboarding"] is True
+    assert config["projects"][str(run.workspace.resolve())]["hasTrustDialogAccepted"] is True
+    assert config["customApiKeyResponses"]["approved"] == [API_KEY[-20:]]
+    assert "real-read=no" in proc.stdout and "real-write=no" in proc.stdout, proc.stdout
+    assert not [e for e in events if API_KEY in repr(e)]
+    # no denial but the write to the real configuration: the run did what Claude Code
+    # does as it works
+    # (the file helper names the hidden home's file by its path beneath the hidden home)
+    denied = [e for e in events if e["event"] == "deny"
+              and not (e.get("path", "").endswith("/.claude.json")
+                       and "ztsa-run-" not in e.get("path", ""))]
+    assert not denied, [(e.get("syscall"), e.get("path")) for e in denied]
+    shutil.rmtree(home)
+
+
+def test_codex_with_a_used_state_directory(run: Runner):
+    """`codex exec` failed outright with a used ~/.codex: its databases and the helpers
+    it puts on its PATH (tmp/arg0) were read-only. Its shell snapshots, helpers and
+    databases are the run's own; its rollouts are kept; its settings stay the
+    person's."""
+    home = Path(tempfile.mkdtemp(prefix="ztsa-agent-home-"))
+    cx = home / ".codex"
+    for d in ("sessions/2026/01/01", "shell_snapshots", "tmp/arg0/codex-arg0x", "skills"):
+        (cx / d).mkdir(parents=True)
+    (cx / "sessions" / "2026" / "01" / "01" / "rollout-old.jsonl").write_text("old\n")
+    (cx / "shell_snapshots" / "old.sh").write_text("export A=1\n")
+    (cx / "tmp" / "arg0" / "codex-arg0x" / "apply_patch").write_text("#!/bin/sh\n")
+    for name, text in (("state_5.sqlite", "db"), ("logs_2.sqlite", "logs"),
+                       ("config.toml", 'model = "x"\n'), ("auth.json", "{}\n"),
+                       ("installation_id", "id\n")):
+        (cx / name).write_text(text)
+    _own(home, run)
+    before = _state(home)
+    script = r"""
+set -e
+c=$HOME/.codex
+echo "seen: snap=[$(ls -A $c/shell_snapshots)] tmp=[$(ls -A $c/tmp)] db=$(cat $c/state_5.sqlite)"
+echo 'touch /tmp/ztsa-pwned-by-codex' > "$c/shell_snapshots/s.sh"
+mkdir -p "$c/tmp/arg0/x" && echo evil > "$c/tmp/arg0/x/apply_patch"
+echo more >> "$c/state_5.sqlite"; echo l > "$c/logs_2.sqlite"; echo i > "$c/installation_id"
+echo '[projects."/tmp"]' >> "$c/config.toml"
+mkdir -p "$c/sessions/2026/01/02" && echo new > "$c/sessions/2026/01/02/rollout-new.jsonl"
+echo done
+"""
+    proc, events = run("sh", "-c", script, extra=["--agent", "codex"], env={"HOME": str(home)})
+    assert proc.returncode == 0 and "done" in proc.stdout, (proc.stdout, proc.stderr)
+    assert "seen: snap=[] tmp=[] db=db" in proc.stdout, proc.stdout
+    after = _state(home)
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    # only the kept rollouts changed (and the kept entries ztsa makes when missing)
+    assert {k for k in changed if not k.startswith(".codex/sessions")} <= {
+        ".codex/archived_sessions", ".codex/log", ".codex/history.jsonl", ".codex"}, changed
+    assert (cx / "sessions" / "2026" / "01" / "02" / "rollout-new.jsonl").read_text() == "new\n"
+    assert not [e for e in events if e["event"] == "deny"]
+    shutil.rmtree(home)
+
+
+REAL_CLAUDE = os.environ.get("ZTSA_TEST_CLAUDE") or shutil.which("claude")
+FAKE_API = Path(__file__).parents[2] / "bench" / "agents" / "fake_api.py"
+
+
+@pytest.mark.skipif(REAL_CLAUDE is None, reason="Claude Code is not installed (npm install "
+                    "@anthropic-ai/claude-code; or name it by ZTSA_TEST_CLAUDE)")
+def test_the_real_claude_code_after_an_unconfined_session(run: Runner):
+    """The real agent, against a fake Messages API on loopback that asks for one Bash
+    call: first an ordinary, unconfined session in a fresh home (what makes a used
+    ~/.claude), then one under --agent claude in the same home. The Bash call must work
+    under ztsa (it failed with EROFS on session-env), and the real state directory gains
+    nothing in what later sessions source."""
+    import socket
+    import time
+
+    assert REAL_CLAUDE is not None
+    home = Path(tempfile.mkdtemp(prefix="ztsa-agent-home-"))
+    log = Path(tempfile.mkdtemp(prefix="ztsa-fake-api-")) / "api.log"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    api = subprocess.Popen([sys.executable, str(FAKE_API), "messages", str(port), str(log),
+                            "echo HOME=$HOME; echo bash-ran"])
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        key = "sk-ant-test-" + os.urandom(12).hex()
+        quiet = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        first = subprocess.run(
+            [REAL_CLAUDE, "-p", "run it", "--allowedTools", "Bash"], cwd=run.workspace,
+            capture_output=True, text=True, timeout=180,
+            env={**os.environ, **quiet, "HOME": str(home), "ANTHROPIC_API_KEY": key,
+                 "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"})
+        assert first.returncode == 0 and "FAKE-ANSWER-OK" in first.stdout, first
+        made = sorted(os.listdir(home / ".claude"))
+        assert {"session-env", "sessions", "shell-snapshots", "projects"} <= set(made), made
+        assert f"HOME={home}" in log.read_text()
+        log.write_text("")
+        _own(home, run)
+        before = _state(home)
+        claude, mounts = run.visible(REAL_CLAUDE)
+        proc, events = run(
+            claude, "-p", "run it", "--allowedTools", "Bash", mounts=mounts,
+            allow=[f"127.0.0.1:{port}"], timeout=240, env={"HOME": str(home),
+                                                           "ANTHROPIC_API_KEY": key},
+            extra=["--agent", "claude", "--secret", "ANTHROPIC_API_KEY",
+                   "--env", f"ANTHROPIC_BASE_URL=http://127.0.0.1:{port}",
+                   "--env", "DISABLE_AUTOUPDATER=1"])
+        assert proc.returncode == 0 and "FAKE-ANSWER-OK" in proc.stdout, proc.stderr
+        result = log.read_text()
+        assert "bash-ran" in result and "ztsa-run-" in result, result
+        assert "EROFS" not in result and "read-only" not in result.lower(), result
+        after = _state(home)
+        for entry in ("session-env", "shell-snapshots", "sessions"):
+            names = {k for k in after if k.startswith(f".claude/{entry}/")}
+            assert names == {k for k in before if k.startswith(f".claude/{entry}/")}, names
+        transcripts = {k for k in after if k.startswith(".claude/projects/")
+                       and k.endswith(".jsonl")}
+        assert len(transcripts - set(before)) == 1, transcripts  # kept
+        denied = [(e.get("syscall"), e.get("path") or e.get("name")) for e in events
+                  if e["event"] == "deny"]
+        assert not [d for d in denied if "session-env" in str(d) or "shell-snapshots"
+                    in str(d) or "sessions" in str(d)], denied
+    finally:
+        api.terminate()
+        api.wait(10)
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(log.parent, ignore_errors=True)

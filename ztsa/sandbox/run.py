@@ -149,16 +149,19 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         for name, value in toolchains.variables(dict(os.environ), homes).items():
             env.setdefault(name, value)
         ns = plan.namespaces(os.geteuid() == 0 or nat.userns_available())
-        setup = agents.prepare(list(agent_names), homes[0], own_home,
-                               mounts=ns != plan.Namespaces.NONE) if (
-            agent_names and homes and not home) else None
-        if setup is not None:
-            for name, value in setup.env:
-                env.setdefault(name, value)
         env.update(secrets or {})
         for name in deny_env or ():  # never passed, the default few included
             if name not in ("HOME", "TMPDIR"):
                 env.pop(name, None)
+        # after the secrets: the agent's private configuration approves the key it gets
+        setup = agents.prepare(list(agent_names), homes[0], own_home,
+                               mounts=ns != plan.Namespaces.NONE,
+                               workspace=policy.workspace, env=env) if (
+            agent_names and homes and not home) else None
+        if setup is not None:
+            for name, value in setup.env:
+                if name not in (deny_env or ()):
+                    env.setdefault(name, value)
         identity = toolchains.git_identity(homes, dict(os.environ)) if (
             git_identity and not home) else None
         if identity is not None:

@@ -1,0 +1,158 @@
+"""The agent presets' own parts that need no sandbox: the classes of a used state
+directory's entries, Claude Code's private configuration, and the installed agent's
+version read from its package files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ztsa.sandbox import agents
+from ztsa.sandbox.agents import AGENTS
+
+KEY = "sk-ant-test-" + "k" * 30 + "LAST-TWENTY-CHARS-OK"
+
+
+def _used_claude(home: Path) -> Path:
+    c = home / ".claude"
+    for d in ("projects", "session-env/old", "shell-snapshots", "sessions", "ide", "backups",
+              "statsig", "debug", "hooks", "plugins"):
+        (c / d).mkdir(parents=True)
+    (c / "session-env" / "old" / "hook-0.sh").write_text("export OLD=1\n")
+    (c / "shell-snapshots" / "snapshot-bash-1-a.sh").write_text("alias ls=ls\n")
+    (c / "ide" / "4242.lock").write_text('{"authToken": "IDE"}\n')
+    (c / "backups" / ".claude.json.backup.1").write_text('{"mcpServers": {}}\n')
+    (c / "settings.json").write_text("{}\n")
+    (c / "stats-cache.json").write_text('{"v": 1}\n')
+    (c / ".last-cleanup").write_text("2026-01-01\n")
+    (home / ".claude.json").write_text(json.dumps({
+        "numStartups": 3, "mcpServers": {"mine": {"command": "/bin/true"}},
+        "customApiKeyResponses": {"approved": ["other"], "rejected": [KEY[-20:]]},
+        "projects": {"/elsewhere": {"hasTrustDialogAccepted": False, "allowedTools": ["x"]}}}))
+    return c
+
+
+def test_a_used_state_directory_is_shown_by_class(tmp_path: Path):
+    real, own = tmp_path / "real", tmp_path / "own"
+    real.mkdir()
+    own.mkdir()
+    _used_claude(real)
+    setup = agents.prepare(["claude"], str(real), str(own), mounts=True,
+                           workspace="/work/ws", env={"ANTHROPIC_API_KEY": KEY})
+    bound = {os.path.basename(src): rw for src, _at, rw in setup.binds}
+    assert bound["projects"] is True and bound["history.jsonl"] is True
+    assert bound["settings.json"] is False and bound["hooks"] is False
+    assert bound["plugins"] is False
+    private = {"session-env", "shell-snapshots", "sessions", "ide", "backups", "statsig",
+               "debug", "stats-cache.json", ".last-cleanup"}
+    assert not private & set(bound), set(bound)
+    c = own / ".claude"
+    for d in ("session-env", "shell-snapshots", "sessions", "ide", "backups", "statsig"):
+        assert (c / d).is_dir() and not os.listdir(c / d), d  # fresh and empty
+    assert not (c / "stats-cache.json").exists()  # a cache: made anew
+    assert (c / ".last-cleanup").read_text() == "2026-01-01\n"  # a private copy
+    config = json.loads((own / ".claude.json").read_text())
+    assert config["mcpServers"] == {"mine": {"command": "/bin/true"}}  # the person's own
+    assert config["hasCompletedOnboarding"] is True
+    assert config["projects"]["/work/ws"]["hasTrustDialogAccepted"] is True
+    assert config["projects"]["/elsewhere"] == {"hasTrustDialogAccepted": False,
+                                                "allowedTools": ["x"]}
+    assert config["customApiKeyResponses"] == {"approved": ["other", KEY[-20:]],
+                                               "rejected": []}
+    assert json.loads((real / ".claude.json").read_text())["numStartups"] == 3
+
+
+def test_the_private_configuration_without_a_file_of_the_persons(tmp_path: Path):
+    real, own = tmp_path / "real", tmp_path / "own"
+    real.mkdir()
+    own.mkdir()
+    agents.prepare(["claude"], str(real), str(own), mounts=False, workspace="/w", env={})
+    config = json.loads((own / ".claude.json").read_text())
+    assert config == {"hasCompletedOnboarding": True, "projects": {"/w": {
+        "hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}
+    assert not (real / ".claude.json").exists()
+
+
+def test_a_configuration_reached_through_a_link_is_not_read(tmp_path: Path):
+    """~/.claude.json as a link: what it names may be a place a tree wrote."""
+    real, own = tmp_path / "real", tmp_path / "own"
+    real.mkdir()
+    own.mkdir()
+    (tmp_path / "planted.json").write_text('{"mcpServers": {"evil": {"command": "x"}}}')
+    (real / ".claude.json").symlink_to(tmp_path / "planted.json")
+    agents.prepare(["claude"], str(real), str(own), mounts=True, workspace="/w", env={})
+    assert "evil" not in (own / ".claude.json").read_text()
+
+
+def test_a_configuration_that_is_not_json_is_left_as_it_is():
+    assert agents._claude_answers(b"{not json", "/w", {}) == b"{not json"
+    assert agents._claude_answers(b"[1]", "/w", {}) == b"[1]"
+
+
+def test_codex_state_by_class(tmp_path: Path):
+    real, own = tmp_path / "real", tmp_path / "own"
+    cx = real / ".codex"
+    for d in ("sessions", "shell_snapshots", "tmp/arg0", "skills", "memories"):
+        (cx / d).mkdir(parents=True)
+    own.mkdir()
+    for f, text in (("state_5.sqlite", "db"), ("logs_2.sqlite", "logs"),
+                    ("state_5.sqlite-wal", "wal"), ("config.toml", 'model = "x"\n'),
+                    ("auth.json", "{}"), ("AGENTS.md", "rules")):
+        (cx / f).write_text(text)
+    setup = agents.prepare(["codex"], str(real), str(own), mounts=True)
+    bound = {os.path.basename(src): rw for src, _at, rw in setup.binds}
+    assert bound == {"sessions": True, "archived_sessions": True, "log": True,
+                     "history.jsonl": True, "skills": False, "memories": False,
+                     "auth.json": False, "AGENTS.md": False}
+    c = own / ".codex"
+    assert (c / "state_5.sqlite").read_text() == "db"
+    assert (c / "config.toml").read_text() == 'model = "x"\n'
+    assert not (c / "logs_2.sqlite").exists() and not (c / "state_5.sqlite-wal").exists()
+    assert not os.listdir(c / "shell_snapshots") and not os.listdir(c / "tmp")
+
+
+def _package(top: Path, name: str, version: str, exe: str) -> Path:
+    pkg = top / "node_modules" / name
+    (pkg / "bin").mkdir(parents=True)
+    (pkg / "package.json").write_text(json.dumps({"name": name, "version": version}))
+    target = pkg / "bin" / exe
+    target.write_text("#!/bin/sh\n")
+    target.chmod(0o755)
+    (top / "node_modules" / ".bin").mkdir(exist_ok=True)
+    link = top / "node_modules" / ".bin" / exe.split(".")[0]
+    link.symlink_to(os.path.relpath(target, link.parent))
+    return link
+
+
+def test_the_installed_version_is_read_from_its_package(tmp_path: Path):
+    claude = _package(tmp_path, "@anthropic-ai/claude-code", "2.1.197", "claude.exe")
+    codex = _package(tmp_path, "@openai/codex", "0.171.0-linux-x64", "codex.js")
+    path = str(claude.parent)
+    assert agents.installed_version(AGENTS["claude"], "claude", path) == (str(claude), "2.1.197")
+    assert agents.installed_version(AGENTS["codex"], str(codex), None) == (str(codex), "0.171.0")
+    assert agents.version_warning(["claude", "codex"], "claude", path) == []
+    # not the agent's executable (a script under --agent): nothing to say
+    assert agents.installed_version(AGENTS["claude"], "sh", path) is None
+    assert agents.installed_version(AGENTS["claude"], "claude", str(tmp_path / "none")) is None
+
+
+def test_another_version_is_said_in_one_line(tmp_path: Path):
+    claude = _package(tmp_path, "@anthropic-ai/claude-code", "9.0.0", "claude.exe")
+    lines = agents.version_warning(["claude"], str(claude), None)
+    assert lines == [f"ztsa: --agent claude was tested with Claude Code "
+                     f"{', '.join(AGENTS['claude'].tested)}; {claude} is 9.0.0: its state "
+                     "may need entries the preset does not know (docs/agents.md)"]
+    # the native installer's layout: ~/.local/share/claude/versions/X
+    versions = tmp_path / "share" / "claude" / "versions"
+    versions.mkdir(parents=True)
+    (versions / "2.1.197").write_text("")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "claude").symlink_to(versions / "2.1.197")
+    assert agents.version_warning(["claude"], "claude", str(tmp_path / "bin")) == []
+    # none to be read: said so
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "claude").write_text("#!/bin/sh\n")
+    (tmp_path / "other" / "claude").chmod(0o755)
+    line, = agents.version_warning(["claude"], "claude", str(tmp_path / "other"))
+    assert "has a version ztsa cannot read" in line
