@@ -266,9 +266,9 @@ def _claude_answers(data: bytes, workspace: str, env: dict[str, str]) -> bytes:
     - onboarding done (`hasCompletedOnboarding`): its first screen checks that it can
       reach platform.claude.com, a host the preset does not allow, and what it sets up
       (a theme, a login) could not be kept;
-    - the workspace trusted (`projects[WORKSPACE].hasTrustDialogAccepted`): the person
-      named it for this run, and what that dialog guards (the project's hooks, MCP
-      servers and settings) runs inside the sandbox;
+    - not the workspace's trust (`projects[WORKSPACE].hasTrustDialogAccepted`): that
+      answer is the person's own, kept from their file where they gave it; a folder
+      they never trusted is asked about (never turn uncertainty into permission);
     - the API key given to the run (ANTHROPIC_API_KEY, by --secret or --env) approved
       (`customApiKeyResponses.approved`, its last 20 characters).
     A file that is not a JSON object is left as it is (the agent says what it finds)."""
@@ -281,16 +281,6 @@ def _claude_answers(data: bytes, workspace: str, env: dict[str, str]) -> bytes:
     if not isinstance(config, dict):
         return data
     config["hasCompletedOnboarding"] = True
-    if workspace:
-        projects = config.get("projects")
-        if not isinstance(projects, dict):
-            projects = config["projects"] = {}
-        for path in dict.fromkeys([workspace, os.path.realpath(workspace)]):
-            entry = projects.get(path)
-            if not isinstance(entry, dict):
-                entry = projects[path] = {}
-            entry["hasTrustDialogAccepted"] = True
-            entry["hasCompletedProjectOnboarding"] = True
     key = env.get("ANTHROPIC_API_KEY", "")
     if key:
         responses = config.get("customApiKeyResponses")

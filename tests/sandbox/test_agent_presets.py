@@ -55,7 +55,7 @@ def test_a_used_state_directory_is_shown_by_class(tmp_path: Path):
     config = json.loads((own / ".claude.json").read_text())
     assert config["mcpServers"] == {"mine": {"command": "/bin/true"}}  # the person's own
     assert config["hasCompletedOnboarding"] is True
-    assert config["projects"]["/work/ws"]["hasTrustDialogAccepted"] is True
+    assert "/work/ws" not in config["projects"]  # trust is the person's answer alone
     assert config["projects"]["/elsewhere"] == {"hasTrustDialogAccepted": False,
                                                 "allowedTools": ["x"]}
     assert config["customApiKeyResponses"] == {"approved": ["other", KEY[-20:]],
@@ -69,8 +69,7 @@ def test_the_private_configuration_without_a_file_of_the_persons(tmp_path: Path)
     own.mkdir()
     agents.prepare(["claude"], str(real), str(own), mounts=False, workspace="/w", env={})
     config = json.loads((own / ".claude.json").read_text())
-    assert config == {"hasCompletedOnboarding": True, "projects": {"/w": {
-        "hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}
+    assert config == {"hasCompletedOnboarding": True}
     assert not (real / ".claude.json").exists()
 
 
