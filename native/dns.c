@@ -8,7 +8,9 @@
    the resolvers' own addresses, become allowed on the rule's port (net.c's learnt
    table), and it goes back to the tree from the address the tree asked. Any other
    query is answered NXDOMAIN here and goes nowhere. Single-threaded, never blocking:
-   the helper polls these sockets beside the seccomp listener. */
+   the helper polls these sockets beside the seccomp listener. The readers of the tree's
+   queries and of upstream answers are pure functions of the bytes; the ztsa_dns_*
+   entry points at the end call them directly, for the tests, outside any run. */
 #include "internal.h"
 
 #include <arpa/inet.h>
@@ -753,4 +755,74 @@ void dns_ready(const struct pollfd *fds, int n) {
             close(D.tcp[i].fd);
             D.tcp[i].fd = -1;
         }
+}
+
+/* ---- the same readers, for the tests (ztsa_native.h) ---- */
+
+int ztsa_dns_parse_query(const unsigned char *m, size_t n, char *name, size_t name_size,
+                         int *qtype) {
+    char own[256];
+    int qend = parse_question(m, n, own, qtype);
+    if (qend >= 0)
+        snprintf(name, name_size, "%s", own);
+    return qend;
+}
+
+int ztsa_dns_read_name(const unsigned char *m, size_t n, size_t i, char *out, size_t size) {
+    return size ? read_name(m, n, i, out, size) : 0;
+}
+
+struct collected {
+    unsigned char *addrs;
+    int *versions;
+    unsigned int *ttls;
+    int max, count;
+};
+
+static int collect_record(const unsigned char *m, size_t n, const struct record *r,
+                          void *ctx) {
+    (void)n;
+    struct collected *c = ctx;
+    int version = record_version(r);
+    if (!version)
+        return 0;
+    if (c->count < c->max) {
+        memset(c->addrs + 16 * c->count, 0, 16);
+        memcpy(c->addrs + 16 * c->count, m + r->rdata, r->rdlen);
+        c->versions[c->count] = version;
+        c->ttls[c->count] = r->ttl;
+    }
+    c->count++;
+    return 0;
+}
+
+int ztsa_dns_answer_addrs(const unsigned char *m, size_t n, char *qname, size_t qname_size,
+                          int *qtype, unsigned char *addrs, int *versions, unsigned int *ttls,
+                          int max) {
+    char own[256];
+    int qend = answer_question(m, n, own, qtype);
+    if (qend < 0)
+        return -1;
+    snprintf(qname, qname_size, "%s", own);
+    struct collected c = {addrs, versions, ttls, max, 0};
+    walk_answer(m, n, (size_t)qend, m[6] << 8 | m[7], collect_record, &c);
+    return c.count;
+}
+
+static int named(const char *name, const void *arg) {
+    return strcmp(name, arg) == 0;
+}
+
+int ztsa_dns_answer_denied(const unsigned char *m, size_t n, const char *deny, char *which,
+                           size_t which_size) {
+    char own[256];
+    int qtype;
+    int qend = answer_question(m, n, own, &qtype);
+    if (qend < 0)
+        return -1;
+    char found[256] = "";
+    int denied = answer_names_denied(m, n, (size_t)qend, m[6] << 8 | m[7], named, deny,
+                                     found, sizeof found);
+    snprintf(which, which_size, "%s", found);
+    return denied;
 }

@@ -11,7 +11,9 @@
    after a section header, escapes, continued lines, a quote left open, a key that does
    not begin with a letter) refuses the whole rewrite, and each value is judged as git
    reads it (or not at all where git's versions read it differently). What the tree
-   writes to the lock file afterwards reaches nothing. */
+   writes to the lock file afterwards reaches nothing. The ztsa_gitconfig_*
+   entry points at the end call the same reader and judge for the tests, outside any
+   run. */
 #include "internal.h"
 
 #include <ctype.h>
@@ -238,4 +240,36 @@ int gitconfig_acceptable(const char *old, size_t old_n, const char *new_text, si
             return 0;
     }
     return 1;
+}
+
+/* ---- the same reader and judge, for the tests (ztsa_native.h) ---- */
+
+int ztsa_gitconfig_entries(const char *text, size_t n, char *out, size_t size) {
+    struct entry *e = malloc(MAX_ENTRIES * sizeof *e);
+    if (!e)
+        return -2;
+    int count = entries(text, n, e, MAX_ENTRIES);
+    size_t o = 0;
+    for (int i = 0; i < count; i++) {
+        char v[1 + 1600] = "=";
+        if (plain(e[i].value, v + 1, sizeof v - 1) < 0)
+            v[0] = '!', v[1] = 0;
+        const char *parts[3] = {e[i].key, e[i].value, v};
+        for (int k = 0; k < 3; k++) {
+            size_t l = strlen(parts[k]) + 1;
+            if (o + l > size) {
+                free(e);
+                return -2;
+            }
+            memcpy(out + o, parts[k], l);
+            o += l;
+        }
+    }
+    free(e);
+    return count;
+}
+
+int ztsa_gitconfig_acceptable(const char *old, size_t old_n, const char *new_text,
+                              size_t new_n, const char *gitdir, const char *workspace) {
+    return gitconfig_acceptable(old, old_n, new_text, new_n, gitdir, workspace);
 }
