@@ -8,7 +8,9 @@
    the resolvers' own addresses, become allowed on the rule's port (net.c's learnt
    table), and it goes back to the tree from the address the tree asked. Any other
    query is answered NXDOMAIN here and goes nowhere. Single-threaded, never blocking:
-   the helper polls these sockets beside the seccomp listener. */
+   the helper polls these sockets beside the seccomp listener. The readers of the tree's
+   queries and of upstream answers are pure functions of the bytes; the ztsa_dns_*
+   entry points at the end call them directly, for the tests, outside any run. */
 #include "internal.h"
 
 #include <arpa/inet.h>
@@ -376,8 +378,8 @@ static size_t skip_name(const unsigned char *m, size_t n, size_t i) {
     return n + 1;
 }
 
-/* The name at m[i] (compression followed, at most 32 pointers), lowercased and
-   dot-joined into out; 0 when it cannot be read. */
+/* The name at m[i] (compression followed, through at most 31 pointers), lowercased and
+   dot-joined into out (size bytes, at least 1); 0 when it cannot be read. */
 static int read_name(const unsigned char *m, size_t n, size_t i, char *out, size_t size) {
     size_t o = 0;
     for (int hops = 0; i < n && hops < 32;) {
@@ -406,32 +408,128 @@ static int read_name(const unsigned char *m, size_t n, size_t i, char *out, size
     return 0;
 }
 
+/* An answer's record: its owner name at m[owner], its type and TTL, its data
+   m[rdata, rdata + rdlen), within the answer. */
+struct record {
+    size_t owner;
+    int type;
+    unsigned int ttl;
+    size_t rdata, rdlen;
+};
+
+typedef int (*record_fn)(const unsigned char *m, size_t n, const struct record *r, void *ctx);
+
+/* The answer section of m from m[i] on: each of its an records to each, up to the first
+   that runs past n. each stops the walk by returning non-zero, which walk_answer
+   returns; else 0. */
+static int walk_answer(const unsigned char *m, size_t n, size_t i, int an, record_fn each,
+                       void *ctx) {
+    for (int k = 0; k < an && i < n; k++) {
+        struct record r = {.owner = i};
+        i = skip_name(m, n, i);
+        if (i + 10 > n)
+            return 0;
+        r.type = m[i] << 8 | m[i + 1];
+        r.ttl = (unsigned int)m[i + 4] << 24 | (unsigned int)m[i + 5] << 16 |
+                (unsigned int)m[i + 6] << 8 | m[i + 7];
+        r.rdlen = (size_t)(m[i + 8] << 8 | m[i + 9]);
+        i += 10;
+        if (i + r.rdlen > n)
+            return 0;
+        r.rdata = i;
+        int stop = each(m, n, &r, ctx);
+        if (stop)
+            return stop;
+        i += r.rdlen;
+    }
+    return 0;
+}
+
+/* 4 or 6 for an A or AAAA record of an address's length, else 0 */
+static int record_version(const struct record *r) {
+    return r->type == 1 && r->rdlen == 4 ? 4 : r->type == 28 && r->rdlen == 16 ? 6 : 0;
+}
+
+struct deny_check {
+    int (*denied)(const char *name, const void *arg);
+    const void *arg;
+    char *which;
+    size_t size;
+};
+
+static int deny_record(const unsigned char *m, size_t n, const struct record *r, void *ctx) {
+    struct deny_check *d = ctx;
+    char owner[256], target[256];
+    if (read_name(m, n, r->owner, owner, sizeof owner) && d->denied(owner, d->arg)) {
+        snprintf(d->which, d->size, "%s", owner);
+        return 1;
+    }
+    if (r->type == 5 && read_name(m, n, r->rdata, target, sizeof target) &&
+        d->denied(target, d->arg)) {
+        snprintf(d->which, d->size, "%s", target);
+        return 1;
+    }
+    return 0;
+}
+
+/* Does the answer name (as an owner or a CNAME's target) a name denied() says is
+   denied? Its first such name into which. */
+static int answer_names_denied(const unsigned char *m, size_t n, size_t i, int an,
+                               int (*denied)(const char *name, const void *arg),
+                               const void *arg, char *which, size_t size) {
+    struct deny_check d = {denied, arg, which, size};
+    return walk_answer(m, n, i, an, deny_record, &d);
+}
+
+static int policy_denies(const char *name, const void *arg) {
+    (void)arg;
+    return name_rule(name) <= -2;
+}
+
 /* Does the answer name (as an owner or a CNAME's target) a name a policy denies? A
    denied name behind an allowed one's CNAME is the denied name's addresses. */
 static int chain_denied(const unsigned char *m, size_t n, size_t i, int an, char *which,
                         size_t size) {
-    for (int k = 0; k < an && i < n; k++) {
-        char owner[256], target[256];
-        int have_owner = read_name(m, n, i, owner, sizeof owner);
-        i = skip_name(m, n, i);
-        if (i + 10 > n)
-            return 0;
-        int type = m[i] << 8 | m[i + 1];
-        size_t rdlen = (size_t)(m[i + 8] << 8 | m[i + 9]);
-        i += 10;
-        if (i + rdlen > n)
-            return 0;
-        if (have_owner && name_rule(owner) <= -2) {
-            snprintf(which, size, "%s", owner);
-            return 1;
-        }
-        if (type == 5 && read_name(m, n, i, target, sizeof target) &&
-            name_rule(target) <= -2) {
-            snprintf(which, size, "%s", target);
-            return 1;
-        }
-        i += rdlen;
-    }
+    return answer_names_denied(m, n, i, an, policy_denies, NULL, which, size);
+}
+
+/* The question of an answer m (n bytes), read as a query's: the offset past it, -1 when
+   m is no response, or its question no query's this service forwards. */
+static int answer_question(const unsigned char *m, size_t n, char *name, int *qtype) {
+    if (n < 12 || !(m[2] & 0x80))
+        return -1;
+    unsigned char q[512];
+    size_t qn = n < sizeof q ? n : sizeof q;
+    memcpy(q, m, qn);
+    q[2] &= 0x7F; /* read it as a query */
+    q[6] = q[7] = q[8] = q[9] = q[10] = q[11] = 0;
+    return parse_question(q, qn, name, qtype);
+}
+
+struct learning {
+    struct pending *p;
+    char learnt[4096], refused[4096];
+    size_t lo, ro;
+};
+
+/* an A or AAAA record of the answer to p: learnt, or refused by the range guard */
+static int learn_record(const unsigned char *m, size_t n, const struct record *r, void *ctx) {
+    (void)n;
+    struct learning *l = ctx;
+    int version = record_version(r);
+    if (!version)
+        return 0;
+    const unsigned char *a = m + r->rdata;
+    char ip[INET6_ADDRSTRLEN] = "";
+    inet_ntop(version == 4 ? AF_INET : AF_INET6, a, ip, sizeof ip);
+    int bad = !ztsa_learnable(D.plan->onlink, D.plan->n_onlink, version, a) ||
+              net_is_resolver(version, a) || net_is_denied(version, a);
+    if (!bad && l->p->name_rule >= 0) /* --audit-only lets every address through */
+        net_learn(version, a, l->p->name_rule, r->ttl, l->p->name);
+    char *buf = bad ? l->refused : l->learnt;
+    size_t *o = bad ? &l->ro : &l->lo;
+    if (*o + strlen(ip) + 4 < sizeof l->learnt)
+        *o += (size_t)snprintf(buf + *o, sizeof l->learnt - *o, "%s\"%s\"", *o ? "," : "", ip);
     return 0;
 }
 
@@ -453,17 +551,12 @@ static void upstream_answer(int s) {
     for (int i = 0; i < MAX_PENDING && !p; i++)
         if (D.pending[i].used && D.pending[i].our_id == id)
             p = &D.pending[i];
-    if (!p || !(m[2] & 0x80))
+    if (!p)
         return;
     /* the question must be the one asked */
-    unsigned char q[512];
-    size_t qn = n < sizeof q ? n : sizeof q;
-    memcpy(q, m, qn);
-    q[2] &= 0x7F; /* read it as a query */
-    q[6] = q[7] = q[8] = q[9] = q[10] = q[11] = 0;
     char name[256];
     int qtype;
-    int qend = parse_question(q, qn, name, &qtype);
+    int qend = answer_question(m, n, name, &qtype);
     if (qend < 0 || strcmp(name, p->name) != 0 || qtype != p->qtype)
         return;
     p->used = 0;
@@ -494,34 +587,8 @@ static void upstream_answer(int s) {
         reply_to(&p->to, m, (size_t)qend);
         return;
     }
-    char learnt[4096] = "", refused[4096] = "";
-    size_t lo = 0, ro = 0;
-    for (int k = 0; k < an && i < n; k++) {
-        i = skip_name(m, n, i);
-        if (i + 10 > n)
-            break;
-        int type = m[i] << 8 | m[i + 1];
-        unsigned int ttl = (unsigned int)m[i + 4] << 24 | (unsigned int)m[i + 5] << 16 |
-                           (unsigned int)m[i + 6] << 8 | m[i + 7];
-        size_t rdlen = (size_t)(m[i + 8] << 8 | m[i + 9]);
-        i += 10;
-        if (i + rdlen > n)
-            break;
-        int version = type == 1 && rdlen == 4 ? 4 : type == 28 && rdlen == 16 ? 6 : 0;
-        if (version) {
-            char ip[INET6_ADDRSTRLEN] = "";
-            inet_ntop(version == 4 ? AF_INET : AF_INET6, m + i, ip, sizeof ip);
-            int bad = !ztsa_learnable(D.plan->onlink, D.plan->n_onlink, version, m + i) ||
-                      net_is_resolver(version, m + i) || net_is_denied(version, m + i);
-            if (!bad && p->name_rule >= 0) /* --audit-only lets every address through */
-                net_learn(version, m + i, p->name_rule, ttl, p->name);
-            char *buf = bad ? refused : learnt;
-            size_t *o = bad ? &ro : &lo;
-            if (*o + strlen(ip) + 4 < sizeof learnt)
-                *o += (size_t)snprintf(buf + *o, sizeof learnt - *o, "%s\"%s\"", *o ? "," : "", ip);
-        }
-        i += rdlen;
-    }
+    struct learning l = {.p = p};
+    walk_answer(m, n, i, an, learn_record, &l);
     static const char *const rcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
                                          "NOTIMP", "REFUSED"};
     int rc = m[3] & 0x0F;
@@ -529,7 +596,7 @@ static void upstream_answer(int s) {
     snprintf(rcb, sizeof rcb, "RCODE%d", rc);
     if (D.plan->log_fd >= 0)
         log_query(p->to.pid, p->name, p->qtype, p->name_rule, rc <= 5 ? rcodes[rc] : rcb,
-                  learnt, refused, 1);
+                  l.learnt, l.refused, 1);
     m[0] = (unsigned char)(p->their_id >> 8);
     m[1] = (unsigned char)p->their_id;
     reply_to(&p->to, m, n);
@@ -688,4 +755,74 @@ void dns_ready(const struct pollfd *fds, int n) {
             close(D.tcp[i].fd);
             D.tcp[i].fd = -1;
         }
+}
+
+/* ---- the same readers, for the tests (ztsa_native.h) ---- */
+
+int ztsa_dns_parse_query(const unsigned char *m, size_t n, char *name, size_t name_size,
+                         int *qtype) {
+    char own[256];
+    int qend = parse_question(m, n, own, qtype);
+    if (qend >= 0)
+        snprintf(name, name_size, "%s", own);
+    return qend;
+}
+
+int ztsa_dns_read_name(const unsigned char *m, size_t n, size_t i, char *out, size_t size) {
+    return size ? read_name(m, n, i, out, size) : 0;
+}
+
+struct collected {
+    unsigned char *addrs;
+    int *versions;
+    unsigned int *ttls;
+    int max, count;
+};
+
+static int collect_record(const unsigned char *m, size_t n, const struct record *r,
+                          void *ctx) {
+    (void)n;
+    struct collected *c = ctx;
+    int version = record_version(r);
+    if (!version)
+        return 0;
+    if (c->count < c->max) {
+        memset(c->addrs + 16 * c->count, 0, 16);
+        memcpy(c->addrs + 16 * c->count, m + r->rdata, r->rdlen);
+        c->versions[c->count] = version;
+        c->ttls[c->count] = r->ttl;
+    }
+    c->count++;
+    return 0;
+}
+
+int ztsa_dns_answer_addrs(const unsigned char *m, size_t n, char *qname, size_t qname_size,
+                          int *qtype, unsigned char *addrs, int *versions, unsigned int *ttls,
+                          int max) {
+    char own[256];
+    int qend = answer_question(m, n, own, qtype);
+    if (qend < 0)
+        return -1;
+    snprintf(qname, qname_size, "%s", own);
+    struct collected c = {addrs, versions, ttls, max, 0};
+    walk_answer(m, n, (size_t)qend, m[6] << 8 | m[7], collect_record, &c);
+    return c.count;
+}
+
+static int named(const char *name, const void *arg) {
+    return strcmp(name, arg) == 0;
+}
+
+int ztsa_dns_answer_denied(const unsigned char *m, size_t n, const char *deny, char *which,
+                           size_t which_size) {
+    char own[256];
+    int qtype;
+    int qend = answer_question(m, n, own, &qtype);
+    if (qend < 0)
+        return -1;
+    char found[256] = "";
+    int denied = answer_names_denied(m, n, (size_t)qend, m[6] << 8 | m[7], named, deny,
+                                     found, sizeof found);
+    snprintf(which, which_size, "%s", found);
+    return denied;
 }

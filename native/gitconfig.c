@@ -8,8 +8,12 @@
    existing remote, user.name/email, a submodule's core.worktree in the workspace), and
    writes its copy through the descriptor the child opened on the real file before the
    read-only mount. Lines are read strictly, as git writes them: anything else (text
-   after a section header, escapes, continued lines) refuses the whole rewrite. What
-   the tree writes to the lock file afterwards reaches nothing. */
+   after a section header, escapes, continued lines, a quote left open, a key that does
+   not begin with a letter) refuses the whole rewrite, and each value is judged as git
+   reads it (or not at all where git's versions read it differently). What the tree
+   writes to the lock file afterwards reaches nothing. The ztsa_gitconfig_*
+   entry points at the end call the same reader and judge for the tests, outside any
+   run. */
 #include "internal.h"
 
 #include <ctype.h>
@@ -27,6 +31,8 @@ struct entry {
 static int name_char(int c) {
     return isalnum(c) || c == '-' || c == '.';
 }
+
+static int plain(const char *value, char *out, size_t size);
 
 /* The entries of a config text, or -1 when a line is not one git writes. */
 static int entries(const char *text, size_t n, struct entry *out, int max) {
@@ -55,6 +61,7 @@ static int entries(const char *text, size_t n, struct entry *out, int max) {
             return -1; /* escapes and continued lines: not what git writes here */
         if (*p == '[') {
             char name[300], sub[300] = "";
+            int has_sub = 0; /* [name ""] is a subsection too, an empty one */
             size_t k = 0;
             p++;
             while (name_char((unsigned char)*p) && k + 1 < sizeof name)
@@ -67,6 +74,7 @@ static int entries(const char *text, size_t n, struct entry *out, int max) {
                     p++;
                 if (*p++ != '"')
                     return -1;
+                has_sub = 1;
                 size_t s = 0;
                 while (*p && *p != '"' && s + 1 < sizeof sub)
                     sub[s++] = *p++;
@@ -80,11 +88,11 @@ static int entries(const char *text, size_t n, struct entry *out, int max) {
                 p++;
             if (*p && *p != '#' && *p != ';')
                 return -1; /* a key after the header: git reads it, git never writes it */
-            snprintf(section, sizeof section, "%s%s%s", name, *sub ? "." : "", sub);
+            snprintf(section, sizeof section, "%s%s%s", name, has_sub ? "." : "", sub);
             continue;
         }
-        if (!*section)
-            return -1;
+        if (!*section || !isalpha((unsigned char)*p))
+            return -1; /* git reads no key that does not begin with a letter */
         char key[64];
         size_t k = 0;
         while ((isalnum((unsigned char)*p) || *p == '-') && k + 1 < sizeof key)
@@ -110,6 +118,9 @@ static int entries(const char *text, size_t n, struct entry *out, int max) {
             (size_t)snprintf(out[count].value, sizeof out[count].value, "%s", value) >=
                 sizeof out[count].value)
             return -1;
+        char v[sizeof out[count].value];
+        if (plain(out[count].value, v, sizeof v) == -1)
+            return -1; /* a quote left open: git reads no such file */
         count++;
     }
     return count;
@@ -125,24 +136,34 @@ static int matches(const char *key, const char *pattern) {
            strcmp(key + klen - tail, star + 2) == 0;
 }
 
-/* the value as git reads it, for what these keys hold: quotes dropped, no comment */
-static void plain(const char *value, char *out, size_t size) {
-    size_t n = 0;
-    int quoted = 0;
+/* The value as git reads it (without escapes, which entries() refuses): quotes dropped,
+   a comment outside them dropped, whitespace outside them dropped before and after the
+   value, kept within it and inside quotes. 0; -1 when git reads no value (a quote left
+   open: git refuses the file); -2 when git's versions read different ones (a tab
+   outside quotes within the value: a space to older git, a tab to newer). */
+static int plain(const char *value, char *out, size_t size) {
+    size_t n = 0, end = 0; /* end: the value without its trailing unquoted whitespace */
+    int quoted = 0, tab = 0, differ = 0; /* tab: in the unquoted whitespace since end */
     for (const char *v = value; *v && n + 1 < size; v++) {
-        if (*v == '"') {
-            quoted = !quoted;
+        if (!quoted && (*v == ' ' || *v == '\t')) {
+            if (n) { /* leading whitespace is no part of the value */
+                tab |= *v == '\t';
+                out[n++] = *v;
+            }
             continue;
         }
         if (!quoted && (*v == '#' || *v == ';'))
             break;
-        out[n++] = *v;
+        differ |= tab; /* that whitespace is within the value */
+        tab = 0;
+        if (*v == '"')
+            quoted = !quoted;
+        else
+            out[n++] = *v;
+        end = n;
     }
-    while (n && (out[n - 1] == ' ' || out[n - 1] == '\t'))
-        n--;
-    out[n] = 0;
-    size_t lead = strspn(out, " \t");
-    memmove(out, out + lead, strlen(out + lead) + 1);
+    out[end] = 0;
+    return quoted ? -1 : differ ? -2 : 0;
 }
 
 static int one_of(const char *v, const char *const *words) {
@@ -156,9 +177,11 @@ static int one_of(const char *v, const char *const *words) {
    tree it names, from the git directory, lies in the workspace */
 static int worktree_inside(const char *gitdir, const char *workspace, const char *value) {
     char joined[8192], real[4097];
+    if (!gitdir)
+        return 0;
     snprintf(joined, sizeof joined, "%s%s%s", value[0] == '/' ? "" : gitdir,
              value[0] == '/' ? "" : "/", value);
-    if (!gitdir || !realpath(joined, real))
+    if (!realpath(joined, real))
         return 0;
     size_t w = strlen(workspace);
     return strncmp(real, workspace, w) == 0 && (real[w] == 0 || real[w] == '/');
@@ -169,7 +192,8 @@ static int safe(const struct entry *e, const struct entry *old, int n_old, const
     static const char *const booleans[] = {"true", "false", NULL};
     static const char *const updates[] = {"checkout", "rebase", "merge", "none", NULL};
     char v[1600];
-    plain(e->value, v, sizeof v);
+    if (plain(e->value, v, sizeof v) < 0)
+        return 0; /* a value git's versions read differently: not judged */
     if (matches(e->key, "submodule.*.url"))
         return *v && *v != '-' && !strstr(v, "::"); /* no ext:: or other remote helper */
     if (matches(e->key, "submodule.*.active"))
@@ -216,4 +240,36 @@ int gitconfig_acceptable(const char *old, size_t old_n, const char *new_text, si
             return 0;
     }
     return 1;
+}
+
+/* ---- the same reader and judge, for the tests (ztsa_native.h) ---- */
+
+int ztsa_gitconfig_entries(const char *text, size_t n, char *out, size_t size) {
+    struct entry *e = malloc(MAX_ENTRIES * sizeof *e);
+    if (!e)
+        return -2;
+    int count = entries(text, n, e, MAX_ENTRIES);
+    size_t o = 0;
+    for (int i = 0; i < count; i++) {
+        char v[1 + 1600] = "=";
+        if (plain(e[i].value, v + 1, sizeof v - 1) < 0)
+            v[0] = '!', v[1] = 0;
+        const char *parts[3] = {e[i].key, e[i].value, v};
+        for (int k = 0; k < 3; k++) {
+            size_t l = strlen(parts[k]) + 1;
+            if (o + l > size) {
+                free(e);
+                return -2;
+            }
+            memcpy(out + o, parts[k], l);
+            o += l;
+        }
+    }
+    free(e);
+    return count;
+}
+
+int ztsa_gitconfig_acceptable(const char *old, size_t old_n, const char *new_text,
+                              size_t new_n, const char *gitdir, const char *workspace) {
+    return gitconfig_acceptable(old, old_n, new_text, new_n, gitdir, workspace);
 }

@@ -8,7 +8,9 @@
    the notification is still live, and then decides and performs on its own copies only:
    nothing the tree rewrites afterwards reaches a decision or an operation. Its state (H
    and U below) is its own; it shares only the counters in struct ztsa_shared with the
-   supervisor, and writes deny lines to the plan's log fd. */
+   supervisor, and writes deny lines to the plan's log fd. Two of its readers of the
+   tree's strings (json_escape, own_path) have entry points for the tests, which call
+   them outside any run (ztsa_json_escape, ztsa_own_path). */
 #include "internal.h"
 
 #include <arpa/inet.h>
@@ -1637,6 +1639,17 @@ int helper_dirfd(pid_t pid, long long fd, const char *path) {
 }
 
 void helper_close_dirfd(int fd) { close_dirfd(fd); }
+
+/* for the tests (ztsa_native.h): the escaping of the tree's names and paths in log
+   lines, and the reading of a path that names the caller's own /proc entries */
+void ztsa_json_escape(const char *in, char *out, size_t size) {
+    if (size)
+        json_escape(in, out, size);
+}
+
+int ztsa_own_path(const char *path, char *rest, size_t size) {
+    return size ? helper_own_path(path, rest, size) : -1;
+}
 
 int helper_own_path(const char *path, char *rest, size_t size) {
     int own = own_path(path, rest, size);

@@ -13,7 +13,9 @@
      waits.c       the tree's network calls that wait, answered later (helper)
      metadata.c, gitconfig.c  mode, owner, times, xattrs; git's config rewrite (helper)
      gitwalk.c     the walk that finds every git repository below a directory (ztsa)
-     util.c        small calls every role uses */
+     util.c        small calls every role uses
+   The entry points at the end of this file call the parsers of what the tree wrote
+   (dns.c, gitconfig.c, helper.c) directly, for the tests (tests/native). */
 
 struct ztsa_filter_insn {
     unsigned short code;
@@ -364,3 +366,40 @@ int ztsa_sockopt_int(int fd, int level, int name);
    letter, a path, a NUL) in *records (ztsa_free it); their length, or -errno. */
 long ztsa_git_walk(const char *root, const char *names, char **records);
 void ztsa_free(void *p);
+
+/* ---- the readers of what the tree wrote, called directly (tests only) ---- */
+
+/* dns.c: the question of a query the tree sent, as the DNS service reads it: its name
+   (lowercase, dotted) into name, its type; the offset past the question, or -1 when it
+   is not one question of class IN, without compression, of a host name's bytes. */
+int ztsa_dns_parse_query(const unsigned char *m, size_t n, char *name, size_t name_size,
+                         int *qtype);
+/* dns.c: the name at m[i] (compression followed, through at most 31 pointers),
+   lowercased and dot-joined into out (size bytes); 1, or 0 when it cannot be read. */
+int ztsa_dns_read_name(const unsigned char *m, size_t n, size_t i, char *out, size_t size);
+/* dns.c: an upstream answer as the DNS service reads it: its question (into qname,
+   qtype), then its A and AAAA records, the first max of them into addrs (16 bytes each,
+   an IPv4 address in the first 4), versions (4 or 6) and ttls. How many there are, or -1
+   when m is no response to a question the service forwards. */
+int ztsa_dns_answer_addrs(const unsigned char *m, size_t n, char *qname, size_t qname_size,
+                          int *qtype, unsigned char *addrs, int *versions, unsigned int *ttls,
+                          int max);
+/* dns.c: does the answer name deny (an owner or a CNAME's target), as the DNS service
+   looks for a name a policy denies? 1 (the name into which), 0, or -1 as above. */
+int ztsa_dns_answer_denied(const unsigned char *m, size_t n, const char *deny, char *which,
+                           size_t which_size);
+/* gitconfig.c: the entries of a git config text as the rewrite guard reads it, each as
+   key, value as written, and value as judged ("=" and the value as git reads it, or "!"
+   when the guard cannot tell, and refuses to add the entry), each ending with a NUL,
+   into out (size bytes). How many, -1 when the guard refuses the text, -2 when out is
+   too small. */
+int ztsa_gitconfig_entries(const char *text, size_t n, char *out, size_t size);
+/* gitconfig.c: the rewrite guard itself (1: every entry new_text adds is one git writes
+   in ordinary work). Not reentrant. */
+int ztsa_gitconfig_acceptable(const char *old, size_t old_n, const char *new_text,
+                              size_t new_n, const char *gitdir, const char *workspace);
+/* helper.c: a name or path as a log line's JSON string body, into out (size bytes) */
+void ztsa_json_escape(const char *in, char *out, size_t size);
+/* helper.c: does path name the caller's own /proc entries (1: "fd/N", 2: anything else
+   there, its path beneath the caller's directory into rest), 0 not, -1 for size 0 */
+int ztsa_own_path(const char *path, char *rest, size_t size);

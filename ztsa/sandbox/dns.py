@@ -63,6 +63,8 @@ def answer_addresses(packet: bytes) -> list[tuple[int, bytes]]:
             i = _skip_name(packet, i)
             rtype, _cls, _ttl, length = struct.unpack_from(">HHIH", packet, i)
             i += 10
+            if i + length > len(packet):
+                break  # cut short: no address is made of what is not there
             data = packet[i : i + length]
             i += length
             if rtype == 1 and length == 4:
