@@ -23,6 +23,9 @@ SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "report-schema.json
 
 
 def ztsa(*args: str, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    # from / by default: the installed ztsa, with its native module (the checkout's own
+    # has none when it was installed with `pip install .`)
+    kw.setdefault("cwd", "/")
     return subprocess.run([sys.executable, "-m", "ztsa", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=60, **kw)
 
