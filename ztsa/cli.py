@@ -244,6 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="no summary line on stderr after the run (the audit log keeps it)")
     ex.add_argument("--no-git-identity", action="store_true",
                     help="do not give the private HOME your git user.name and user.email")
+    ex.add_argument("--no-tool-config", action="store_true",
+                    help="do not give the private HOME the filtered, read-only copies of "
+                         "your Cargo, npm, pip, uv, git and SSH configuration (only keys "
+                         "that hold no credential are ever copied)")
     ex.add_argument("--workspace", default=".", type=_directory,
                     help="the workspace the gate audits (default: the current directory)")
     ex.add_argument("--allow-net", action="append", default=[], metavar="SPEC",
@@ -769,7 +773,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
                    deny_env=tiers.denied_env(policy_tiers),
                    deny_read=tiers.denied_read(policy_tiers), audit_only=args.audit_only,
                    ocsf=args.audit_format == "ocsf", syscalls=decoder,
-                   keep_pth=args.keep_pth,
+                   keep_pth=args.keep_pth, tool_config=not args.no_tool_config,
+                   parse_cache=not args.no_cache,
                    read_only=[*(path for _, path in policy_tiers.files),
                               *_own_state([*args.allow_write, *([args.home] if args.home
                                                                  else [])])],

@@ -116,7 +116,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             secrets: dict[str, str] | None = None, deny_env: set[str] | None = None,
             deny_read: Sequence[str] = (), audit_only: bool = False,
             ocsf: bool = False, syscalls: Decoder | None = None,
-            read_only: Sequence[str] = (), keep_pth: bool = False) -> int:
+            read_only: Sequence[str] = (), keep_pth: bool = False,
+            tool_config: bool = True, parse_cache: bool = True) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
     summary line on stderr; git_identity: the private HOME gets the caller's git
@@ -131,7 +132,10 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
     keep_pth: --keep-pth, a code-running .pth the run wrote into a workspace venv is
     kept when a RECORD the run wrote lists it (ztsa.sandbox.bytecode);
     max_memory: --max-memory, each process's data and, with a cgroup, the whole tree's
-    memory (None: plan.MAX_MEMORY a process, cgroup.default_total() for the tree)."""
+    memory (None: plan.MAX_MEMORY a process, cgroup.default_total() for the tree);
+    tool_config: the private HOME gets filtered copies of the caller's Cargo, npm, pip,
+    uv, git and SSH configuration, read-only (ztsa.sandbox.toolconf; parse_cache: a
+    TOML file's parse through the parse cache)."""
     each = max_memory or plan.MAX_MEMORY
     total = max_memory or cgroup.default_total()
     log = AuditLog(log_stream, secrets, ocsf=ocsf)
@@ -169,6 +173,14 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "w") as f:
                 f.write(identity)
+        shown: tuple[str, ...] = ()
+        if tool_config and homes and not home:
+            from ztsa.sandbox import toolconf
+
+            conf = toolconf.prepare(homes, own_home, dict(os.environ), env, parse_cache)
+            for line in conf.notes:
+                print(line, file=sys.stderr)
+            shown = conf.files
         # the tree's totals: its own cgroup beneath ztsa's, where ztsa may make one
         group, why = cgroup.make(log.run, max_procs + 1, total)  # + 1: the keeper
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir,
@@ -225,7 +237,9 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
                         ns, list(protect_extra), real_home, list(allow_read),
                         (max_procs, each), quiet, setup, secrets, judged, syscalls,
-                        hidden, keep, group, keep_pth)
+                        hidden, keep, group, keep_pth,
+                        # the copies read-only: bound onto themselves
+                        [(p, p, False) for p in shown] if ns != plan.Namespaces.NONE else [])
     finally:
         if group is not None:
             cgroup.remove(group)
@@ -249,7 +263,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              judged: tuple[landlock.Plan, list[str]] | None = None,
              syscalls: Decoder | None = None, deny_read: list[str] | None = None,
              read_only: list[str] | None = None, group: cgroup.Group | None = None,
-             keep_pth: bool = False) -> int:
+             keep_pth: bool = False, binds: list[tuple[str, str, bool]] | None = None
+             ) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -284,7 +299,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     # all runs are, but for this one's
                     also_homes=[*(h for h in [os.environ.get("HOME")] if h),
                                 os.path.dirname(os.path.dirname(env["TMPDIR"]))], git=layout,
-                    binds=list(setup.binds) if setup else [], secrets=secrets, audit=judged,
+                    binds=[*(setup.binds if setup else ()), *(binds or ())],
+                    secrets=secrets, audit=judged,
                     deny_read=deny_read, empty_file=empty, read_only=read_only,
                     own_session=not terminal.among_stdio())
     # each refused destination said when first refused, unless --quiet (the helper says
