@@ -14,13 +14,10 @@ interpreter they install for in its place, and the launcher reads it from there.
 """
 
 import ast
-import importlib.util
 import os
 import shlex
 
 from setuptools import setup
-from setuptools.command.build_ext import build_ext
-from setuptools.errors import PlatformError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -98,29 +95,6 @@ sys.exit("ztsa-interpreter names the interpreter of ztsa's launcher: run ztsa")
 """
 
 
-def _toolchain_problem() -> str | None:
-    """native/toolchain.py's verdict on this machine (loaded by path: the build's
-    sys.path need not hold the project root)."""
-    spec = importlib.util.spec_from_file_location(
-        "ztsa_build_toolchain", os.path.join(HERE, "native", "toolchain.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.problem()
-
-
-class CheckedBuildExt(build_ext):
-    """build_ext that first makes sure a C compiler and Python.h exist: without them
-    the install stops with one line naming the packages, not a compiler's error. cffi
-    wraps this class (it writes the C source, then calls this run)."""
-
-    def run(self) -> None:
-        problem = _toolchain_problem()
-        if problem:
-            raise PlatformError(problem)
-        super().run()
-
-
 def scripts() -> list[str]:
     os.makedirs(os.path.join(HERE, "build", "launcher"), exist_ok=True)
     out = []
@@ -136,7 +110,6 @@ def scripts() -> list[str]:
 
 
 setup(cffi_modules=["native/build_native.py:ffibuilder"], scripts=scripts(),
-      cmdclass={"build_ext": CheckedBuildExt},
       # `#!python` stays so in every wheel, editable ones too: the installer writes the
       # interpreter, never setuptools the one it runs on
       options={"build_scripts": {"executable": "python"}})

@@ -1,8 +1,8 @@
 """Whether this machine can build the native helper: a C compiler and the Python headers.
 
-setup.py runs `problem()` before it compiles anything, so that an install from the
-sdist on a machine without them stops with one line naming the packages to install,
-not a compiler's traceback. Standard library only: setup.py loads this file by path.
+build_native.py runs `problem()` before anything is compiled, so that an install from
+the sdist on a machine without them stops with one line naming the packages to install,
+not a compiler's error. Standard library only: build_native.py loads this file by path.
 """
 
 from __future__ import annotations

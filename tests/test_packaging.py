@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import runpy
 import shlex
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -165,3 +167,22 @@ def test_this_interpreter_has_a_toolchain() -> None:
 def test_sdist_ships_the_check() -> None:
     manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
     assert "native/toolchain.py" in manifest.split()
+
+
+def _run_build_native(monkeypatch: pytest.MonkeyPatch, *argv: str) -> None:
+    """native/build_native.py as cffi runs it for setup.py's command `argv`."""
+    monkeypatch.setattr(sys, "argv", ["setup.py", *argv])
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    runpy.run_path(str(ROOT / "native" / "build_native.py"), run_name="__cffi__")
+
+
+def test_build_stops_before_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SystemExit) as stop:
+        _run_build_native(monkeypatch, "bdist_wheel", "--dist-dir", "/tmp/x")
+    assert str(stop.value.code).startswith("ztsa: building the native helper needs")
+    assert "`/nonexistent/cc` not found" in str(stop.value.code)
+
+
+def test_metadata_and_sdist_need_no_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    _run_build_native(monkeypatch, "egg_info")
+    _run_build_native(monkeypatch, "sdist", "--dist-dir", "/tmp/x")
