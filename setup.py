@@ -16,6 +16,8 @@ interpreter they install for in its place, and the launcher reads it from there.
 import ast
 import os
 import shlex
+import sys
+import sysconfig
 
 from setuptools import setup
 
@@ -95,6 +97,13 @@ sys.exit("ztsa-interpreter names the interpreter of ztsa's launcher: run ztsa")
 """
 
 
+# cffi compiles the helper against the limited API (`_native.abi3.so`) wherever it can
+# (CPython, not a debug or free-threaded build): tag the wheel so (cp310-abi3), one wheel
+# for every CPython from 3.10 on, which is what the release workflow builds.
+ABI3 = (sys.implementation.name == "cpython" and not hasattr(sys, "gettotalrefcount")
+        and not sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
 def scripts() -> list[str]:
     os.makedirs(os.path.join(HERE, "build", "launcher"), exist_ok=True)
     out = []
@@ -112,4 +121,5 @@ def scripts() -> list[str]:
 setup(cffi_modules=["native/build_native.py:ffibuilder"], scripts=scripts(),
       # `#!python` stays so in every wheel, editable ones too: the installer writes the
       # interpreter, never setuptools the one it runs on
-      options={"build_scripts": {"executable": "python"}})
+      options={"build_scripts": {"executable": "python"},
+               **({"bdist_wheel": {"py_limited_api": "cp310"}} if ABI3 else {})})

@@ -3,12 +3,31 @@
 The interface is ztsa_nr.h (the syscall numbers Python shares) and ztsa_native.h; the
 sources are split by the process that runs them (see ztsa_native.h)."""
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
+
+# Before anything compiles, a machine without a C compiler or the Python headers gets one
+# line naming the packages to install (native/toolchain.py), not a compiler's error. Only
+# for the setup commands that compile (cffi runs this file for every command; metadata
+# and the sdist need neither). Here rather than in a build_ext subclass in setup.py: a
+# command class there is a build-time hook, which ztsa's own SUP013 rightly blocks.
+COMPILING = {"build", "build_ext", "bdist_wheel", "bdist_egg", "editable_wheel", "develop",
+             "install"}
+if __name__ == "__main__" or COMPILING.intersection(sys.argv[1:]):
+    _spec = importlib.util.spec_from_file_location("ztsa_build_toolchain",
+                                                   HERE / "toolchain.py")
+    assert _spec is not None and _spec.loader is not None
+    _toolchain = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_toolchain)
+    _problem = _toolchain.problem()
+    if _problem:
+        sys.exit(_problem)
 
 # The compiler records the directory it compiles in (the debug information's
 # DW_AT_comp_dir): the project root, recorded as `.`, so that no path of the building
