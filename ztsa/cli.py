@@ -5,7 +5,8 @@ command, and click's import costs much more than argparse's (measured side by si
 bench/preflight; see docs/performance.md, "Start-up cost").
 
 Exit codes: 0 gate passed; 3 gate failed; 2 usage or configuration error;
-125 internal error (one line on stderr; a traceback with --debug).
+125 internal error (one line on stderr; a traceback with --debug); `quarantine`:
+0 done, 1 something could not be listed or restored.
 """
 
 from __future__ import annotations
@@ -414,6 +415,49 @@ def build_parser() -> argparse.ArgumentParser:
     hook.add_argument("options", nargs=argparse.REMAINDER, metavar="EXEC OPTIONS",
                       help="options for each `ztsa exec` (e.g. --profile dependency)")
     hook.set_defaults(func=cmd_hook, parser=hook)
+
+    quar = sub.add_parser(
+        "quarantine", help="list what ztsa exec moved aside into .ztsa-quarantine/, or "
+                           "restore it",
+        formatter_class=_Raw,
+        usage="ztsa quarantine list [--workspace DIR] [--format text|json]\n"
+              "       ztsa quarantine restore [--workspace DIR] [--force] RUN PATH...\n"
+              "       ztsa quarantine restore [--workspace DIR] [--force] RUN --all",
+        description="What `ztsa exec` moved aside after its runs, kept in the workspace's\n"
+                    ".ztsa-quarantine/RUN/ (docs/git-control.md). `list` shows every run's "
+                    "entries,\nnewest first; `restore` moves a file back to its path "
+                    "when that path is\nabsent (never overwriting), without execute bits. "
+                    "A config ztsa gave its\nold text back is replaced by the tree's "
+                    "version only with --force.\nExit status: 0 done; 1 something could "
+                    "not be listed or restored; 2 usage.")
+    debug_option(quar)
+    qsub = quar.add_subparsers(dest="action", metavar="ACTION", required=True)
+    qlist = qsub.add_parser("list", formatter_class=_Plain,
+                            help="every run's entries, newest first",
+                            description="Every run's entries in the workspace's "
+                                        ".ztsa-quarantine/, newest first.")
+    qlist.add_argument("--workspace", default=".", type=_directory, metavar="DIR",
+                       help="the workspace (default: the current directory)")
+    qlist.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+    debug_option(qlist)
+    qlist.set_defaults(func=cmd_quarantine_list, parser=qlist)
+    qrest = qsub.add_parser(
+        "restore", formatter_class=_Plain, help="move files of a run back",
+        usage="ztsa quarantine restore [--workspace DIR] [--force] RUN (PATH... | --all)",
+        description="Move the files PATH (as `ztsa quarantine list` names them) of run RUN "
+                    "back where they were, only where nothing is now; their execute bits "
+                    "stay off (chmod +x what you mean to run).")
+    qrest.add_argument("run", metavar="RUN")
+    qrest.add_argument("paths", nargs="*", metavar="PATH")
+    qrest.add_argument("--all", action="store_true",
+                       help="every file of the run still in the quarantine")
+    qrest.add_argument("--force", action="store_true",
+                       help="also replace a config that ztsa gave its old text back (or "
+                            "its safe keys) with the tree's version")
+    qrest.add_argument("--workspace", default=".", type=_directory, metavar="DIR",
+                       help="the workspace (default: the current directory)")
+    debug_option(qrest)
+    qrest.set_defaults(func=cmd_quarantine_restore, parser=qrest)
     return parser
 
 
@@ -880,6 +924,36 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(json.dumps(doc, indent=2) if args.fmt == "json" else doctor.render_text(doc),
           end="\n" if args.fmt == "json" else "")
     return EXIT_PASS
+
+
+def cmd_quarantine_list(args: argparse.Namespace) -> int:
+    from ztsa import quarantine
+
+    found = quarantine.listing(args.workspace)
+    sys.stdout.write(quarantine.render_json(found) if args.fmt == "json"
+                     else quarantine.render_text(found))
+    return 1 if found.error else EXIT_PASS
+
+
+def cmd_quarantine_restore(args: argparse.Namespace) -> int:
+    from ztsa import quarantine
+    from ztsa.printable import printable
+
+    if args.all == bool(args.paths):
+        raise UsageError("quarantine restore takes RUN and PATH..., or RUN --all")
+    try:
+        outcomes = quarantine.restore(args.workspace, args.run,
+                                      None if args.all else list(args.paths), args.force)
+    except quarantine.QuarantineError as exc:
+        print(f"ztsa: {printable(str(exc))}", file=sys.stderr)
+        return 1
+    done, failed = quarantine.render_outcomes(outcomes)
+    if not outcomes:
+        done = f"run {printable(args.run)}: nothing left in the quarantine to restore\n"
+    sys.stdout.write(done)
+    sys.stdout.flush()
+    sys.stderr.write(failed)
+    return 1 if failed else EXIT_PASS
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
