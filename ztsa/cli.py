@@ -393,25 +393,29 @@ def build_parser() -> argparse.ArgumentParser:
     pol.set_defaults(func=cmd_policy, parser=pol)
 
     hook = sub.add_parser(
-        "hook", help="an agent hook that runs the agent's shell commands under ztsa exec; "
-                     "--install writes it into Claude Code's settings",
+        "hook", help="an agent hook that runs the agent's shell commands under ztsa exec "
+                     "(claude, gemini); --install writes it into the agent's settings",
         formatter_class=_Raw,
-        usage="ztsa hook claude [EXEC OPTIONS...]\n"
-              "       ztsa hook claude --install [--scope user|project|local] [--dry-run]\n"
-              "                        [--launcher PATH] [--budget SECONDS] [EXEC OPTIONS...]\n"
-              "       ztsa hook claude --uninstall [--scope user|project|local] [--dry-run]",
-        description="A Claude Code PreToolUse hook: reads the event (JSON) on stdin and "
-                    "answers with the Bash\ncommand rewritten to run under `ztsa exec "
-                    "--workspace PROJECT [EXEC OPTIONS] -- bash -c CMD`.\nOther tools "
-                    "pass unchanged; an unreadable event blocks the call (exit 2).\n\n"
-                    "--install writes the entry into Claude Code's settings (--scope user: "
-                    "~/.claude/settings.json,\nthe default; project: .claude/settings.json; "
-                    "local: .claude/settings.local.json)\nand prints the change as a diff "
-                    "(--dry-run: only prints it). The entry names this\n`ztsa` by its "
-                    "absolute path (or --launcher PATH), bounds it with `timeout` (--budget,"
-                    "\ndefault 30 s) and blocks the call (exit 2) whenever it does not "
-                    "answer. --uninstall\nremoves it. See docs/agents.md.")
-    hook.add_argument("agent", metavar="AGENT", help="claude")
+        usage="ztsa hook claude|gemini [EXEC OPTIONS...]\n"
+              "       ztsa hook claude|gemini --install [--scope SCOPE] [--dry-run]\n"
+              "                               [--launcher PATH] [--budget SECONDS]\n"
+              "                               [EXEC OPTIONS...]\n"
+              "       ztsa hook claude|gemini --uninstall [--scope SCOPE] [--dry-run]",
+        description="A pre-tool hook (Claude Code: PreToolUse; Gemini CLI: BeforeTool): "
+                    "reads the event (JSON) on\nstdin and answers with the shell command "
+                    "(Bash; run_shell_command) rewritten to run under\n`ztsa exec "
+                    "--workspace PROJECT [EXEC OPTIONS] -- bash -c CMD`. Other tools pass "
+                    "unchanged;\nan unreadable event blocks the call (exit 2). It never "
+                    "answers allow.\n\n"
+                    "--install writes the entry into the agent's settings (--scope user, "
+                    "the default:\n~/.claude/settings.json, ~/.gemini/settings.json; "
+                    "project: .claude/settings.json,\n.gemini/settings.json; claude only, "
+                    "local: .claude/settings.local.json) and prints\nthe change as a diff "
+                    "(--dry-run: only prints it). The entry names this `ztsa` by its\n"
+                    "absolute path (or --launcher PATH), bounds it with `timeout` (--budget, "
+                    "default 30 s)\nand blocks the call (exit 2) whenever it does not "
+                    "answer. --uninstall removes it.\nSee docs/agents.md.")
+    hook.add_argument("agent", metavar="AGENT", help="claude or gemini")
     hook.add_argument("options", nargs=argparse.REMAINDER, metavar="EXEC OPTIONS",
                       help="options for each `ztsa exec` (e.g. --profile dependency)")
     hook.set_defaults(func=cmd_hook, parser=hook)

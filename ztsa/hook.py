@@ -1,14 +1,16 @@
-"""`ztsa hook claude [EXEC OPTIONS]`: a Claude Code PreToolUse hook that routes every Bash
-command of the agent through `ztsa exec`.
+"""`ztsa hook AGENT [EXEC OPTIONS]`: a pre-tool hook that routes every shell command of
+a coding agent through `ztsa exec`, for the agents whose hook can rewrite a call without
+approving it: Claude Code (`claude`, PreToolUse) and Gemini CLI (`gemini`, BeforeTool).
 
-Claude Code runs the hook before each tool call, with the event as JSON on standard
-input. For the Bash tool the hook answers with `updatedInput`: the same call, its
-command now `ztsa exec --workspace PROJECT [EXEC OPTIONS] -- bash -c COMMAND`. It makes
+The agent runs the hook before each tool call, with the event as JSON on standard
+input. For its shell tool (Bash; run_shell_command) the hook answers with the same
+call, its command now `ztsa exec --workspace PROJECT [EXEC OPTIONS] -- bash -c COMMAND`
+(Claude Code's `updatedInput`; Gemini CLI's `hookSpecificOutput.tool_input`). It makes
 no permission decision: the person's own rules and prompts apply to the call as before.
-Any other tool passes unchanged (no output). An event it cannot read blocks the call
-(exit 2, Claude Code's "blocking error"), never lets it run unconfined.
+Any other tool passes unchanged. An event it cannot read blocks the call (exit 2, a
+"blocking error" to both agents), never lets it run unconfined.
 
-`ztsa hook claude --install [...]` writes the hook's entry into Claude Code's settings:
+`ztsa hook AGENT --install [...]` writes the hook's entry into the agent's settings:
 ztsa by its absolute path, bounded by `timeout`, in shell text that turns every way of
 not answering (ztsa missing, broken, crashed or hung) into exit 2 (see docs/agents.md).
 """
@@ -19,12 +21,14 @@ import json
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-BLOCK = 2  # Claude Code: the tool call is blocked and stderr goes to the model
+BLOCK = 2  # both agents: the tool call is blocked and stderr is the reason given
 
 
 def ztsa_argv() -> list[str]:
@@ -36,65 +40,113 @@ def ztsa_argv() -> list[str]:
     return [found] if found else [sys.executable, "-I", "-m", "ztsa"]
 
 
-def rewrite(event: dict[str, Any], options: list[str], ztsa: list[str]) -> dict[str, Any] | None:
-    """The hook's answer to one event; None when the call passes unchanged. ValueError
-    for an event that is not Claude Code's."""
-    if event.get("hook_event_name", "PreToolUse") != "PreToolUse":
-        raise ValueError(f"not a PreToolUse event: {event.get('hook_event_name')!r}")
-    if event.get("tool_name") != "Bash":
-        return None
-    tool_input = event.get("tool_input")
-    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
-        raise ValueError("a Bash call without a command string")
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or event.get("cwd")
-    if not isinstance(project, str) or not os.path.isabs(project):
-        raise ValueError("the event names no project directory (cwd)")
-    argv = [*ztsa, "exec", "--workspace", project, *options, "--", "bash", "-c",
-            tool_input["command"]]
+def confined(command: str, project: str, options: list[str], ztsa: list[str]) -> str:
+    """The shell command that runs `command` under ztsa exec, its words quoted whole."""
+    return shlex.join([*ztsa, "exec", "--workspace", project, *options, "--", "bash", "-c",
+                       command])
+
+
+def _claude_answer(tool_input: dict[str, Any], command: str, options: list[str]
+                   ) -> dict[str, Any]:
     return {"hookSpecificOutput": {
         "hookEventName": "PreToolUse",
-        "updatedInput": {**tool_input, "command": shlex.join(argv)},
+        "updatedInput": {**tool_input, "command": command},
         "additionalContext": "This Bash command runs confined by ztsa exec "
                              f"({' '.join(options) or 'default options'}).",
     }}
 
 
-def main(agent: str, options: list[str]) -> int:
-    if agent != "claude":
-        print(f"ztsa hook: no hook for {agent!r} (claude)", file=sys.stderr)
+def _gemini_answer(tool_input: dict[str, Any], command: str, options: list[str]
+                   ) -> dict[str, Any]:
+    # the whole input, not the command alone: the documentation says tool_input "merges
+    # with and overrides" the model's arguments, but Gemini CLI's scheduler builds the
+    # call from tool_input alone (scheduler/hook-utils.ts, 0.56)
+    return {"hookSpecificOutput": {"tool_input": {**tool_input, "command": command}}}
+
+
+@dataclass(frozen=True)
+class Agent:
+    """What differs between the agents' hooks; the rewrite and the entry are shared."""
+
+    name: str  # as in `ztsa hook NAME`
+    event: str  # the hook event, and its key in the settings' `hooks`
+    tool: str  # the shell tool's name, and the entry's matcher
+    project_env: str  # the variable the agent sets to the project directory
+    scopes: tuple[str, ...]
+    timeout_unit: int  # the entry's `timeout` in seconds (1) or milliseconds (1000)
+    # what the hook prints for a call it leaves unchanged: nothing (Claude Code), or an
+    # empty JSON object (Gemini CLI takes stderr as the answer when stdout is empty, and
+    # plain text with exit 0 as an `allow` (hooks/hookRunner.ts): ztsa answers JSON)
+    unchanged: str
+    answer: Callable[[dict[str, Any], str, list[str]], dict[str, Any]]
+    # the `ztsa hook NAME` entries its settings may hold, which --install replaces: in
+    # Gemini CLI's, also a Claude Code entry copied by `gemini hooks migrate`, which keeps
+    # its timeout's number (45, seconds to Claude Code; milliseconds to Gemini CLI, which
+    # then cancels the hook before it answers, and the call runs unconfined)
+    entries: tuple[str, ...]
+
+
+CLAUDE = Agent("claude", "PreToolUse", "Bash", "CLAUDE_PROJECT_DIR",
+               ("user", "project", "local"), 1, "", _claude_answer, ("claude",))
+GEMINI = Agent("gemini", "BeforeTool", "run_shell_command", "GEMINI_PROJECT_DIR",
+               ("user", "project"), 1000, "{}\n", _gemini_answer, ("gemini", "claude"))
+AGENTS = {agent.name: agent for agent in (CLAUDE, GEMINI)}
+
+
+def rewrite(event: dict[str, Any], options: list[str], ztsa: list[str],
+            agent: Agent = CLAUDE) -> dict[str, Any] | None:
+    """The hook's answer to one event; None when the call passes unchanged. ValueError
+    for an event that is not the agent's."""
+    if event.get("hook_event_name", agent.event) != agent.event:
+        raise ValueError(f"not a {agent.event} event: {event.get('hook_event_name')!r}")
+    if event.get("tool_name") != agent.tool:
+        return None
+    tool_input = event.get("tool_input")
+    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
+        raise ValueError(f"a {agent.tool} call without a command string")
+    project = os.environ.get(agent.project_env) or event.get("cwd")
+    if not isinstance(project, str) or not os.path.isabs(project):
+        raise ValueError("the event names no project directory (cwd)")
+    return agent.answer(tool_input, confined(tool_input["command"], project, options, ztsa),
+                        options)
+
+
+def main(name: str, options: list[str]) -> int:
+    agent = AGENTS.get(name)
+    if agent is None:
+        print(f"ztsa hook: no hook for {name!r} ({', '.join(AGENTS)})", file=sys.stderr)
         return BLOCK
     try:
-        flags, options = split_setup(options)
+        flags, options = split_setup(options, agent)
     except ValueError as exc:
         print(f"ztsa hook: error: {exc}", file=sys.stderr)
         return BLOCK
     if flags:
-        return setup(flags, options)
+        return setup(flags, options, agent)
     try:
         event = json.loads(sys.stdin.buffer.read())
         if not isinstance(event, dict):
             raise ValueError("the event is not a JSON object")
-        answer = rewrite(event, options, ztsa_argv())
+        answer = rewrite(event, options, ztsa_argv(), agent)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         print(f"ztsa hook: refused: {why}", file=sys.stderr)
         return BLOCK
-    if answer is not None:
-        sys.stdout.write(json.dumps(answer) + "\n")
+    sys.stdout.write(agent.unchanged if answer is None else json.dumps(answer) + "\n")
     return 0
 
 
-# -- installing the hook into Claude Code's settings -----------------------------------------
-# Claude Code blocks a tool call only on the hook's exit 2 (or a JSON deny). Any other
+# -- installing the hook into the agent's settings -------------------------------------------
+# Both agents block a tool call only on the hook's exit 2 (or a JSON deny). Any other
 # failure (127 when the command is not found, 126, a crash's 1) is a "non-blocking error"
-# and the call runs; so does a hook cancelled at its `timeout`. ztsa cannot act when ztsa
-# does not run, so the entry fails closed by its own shell text: whatever is not ztsa's
-# answer (exit 0) becomes exit 2.
+# (Claude Code) or a "warning" (Gemini CLI) and the call runs; so does a hook cancelled at
+# its `timeout`. ztsa cannot act when ztsa does not run, so the entry fails closed by its
+# own shell text: whatever is not ztsa's answer (exit 0) becomes exit 2, with a line on
+# stderr (Gemini CLI takes an exit 2 with nothing on stdout or stderr for no answer).
 BUDGET = 30  # seconds the hook may take (it starts in ~0.1 s: it only rewrites JSON)
 KILL_GRACE = 5  # seconds from timeout's TERM to its KILL
-MARGIN = 10  # Claude Code's own timeout for the entry is BUDGET + KILL_GRACE + MARGIN
+MARGIN = 10  # the agent's own timeout for the entry is BUDGET + KILL_GRACE + MARGIN
 BLOCKED_MESSAGE = "ztsa hook: ztsa failed or could not run (exit $?); the call is blocked"
-SCOPES = ("user", "project", "local")
 _SWITCHES = ("--install", "--uninstall", "--dry-run")
 _VALUED = ("--scope", "--launcher", "--budget")
 
@@ -111,21 +163,28 @@ def launcher() -> str | None:
     return None
 
 
-def entry_command(ztsa: str, options: list[str], budget: int, timeout: str) -> str:
-    """The entry's shell text (Claude Code runs it with `sh -c`): ztsa under `timeout`,
-    and exit 2 with a line on stderr whenever that did not exit 0."""
-    words = [timeout, "-k", str(KILL_GRACE), str(budget), ztsa, "hook", "claude", *options]
+def entry_command(ztsa: str, options: list[str], budget: int, timeout: str,
+                  agent: Agent = CLAUDE) -> str:
+    """The entry's shell text, POSIX (Claude Code runs it with `sh -c`, Gemini CLI with
+    `bash -c`): ztsa under `timeout`, and exit 2 with a line on stderr whenever that did
+    not exit 0."""
+    words = [timeout, "-k", str(KILL_GRACE), str(budget), ztsa, "hook", agent.name,
+             *options]
     quoted = shlex.quote(BLOCKED_MESSAGE).replace("$?", "'$?'")
     return f"{shlex.join(words)} || {{ echo {quoted} >&2; exit 2; }}"
 
 
-def entry(ztsa: str, options: list[str], budget: int, timeout: str) -> dict[str, Any]:
-    return {"type": "command", "command": entry_command(ztsa, options, budget, timeout),
-            "timeout": budget + KILL_GRACE + MARGIN}
+def entry(ztsa: str, options: list[str], budget: int, timeout: str,
+          agent: Agent = CLAUDE) -> dict[str, Any]:
+    """The handler: the agent's own timeout (in its unit) outlasts `timeout`'s KILL."""
+    return {"type": "command",
+            "command": entry_command(ztsa, options, budget, timeout, agent),
+            "timeout": (budget + KILL_GRACE + MARGIN) * agent.timeout_unit}
 
 
-def is_ztsa_hook(handler: object) -> bool:
-    """A command hook that runs `ztsa hook claude`, as written by --install or by hand."""
+def is_ztsa_hook(handler: object, agent: Agent = CLAUDE) -> bool:
+    """A command hook that runs `ztsa hook AGENT` (or another of agent.entries), as
+    written by --install, by hand or by a migration."""
     if not isinstance(handler, dict) or handler.get("type") != "command":
         return False
     command = handler.get("command")
@@ -135,13 +194,21 @@ def is_ztsa_hook(handler: object) -> bool:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
-    return any(os.path.basename(words[i]) == "ztsa" and words[i + 1:i + 3] == ["hook", "claude"]
-               for i in range(len(words)))
+    return any(os.path.basename(word) == "ztsa" and words[i + 1:i + 2] == ["hook"]
+               and i + 2 < len(words) and words[i + 2] in agent.entries
+               for i, word in enumerate(words))
 
 
-def settings_path(scope: str) -> str:
-    """The settings file of a scope: the user's (in $CLAUDE_CONFIG_DIR or ~/.claude), or
-    the project's shared or local one, in the current directory's .claude/."""
+def settings_path(scope: str, agent: Agent = CLAUDE) -> str:
+    """The settings file of a scope. Claude Code: the user's (in $CLAUDE_CONFIG_DIR or
+    ~/.claude), or the project's shared or local one, in the current directory's
+    .claude/. Gemini CLI: ~/.gemini/settings.json ($GEMINI_CLI_HOME in place of the
+    home), or .gemini/settings.json in the current directory."""
+    if agent is GEMINI:
+        if scope == "user":
+            home = os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~")
+            return os.path.join(os.path.abspath(home), ".gemini", "settings.json")
+        return os.path.join(os.getcwd(), ".gemini", "settings.json")
     if scope == "user":
         home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(
             os.path.expanduser("~"), ".claude")
@@ -154,9 +221,10 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def load_settings(path: str) -> tuple[str | None, dict[str, Any]]:
+def load_settings(path: str, agent: Agent = CLAUDE) -> tuple[str | None, dict[str, Any]]:
     """The file's text (None when there is none) and its settings; Refused when it is not
-    a JSON object whose `hooks` and `hooks.PreToolUse` have Claude Code's shapes."""
+    a JSON object whose `hooks` and `hooks.EVENT` have the agent's shapes (Gemini CLI
+    also reads comments in it: such a file is refused, ztsa would not keep them)."""
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -172,13 +240,13 @@ def load_settings(path: str) -> tuple[str | None, dict[str, Any]]:
     if not isinstance(settings, dict):
         raise Refused(f"{path} does not hold a JSON object; it is left as it is")
     hooks = settings.get("hooks", {})
-    if not isinstance(hooks, dict) or not isinstance(hooks.get("PreToolUse", []), list):
+    if not isinstance(hooks, dict) or not isinstance(hooks.get(agent.event, []), list):
         raise Refused(f"{path}: `hooks` is not an object of lists; it is left as it is")
     return text, settings
 
 
-def _groups(settings: dict[str, Any]) -> list[Any]:
-    groups: list[Any] = settings.get("hooks", {}).get("PreToolUse", [])
+def _groups(settings: dict[str, Any], agent: Agent) -> list[Any]:
+    groups: list[Any] = settings.get("hooks", {}).get(agent.event, [])
     return groups
 
 
@@ -186,46 +254,48 @@ def _has_hooks(group: object) -> bool:
     return isinstance(group, dict) and isinstance(group.get("hooks"), list)
 
 
-def with_entry(settings: dict[str, Any], handler: dict[str, Any]) -> dict[str, Any]:
+def with_entry(settings: dict[str, Any], handler: dict[str, Any],
+               agent: Agent = CLAUDE) -> dict[str, Any]:
     """The settings with one ztsa hook, `handler`: in place of the first ztsa hook of a
-    "Bash" matcher group, else in a new group at the end; every other ztsa hook goes."""
-    new = without_entry(settings, keep_first_bash=handler)
-    if not any(_has_hooks(g) and handler in g["hooks"] for g in _groups(new)):
-        new.setdefault("hooks", {}).setdefault("PreToolUse", []).append(
-            {"matcher": "Bash", "hooks": [handler]})
+    group matching the shell tool by name, else in a new group at the end; every other
+    ztsa hook goes."""
+    new = without_entry(settings, keep_first=handler, agent=agent)
+    if not any(_has_hooks(g) and handler in g["hooks"] for g in _groups(new, agent)):
+        new.setdefault("hooks", {}).setdefault(agent.event, []).append(
+            {"matcher": agent.tool, "hooks": [handler]})
     return new
 
 
-def without_entry(settings: dict[str, Any],
-                  keep_first_bash: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The settings without ztsa's hooks (and without a group, a PreToolUse list or a
-    `hooks` object that only they made non-empty). keep_first_bash: put in the place of
-    the first one in a "Bash" group instead."""
+def without_entry(settings: dict[str, Any], keep_first: dict[str, Any] | None = None,
+                  agent: Agent = CLAUDE) -> dict[str, Any]:
+    """The settings without ztsa's hooks (and without a group, an event's list or a
+    `hooks` object that only they made non-empty). keep_first: put in the place of the
+    first one in a group whose matcher is the shell tool's name instead."""
     import copy
 
     new = copy.deepcopy(settings)
-    groups = _groups(new)
+    groups = _groups(new, agent)
     kept: list[Any] = []
     removed = False
     for group in groups:
-        if not _has_hooks(group) or not any(is_ztsa_hook(h) for h in group["hooks"]):
+        if not _has_hooks(group) or not any(is_ztsa_hook(h, agent) for h in group["hooks"]):
             kept.append(group)
             continue
         removed = True
         handlers = []
         for handler in group["hooks"]:
-            if not is_ztsa_hook(handler):
+            if not is_ztsa_hook(handler, agent):
                 handlers.append(handler)
-            elif keep_first_bash is not None and group.get("matcher") == "Bash":
-                handlers.append(keep_first_bash)
-                keep_first_bash = None
+            elif keep_first is not None and group.get("matcher") == agent.tool:
+                handlers.append(keep_first)
+                keep_first = None
         if handlers:
             kept.append({**group, "hooks": handlers})
     if removed:
         if kept:
-            new["hooks"]["PreToolUse"] = kept
+            new["hooks"][agent.event] = kept
         else:
-            del new["hooks"]["PreToolUse"]
+            del new["hooks"][agent.event]
             if not new["hooks"]:
                 del new["hooks"]
     return new
@@ -265,8 +335,9 @@ def write_settings(path: str, text: str) -> None:
         raise
 
 
-def split_setup(options: list[str]) -> tuple[dict[str, str], list[str]]:
-    """--install/--uninstall and their flags, the first words after `claude`, apart from
+def split_setup(options: list[str], agent: Agent = CLAUDE
+                ) -> tuple[dict[str, str], list[str]]:
+    """--install/--uninstall and their flags, the first words after AGENT, apart from
     the EXEC OPTIONS that follow. ValueError for a misplaced or malformed one."""
     flags: dict[str, str] = {}
     i = 0
@@ -287,7 +358,8 @@ def split_setup(options: list[str]) -> tuple[dict[str, str], list[str]]:
     rest = options[i:]
     for word in rest:
         if word.partition("=")[0] in (*_SWITCHES, *_VALUED):
-            raise ValueError(f"{word} goes right after `claude`, before the EXEC OPTIONS")
+            raise ValueError(f"{word} goes right after `{agent.name}`, before the EXEC "
+                             "OPTIONS")
     if not flags:
         return flags, rest
     if "--install" in flags and "--uninstall" in flags:
@@ -342,7 +414,7 @@ def _timeout_command() -> str:
 
 
 def _check_exec_options(options: list[str]) -> None:
-    """Options `ztsa exec` would refuse would fail every Bash call: refused now."""
+    """Options `ztsa exec` would refuse would fail every shell call: refused now."""
     from ztsa.cli import build_parser
 
     try:
@@ -353,24 +425,24 @@ def _check_exec_options(options: list[str]) -> None:
         raise Refused("the EXEC OPTIONS are not those of `ztsa exec` (above)") from None
 
 
-def setup(flags: dict[str, str], options: list[str]) -> int:
+def setup(flags: dict[str, str], options: list[str], agent: Agent = CLAUDE) -> int:
     """--install or --uninstall: the unified diff on stdout, then the file written
     (unless --dry-run)."""
     import difflib
 
     scope = flags.get("--scope", "user")
     try:
-        if scope not in SCOPES:
-            raise Refused(f"--scope {scope}: one of {', '.join(SCOPES)}")
-        path = settings_path(scope)
-        old_text, settings = load_settings(path)
+        if scope not in agent.scopes:
+            raise Refused(f"--scope {scope}: one of {', '.join(agent.scopes)}")
+        path = settings_path(scope, agent)
+        old_text, settings = load_settings(path, agent)
         if "--install" in flags:
             handler = entry(_launcher_for_entry(flags.get("--launcher")), options,
-                            _budget(flags.get("--budget")), _timeout_command())
+                            _budget(flags.get("--budget")), _timeout_command(), agent)
             _check_exec_options(options)
-            new = with_entry(settings, handler)
+            new = with_entry(settings, handler, agent)
         else:
-            new = without_entry(settings)
+            new = without_entry(settings, agent=agent)
     except Refused as exc:
         print(f"ztsa hook: refused: {exc}", file=sys.stderr)
         return BLOCK
