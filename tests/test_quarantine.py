@@ -290,12 +290,10 @@ def test_restore_usage_errors(ws, capsys):
 @needs_git
 @pytest.mark.skipif(os.geteuid() != 0, reason="a real `ztsa exec` here runs as root")
 def test_a_real_exec_then_list_and_restore(ws):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (os.path.dirname(os.path.dirname(os.path.abspath(cli.__file__))),
-                    os.environ.get("PYTHONPATH")) if p)}
-
     def ztsa(*args):
-        return subprocess.run([sys.executable, "-m", "ztsa", *args], cwd=ws, env=env,
+        # the installed ztsa (from the workspace, not the checkout: a checkout installed
+        # with `pip install .` holds no native module)
+        return subprocess.run([sys.executable, "-m", "ztsa", *args], cwd=ws,
                               capture_output=True, text=True, timeout=300)
 
     proc = ztsa("exec", "--profile", "repo", "--workspace", str(ws), "--", "sh", "-c",
