@@ -162,8 +162,6 @@ def named_by(workspace: str) -> list[str]:
     that its host side runs or reads later: its Compose files, its Dockerfile, and the
     files its `initializeCommand` names (every word with a `/` or a script's suffix).
     Existing or not: a name the tree makes later would be obeyed the same."""
-    import shlex
-
     from ztsa.parsing import ParseError, load_jsonc
 
     workspace = os.path.realpath(workspace)
@@ -182,6 +180,8 @@ def named_by(workspace: str) -> list[str]:
         files = [*_strings(doc.get("dockerComposeFile")), *_strings(doc.get("dockerFile")),
                  *_strings(build.get("dockerfile"))]
         for command in _strings(doc.get("initializeCommand")):
+            import shlex  # only for a configuration that runs something
+
             try:
                 words = shlex.split(command)
             except ValueError:

@@ -217,7 +217,9 @@ class Policy:
         return NetPlan(names=tuple(self.names),
                        resolvers=tuple((a.version, a.packed) for a in self.dns),
                        rule_specs=tuple(self.reasons), listen=tuple(self.listen or listen),
-                       deny_nets=tuple(self.deny_nets), onlink=self.onlink)
+                       deny_nets=tuple(self.deny_nets),
+                       # only names learn addresses: no routes read for a run without
+                       onlink=self.onlink if self.names else ())
 
     @property
     def onlink(self) -> tuple[tuple[int, bytes, bytes], ...]:

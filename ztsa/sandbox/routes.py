@@ -60,14 +60,14 @@ def parse_v6(text: str) -> list[Prefix]:
 def onlink() -> tuple[Prefix, ...]:
     """The host's on-link prefixes; EVERYTHING when a table cannot be read (v6 absent
     from the kernel is no table: nothing on-link there)."""
-    try:
-        with open("/proc/net/route", encoding="ascii") as f:
-            v4 = parse_v4(f.read())
+    try:  # bytes, decoded here: no codec module imported for it
+        with open("/proc/net/route", "rb") as f:
+            v4 = parse_v4(f.read().decode("latin-1"))
     except (OSError, ValueError):
         return EVERYTHING
     try:
-        with open("/proc/net/ipv6_route", encoding="ascii") as f:
-            v6 = parse_v6(f.read())
+        with open("/proc/net/ipv6_route", "rb") as f:
+            v6 = parse_v6(f.read().decode("latin-1"))
     except FileNotFoundError:
         v6 = []
     except (OSError, ValueError):
