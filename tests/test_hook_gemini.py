@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_hook import decisions
 from test_hook_install import BLOCKED, CLAUDE_PATH, checkout_launcher, script
 
 from ztsa import hook as ztsa_hook
@@ -68,17 +69,6 @@ def gemini_reads(done: subprocess.CompletedProcess[bytes]) -> tuple[str, object]
     return "unchanged", None
 
 
-def decisions(answer: object) -> list[object]:
-    """Every permission decision anywhere in an answer."""
-    if isinstance(answer, dict):
-        found = [v for k, v in answer.items() if k in ("permissionDecision", "decision")]
-        return found + [d for v in answer.values() for d in decisions(v)]
-    if isinstance(answer, list):
-        return [d for v in answer for d in decisions(v)]
-    return []
-
-
-# -- the hook ---------------------------------------------------------------------------------
 def test_a_shell_call_runs_confined_with_its_words_intact(tmp_path: Path):
     ws = tmp_path / "project"
     (ws / "src").mkdir(parents=True)
