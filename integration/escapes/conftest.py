@@ -137,30 +137,43 @@ def listeners() -> Iterator[Listeners]:
     ls.close()
 
 
-def _python_for_user() -> tuple[list[str], list[str]]:
-    """(mount commands, python argv) so that an unprivileged user can run this Python:
-    bind-mount its installation out of an unreadable parent (e.g. /root), and name its
-    site-packages explicitly (this interpreter's site module does not find it there)."""
-    import sysconfig
-
-    # a virtual environment is found by the pyvenv.cfg beside the interpreter's link:
-    # resolving the link would lose it
-    in_venv = sys.prefix != sys.base_prefix
-    exe = os.path.abspath(sys.executable) if in_venv else os.path.realpath(sys.executable)
-    purelib = os.path.realpath(sysconfig.get_paths()["purelib"])
-    top = os.path.realpath(sys.prefix)
-    anc = top
+def _reachable(path: str) -> tuple[str, list[tuple[str, str]]]:
+    """(a path to `path` an unprivileged user can reach, the bind mounts that make it so):
+    the nearest ancestor under an unsearchable parent (e.g. /root) is mounted under /tmp."""
+    anc = path
     while anc != "/":
         parent = os.path.dirname(anc)
         if not os.stat(parent).st_mode & stat.S_IXOTH:
-            mnt = "/tmp/ztsa-escape-python"
-            os.makedirs(mnt, exist_ok=True)
-            os.chmod(mnt, 0o755)
-            return (["mount", "--bind", anc, mnt],
-                    ["env", f"PYTHONPATH={os.path.join(mnt, os.path.relpath(purelib, anc))}",
-                     os.path.join(mnt, os.path.relpath(exe, anc))])
+            mnt = "/tmp/ztsa-escape-" + anc.strip("/").replace("/", "-")
+            return os.path.join(mnt, os.path.relpath(path, anc)), [(anc, mnt)]
         anc = parent
-    return [], [exe]
+    return path, []
+
+
+def _python_for_user() -> tuple[list[str], list[str]]:
+    """(mount commands, python argv) so that an unprivileged user can run this Python:
+    bind-mount its installation out of an unreadable parent (e.g. /root, where pyenv
+    keeps the interpreter a virtual environment links to), and name site-packages
+    explicitly (the interpreter's site module does not find them there)."""
+    import sysconfig
+
+    # a virtual environment is found by the pyvenv.cfg beside the interpreter's link:
+    # resolving the link would lose it, so the link is kept unless its target is hidden
+    in_venv = sys.prefix != sys.base_prefix
+    real = os.path.realpath(sys.executable)
+    exe = os.path.abspath(sys.executable) if in_venv else real
+    purelib = os.path.realpath(sysconfig.get_paths()["purelib"])
+    user_exe, exe_mounts = _reachable(real)
+    user_lib, lib_mounts = _reachable(purelib)
+    mounts = exe_mounts + [m for m in lib_mounts if m not in exe_mounts]
+    if not mounts:
+        return [], [exe]
+    cmds: list[str] = []
+    for src, mnt in mounts:
+        os.makedirs(mnt, exist_ok=True)
+        os.chmod(mnt, 0o755)
+        cmds += [*(["&&"] if cmds else []), "mount", "--bind", src, mnt]
+    return cmds, ["env", f"PYTHONPATH={user_lib}", user_exe]
 
 
 def ensure_user() -> str:
@@ -194,14 +207,7 @@ class Runner:
         real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
         if self.mode == "root":
             return real, []
-        anc = real
-        while anc != "/":
-            parent = os.path.dirname(anc)
-            if not os.stat(parent).st_mode & stat.S_IXOTH:
-                mnt = "/tmp/ztsa-escape-" + anc.strip("/").replace("/", "-")
-                return os.path.join(mnt, os.path.relpath(real, anc)), [(anc, mnt)]
-            anc = parent
-        return real, []
+        return _reachable(real)
 
     def command(self, *cmd: str, allow: list[str] = (), extra: list[str] = (),
                 mounts: list[tuple[str, str]] = (), wrap: list[str] = (),
