@@ -230,8 +230,8 @@ def _strings(line: str) -> str:
     """The string literals of a line, joined by spaces: the command a call builds
     (`spawn('sh', ['./x.sh'])` -> `sh ./x.sh`); a path joined from literals
     (`path.join(__dirname, 'tools', 'x.sh')`, `os.path.join(...)`) is one word."""
-    line = PATH_JOIN.sub(lambda m: '"' + "/".join(_literals(m.group(1) or m.group(2) or ""))
-                         + '"', line)
+    line = PATH_JOIN.compiled.sub(
+        lambda m: '"' + "/".join(_literals(m.group(1) or m.group(2) or "")) + '"', line)
     return " ".join(_literals(line))
 
 
