@@ -116,6 +116,95 @@ ANYWHERE = (
     Surface("mise.local.toml", "mise", "on entering the directory", "runs code"),
     Surface(".mise.local.toml", "mise", "on entering the directory", "runs code"),
 )
+# Instruction files: text an agent loads and follows, wherever in the workspace it sits
+# (an agent working in a subdirectory loads its files too). AGT006 reads this list and
+# judges each file's text, hidden and unrendered text included (ztsa.hiddentext). A
+# path matches at the top of the workspace or below any directory; one ending in "/"
+# covers every file below it (a skill's scripts too); "*" in the last part stays
+# within a name.
+INSTRUCTIONS = (
+    Surface("CLAUDE.md", "Claude Code", "session start", "instructions"),
+    Surface("CLAUDE.local.md", "Claude Code", "session start", "instructions"),
+    Surface(".claude/rules/", "Claude Code", "session start", "instructions"),
+    Surface(".claude/commands/", "Claude Code", "on a slash command", "instructions"),
+    Surface(".claude/agents/", "Claude Code", "on a subagent", "instructions"),
+    Surface(".claude/skills/", "Claude Code", "on a skill", "instructions, runs code"),
+    Surface("AGENTS.md", "Codex, OpenCode, Amp, Cursor, Copilot", "session start",
+            "instructions"),
+    Surface("AGENTS.override.md", "Codex", "session start", "instructions"),
+    Surface("AGENT.md", "Amp", "session start", "instructions"),
+    Surface(".agents/", "several agents (skills)", "on a skill", "instructions, runs code"),
+    Surface(".codex/skills/", "Codex", "on a skill", "instructions, runs code"),
+    Surface(".codex/prompts/", "Codex", "on a prompt", "instructions"),
+    Surface("GEMINI.md", "Gemini CLI", "session start", "instructions"),
+    Surface(".gemini/skills/", "Gemini CLI", "on a skill", "instructions, runs code"),
+    Surface(".gemini/commands/", "Gemini CLI", "on a command", "instructions"),
+    Surface("QWEN.md", "Qwen Code", "session start", "instructions"),
+    Surface(".cursorrules", "Cursor", "session start", "instructions"),
+    Surface(".cursor/rules/*.mdc", "Cursor", "session start", "instructions"),
+    Surface(".cursor/rules/*.md", "Cursor", "session start", "instructions"),
+    Surface(".cursor/commands/", "Cursor", "on a command", "instructions"),
+    Surface(".github/copilot-instructions.md", "Copilot", "session start", "instructions"),
+    Surface(".github/instructions/", "Copilot", "session start", "instructions"),
+    Surface(".github/agents/", "Copilot", "on an agent", "instructions"),
+    Surface(".github/prompts/", "Copilot", "on a prompt", "instructions"),
+    Surface(".github/chatmodes/", "Copilot", "on a chat mode", "instructions"),
+    Surface(".windsurfrules", "Windsurf", "session start", "instructions"),
+    Surface(".windsurf/rules/", "Windsurf", "session start", "instructions"),
+    Surface(".windsurf/workflows/", "Windsurf", "on a workflow", "instructions"),
+    Surface(".clinerules", "Cline", "session start", "instructions (a file or a folder)"),
+    Surface(".clinerules/", "Cline", "session start", "instructions"),
+    Surface(".cline/", "Cline", "session start", "instructions, runs code"),
+    Surface(".continue/rules/", "Continue", "session start", "instructions"),
+    Surface(".continue/prompts/", "Continue", "on a prompt", "instructions"),
+    Surface(".roo/rules/", "Roo Code", "session start", "instructions"),
+    Surface(".roorules", "Roo Code", "session start", "instructions"),
+    Surface(".kilocode/rules/", "Kilo Code", "session start", "instructions"),
+    Surface(".kiro/steering/", "Kiro", "session start", "instructions"),
+    Surface(".amazonq/rules/", "Amazon Q", "session start", "instructions"),
+    Surface(".openhands/microagents/", "OpenHands", "session start", "instructions"),
+    Surface(".opencode/agent/", "OpenCode", "on an agent", "instructions"),
+    Surface(".opencode/command/", "OpenCode", "on a command", "instructions"),
+    Surface(".junie/guidelines.md", "Junie", "session start", "instructions"),
+)
+
+
+def _instruction_index() -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    """(file names and paths, directory prefixes, name patterns) of INSTRUCTIONS."""
+    exact = frozenset(s.path for s in INSTRUCTIONS if not s.path.endswith("/")
+                      and "*" not in s.path)
+    dirs = tuple(s.path for s in INSTRUCTIONS if s.path.endswith("/"))
+    globs = tuple(s.path for s in INSTRUCTIONS if "*" in s.path)
+    return exact, dirs, globs
+
+
+_INDEX: list[tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]] = []
+
+
+def instruction_file(rel: str) -> bool:
+    """Is a workspace-relative path one of INSTRUCTIONS, at the top or below any
+    directory?"""
+    if not _INDEX:
+        _INDEX.append(_instruction_index())
+    exact, dirs, globs = _INDEX[0]
+    parts = rel.split("/")
+    if parts[-1] in exact or "/".join(parts[-2:]) in exact:
+        return True
+    if rel[:1] != "." and "/." not in rel:
+        return False  # every directory and pattern of the list starts with a dot directory
+    for g in globs:
+        d, _, name = g.rpartition("/")
+        if (rel.startswith(d + "/") or f"/{d}/" in rel) and _name_matches(parts[-1], name):
+            return True
+    return any(rel.startswith(d) or f"/{d}" in rel for d in dirs)
+
+
+def _name_matches(name: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
+
+
 # below these, a file of ANYWHERE belongs to a package a tool installed (an npm package
 # may ship an AGENTS.md), not to the project an agent works in: left to the gate
 INSTALLED = ("node_modules", "site-packages", "dist-packages")
@@ -213,6 +302,11 @@ def render() -> str:
     out += ["", "## Wherever they sit", "", "| name | tool | acts | effect |",
             "|---|---|---|---|"]
     out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ANYWHERE]
+    out += ["", "## Instruction files", "",
+            "Anywhere in the workspace (a path ending in `/`: every file below it); AGT006",
+            "judges their text, hidden and unrendered text included.", "",
+            "| path | tool | acts | effect |", "|---|---|---|---|"]
+    out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in INSTRUCTIONS]
     return "\n".join(out) + "\n"
 
 

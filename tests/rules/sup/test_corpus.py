@@ -47,6 +47,12 @@ EXPECTED: dict[str, tuple[set[str], set[str]]] = {
     "py-requirements-hashed": (set(), set()),
     "py-uv-git-branch": ({"SUP002", "SUP006", "SUP007"}, set()),
     "py-uv-locked": (set(), set()),
+    # install hooks that run a repository file: judged by what the file runs (ztsa.follow)
+    "npm-follow-install-js-curl-sh": ({"SUP004"}, set()),
+    "npm-follow-install-js-prints": (set(), set()),
+    "npm-follow-two-levels-download-run": ({"SUP004"}, set()),
+    "npm-follow-two-levels-builds": (set(), set()),
+    "npm-follow-fetch-write-spawn": ({"SUP004"}, set()),
 }
 
 

@@ -1,30 +1,36 @@
 """Poisoned instruction files.
 
 ## What it checks
-Agent instruction files: `CLAUDE.md`, `CLAUDE.local.md`, `AGENTS.md` (and Codex's
-`AGENTS.override.md`), `GEMINI.md`,
-`.cursorrules`, `.cursor/rules/*.mdc` and `*.md`, `.windsurfrules`, `.clinerules` (a
-file or a folder), `.github/copilot-instructions.md`, `.github/instructions/*` and
-everything under `.claude/commands`, `.claude/agents`, `.claude/skills`, `.agents/`
-(skills shared by several agents), `.gemini/skills`, `.gemini/commands`,
-`.github/agents`, `.github/prompts`, `.github/chatmodes`, `.windsurf/rules`,
-`.windsurf/workflows`, `.codex/skills`, `.codex/prompts`, `.cline/`, `.continue/rules`,
-`.continue/prompts`, `.roo/rules` and `.kiro/steering` (a skill's scripts included), and
-`AGENT.md`, anywhere in the workspace. It looks for invisible characters (bidi controls
-U+202A–U+202E and U+2066–U+2069, zero-width U+200B–U+200D, U+2060, U+FEFF other than a
-leading byte-order mark, tag characters U+E0000–U+E007F), reported by code point, line
-and column, never printed (a U+200D joining two emoji, as in 👩‍💻, is how that emoji is
-written, and tag letters between a black flag and a cancel tag are a subdivision flag
-such as England's: neither is hidden text); and for injection phrases: a download run as
-code (`curl … | sh`, `bash <(curl …)`, `sh -c "$(wget …)"`, `curl … | python`, as SUP005
-reads them), `--dangerously-skip-permissions`, `bypassPermissions`, "ignore previous
-instructions" (not when it is quoted on its line: named as an example of an attack, not
-said). A download piped into a shell that is inline code in prose, outside a code block,
-under a heading or after words that forbid running it ("NEVER run the real installer",
-"do not paste") is named as what not to do: it is still reported, as advisory, and gates
-only beside another finding. An agent directory whose contents cannot be read is
-unknown: a symlink out of the workspace (`.claude` -> elsewhere), or a git submodule
-that is not checked out.
+The files agents load as instructions, anywhere in the workspace, as the surface
+catalogue lists them (`ztsa.surfaces.INSTRUCTIONS`, the third table of
+docs/surfaces.md): `CLAUDE.md`, `AGENTS.md`, `GEMINI.md`, `.claude/rules/`, the
+commands, agents and skills folders of Claude Code, Codex, Gemini CLI, Cursor, Copilot,
+Windsurf, Cline, Continue, Roo, Kilo, Kiro, Amazon Q, OpenHands and OpenCode (a
+skill's scripts included), `.cursor/rules/*.mdc`, `.github/copilot-instructions.md`, ...
+
+Hidden text first (`ztsa.hiddentext`): every default-ignorable code point (Unicode's
+Default_Ignorable_Code_Point: tag characters U+E0000–E007F, variation selectors, the
+soft hyphen, invisible operators and separators U+2061–2064, zero-width characters,
+bidi controls, Hangul fillers, ...) is stripped before the phrase checks, and counted
+unless its context makes it ordinary writing (a joiner or a variation selector inside
+an emoji sequence, the tags of a subdivision flag, one ideographic variation selector
+after a Han character, a soft hyphen inside a word, a directional mark in
+right-to-left text). What is counted is reported by kind, line and column, never
+printed; text carried by tag characters or by a run of variation selectors (one byte
+each) is decoded and checked too. The parts of a markdown file a person viewing it does
+not see (HTML comments, link reference definitions, `<details>` bodies, zero-size or
+hidden elements) get the checks shown text gets, across their lines, as does a phrase
+split over the lines of a paragraph.
+
+The phrases: a download run as code (`curl … | sh`, `bash <(curl …)`, `sh -c "$(wget
+…)"`, `curl … | python`, as SUP005 reads them), `--dangerously-skip-permissions`,
+`bypassPermissions`, "ignore previous instructions" (not when it is quoted on its line:
+named as an example of an attack, not said). A download piped into a shell that is
+inline code in prose, outside a code block, under a heading or after words that forbid
+running it ("NEVER run the real installer", "do not paste") is named as what not to do:
+it is still reported, as advisory, and gates only beside another finding. An agent
+directory whose contents cannot be read is unknown: a symlink out of the workspace
+(`.claude` -> elsewhere), or a git submodule that is not checked out.
 
 ## Why it matters
 Agents follow these files as instructions. Hidden characters let a reviewer see one
@@ -39,24 +45,16 @@ from __future__ import annotations
 
 import re
 
+from ztsa import hiddentext
 from ztsa.agentfiles import out_of_reach
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.model import Outcome, Severity
 from ztsa.registry import rule
+from ztsa.surfaces import INSTRUCTIONS, instruction_file
 from ztsa.walk import all_files
 
-EXACT = {"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "AGENT.md",
-         "GEMINI.md", ".cursorrules", ".windsurfrules", ".clinerules",
-         ".github/copilot-instructions.md"}
-PREFIXES = (".github/instructions/", ".claude/commands/", ".claude/agents/",
-            ".claude/skills/", ".cursor/rules/", ".clinerules/", ".agents/",
-            ".gemini/skills/", ".gemini/commands/", ".github/agents/", ".github/prompts/",
-            ".github/chatmodes/", ".windsurf/rules/", ".windsurf/workflows/",
-            ".codex/skills/", ".codex/prompts/", ".cline/", ".continue/rules/",
-            ".continue/prompts/", ".roo/rules/", ".kiro/steering/")
-HIDDEN = LazyRe("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff\U000e0000-\U000e007f]")
 PHRASES = (
     (LazyRe(r"\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b", re.I),
      "pipes a download into a shell"),
@@ -66,7 +64,6 @@ PHRASES = (
      "says to ignore previous instructions"),
 )
 MAX_REPORTS = 20
-ZWJ = "\u200d"
 # words that forbid running something: a negation with its verb ("never skip" is none)
 FORBIDS = LazyRe(r"\b(never|do\s+not|don't|must\s+not|should\s+not)\s+(run|execute|use|"
                  r"install|paste|pipe|call|invoke|type)\b|\bavoid\s+(running|piping|using)\b",
@@ -91,6 +88,16 @@ def _download_run(line: str) -> re.Match[str] | None:
     return None
 
 
+def said(text: str) -> list[tuple[int, re.Match[str]]]:
+    """(phrase index, match) for each phrase a normalised text says."""
+    out = []
+    for i, (rx, _) in enumerate(PHRASES):
+        m = rx.search(text) if i else _download_run(text)
+        if m:
+            out.append((i, m))
+    return out
+
+
 def _forbidden(line: str, start: int, end: int, heading: str) -> bool:
     """Is line[start:end] inline code (not a code block's line) whose running is
     forbidden: by the words just before it ("do not paste `...`"), or by the section's
@@ -107,22 +114,6 @@ def _forbidden(line: str, start: int, end: int, heading: str) -> bool:
         not ACTS.search(before)
 
 
-def _emoji(ch: str) -> bool:
-    """Pictographic enough to take part in a ZWJ sequence (emoji, symbols, dingbats)."""
-    cp = ord(ch)
-    return (0x1F000 <= cp <= 0x1FAFF or 0x2600 <= cp <= 0x27BF or 0x2B00 <= cp <= 0x2BFF
-            or 0x2190 <= cp <= 0x21FF or cp in (0x00A9, 0x00AE, 0x203C, 0x2049, 0x2122))
-
-
-def _joins_emoji(line: str, i: int) -> bool:
-    """Is the U+200D at line[i] inside an emoji ZWJ sequence? The character before it
-    (past variation selectors and skin-tone modifiers) and the one after are emoji."""
-    j = i - 1
-    while j >= 0 and (line[j] in "\ufe0e\ufe0f" or 0x1F3FB <= ord(line[j]) <= 0x1F3FF):
-        j -= 1
-    return j >= 0 and i + 1 < len(line) and _emoji(line[j]) and _emoji(line[i + 1])
-
-
 QUOTED = LazyRe("(?<![\\w])'[^'\n]*'(?![\\w])|\"[^\"\n]*\"|`[^`\n]*`|\u201c[^\u201d\n]*\u201d"
                  "|\u2018[^\u2019\n]*\u2019")
 
@@ -135,20 +126,13 @@ def _quoted(line: str, start: int, end: int) -> bool:
 
 
 def is_instruction_file(rel: str) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    if rel.startswith(".cursor/rules/") or "/.cursor/rules/" in rel:
-        return name.endswith((".mdc", ".md"))
-    if name in EXACT or rel in EXACT or "/".join(rel.split("/")[-2:]) in EXACT:
-        return True
-    # every prefix is a dot directory: most paths have none
-    return (rel[:1] == "." or "/." in rel) and any(
-        rel.startswith(p) or f"/{p}" in rel for p in PREFIXES)
+    """One of the catalogue's instruction files (ztsa.surfaces.INSTRUCTIONS)."""
+    return instruction_file(rel)
 
 
-# a subdivision flag (England, Scotland, Wales): a black flag, tag letters, a cancel tag
-FLAG_TAGS = LazyRe("\U0001F3F4[\U000E0030-\U000E0039\U000E0061-\U000E007A]{1,32}\U000E007F")
 AGENT_DIRS = tuple(dict.fromkeys([
-    *(p.rstrip("/") for p in PREFIXES),
+    *(s.path.split("/*")[0].rstrip("/") for s in INSTRUCTIONS
+      if "/" in s.path.rstrip("/") or s.path.endswith("/")),
     ".claude", ".codex", ".gemini", ".cursor", ".windsurf", ".continue", ".roo", ".kiro"]))
 
 
@@ -156,43 +140,117 @@ def _out_of_reach(ctx: Context, f: Findings) -> None:
     out_of_reach(ctx, f, AGENT_DIRS)
 
 
+class _File:
+    """One instruction file's judgement: its lines normalised once, what was reported."""
+
+    def __init__(self, f: Findings, rel: str, text: str) -> None:
+        self.f, self.rel = f, rel
+        self.raw = text.splitlines()
+        self.lines = [hiddentext.normalise(line) for line in self.raw]
+        self.reported: set[tuple[int, int]] = set()  # (phrase, line)
+
+    def judge(self) -> None:
+        self._hidden()
+        self._lines()
+        self._spans([(r.kind + " (not shown when rendered)", r.line, r.line + r.lines - 1)
+                     for r in hiddentext.unrendered("\n".join(self.raw))])
+        self._spans([("a paragraph", a, b) for a, b in self._paragraphs()])
+
+    def _hidden(self) -> None:
+        total: list[hiddentext.Run] = []
+        for lineno, norm in enumerate(self.lines, start=1):
+            for run in norm.runs:
+                total.append(run)
+                if len(total) <= MAX_REPORTS:
+                    self.f.fail(hiddentext.run_detail(run, lineno), path=self.rel,
+                                line=lineno)
+            for how, text in norm.smuggled:
+                clean = hiddentext.normalise(text).clean
+                for i, _ in said(clean):
+                    self.f.fail(f"line {lineno}: text hidden in {how} "
+                                f"{PHRASES[i][1]}", path=self.rel, line=lineno)
+        if len(total) > MAX_REPORTS:
+            self.f.fail(f"{len(total) - MAX_REPORTS} more run(s) of hidden characters "
+                        "not listed", path=self.rel)
+        if total:
+            self.f.fail(f"{sum(r.size for r in total)} hidden character(s): "
+                        f"{hiddentext.describe(total)}", path=self.rel)
+
+    def _lines(self) -> None:
+        fenced, heading = False, ""
+        for lineno, norm in enumerate(self.lines, start=1):
+            line = norm.clean
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+            elif not fenced and line.startswith("#"):
+                heading = line
+            found = said(line)
+            if not found and norm.stripped:
+                found = said(norm.spaced)  # U+2063 standing for a space
+                line = norm.spaced
+            note = f" ({norm.stripped} default-ignorable character(s) removed)" \
+                if norm.stripped else ""
+            for i, m in found:
+                what = PHRASES[i][1]
+                self.reported.add((i, lineno))
+                if i == 0 and not fenced and _forbidden(line, m.start(), m.end(), heading):
+                    self.f.advise(f"line {lineno} {what}, named as what not to do (advisory)",
+                                  path=self.rel, line=lineno)
+                elif not (i == len(PHRASES) - 1 and _quoted(line, m.start(), m.end())):
+                    self.f.fail(f"line {lineno} {what}{note}", path=self.rel, line=lineno)
+
+    def _paragraphs(self) -> list[tuple[int, int]]:
+        """(first, last) line of each run of non-blank lines outside code blocks: markdown
+        shows them as one line."""
+        out: list[tuple[int, int]] = []
+        fenced, first = False, 0
+        for lineno, norm in enumerate(self.lines, start=1):
+            fence = norm.clean.lstrip().startswith(("```", "~~~"))
+            fenced = fenced != fence
+            if fence or fenced or not norm.clean.strip():
+                if first and lineno - 1 > first:
+                    out.append((first, lineno - 1))
+                first = 0
+            elif not first:
+                first = lineno
+        if first and len(self.lines) > first:
+            out.append((first, len(self.lines)))
+        return out
+
+    def _spans(self, spans: list[tuple[str, int, int]]) -> None:
+        """A phrase said across the lines first..last (an HTML comment, a paragraph) that
+        no single line says: judged on the lines joined."""
+        for where, first, last in spans:
+            if last <= first:
+                continue  # one line: the line checks judged it
+            starts, parts, pos = [], [], 0
+            for n in range(first, last + 1):
+                starts.append(pos)
+                parts.append(self.lines[n - 1].clean)
+                pos += len(parts[-1]) + 1
+            joined = " ".join(parts)
+            for i, m in said(joined):
+                at = first + sum(1 for s in starts if s <= m.start()) - 1
+                end = first + sum(1 for s in starts if s < m.end()) - 1
+                if at == end or (i, at) in self.reported:
+                    continue
+                if i == len(PHRASES) - 1 and _quoted(joined, m.start(), m.end()):
+                    continue
+                self.reported.add((i, at))
+                self.f.fail(f"lines {at}-{end} {PHRASES[i][1]}, in {where}",
+                            path=self.rel, line=at)
+
+
 @rule(id="AGT006", slug="poisoned-instructions", title="Poisoned instruction files",
       severity=Severity.HIGH, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     _out_of_reach(ctx, f)
-    files = [p for p in f.attempt(all_files, ctx) or [] if is_instruction_file(p)]
+    files = [p for p in f.attempt(all_files, ctx) or [] if instruction_file(p)]
     for rel in files:
         text = f.attempt(ctx.ws_text, rel, 8 << 20)
-        if text is None:
-            continue
-        hidden = 0
-        fenced, heading = False, ""
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if line.lstrip().startswith(("```", "~~~")):
-                fenced = not fenced
-            elif not fenced and line.startswith("#"):
-                heading = line
-            flags = {i for fm in FLAG_TAGS.finditer(line) for i in range(fm.start(), fm.end())
-                     } if "\U0001F3F4" in line else set()
-            for m in HIDDEN.finditer(line):
-                if (m.group() == ZWJ and _joins_emoji(line, m.start())) or m.start() in flags:
-                    continue
-                hidden += 1
-                if hidden <= MAX_REPORTS:
-                    f.fail(f"U+{ord(m.group()):04X} at line {lineno}, column {m.start() + 1}",
-                           path=rel, line=lineno)
-            for i, (rx, what) in enumerate(PHRASES):
-                said = rx.search(line) if i else _download_run(line)
-                if said and i == 0 and not fenced and _forbidden(
-                        line, said.start(), said.end(), heading):
-                    f.advise(f"line {lineno} {what}, named as what not to do (advisory)",
-                             path=rel, line=lineno)
-                elif said and not (i == len(PHRASES) - 1
-                                   and _quoted(line, said.start(), said.end())):
-                    f.fail(f"line {lineno} {what}", path=rel, line=lineno)
-        if hidden > MAX_REPORTS:
-            f.fail(f"{hidden - MAX_REPORTS} more hidden character(s) not listed", path=rel)
+        if text is not None:
+            _File(f, rel, text).judge()
     return f.outcome(f"{len(files)} instruction file(s) clean",
                      f"{len(f.found) + len(f.advised)} suspicious item(s) in instruction files",
                      advised=f"{len(f.advised)} download(s) piped into a shell, each named as "

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 import stat
 
@@ -45,6 +46,7 @@ from ztsa import gitlayout
 from ztsa.agentfiles import get, json_file
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.follow import describe, follow
 from ztsa.lazy import LazyRe
 from ztsa.model import Outcome, Severity
 from ztsa.parsing import ParseError, line_of, parse_git_config
@@ -59,8 +61,8 @@ def check(ctx: Context) -> Outcome:
     if ctx.ws_exists(".envrc"):
         f.fail(".envrc runs when direnv enters the folder", ".envrc")
     _repositories(ctx, f)
-    if os.path.isdir(ctx.ws_path(".husky")):
-        f.fail(".husky/ installs git hooks on install", ".husky")
+    if os.path.isdir(ctx.ws_path(".husky")) and not os.path.islink(ctx.ws_path(".husky")):
+        _husky(ctx, f)
     _hook_installers(ctx, f)
     _quarantine(ctx, f)
     return f.outcome("nothing in the workspace runs automatically",
@@ -166,8 +168,12 @@ def _hook_installers(ctx: Context, f: Findings) -> None:
         m = HOOK_INSTALLERS.search(cmd) if cmd else None
         if m and pj:
             flagged.add(m.group(1).split()[0].lower())
-            f.fail(f"{hook} runs {m.group(1)}: it installs git hooks on install",
-                   "package.json", pj.line(f'"{hook}"'))
+            what = f"{hook} runs {m.group(1)}: it installs git hooks on install"
+            if m.group(1).lower().startswith("git"):
+                f.fail(what, "package.json", pj.line(f'"{hook}"'))  # hooks of any file
+            else:  # the hooks a manager installs are judged by what they run, below
+                f.advise(what + ", judged by what they run", "package.json",
+                         pj.line(f'"{hook}"'))
     # lefthook and simple-git-hooks install the hooks from their own postinstall when
     # the project configures them
     names = {name for _, name, _ in pj.deps()} if pj else set()
@@ -178,16 +184,16 @@ def _hook_installers(ctx: Context, f: Findings) -> None:
                                        ".simple-git-hooks.js", "simple-git-hooks.js"))))}
     for tool, on in configured.items():
         if on and tool in names and tool not in flagged and pj:
-            f.fail(f"the {tool} dependency installs its configured git hooks on install",
-                   "package.json", pj.line(f'"{tool}"'))
+            f.advise(f"the {tool} dependency installs its configured git hooks on install, "
+                     "judged by what they run", "package.json", pj.line(f'"{tool}"'))
             flagged.add(tool)
     # what the installed hooks run: the configuration's commands, where the code is
     if "simple-git-hooks" in flagged and pj:
         table = pj.data.get("simple-git-hooks")
         for hook, cmd in table.items() if isinstance(table, dict) else ():
             if isinstance(cmd, str):
-                f.fail(f"simple-git-hooks runs on {hook}: {cmd[:80]!r}", "package.json",
-                       pj.line(cmd[:40]))
+                judge_hook(ctx, f, f"simple-git-hooks runs on {hook}", cmd, "",
+                           "package.json", pj.line(cmd[:40]))
     if "lefthook" in flagged:
         _lefthook_runs(ctx, f)
 
@@ -213,15 +219,18 @@ def _lefthook_runs(ctx: Context, f: Findings) -> None:
                 for name, item in table.items() if isinstance(table, dict) else ():
                     what = item.get("run") or item.get("runner") if isinstance(
                         item, dict) else None
-                    runs.append((str(name), f"{what} {name}" if group == "scripts" and what
-                                 else str(what or "")))
+                    # a script is .lefthook/HOOK/NAME, run by its runner
+                    script = f".lefthook/{hook}/{name}"
+                    runs.append((str(name), (f"{what} {script}" if what else f"./{script}")
+                                 if group == "scripts" else str(what or "")))
             for job in spec.get("jobs") or [] if isinstance(spec.get("jobs"), list) else []:
                 if isinstance(job, dict) and isinstance(job.get("run"), str):
                     runs.append((str(job.get("name", "job")), job["run"]))
             for name, cmd in runs:
                 if cmd:
-                    f.fail(f"lefthook runs {name[:40]!r} on {hook}: {cmd[:80]!r}", rel,
-                           line_of(text or "", f"{name}:") or line_of(text or "", cmd[:40]))
+                    judge_hook(ctx, f, f"lefthook runs {name[:40]!r} on {hook}", cmd, "",
+                               rel, line_of(text or "", f"{name}:")
+                               or line_of(text or "", cmd[:40]))
 
 
 def _repositories(ctx: Context, f: Findings) -> None:
@@ -320,9 +329,57 @@ def _pre_commit_runs(ctx: Context, f: Findings, hook: str, ws: str) -> None:
                 continue
             for h in repo.get("hooks") or []:
                 if isinstance(h, dict) and isinstance(h.get("entry"), str):
-                    f.fail(f"pre-commit runs local hook {str(h.get('id'))[:40]!r} on every "
-                           f"commit: {h['entry'][:80]!r}", rel,
-                           line_of(text or "", f"id: {h.get('id')}"))
+                    entry = h["entry"]
+                    if h.get("language") == "script" and not entry.startswith(("./", "/")):
+                        entry = "./" + entry  # a file of the repository, run by its #!
+                    judge_hook(ctx, f, f"pre-commit runs local hook "
+                               f"{str(h.get('id'))[:40]!r} on every commit", entry,
+                               posixpath.dirname(rel), rel,
+                               line_of(text or "", f"id: {h.get('id')}"))
+
+
+def judge_hook(ctx: Context, f: Findings, what: str, cmd: str, cwd: str, rel: str,
+               line: int | None) -> None:
+    """A command a git hook runs, judged by what it runs (ztsa.follow): the repository
+    files it runs that download and run code, write shell start-up files or read
+    credentials fail, naming file and line; a file that cannot be judged is unknown;
+    the rest (a formatter, a linter, a test run) is listed as advice."""
+    from ztsa.rules.sup.sup004_root_hooks_lotl import TOOLS
+
+    done = follow(ctx, cmd, cwd)
+    inline = [h for h in done.hazards if not h.path]
+    for h in inline:
+        f.fail(f"{what}: {cmd[:80]!r}, which {h.what}", rel, line)
+    lotl = TOOLS.search(cmd)
+    if lotl and not inline:  # an inline interpreter or a download tool, outside any sandbox
+        f.fail(f"{what}: {cmd[:80]!r}, which runs {' '.join(lotl.group('tool').split())}",
+               rel, line)
+    for h in done.hazards:
+        if h.path:
+            f.fail(describe(h, what), h.path, h.line)
+    for exc in done.errors:
+        f.error(exc)
+    if not done.hazards and not done.errors and not lotl:
+        f.advise(f"{what}: {cmd[:80]!r}" + (f" ({', '.join(done.files[:3])} read: nothing "
+                                              "downloaded and run)" if done.files else ""),
+                 rel, line)
+
+
+def _husky(ctx: Context, f: Findings) -> None:
+    """husky installs .husky/ as core.hooksPath: each hook file there is a shell script
+    git runs; judged by what it runs."""
+    try:
+        names = sorted(os.listdir(ctx.ws_path(".husky")))
+    except OSError as e:
+        f.error(f".husky: {e.strerror}", ".husky")
+        return
+    hooks = [n for n in names if not n.startswith(("_", ".")) and os.path.isfile(
+        ctx.ws_path(f".husky/{n}"))]
+    if not hooks:
+        f.advise(".husky/ holds no hook", ".husky")
+    for name in hooks:
+        judge_hook(ctx, f, f"husky runs .husky/{name}", f"sh .husky/{name}", "",
+                   f".husky/{name}", None)
 
 
 def _quarantine(ctx: Context, f: Findings) -> None:

@@ -9,6 +9,14 @@ with a `binding.gyp` (`node-gyp rebuild`, which runs the file's `<!(...)` comman
 expansions), for `bash -c`, `sh -c`,
 `node -e`/`--eval`, `python -c`, `curl`, `wget` and `nc` (a package runner fetching an
 unpinned package is SUP017's).
+When a hook runs a file of the repository (`node scripts/install.js`, `sh ./setup.sh`,
+`python tools/x.py`), that file is read, and what it runs in turn, up to 3 files deep
+(`ztsa.follow`): a download piped into an interpreter or saved and then run, a fetched
+string run as code, a Node file that downloads and starts a process through
+`child_process`, a write to a shell start-up file, a read of a credential path; each
+named by file and line. A followed file that cannot be judged (unreadable, binary,
+over 1 MiB, deeper than the bound) makes the rule unknown. A hook that runs a file which
+formats, builds (`node-gyp rebuild`) or prints is judged by that, and passes.
 What is found only in a project under examples, fixtures, docs or templates that no
 root workspace lists is reported as advisory (ztsa.manifests.scope).
 
@@ -24,8 +32,11 @@ network downloads from install hooks, and run them only from explicit commands.
 
 from __future__ import annotations
 
+import posixpath
+
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.follow import describe, follow
 from ztsa.lazy import LazyRe
 from ztsa.manifests.scope import in_play
 from ztsa.manifests.scripts import install_hooks
@@ -46,6 +57,20 @@ def check(ctx: Context) -> Outcome:
         if m:
             tool = " ".join(m.group("tool").split())
             f.fail(f"{hook} runs {tool}: {cmd[:100]!r}", path=rel, line=line)
+        _followed(ctx, f, rel, hook, cmd)
     return f.outcome("no root install hook runs an inline interpreter or a download tool",
                      f"{len(f.found)} install hook(s) run living-off-the-land tools",
                      scope=lambda rel: in_play(ctx, rel))
+
+
+def _followed(ctx: Context, f: Findings, rel: str, hook: str, cmd: str) -> None:
+    """What the repository files the hook runs do (the Shai-Hulud shape: `"postinstall":
+    "node scripts/install.js"`, whose file pipes a download into `sh`)."""
+    if rel.endswith(".gyp"):
+        return  # gyp's expansions are judged above; they name no file of their own
+    done = follow(ctx, cmd, posixpath.dirname(rel))
+    for h in done.hazards:
+        if h.path:  # the hook's own inline program is judged above and by SUP005
+            f.fail(describe(h, hook), path=h.path, line=h.line)
+    for exc in done.errors:
+        f.error(exc)

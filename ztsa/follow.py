@@ -1,0 +1,390 @@
+"""Follow what runs: the repository files a command runs, read for what they do.
+
+An install hook, a git hook, a hook manager's entry or an editor task is a command
+line; when it runs a file of the repository (`node scripts/install.js`, `sh ./setup.sh`,
+`bash scripts/x`, `python tools/x.py`, `python -m tools.x`, `./bin/setup`), that file is
+what really runs. `follow(ctx, command, cwd)` reads each such file and what it runs in
+turn (a script's commands; a Node file's `child_process` calls, `require` and `import`
+of relative files; a Python file's `subprocess`/`os.system` calls and `runpy`), at most
+MAX_DEPTH files deep, MAX_FILES files and MAX_BYTES each, and reports the hazards of
+code that runs outside the sandbox:
+- a download piped into an interpreter (`curl … | sh`, SUP005's forms);
+- a fetched string run as code (`eval "$(curl …)"`, `source <(curl …)`, JavaScript's
+  `eval`/`new Function`/`vm.run*` or Python's `exec` in a file that fetches);
+- a download saved and then run (`curl -o x.sh …` then `sh x.sh`, `chmod +x`, `./x`;
+  a Node file that fetches, writes a file and starts a process through
+  `child_process`; a Python file that fetches, writes and runs a subprocess);
+- a write to a shell start-up file (`~/.bashrc`, `~/.zshrc`, `~/.profile`, ...);
+- a read of a credential path (`~/.ssh/`, `~/.aws/credentials`, `~/.npmrc`,
+  `~/.git-credentials`, `~/.docker/config.json`, `~/.kube/config`, `gh`'s hosts file).
+Each hazard names its file and line, and the chain of files that led to it. A file that
+cannot be judged (unreadable, not UTF-8 text such as a binary, larger than MAX_BYTES, a
+symlink out of the workspace, or one more file past the bounds) is an error: the rule
+makes it unknown, never a pass. A file the command names that the repository does not
+hold (a build output, a tool on PATH) is not followed: it is not the repository's code.
+What a formatter, `node-gyp rebuild` or a script that prints does is none of these."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from ztsa.context import Context
+from ztsa.host import ProbeError
+from ztsa.lazy import LazyRe
+from ztsa.records import NamedTuple
+
+MAX_DEPTH = 3  # a command runs a file (1) that runs a file (2) that runs a file (3)
+MAX_FILES = 32  # files read for one command
+MAX_BYTES = 1 << 20
+
+
+class Hazard(NamedTuple):
+    path: str  # the file it is in, workspace-relative
+    line: int
+    what: str  # "pipes a download into an interpreter: '...'"
+    chain: tuple[str, ...]  # the files followed to reach it, the first one first
+
+
+class Followed(NamedTuple):
+    hazards: tuple[Hazard, ...]
+    errors: tuple[ProbeError, ...]  # what could not be judged: the rule is unknown
+    files: tuple[str, ...]  # every file read
+
+
+def describe(h: Hazard, origin: str) -> str:
+    """'postinstall runs scripts/install.js, which pipes ... (line 8)': what ran it, the
+    files followed, what the last one does and where."""
+    return f"{origin} runs {' -> '.join(h.chain)}, which {h.what} (line {h.line})"
+
+
+# -- which files a command runs --------------------------------------------------------
+JS = ("node", "nodejs", "bun", "deno", "tsx", "ts-node", "babel-node", "esno", "esrun")
+SH = ("sh", "bash", "zsh", "dash", "ksh", "source", ".")
+PY = LazyRe(r"^(?:python[0-9.]*|pypy[0-9.]*)$")
+OTHER = ("perl", "ruby", "php")
+PREFIX = ("exec", "env", "sudo", "time", "nice", "nohup", "command", "cross-env", "xargs")
+VALUED = {"-r", "--require", "--import", "--loader", "--experimental-loader", "-W", "-X",
+          "--env-file", "--title", "--config", "-o", "--rcfile", "--init-file"}
+SPLIT = LazyRe(r"&&|\|\||[;|&\n]")
+ASSIGN = LazyRe(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+class Ref(NamedTuple):
+    lang: str  # js, sh, py, other
+    rel: str  # workspace-relative path as named (not yet resolved)
+    base: str  # the directory it is relative to
+
+
+def _words(segment: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(segment, comments=True)
+    except ValueError:
+        return segment.split()
+
+
+def refs(command: str, cwd: str) -> tuple[list[Ref], list[str]]:
+    """(files the command runs, inline programs it runs: `sh -c '…'`, `node -e '…'`)."""
+    out: list[Ref] = []
+    inline: list[str] = []
+    for segment in SPLIT.compiled.split(command):
+        words = _words(segment)
+        while words and (ASSIGN.match(words[0]) or words[0] in PREFIX
+                         or (words[0].startswith("-") and len(words) > 1)):
+            words = words[1:]
+        if not words:
+            continue
+        prog = posixpath.basename(words[0])
+        args = words[1:]
+        if prog in JS or prog in SH or PY.match(prog) or prog in OTHER:
+            lang = "js" if prog in JS else "sh" if prog in SH else \
+                "py" if PY.match(prog) else "other"
+            if prog in ("bun", "deno") and args[:1] in (["run"], ["x"]):
+                args = args[1:]
+            i = 0
+            while i < len(args):
+                a = args[i]
+                if a in ("-c", "-e", "--eval", "-p", "--print") and i + 1 < len(args):
+                    inline.append(args[i + 1])
+                    if lang == "sh":
+                        sub, more = refs(args[i + 1], cwd)
+                        out += sub
+                        inline += more
+                    break
+                if a == "-m" and lang == "py" and i + 1 < len(args):
+                    mod = args[i + 1].replace(".", "/")
+                    out.append(Ref("py", f"{mod}.py", cwd))
+                    out.append(Ref("py", f"{mod}/__main__.py", cwd))
+                    break
+                if a in VALUED and i + 1 < len(args):
+                    if a in ("-r", "--require", "--import") and lang == "js":
+                        out.append(Ref("js", args[i + 1], cwd))
+                    i += 2
+                    continue
+                if a.startswith("-"):
+                    i += 1
+                    continue
+                out.append(Ref(lang, a, cwd))
+                break
+        elif "/" in words[0] and not words[0].startswith(("/", "~", "$")):
+            out.append(Ref("", words[0], cwd))  # ./bin/setup, scripts/x.sh: by its name
+    return out, inline
+
+
+def _resolve(ctx: Context, ref: Ref, also: str | None) -> str | None:
+    """The repository file a reference names (Node's extensions and index files), or
+    None when the repository holds none: outside the workspace, absent."""
+    name = ref.rel
+    if name.startswith(("/", "~", "$")) or "$" in name or "`" in name:
+        return None
+    for base in dict.fromkeys([ref.base, *([also] if also is not None else [])]):
+        rel = posixpath.normpath(posixpath.join(base, name))
+        if rel == ".." or rel.startswith("../") or rel == ".":
+            continue
+        candidates = [rel]
+        if ref.lang == "js":
+            candidates += [rel + ext for ext in (".js", ".cjs", ".mjs", ".ts")]
+            candidates += [rel + "/index.js"]
+        for c in candidates:
+            st = ctx.ws_lstat(c)
+            if st is not None and not _is_dir(st.st_mode):
+                return c
+    return None
+
+
+def _is_dir(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISDIR(mode)
+
+
+def _lang(rel: str, text: str, given: str) -> str:
+    """What a file is: its runner's language, else its suffix, else its #! line."""
+    if given:
+        return given
+    for suffix, lang in ((".js", "js"), (".cjs", "js"), (".mjs", "js"), (".ts", "js"),
+                         (".py", "py"), (".sh", "sh"), (".bash", "sh")):
+        if rel.endswith(suffix):
+            return lang
+    first = text.split("\n", 1)[0]
+    if first.startswith("#!"):
+        if "node" in first or "bun" in first or "deno" in first:
+            return "js"
+        if "python" in first:
+            return "py"
+        if re.search(r"\b(?:ba|z|da|k)?sh\b", first):
+            return "sh"
+        return "other"
+    return "sh"  # a file run by name without #! is run by the shell
+
+
+# -- what a file does --------------------------------------------------------------------
+EVAL_FETCHED_SH = LazyRe(r"\beval\b[^\n]*\$\(\s*(?:curl|wget)\b|"
+                         r"(?:^|[;&|\s])(?:source|\.)\s+<\(\s*(?:curl|wget)\b")
+# a download written to a file: curl -o F / --output F / > F; wget -O F
+SAVED = LazyRe(r"\b(?:curl\b[^\n|;&]*?(?:\s-o\s*|\s--output[\s=]|\s>\s*)|"
+               r"wget\b[^\n|;&]*?(?:\s-O\s*|\s--output-document[\s=]))[\"']?"
+               r"(?P<file>[^\s\"'|;&>]+)")
+RC_FILE = LazyRe(r"(?:~/|\$HOME/|\$\{HOME\}/|[\"'/])\.(bashrc|zshrc|bash_profile|zprofile|"
+                 r"zshenv|zlogin|profile|bash_login|config/fish/config\.fish)\b")
+WRITES = LazyRe(r">>|(?<![<>=!-])>(?!=)|\btee\b|appendFile|writeFile|createWriteStream|"
+                r"open\([^)]*[\"'][aw]|\.write\(")
+CREDENTIALS = LazyRe(r"(?:~/|\$HOME/|\$\{HOME\}/|homedir\(\)[^\n]{0,12}[\"']|[\"'/])"
+                     r"(\.ssh/(?:id_\w+|[\w.-]*config|authorized_keys)?|\.aws/credentials|"
+                     r"\.git-credentials|\.docker/config\.json|\.kube/config|"
+                     r"\.config/gh/hosts\.yml|\.gnupg)|"
+                     r"(?:~/|\$HOME/|\$\{HOME\}/|homedir\(\)[^\n]{0,12}[\"'])"
+                     r"(\.npmrc|\.netrc|\.pypirc)\b")
+JS_FETCH = LazyRe(r"\bfetch\s*\(|\bhttps?\.(?:get|request)\s*\(|\baxios\b|\bgot\s*\(|"
+                  r"node-fetch|\bundici\b|XMLHttpRequest|\bdownload\w*\s*\(")
+JS_WRITE = LazyRe(r"writeFile(?:Sync)?\s*\(|createWriteStream\s*\(|\bpipeline\s*\(")
+JS_CHILD = LazyRe(r"child_process|\bexeca\b|\bBun\.spawn|Deno\.Command")
+JS_SPAWN = LazyRe(r"\b(?:exec|execSync|execFile|execFileSync|spawn|spawnSync|fork|execa|"
+                  r"execaSync|Bun\.spawn|Bun\.spawnSync)\s*\(|new\s+Deno\.Command\s*\(")
+JS_EVAL = LazyRe(r"(?<![\w.])eval\s*\(|\bnew\s+Function\s*\(|\bvm\.(?:runIn\w*|Script)\b|"
+                 r"\brunInThisContext\b")
+JS_REQUIRE = LazyRe(r"\brequire\s*\(\s*[\"'](\.{1,2}/[^\"']+)[\"']|"
+                    r"\bimport\s*(?:\(\s*|[^\n;\"']*?\bfrom\s*|)[\"'](\.{1,2}/[^\"']+)[\"']")
+PY_FETCH = LazyRe(r"\burlopen\s*\(|\burlretrieve\s*\(|\brequests\.(?:get|post|request)\b|"
+                  r"\bhttpx\.|\burllib\.request\b|\burllib3\b")
+PY_WRITE = LazyRe(r"open\([^)]*[\"'][wa]b?[\"']|\burlretrieve\s*\(|\.write_bytes\s*\(")
+PY_RUN = LazyRe(r"\bsubprocess\.\w+\s*\(|\bos\.(?:system|popen|exec\w*|spawn\w*)\s*\(|"
+                r"\b(?:check_call|check_output|call|run|Popen)\s*\(")
+PY_EVAL = LazyRe(r"(?<![\w.])(?:exec|eval)\s*\(")
+PY_RUNPATH = LazyRe(r"\brunpy\.run_path\s*\(\s*[\"']([^\"']+)[\"']|"
+                    r"\bexec\s*\(\s*open\s*\(\s*[\"']([^\"']+)[\"']")
+STRING = LazyRe(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'|`([^`\\]*)`")
+
+
+PATH_JOIN = LazyRe(r"\b(?:path\.)?(?:join|resolve)\s*\(([^()]*)\)|"
+                   r"\bos\.path\.join\s*\(([^()]*)\)")
+
+
+def _literals(text: str) -> list[str]:
+    return [next(g for g in m.groups() if g is not None) for m in STRING.finditer(text)]
+
+
+def _strings(line: str) -> str:
+    """The string literals of a line, joined by spaces: the command a call builds
+    (`spawn('sh', ['./x.sh'])` -> `sh ./x.sh`); a path joined from literals
+    (`path.join(__dirname, 'tools', 'x.sh')`, `os.path.join(...)`) is one word."""
+    line = PATH_JOIN.compiled.sub(
+        lambda m: '"' + "/".join(_literals(m.group(1) or m.group(2) or "")) + '"', line)
+    return " ".join(_literals(line))
+
+
+def _lines(text: str, lang: str) -> list[tuple[int, str]]:
+    """(line number, code) without comments: a shell's `#`, a `//` or `#` line."""
+    from ztsa.parsing import continued_lines
+    from ztsa.rules.sup.sup005_piped_shell_installer import uncommented
+
+    out = []
+    quote = ""
+    for lineno, line in continued_lines(text) if lang == "sh" else enumerate(
+            text.splitlines(), start=1):
+        if lang == "sh":
+            line, quote = uncommented(line, quote)
+        elif line.lstrip().startswith(("//", "#", "*", "/*")) and not line.startswith("#!"):
+            continue
+        out.append((lineno, line))
+    return out
+
+
+def _excerpt(line: str) -> str:
+    return repr(line.strip()[:80])
+
+
+def scan(rel: str, text: str, lang: str) -> list[tuple[int, str]]:
+    """(line, what) for each hazard in one file's text."""
+    from ztsa.rules.sup.sup005_piped_shell_installer import PATTERNS as PIPED
+
+    out: list[tuple[int, str]] = []
+    lines = _lines(text, lang)
+    code = "\n".join(line for _, line in lines)
+    saved: dict[str, int] = {}
+    for lineno, line in lines:
+        if any(p.search(line) for p in PIPED):
+            out.append((lineno, f"pipes a download into an interpreter: {_excerpt(line)}"))
+        elif EVAL_FETCHED_SH.search(line):
+            out.append((lineno, f"runs a fetched string as code: {_excerpt(line)}"))
+        for m in SAVED.finditer(line):
+            name = posixpath.basename(m.group("file").rstrip(")"))
+            if name and name not in ("-", "/dev/null"):
+                saved.setdefault(name, lineno)
+        for name, at in saved.items():
+            if at < lineno and _runs_name(line, name):
+                out.append((lineno, f"runs {name!r}, downloaded at line {at}: "
+                                    f"{_excerpt(line)}"))
+        rc = RC_FILE.search(line)
+        if rc and (WRITES.search(line) or (lang != "sh" and WRITES.search(code))):
+            out.append((lineno, f"writes to the shell start-up file ~/.{rc.group(1)}"))
+        cred = CREDENTIALS.search(line)
+        if cred:
+            out.append((lineno, "reads the credential path "
+                                f"~/{cred.group(1) or cred.group(2)}"))
+    if lang == "js" and JS_FETCH.search(code):
+        for lineno, line in lines:
+            if JS_EVAL.search(line):
+                out.append((lineno, f"runs fetched code: {_excerpt(line)}"))
+            elif JS_CHILD.search(code) and JS_WRITE.search(code) and JS_SPAWN.search(line):
+                out.append((lineno, "downloads a file and runs it through child_process: "
+                                    f"{_excerpt(line)}"))
+    if lang == "py" and PY_FETCH.search(code):
+        for lineno, line in lines:
+            if PY_EVAL.search(line):
+                out.append((lineno, f"runs fetched code: {_excerpt(line)}"))
+            elif PY_WRITE.search(code) and PY_RUN.search(line):
+                out.append((lineno, f"downloads a file and runs it: {_excerpt(line)}"))
+    return sorted(set(out))
+
+
+def _runs_name(line: str, name: str) -> bool:
+    """Does a shell line run the file `name`: through an interpreter, `chmod +x`, or by
+    its path?"""
+    n = re.escape(name)
+    return re.search(rf"(?:\b(?:ba|z|da|k)?sh|\bsource|(?:^|[\s;&|])\.|\bpython[0-9.]*|"
+                     rf"\bnode|\bperl|\bruby|\bchmod\s+\S+)\s+[\"']?(?:[^\s\"']*/)?{n}\b|"
+                     rf"(?:^|[\s;&|(])[\"']?(?:\.|\$\w+|\$\{{\w+\}}|[^\s\"']*)/{n}\b(?!\.)",
+                     line) is not None
+
+
+def _further(rel: str, text: str, lang: str, cwd: str) -> list[Ref]:
+    """What a followed file runs in turn."""
+    here = posixpath.dirname(rel)
+    out: list[Ref] = []
+    for _, line in _lines(text, lang):
+        if lang == "sh":
+            out += refs(line, cwd)[0]
+        elif lang == "js":
+            for m in JS_REQUIRE.finditer(line):
+                out.append(Ref("js", m.group(1) or m.group(2), here))
+            if JS_SPAWN.search(line):
+                fork = re.search(r"\bfork\s*\(\s*[\"']([^\"']+)", line)
+                if fork:
+                    out.append(Ref("js", fork.group(1), cwd))
+                out += refs(_strings(line), cwd)[0]
+        elif lang == "py":
+            for m in PY_RUNPATH.finditer(line):
+                out.append(Ref("py", m.group(1) or m.group(2), cwd))
+            if PY_RUN.search(line):
+                out += refs(_strings(line), cwd)[0]
+    return out
+
+
+# -- the walk ----------------------------------------------------------------------------
+def follow(ctx: Context, command: str, cwd: str = "") -> Followed:
+    """The hazards of the repository files `command` runs from `cwd` (workspace-relative
+    directory), followed MAX_DEPTH deep. Memoised per run: several rules ask."""
+    memo: dict[tuple[str, str], Followed] = ctx.cache.setdefault("follow", {})
+    key = (command, cwd)
+    if key not in memo:
+        memo[key] = _follow(ctx, command, cwd)
+    return memo[key]
+
+
+def _follow(ctx: Context, command: str, cwd: str) -> Followed:
+    hazards: list[Hazard] = []
+    errors: list[ProbeError] = []
+    files: list[str] = []
+    first, inline = refs(command, cwd)
+    for program in inline:  # `sh -c '…'`, `node -e '…'` in the command itself
+        hazards += [Hazard("", line, what, ()) for line, what in scan("", program, "sh")]
+    todo: list[tuple[Ref, tuple[str, ...], str | None]] = [(ref, (), None) for ref in first]
+    todo.reverse()
+    seen: set[str] = set()
+    while todo:
+        ref, chain, also = todo.pop()
+        try:
+            rel = _resolve(ctx, ref, also)
+        except ProbeError as exc:
+            errors.append(exc)
+            continue
+        if rel is None or rel in seen:
+            continue
+        if len(chain) >= MAX_DEPTH:
+            errors.append(ProbeError(rel, f"run by {' -> '.join(chain)}, deeper than "
+                                          f"{MAX_DEPTH} files: not read"))
+            continue
+        if len(seen) >= MAX_FILES:
+            errors.append(ProbeError(rel, f"more than {MAX_FILES} files run by "
+                                          f"{command[:60]!r}: not read"))
+            break
+        seen.add(rel)
+        try:
+            text = ctx.ws_text(rel, MAX_BYTES)
+        except ProbeError as exc:
+            errors.append(ProbeError(rel, f"run by {command[:60]!r}, cannot be judged: "
+                                          f"{exc.reason}"))
+            continue
+        if text is None:
+            continue
+        files.append(rel)
+        lang = _lang(rel, text, ref.lang if ref.lang != "other" else "other")
+        here = (*chain, rel)
+        hazards += [Hazard(rel, line, what, here) for line, what in scan(rel, text, lang)]
+        more = _further(rel, text, lang, cwd)  # its inline programs: its lines, scanned
+        # a script's own relative names are often relative to its directory
+        todo += [(r, here, posixpath.dirname(rel)) for r in reversed(more)]
+    return Followed(tuple(hazards), tuple(errors), tuple(files))
