@@ -206,6 +206,57 @@ static void log_query(int pid, const char *name, int qtype, int rule, const char
     helper_log_event("dns", fields);
 }
 
+/* The query that goes upstream for the tree's query q (n bytes, its question ending
+   at qend) for name and qtype, with our id, into out (512 bytes): its length. */
+static size_t upstream_query(const unsigned char *q, size_t n, int qend, const char *name,
+                             int qtype, unsigned short id, unsigned char *out) {
+    /* what goes upstream is made here, not the tree's bytes: a header with the flags a
+       query may set (RD, AD, CD), the question from the name as decided, and an EDNS
+       OPT record without options when the tree sent one */
+    size_t o = 0;
+    int opt = 0;
+    unsigned char opt_fixed[8];
+    int ar = q[10] << 8 | q[11];
+    if (ar == 1 && q[6] == 0 && q[7] == 0 && q[8] == 0 && q[9] == 0 && (size_t)qend + 11 <= n &&
+        q[qend] == 0 && q[qend + 1] == 0 && q[qend + 2] == 41) {
+        /* not the tree's bytes either, which would carry six of its own upstream a
+           query: its UDP size rounded down to 512, 1232 or 4096, and DO alone of its
+           flags (no extended code, version 0, no Z bits) */
+        unsigned size = (unsigned)q[qend + 3] << 8 | q[qend + 4];
+        size = size >= 4096 ? 4096 : size >= 1232 ? 1232 : 512;
+        opt_fixed[0] = (unsigned char)(size >> 8), opt_fixed[1] = (unsigned char)size;
+        opt_fixed[2] = 0, opt_fixed[3] = 0;
+        opt_fixed[4] = q[qend + 7] & 0x80, opt_fixed[5] = 0;
+        opt = 1;
+    }
+    out[o++] = (unsigned char)(id >> 8);
+    out[o++] = (unsigned char)id;
+    out[o++] = q[2] & 0x01;           /* RD */
+    out[o++] = q[3] & 0x30;           /* AD, CD */
+    out[o++] = 0, out[o++] = 1;       /* one question */
+    out[o++] = 0, out[o++] = 0, out[o++] = 0, out[o++] = 0;
+    out[o++] = 0, out[o++] = (unsigned char)opt;
+    for (const char *label = name; *label;) {
+        const char *dot = strchr(label, '.');
+        size_t l = dot ? (size_t)(dot - label) : strlen(label);
+        out[o++] = (unsigned char)l;
+        memcpy(out + o, label, l);
+        o += l;
+        label += l + (dot ? 1 : 0);
+    }
+    out[o++] = 0;
+    out[o++] = (unsigned char)(qtype >> 8), out[o++] = (unsigned char)qtype;
+    out[o++] = 0, out[o++] = 1; /* IN */
+    if (opt) {
+        out[o++] = 0;                  /* the root */
+        out[o++] = 0, out[o++] = 41;   /* OPT */
+        memcpy(out + o, opt_fixed, 6);
+        o += 6;
+        out[o++] = 0, out[o++] = 0;    /* no options */
+    }
+    return o;
+}
+
 static void query(const struct client *c, const unsigned char *q, size_t n) {
     char name[256];
     int qtype;
@@ -259,52 +310,8 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
     unsigned short id;
     if (getrandom(&id, sizeof id, 0) != sizeof id)
         id = (unsigned short)now;
-    /* what goes upstream is made here, not the tree's bytes: a header with the flags a
-       query may set (RD, AD, CD), the question from the name as decided, and an EDNS
-       OPT record without options when the tree sent one */
     static unsigned char out[512];
-    size_t o = 0;
-    int opt = 0;
-    unsigned char opt_fixed[8];
-    int ar = q[10] << 8 | q[11];
-    if (ar == 1 && q[6] == 0 && q[7] == 0 && q[8] == 0 && q[9] == 0 && (size_t)qend + 11 <= n &&
-        q[qend] == 0 && q[qend + 1] == 0 && q[qend + 2] == 41) {
-        /* not the tree's bytes either, which would carry six of its own upstream a
-           query: its UDP size rounded down to 512, 1232 or 4096, and DO alone of its
-           flags (no extended code, version 0, no Z bits) */
-        unsigned size = (unsigned)q[qend + 3] << 8 | q[qend + 4];
-        size = size >= 4096 ? 4096 : size >= 1232 ? 1232 : 512;
-        opt_fixed[0] = (unsigned char)(size >> 8), opt_fixed[1] = (unsigned char)size;
-        opt_fixed[2] = 0, opt_fixed[3] = 0;
-        opt_fixed[4] = q[qend + 7] & 0x80, opt_fixed[5] = 0;
-        opt = 1;
-    }
-    out[o++] = (unsigned char)(id >> 8);
-    out[o++] = (unsigned char)id;
-    out[o++] = q[2] & 0x01;           /* RD */
-    out[o++] = q[3] & 0x30;           /* AD, CD */
-    out[o++] = 0, out[o++] = 1;       /* one question */
-    out[o++] = 0, out[o++] = 0, out[o++] = 0, out[o++] = 0;
-    out[o++] = 0, out[o++] = (unsigned char)opt;
-    for (const char *label = name; *label;) {
-        const char *dot = strchr(label, '.');
-        size_t l = dot ? (size_t)(dot - label) : strlen(label);
-        out[o++] = (unsigned char)l;
-        memcpy(out + o, label, l);
-        o += l;
-        label += l + (dot ? 1 : 0);
-    }
-    out[o++] = 0;
-    out[o++] = (unsigned char)(qtype >> 8), out[o++] = (unsigned char)qtype;
-    out[o++] = 0, out[o++] = 1; /* IN */
-    if (opt) {
-        out[o++] = 0;                  /* the root */
-        out[o++] = 0, out[o++] = 41;   /* OPT */
-        memcpy(out + o, opt_fixed, 6);
-        o += 6;
-        out[o++] = 0, out[o++] = 0;    /* no options */
-    }
-    n = o;
+    n = upstream_query(q, n, qend, name, qtype, id, out);
     const struct ztsa_net_rule *r = &D.plan->resolvers[0];
     long w;
     if (r->version == 4) {
