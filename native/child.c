@@ -381,7 +381,7 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
        memfds; a cgroup's total, where there is one, is met first) */
     int oom = write_file("/proc/self/oom_score_adj", "1000");
     if (oom < 0)
-        fail_at(efd, ZTSA_STEP_INIT, -oom);
+        fail_at(efd, ZTSA_STEP_OOM, -oom);
     /* nothing but stdio (and the named fds) reaches CMD */
     int keep_here[2] = {efd, plan->helper ? plan->log_fd : -1};
     close_all_but(keep_here, 2, plan->keep_fds, plan->n_keep_fds);

@@ -96,7 +96,7 @@ const char *meta_call_name(int nr) {
 static struct {
     int loaded, n;
     unsigned long long id[4096];
-} W;
+} RW;
 
 static int mount_is_rw(const char *mountinfo, unsigned long long id) {
     for (const char *line = mountinfo; line && *line; line = strchr(line, '\n')) {
@@ -144,15 +144,15 @@ static char *read_all(int dirfd, const char *path) {
 }
 
 static void load_writable(void) {
-    W.loaded = 1;
+    RW.loaded = 1;
     char *info = read_all(helper_proc(), "self/mountinfo");
-    for (const char *line = info; line && *line && W.n < 4096; line = strchr(line, '\n')) {
+    for (const char *line = info; line && *line && RW.n < 4096; line = strchr(line, '\n')) {
         if (*line == '\n')
             line++;
         char *end;
         unsigned long long id = strtoull(line, &end, 10);
         if (end != line && mount_is_rw(line, id))
-            W.id[W.n++] = id;
+            RW.id[RW.n++] = id;
     }
     free(info);
 }
@@ -171,10 +171,10 @@ static int mount_id_of(int dirfd, const char *path, int flags, unsigned long lon
 }
 
 static int known_writable(unsigned long long id) {
-    if (!W.loaded)
+    if (!RW.loaded)
         load_writable();
-    for (int i = 0; i < W.n; i++)
-        if (W.id[i] == id)
+    for (int i = 0; i < RW.n; i++)
+        if (RW.id[i] == id)
             return 1;
     return 0;
 }

@@ -245,7 +245,8 @@ enum ztsa_step {
     ZTSA_STEP_HELPER = 6,
     ZTSA_STEP_FILTER = 7,
     ZTSA_STEP_INIT = 8,    /* the tree's /proc, /dev/shm and session keyring */
-    ZTSA_STEP_NETNS = 9    /* the tree's network namespace and ztsa's DNS sockets */
+    ZTSA_STEP_NETNS = 9,   /* the tree's network namespace and ztsa's DNS sockets */
+    ZTSA_STEP_OOM = 10     /* the tree first for the OOM killer (oom_score_adj) */
 };
 
 /* What the file helper of the last spawn did, read from memory it shares with the
