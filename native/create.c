@@ -284,6 +284,17 @@ static int op_rename(struct fs_op *o) {
     return r < 0 ? errno : 0;
 }
 
+/* The parent of (fd, path) opened into *par (-1: none): 0, an errno, or -1 with
+   o->denied set (a path through a magic link or on /proc). */
+static int open_parent_into(struct fs_op *o, int fd, const char *path, char *name,
+                            size_t size, int *slash, int *par) {
+    int r = paths_open_parent(fd, path, name, size, slash);
+    *par = r >= 0 ? r : -1;
+    if (r == PARENT_PROC)
+        o->denied = 2;
+    return r == PARENT_PROC ? -1 : r < 0 ? -r : 0;
+}
+
 /* The parents of the names o creates, opened as the kernel would resolve them: 0, an
    errno, or -1 with o->denied set (a path through a magic link or on /proc). */
 static int open_parents(struct fs_op *o) {
@@ -295,34 +306,16 @@ static int open_parents(struct fs_op *o) {
         o->dir1 = o->fd1;
         o->n1 = o->p1;
     } else if (!o->empty_link && op != OP_SYMLINK) {
-        o->par1 = paths_open_parent(o->fd1, o->p1, o->name1, sizeof o->name1, &o->slash1);
-        if (o->par1 == PARENT_PROC) {
-            o->par1 = -1;
-            o->denied = 2;
-            return -1;
-        }
-        if (o->par1 < 0) {
-            int err = -o->par1;
-            o->par1 = -1;
+        int err = open_parent_into(o, o->fd1, o->p1, o->name1, sizeof o->name1, &o->slash1,
+                                   &o->par1);
+        if (err)
             return err;
-        }
         o->dir1 = o->par1;
     }
-    if (op == OP_LINK || op == OP_RENAME || op == OP_SYMLINK) {
-        o->par2 = paths_open_parent(op == OP_SYMLINK ? o->fd1 : o->fd2,
-                                    op == OP_SYMLINK ? o->p1 : o->p2, o->name2,
-                                    sizeof o->name2, &o->slash2);
-        if (o->par2 == PARENT_PROC) {
-            o->par2 = -1;
-            o->denied = 2;
-            return -1;
-        }
-        if (o->par2 < 0) {
-            int err = -o->par2;
-            o->par2 = -1;
-            return err;
-        }
-    }
+    if (op == OP_LINK || op == OP_RENAME || op == OP_SYMLINK)
+        return open_parent_into(o, op == OP_SYMLINK ? o->fd1 : o->fd2,
+                                op == OP_SYMLINK ? o->p1 : o->p2, o->name2, sizeof o->name2,
+                                &o->slash2, &o->par2);
     return 0;
 }
 

@@ -34,10 +34,8 @@ static struct reply decide(const struct seccomp_notif *req) {
     if (nr == ZTSA_NR_connect || nr == ZTSA_NR_bind || nr == ZTSA_NR_sendto ||
         nr == ZTSA_NR_sendmsg || nr == ZTSA_NR_sendmmsg || nr == ZTSA_NR_listen) {
         long r = net_notification(req);
-        if (r == NET_UNIX && nr == ZTSA_NR_bind)
-            return unixsock_bind(req);
         if (r == NET_UNIX)
-            r = unixsock_connect(req);
+            return unixsock_bind(req);
         if (r == NET_WAIT)
             return waits_later(req) < 0 ? RESULT(-EAGAIN) : ELSEWHERE;
         return r == NET_DEFER ? ELSEWHERE : RESULT(r);

@@ -151,7 +151,7 @@ const char *audit_unenforced(void);
 const struct ztsa_plan *helper_plan(void);
 
 /* net.c: the tree's network (a network namespace of its own) */
-#define NET_UNIX 0x40000001L     /* a Unix socket address: unixsock.c's connect or bind */
+#define NET_UNIX 0x40000001L     /* a bind to a Unix socket address: unixsock.c's */
 #define NET_DEFER 0x40000002L    /* answered later, when the connection is made */
 #define NET_WAIT 0x40000003L     /* made again later, when net_wait_take's fd is writable */
 void net_init(const struct helper *h);
@@ -214,7 +214,8 @@ int net_listens_on_host(int type, int version, const unsigned char *a, int port,
 /* unixsock.c: Unix sockets by path or name */
 void unixsock_init(const struct helper *h);
 struct reply unixsock_bind(const struct seccomp_notif *req);
-long unixsock_connect(const struct seccomp_notif *req);
+long unixsock_connect(const struct seccomp_notif *req, const unsigned char *sa,
+                      unsigned int len);
 int net_unix_decide(pid_t pid, int pathfd, int call, const void *sa, unsigned int len,
                     const char *real, const char **why_text);
 /* --audit-only turns a refused Unix socket (why < 0) into ZTSA_ALLOW_AUDIT, logged */

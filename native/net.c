@@ -284,7 +284,7 @@ static long net_connect(const struct seccomp_notif *req) {
     if (len >= 2)
         memcpy(&family, sa, 2);
     if (family == AF_UNIX)
-        return NET_UNIX; /* unixsock.c's connect of a Unix socket */
+        return unixsock_connect(req, sa, len); /* from the same copy */
     int dup = helper_getfd(pid, fd);
     if (dup < 0)
         return dup == -ESRCH ? -ESRCH : -EBADF;

@@ -20,6 +20,14 @@ static int diag = -1; /* sock_diag in the tree's namespace (netns.c's socket) */
 
 void netdiag_init(const struct helper *h) { diag = h->net[ZTSA_NET_SOCKS - 1]; }
 
+/* a zeroed request of len bytes (its netlink header first) for a whole dump */
+static void dump_request(struct nlmsghdr *nh, size_t len) {
+    memset(nh, 0, len);
+    nh->nlmsg_len = (unsigned int)len;
+    nh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    nh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+}
+
 /* Send a sock_diag dump request on nl and call hit on each message until it says 1 (or
    the dump ends): whether any did. */
 static int diag_dump(int nl, const void *req, size_t len,
@@ -65,10 +73,7 @@ int net_tree_owns_unix(dev_t dev, ino_t ino) {
         struct nlmsghdr nh;
         struct unix_diag_req r;
     } req;
-    memset(&req, 0, sizeof req);
-    req.nh.nlmsg_len = sizeof req;
-    req.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-    req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    dump_request(&req.nh, sizeof req);
     req.r.sdiag_family = AF_UNIX;
     req.r.udiag_states = ~0U;
     req.r.udiag_show = UDIAG_SHOW_VFS;
@@ -119,10 +124,7 @@ static int listens_on(int nl, int type, int version, const unsigned char *a, int
             struct nlmsghdr nh;
             struct inet_diag_req_v2 r;
         } req;
-        memset(&req, 0, sizeof req);
-        req.nh.nlmsg_len = sizeof req;
-        req.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-        req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+        dump_request(&req.nh, sizeof req);
         req.r.sdiag_family = (unsigned char)family;
         req.r.sdiag_protocol = type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP;
         req.r.idiag_states = type == SOCK_STREAM ? 1U << 10 /* TCP_LISTEN */ : ~0U;

@@ -1,8 +1,9 @@
 /* Runs in the file helper: Unix sockets of the tree (in its own network namespace),
-   named by a path or an abstract name. connect and bind (net.c hands them over as
-   NET_UNIX) and an addressed send (netsend.c). A path is resolved once (unix_open_at,
-   allow.c), decided on the socket file it reaches, and connected or sent to through
-   the helper's own /proc/self/fd/N, the same file; a bind makes its name from the
+   named by a path or an abstract name: connect (net.c hands it over with its copy of
+   the address), bind (NET_UNIX, from netbind.c) and the decision on an addressed send
+   (netsend.c). A path is resolved once (unix_open_at, allow.c), decided on the socket
+   file it reaches, and connected or sent to through the helper's own
+   /proc/self/fd/N, the same file; a bind makes its name from the
    helper's copy, in the parent it opened, never a protected name. An abstract name
    reaches the tree's own namespace, or the host's through a socket of the helper's
    when --allow-unix names it. It works on its own duplicates of the tree's sockets. */
@@ -145,16 +146,11 @@ static void log_connect(pid_t pid, int dup, const unsigned char *sa, unsigned in
    uses) and net_unix_decide, and performed here on a duplicate of the caller's socket
    from the helper's own copy of the address: nothing the tree rewrites afterwards
    reaches the kernel. A path is resolved once (unix_open_at) and connected through
-   /proc/self/fd/N, the same file. */
-long unixsock_connect(const struct seccomp_notif *req) {
+   /proc/self/fd/N, the same file. sa: net.c's copy of the address (AF_UNIX). */
+long unixsock_connect(const struct seccomp_notif *req, const unsigned char *sa,
+                      unsigned int len) {
     pid_t pid = (pid_t)req->pid;
     int fd = (int)(unsigned int)req->data.args[0];
-    unsigned int len = (unsigned int)req->data.args[2];
-    unsigned char sa[128];
-    if (len > sizeof sa)
-        return -EINVAL;
-    if (len && caller_read(pid, req->data.args[1], sa, len) < 0)
-        return -EFAULT;
     int dup = helper_getfd(pid, fd);
     if (dup < 0)
         return dup == -ESRCH ? -ESRCH : -EBADF;
