@@ -2,7 +2,7 @@
    socket path it decides on. Runs in the supervisor (the C wait loop, and the Python
    tracer through cffi) and in the file helper, each on its own copy of the address.
    ztsa_decide keeps no state and makes no system call. */
-#include "internal.h"
+#include "common.h"
 
 #include <errno.h>
 #include <netinet/in.h>

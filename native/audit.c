@@ -8,7 +8,7 @@
    judgement: this file refuses nothing. The path is read once from the caller's memory
    and placed through its /proc entries (cwd, fd/N) and realpath(3); a tree that rewrites
    it meanwhile can make a line wrong, never reach more than the mode already lets it. */
-#include "internal.h"
+#include "helper.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -140,7 +140,7 @@ static int place(pid_t pid, long long dirfd, int has_path, unsigned long long ad
         if (!fd_path(pid, dirfd, full, sizeof full))
             return 0;
     } else {
-        if (helper_read_string(pid, addr, given, sizeof given) != 0)
+        if (caller_read_string(pid, addr, given, sizeof given) != 0)
             return 0;
         if (!given[0]) { /* AT_EMPTY_PATH: the descriptor itself */
             if (!fd_path(pid, dirfd, full, sizeof full))

@@ -12,7 +12,7 @@
    helper and its file sent back with ADDFD, whose reply can wake the caller on another
    CPU. The verdicts here decide only speed: a wrong "yes" gives the caller EACCES,
    never a name the rules forbid. State: C, the helper's alone, set by creation_init. */
-#include "internal.h"
+#include "helper.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,9 +9,9 @@
    table), and it goes back to the tree from the address the tree asked. Any other
    query is answered NXDOMAIN here and goes nowhere. Single-threaded, never blocking:
    the helper polls these sockets beside the seccomp listener. The readers of the tree's
-   queries and of upstream answers are pure functions of the bytes; the ztsa_dns_*
-   entry points at the end call them directly, for the tests, outside any run. */
-#include "internal.h"
+   queries and of upstream answers (dnswire.c) are pure functions of the bytes; the ztsa_dns_*
+   entry points in dnswire.c call them directly, for the tests, outside any run. */
+#include "helper.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -71,10 +71,11 @@ static struct {
     unsigned int gen;
 } D = {.up4 = -1, .up6 = -1};
 
-void dns_init(const struct ztsa_plan *plan, const int *socks) {
+void dns_init(const struct helper *h) {
+    const struct ztsa_plan *plan = h->plan;
     D.plan = plan;
     for (int i = 0; i < 4; i++)
-        D.dns[i] = socks[i];
+        D.dns[i] = h->net[i];
     for (int i = 0; i < MAX_TCP; i++)
         D.tcp[i].fd = -1;
     if (plan->n_resolvers) {
@@ -99,39 +100,6 @@ static const char *type_name(int t, char *buf, size_t size) {
     case 255: return "ANY";
     default: snprintf(buf, size, "TYPE%d", t); return buf;
     }
-}
-
-/* the question of a query: its name (lowercase, dotted), type; the offset past it.
-   -1: not one query of class IN without compression */
-static int parse_question(const unsigned char *m, size_t n, char *name, int *qtype) {
-    if (n < 17 || (m[2] & 0x80) || (m[2] & 0x78) || m[4] != 0 || m[5] != 1)
-        return -1;
-    size_t i = 12, o = 0;
-    while (i < n && m[i]) {
-        unsigned int l = m[i];
-        if (l > 63 || i + 1 + l >= n || o + l + 2 > 254)
-            return -1;
-        if (o)
-            name[o++] = '.';
-        for (unsigned int k = 0; k < l; k++) {
-            unsigned char c = m[i + 1 + k];
-            /* a host name's bytes only: a dot or a NUL inside a label would make the
-               name the rule sees differ from the one the resolver sends on */
-            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '-' || c == '_'))
-                return -1;
-            name[o++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        }
-        i += 1 + l;
-    }
-    name[o] = 0;
-    if (i + 5 > n || o == 0)
-        return -1;
-    *qtype = m[i + 1] << 8 | m[i + 2];
-    int qclass = m[i + 3] << 8 | m[i + 4];
-    if (qclass != 1)
-        return -1;
-    return (int)(i + 5);
 }
 
 /* which dns_names entry allows name: an exact name, or a suffix ".example.com"; -1 for
@@ -238,10 +206,61 @@ static void log_query(int pid, const char *name, int qtype, int rule, const char
     helper_log_event("dns", fields);
 }
 
+/* The query that goes upstream for the tree's query q (n bytes, its question ending
+   at qend) for name and qtype, with our id, into out (512 bytes): its length. */
+static size_t upstream_query(const unsigned char *q, size_t n, int qend, const char *name,
+                             int qtype, unsigned short id, unsigned char *out) {
+    /* what goes upstream is made here, not the tree's bytes: a header with the flags a
+       query may set (RD, AD, CD), the question from the name as decided, and an EDNS
+       OPT record without options when the tree sent one */
+    size_t o = 0;
+    int opt = 0;
+    unsigned char opt_fixed[8];
+    int ar = q[10] << 8 | q[11];
+    if (ar == 1 && q[6] == 0 && q[7] == 0 && q[8] == 0 && q[9] == 0 && (size_t)qend + 11 <= n &&
+        q[qend] == 0 && q[qend + 1] == 0 && q[qend + 2] == 41) {
+        /* not the tree's bytes either, which would carry six of its own upstream a
+           query: its UDP size rounded down to 512, 1232 or 4096, and DO alone of its
+           flags (no extended code, version 0, no Z bits) */
+        unsigned size = (unsigned)q[qend + 3] << 8 | q[qend + 4];
+        size = size >= 4096 ? 4096 : size >= 1232 ? 1232 : 512;
+        opt_fixed[0] = (unsigned char)(size >> 8), opt_fixed[1] = (unsigned char)size;
+        opt_fixed[2] = 0, opt_fixed[3] = 0;
+        opt_fixed[4] = q[qend + 7] & 0x80, opt_fixed[5] = 0;
+        opt = 1;
+    }
+    out[o++] = (unsigned char)(id >> 8);
+    out[o++] = (unsigned char)id;
+    out[o++] = q[2] & 0x01;           /* RD */
+    out[o++] = q[3] & 0x30;           /* AD, CD */
+    out[o++] = 0, out[o++] = 1;       /* one question */
+    out[o++] = 0, out[o++] = 0, out[o++] = 0, out[o++] = 0;
+    out[o++] = 0, out[o++] = (unsigned char)opt;
+    for (const char *label = name; *label;) {
+        const char *dot = strchr(label, '.');
+        size_t l = dot ? (size_t)(dot - label) : strlen(label);
+        out[o++] = (unsigned char)l;
+        memcpy(out + o, label, l);
+        o += l;
+        label += l + (dot ? 1 : 0);
+    }
+    out[o++] = 0;
+    out[o++] = (unsigned char)(qtype >> 8), out[o++] = (unsigned char)qtype;
+    out[o++] = 0, out[o++] = 1; /* IN */
+    if (opt) {
+        out[o++] = 0;                  /* the root */
+        out[o++] = 0, out[o++] = 41;   /* OPT */
+        memcpy(out + o, opt_fixed, 6);
+        o += 6;
+        out[o++] = 0, out[o++] = 0;    /* no options */
+    }
+    return o;
+}
+
 static void query(const struct client *c, const unsigned char *q, size_t n) {
     char name[256];
     int qtype;
-    int qend = parse_question(q, n, name, &qtype);
+    int qend = dns_parse_question(q, n, name, &qtype);
     if (qend < 0) {
         if (n >= 12) { /* not a query we forward: FORMERR, and nothing leaves */
             unsigned char m[12];
@@ -291,52 +310,8 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
     unsigned short id;
     if (getrandom(&id, sizeof id, 0) != sizeof id)
         id = (unsigned short)now;
-    /* what goes upstream is made here, not the tree's bytes: a header with the flags a
-       query may set (RD, AD, CD), the question from the name as decided, and an EDNS
-       OPT record without options when the tree sent one */
     static unsigned char out[512];
-    size_t o = 0;
-    int opt = 0;
-    unsigned char opt_fixed[8];
-    int ar = q[10] << 8 | q[11];
-    if (ar == 1 && q[6] == 0 && q[7] == 0 && q[8] == 0 && q[9] == 0 && (size_t)qend + 11 <= n &&
-        q[qend] == 0 && q[qend + 1] == 0 && q[qend + 2] == 41) {
-        /* not the tree's bytes either, which would carry six of its own upstream a
-           query: its UDP size rounded down to 512, 1232 or 4096, and DO alone of its
-           flags (no extended code, version 0, no Z bits) */
-        unsigned size = (unsigned)q[qend + 3] << 8 | q[qend + 4];
-        size = size >= 4096 ? 4096 : size >= 1232 ? 1232 : 512;
-        opt_fixed[0] = (unsigned char)(size >> 8), opt_fixed[1] = (unsigned char)size;
-        opt_fixed[2] = 0, opt_fixed[3] = 0;
-        opt_fixed[4] = q[qend + 7] & 0x80, opt_fixed[5] = 0;
-        opt = 1;
-    }
-    out[o++] = (unsigned char)(id >> 8);
-    out[o++] = (unsigned char)id;
-    out[o++] = q[2] & 0x01;           /* RD */
-    out[o++] = q[3] & 0x30;           /* AD, CD */
-    out[o++] = 0, out[o++] = 1;       /* one question */
-    out[o++] = 0, out[o++] = 0, out[o++] = 0, out[o++] = 0;
-    out[o++] = 0, out[o++] = (unsigned char)opt;
-    for (const char *label = name; *label;) {
-        const char *dot = strchr(label, '.');
-        size_t l = dot ? (size_t)(dot - label) : strlen(label);
-        out[o++] = (unsigned char)l;
-        memcpy(out + o, label, l);
-        o += l;
-        label += l + (dot ? 1 : 0);
-    }
-    out[o++] = 0;
-    out[o++] = (unsigned char)(qtype >> 8), out[o++] = (unsigned char)qtype;
-    out[o++] = 0, out[o++] = 1; /* IN */
-    if (opt) {
-        out[o++] = 0;                  /* the root */
-        out[o++] = 0, out[o++] = 41;   /* OPT */
-        memcpy(out + o, opt_fixed, 6);
-        o += 6;
-        out[o++] = 0, out[o++] = 0;    /* no options */
-    }
-    n = o;
+    n = upstream_query(q, n, qend, name, qtype, id, out);
     const struct ztsa_net_rule *r = &D.plan->resolvers[0];
     long w;
     if (r->version == 4) {
@@ -366,120 +341,6 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
     p->to = *c;
 }
 
-static size_t skip_name(const unsigned char *m, size_t n, size_t i) {
-    while (i < n) {
-        unsigned int l = m[i];
-        if (l == 0)
-            return i + 1;
-        if ((l & 0xC0) == 0xC0)
-            return i + 2;
-        i += 1 + l;
-    }
-    return n + 1;
-}
-
-/* The name at m[i] (compression followed, through at most 31 pointers), lowercased and
-   dot-joined into out (size bytes, at least 1); 0 when it cannot be read. */
-static int read_name(const unsigned char *m, size_t n, size_t i, char *out, size_t size) {
-    size_t o = 0;
-    for (int hops = 0; i < n && hops < 32;) {
-        unsigned int l = m[i];
-        if (l == 0) {
-            out[o] = 0;
-            return 1;
-        }
-        if ((l & 0xC0) == 0xC0) {
-            if (i + 1 >= n)
-                return 0;
-            i = (size_t)((l & 0x3F) << 8 | m[i + 1]);
-            hops++;
-            continue;
-        }
-        if (l > 63 || i + 1 + l > n || o + l + 2 > size)
-            return 0;
-        if (o)
-            out[o++] = '.';
-        for (unsigned int k = 0; k < l; k++) {
-            unsigned char c = m[i + 1 + k];
-            out[o++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        }
-        i += 1 + l;
-    }
-    return 0;
-}
-
-/* An answer's record: its owner name at m[owner], its type and TTL, its data
-   m[rdata, rdata + rdlen), within the answer. */
-struct record {
-    size_t owner;
-    int type;
-    unsigned int ttl;
-    size_t rdata, rdlen;
-};
-
-typedef int (*record_fn)(const unsigned char *m, size_t n, const struct record *r, void *ctx);
-
-/* The answer section of m from m[i] on: each of its an records to each, up to the first
-   that runs past n. each stops the walk by returning non-zero, which walk_answer
-   returns; else 0. */
-static int walk_answer(const unsigned char *m, size_t n, size_t i, int an, record_fn each,
-                       void *ctx) {
-    for (int k = 0; k < an && i < n; k++) {
-        struct record r = {.owner = i};
-        i = skip_name(m, n, i);
-        if (i + 10 > n)
-            return 0;
-        r.type = m[i] << 8 | m[i + 1];
-        r.ttl = (unsigned int)m[i + 4] << 24 | (unsigned int)m[i + 5] << 16 |
-                (unsigned int)m[i + 6] << 8 | m[i + 7];
-        r.rdlen = (size_t)(m[i + 8] << 8 | m[i + 9]);
-        i += 10;
-        if (i + r.rdlen > n)
-            return 0;
-        r.rdata = i;
-        int stop = each(m, n, &r, ctx);
-        if (stop)
-            return stop;
-        i += r.rdlen;
-    }
-    return 0;
-}
-
-/* 4 or 6 for an A or AAAA record of an address's length, else 0 */
-static int record_version(const struct record *r) {
-    return r->type == 1 && r->rdlen == 4 ? 4 : r->type == 28 && r->rdlen == 16 ? 6 : 0;
-}
-
-struct deny_check {
-    int (*denied)(const char *name, const void *arg);
-    const void *arg;
-    char *which;
-    size_t size;
-};
-
-static int deny_record(const unsigned char *m, size_t n, const struct record *r, void *ctx) {
-    struct deny_check *d = ctx;
-    char owner[256], target[256];
-    if (read_name(m, n, r->owner, owner, sizeof owner) && d->denied(owner, d->arg)) {
-        snprintf(d->which, d->size, "%s", owner);
-        return 1;
-    }
-    if (r->type == 5 && read_name(m, n, r->rdata, target, sizeof target) &&
-        d->denied(target, d->arg)) {
-        snprintf(d->which, d->size, "%s", target);
-        return 1;
-    }
-    return 0;
-}
-
-/* Does the answer name (as an owner or a CNAME's target) a name denied() says is
-   denied? Its first such name into which. */
-static int answer_names_denied(const unsigned char *m, size_t n, size_t i, int an,
-                               int (*denied)(const char *name, const void *arg),
-                               const void *arg, char *which, size_t size) {
-    struct deny_check d = {denied, arg, which, size};
-    return walk_answer(m, n, i, an, deny_record, &d);
-}
 
 static int policy_denies(const char *name, const void *arg) {
     (void)arg;
@@ -490,21 +351,9 @@ static int policy_denies(const char *name, const void *arg) {
    denied name behind an allowed one's CNAME is the denied name's addresses. */
 static int chain_denied(const unsigned char *m, size_t n, size_t i, int an, char *which,
                         size_t size) {
-    return answer_names_denied(m, n, i, an, policy_denies, NULL, which, size);
+    return dns_answer_names_denied(m, n, i, an, policy_denies, NULL, which, size);
 }
 
-/* The question of an answer m (n bytes), read as a query's: the offset past it, -1 when
-   m is no response, or its question no query's this service forwards. */
-static int answer_question(const unsigned char *m, size_t n, char *name, int *qtype) {
-    if (n < 12 || !(m[2] & 0x80))
-        return -1;
-    unsigned char q[512];
-    size_t qn = n < sizeof q ? n : sizeof q;
-    memcpy(q, m, qn);
-    q[2] &= 0x7F; /* read it as a query */
-    q[6] = q[7] = q[8] = q[9] = q[10] = q[11] = 0;
-    return parse_question(q, qn, name, qtype);
-}
 
 struct learning {
     struct pending *p;
@@ -513,10 +362,10 @@ struct learning {
 };
 
 /* an A or AAAA record of the answer to p: learnt, or refused by the range guard */
-static int learn_record(const unsigned char *m, size_t n, const struct record *r, void *ctx) {
+static int learn_record(const unsigned char *m, size_t n, const struct dns_record *r, void *ctx) {
     (void)n;
     struct learning *l = ctx;
-    int version = record_version(r);
+    int version = dns_record_version(r);
     if (!version)
         return 0;
     const unsigned char *a = m + r->rdata;
@@ -556,7 +405,7 @@ static void upstream_answer(int s) {
     /* the question must be the one asked */
     char name[256];
     int qtype;
-    int qend = answer_question(m, n, name, &qtype);
+    int qend = dns_answer_question(m, n, name, &qtype);
     if (qend < 0 || strcmp(name, p->name) != 0 || qtype != p->qtype)
         return;
     p->used = 0;
@@ -588,7 +437,7 @@ static void upstream_answer(int s) {
         return;
     }
     struct learning l = {.p = p};
-    walk_answer(m, n, i, an, learn_record, &l);
+    dns_walk_answer(m, n, i, an, learn_record, &l);
     static const char *const rcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
                                          "NOTIMP", "REFUSED"};
     int rc = m[3] & 0x0F;
@@ -757,72 +606,3 @@ void dns_ready(const struct pollfd *fds, int n) {
         }
 }
 
-/* ---- the same readers, for the tests (ztsa_native.h) ---- */
-
-int ztsa_dns_parse_query(const unsigned char *m, size_t n, char *name, size_t name_size,
-                         int *qtype) {
-    char own[256];
-    int qend = parse_question(m, n, own, qtype);
-    if (qend >= 0)
-        snprintf(name, name_size, "%s", own);
-    return qend;
-}
-
-int ztsa_dns_read_name(const unsigned char *m, size_t n, size_t i, char *out, size_t size) {
-    return size ? read_name(m, n, i, out, size) : 0;
-}
-
-struct collected {
-    unsigned char *addrs;
-    int *versions;
-    unsigned int *ttls;
-    int max, count;
-};
-
-static int collect_record(const unsigned char *m, size_t n, const struct record *r,
-                          void *ctx) {
-    (void)n;
-    struct collected *c = ctx;
-    int version = record_version(r);
-    if (!version)
-        return 0;
-    if (c->count < c->max) {
-        memset(c->addrs + 16 * c->count, 0, 16);
-        memcpy(c->addrs + 16 * c->count, m + r->rdata, r->rdlen);
-        c->versions[c->count] = version;
-        c->ttls[c->count] = r->ttl;
-    }
-    c->count++;
-    return 0;
-}
-
-int ztsa_dns_answer_addrs(const unsigned char *m, size_t n, char *qname, size_t qname_size,
-                          int *qtype, unsigned char *addrs, int *versions, unsigned int *ttls,
-                          int max) {
-    char own[256];
-    int qend = answer_question(m, n, own, qtype);
-    if (qend < 0)
-        return -1;
-    snprintf(qname, qname_size, "%s", own);
-    struct collected c = {addrs, versions, ttls, max, 0};
-    walk_answer(m, n, (size_t)qend, m[6] << 8 | m[7], collect_record, &c);
-    return c.count;
-}
-
-static int named(const char *name, const void *arg) {
-    return strcmp(name, arg) == 0;
-}
-
-int ztsa_dns_answer_denied(const unsigned char *m, size_t n, const char *deny, char *which,
-                           size_t which_size) {
-    char own[256];
-    int qtype;
-    int qend = answer_question(m, n, own, &qtype);
-    if (qend < 0)
-        return -1;
-    char found[256] = "";
-    int denied = answer_names_denied(m, n, (size_t)qend, m[6] << 8 | m[7], named, deny,
-                                     found, sizeof found);
-    snprintf(which, which_size, "%s", found);
-    return denied;
-}

@@ -1,4 +1,4 @@
-/* Runs in the file helper (helper.c's rename calls it): git's own rewrite of a
+/* Runs in the file helper (create.c's rename calls it): git's own rewrite of a
    protected repository config. git writes `config.lock` and renames it onto `config`;
    the config is a read-only mount, so the rename would fail, and with it `git
    submodule update --init` and the upstream of a new branch. The helper takes that
@@ -14,14 +14,21 @@
    writes to the lock file afterwards reaches nothing. The ztsa_gitconfig_*
    entry points at the end call the same reader and judge for the tests, outside any
    run. */
-#include "internal.h"
+#include "helper.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_ENTRIES 1024
+
+static const struct helper *H; /* gitconfig_init's */
+
+void gitconfig_init(const struct helper *h) { H = h; }
 
 struct entry {
     char key[640];    /* section[.subsection].key, section and key lower-cased */
@@ -268,6 +275,62 @@ int ztsa_gitconfig_entries(const char *text, size_t n, char *out, size_t size) {
     free(e);
     return count;
 }
+
+/* ---- the rewrite, in the helper ---- */
+
+/* git's rewrite of a protected config: src is `NAME.lock` beside the protected
+   (dst_dir, NAME), and NAME one of the configs the child opened; that descriptor, or
+   -1 for any other rename. */
+int gitconfig_rewrite(int src_dir, const char *src, int dst_dir, const char *dst) {
+    size_t n = strlen(dst);
+    struct stat a, b, target;
+    if (strncmp(src, dst, n) != 0 || strcmp(src + n, ".lock") != 0 ||
+        fstat(src_dir, &a) < 0 || fstat(dst_dir, &b) < 0 || a.st_dev != b.st_dev ||
+        a.st_ino != b.st_ino || fstatat(dst_dir, dst, &target, AT_SYMLINK_NOFOLLOW) < 0)
+        return -1;
+    for (int i = 0; i < H->n_git_config_fds; i++) {
+        struct stat st;
+        if (fstat(H->git_config_fds[i], &st) == 0 && st.st_dev == target.st_dev &&
+            st.st_ino == target.st_ino)
+            return H->git_config_fds[i];
+    }
+    return -1;
+}
+
+/* Perform git's rewrite from the helper's own copy of the lock file, when every line
+   it adds is a key git writes in ordinary work (gitconfig_acceptable, above); 0 or an errno (EACCES:
+   refused). */
+int gitconfig_write(int cfg, int dir, const char *lock) {
+    enum { LIMIT = 1 << 20 };
+    static char old[LIMIT], new_text[LIMIT];
+    int fd = openat(dir, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, new_text, LIMIT) : -1;
+    close(fd);
+    ssize_t m = pread(cfg, old, LIMIT, 0);
+    if (n < 0 || m < 0 || n == LIMIT || m == LIMIT)
+        return EACCES;
+    char link[64], gitdir[4097];
+    snprintf(link, sizeof link, "self/fd/%d", dir);
+    ssize_t g = readlinkat(H->proc, link, gitdir, sizeof gitdir - 1);
+    if (g > 0)
+        gitdir[g] = 0;
+    if (!gitconfig_acceptable(old, (size_t)m, new_text, (size_t)n, g > 0 ? gitdir : NULL,
+                              H->plan->workspace))
+        return EACCES;
+    if (ftruncate(cfg, 0) < 0)
+        return errno;
+    for (ssize_t done = 0; done < n;) {
+        ssize_t w = pwrite(cfg, new_text + done, (size_t)(n - done), done);
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        done += w;
+    }
+    return unlinkat(dir, lock, 0) < 0 ? errno : 0;
+}
+
 
 int ztsa_gitconfig_acceptable(const char *old, size_t old_n, const char *new_text,
                               size_t new_n, const char *gitdir, const char *workspace) {

@@ -20,7 +20,7 @@
    directories that cannot be opened (gone, ELOOP after a swap for a symlink, a path
    too long) are left out. No symlink is followed but root itself: each subdirectory is
    opened beneath root's descriptor through no symlink (openat2). */
-#include "internal.h"
+#include "common.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Landlock rulesets. ztsa_landlock_abi runs in the supervisor (a probe); the rest in
    the spawned child, between NoNewPrivs and the filter, and in CMD (its second
    ruleset). Stateless. */
-#include "internal.h"
+#include "child.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Runs in the file helper (helper.c's loop calls it, with the helper's state): the
+/* Runs in the file helper (helper.c's loop calls it): the
    notifications of the calls that change a file without making a name, and of those
    the kernel may refuse outside the writable places.
 
@@ -21,7 +21,7 @@
    returns the kernel's answer, and otherwise lets the caller's kernel perform the call
    (CONTINUE), which enforces the same rules itself. A race can then only make a count
    wrong, never let a change through. */
-#include "internal.h"
+#include "helper.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -38,20 +38,12 @@
 #include <unistd.h>
 #include <utime.h>
 
-#define SYS_openat2_ 437
-#define RESOLVE_NO_MAGICLINKS_ 0x02
-#define RESOLVE_BENEATH_ 0x08
-#define RESOLVE_IN_ROOT_ 0x10
 #define PIPEFS_MAGIC_ 0x50495045
 #define SOCKFS_MAGIC_ 0x534F434B
 #define ANON_INODE_FS_MAGIC_ 0x09041934
 #define XATTR_SIZE_MAX_ 65536
-#define PROC_SUPER_MAGIC_ 0x9fa0
 #define TMPFS_MAGIC_ 0x01021994 /* memfd and shmem files too */
 
-struct open_how_ {
-    unsigned long long flags, mode, resolve;
-};
 
 enum meta_kind { M_CHMOD, M_CHOWN, M_UTIMENS, M_UTIMES, M_UTIME, M_SETXATTR, M_REMOVEXATTR,
                  M_OPEN, M_TRUNCATE, M_UNLINK };
@@ -104,7 +96,7 @@ const char *meta_call_name(int nr) {
 static struct {
     int loaded, n;
     unsigned long long id[4096];
-} W;
+} RW;
 
 static int mount_is_rw(const char *mountinfo, unsigned long long id) {
     for (const char *line = mountinfo; line && *line; line = strchr(line, '\n')) {
@@ -152,15 +144,15 @@ static char *read_all(int dirfd, const char *path) {
 }
 
 static void load_writable(void) {
-    W.loaded = 1;
+    RW.loaded = 1;
     char *info = read_all(helper_proc(), "self/mountinfo");
-    for (const char *line = info; line && *line && W.n < 4096; line = strchr(line, '\n')) {
+    for (const char *line = info; line && *line && RW.n < 4096; line = strchr(line, '\n')) {
         if (*line == '\n')
             line++;
         char *end;
         unsigned long long id = strtoull(line, &end, 10);
         if (end != line && mount_is_rw(line, id))
-            W.id[W.n++] = id;
+            RW.id[RW.n++] = id;
     }
     free(info);
 }
@@ -179,10 +171,10 @@ static int mount_id_of(int dirfd, const char *path, int flags, unsigned long lon
 }
 
 static int known_writable(unsigned long long id) {
-    if (!W.loaded)
+    if (!RW.loaded)
         load_writable();
-    for (int i = 0; i < W.n; i++)
-        if (W.id[i] == id)
+    for (int i = 0; i < RW.n; i++)
+        if (RW.id[i] == id)
             return 1;
     return 0;
 }
@@ -210,13 +202,6 @@ static int writable(int fd, pid_t pid) {
 int meta_writable_at(int dirfd, const char *path) {
     unsigned long long id;
     return !mount_id_of(dirfd, path, 0, &id) || known_writable(id);
-}
-
-static int read_mem(pid_t pid, unsigned long long addr, void *buf, size_t len) {
-    struct iovec local = {buf, len};
-    struct iovec remote = {(void *)(unsigned long)addr, len};
-    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    return n == (ssize_t)len ? 0 : (n < 0 ? errno : EFAULT);
 }
 
 /* The file a path names, as the caller's kernel would resolve it: an O_PATH descriptor
@@ -309,10 +294,10 @@ static long change(const struct seccomp_notif *req, const struct meta_call *c, i
         if (a[base]) {
             int e;
             if (c->kind == M_UTIMENS) {
-                e = read_mem(pid, a[base], ts, sizeof ts);
+                e = caller_read(pid, a[base], ts, sizeof ts);
             } else if (c->kind == M_UTIMES) {
                 struct timeval tv[2];
-                e = read_mem(pid, a[base], tv, sizeof tv);
+                e = caller_read(pid, a[base], tv, sizeof tv);
                 for (int i = 0; i < 2 && !e; i++) {
                     if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
                         return -EINVAL;
@@ -321,13 +306,13 @@ static long change(const struct seccomp_notif *req, const struct meta_call *c, i
                 }
             } else {
                 struct utimbuf ub;
-                e = read_mem(pid, a[base], &ub, sizeof ub);
+                e = caller_read(pid, a[base], &ub, sizeof ub);
                 ts[0].tv_sec = ub.actime;
                 ts[1].tv_sec = ub.modtime;
                 ts[0].tv_nsec = ts[1].tv_nsec = 0;
             }
             if (e)
-                return -e;
+                return e;
             tsp = ts;
         }
         r = utimensat(t, "", tsp, AT_EMPTY_PATH);
@@ -336,9 +321,9 @@ static long change(const struct seccomp_notif *req, const struct meta_call *c, i
     case M_SETXATTR:
     case M_REMOVEXATTR: {
         char name[XATTR_NAME_MAX + 2];
-        int e = helper_read_string(pid, a[base], name, sizeof name);
+        int e = caller_read_string(pid, a[base], name, sizeof name);
         if (e)
-            return -(e == ENAMETOOLONG ? ERANGE : e);
+            return e == -ENAMETOOLONG ? -ERANGE : e;
         if (is_link)
             return -EPERM; /* no user.* attribute on a symlink; the rest need privilege */
         if (c->kind == M_REMOVEXATTR) {
@@ -351,8 +336,8 @@ static long change(const struct seccomp_notif *req, const struct meta_call *c, i
         void *value = malloc(size ? size : 1);
         if (!value)
             return -ENOMEM;
-        e = size ? read_mem(pid, a[base + 1], value, size) : 0;
-        r = e ? -e : (setxattr(self, name, value, size, (int)a[base + 3]) < 0 ? -errno : 0);
+        e = size ? caller_read(pid, a[base + 1], value, size) : 0;
+        r = e ? e : (setxattr(self, name, value, size, (int)a[base + 3]) < 0 ? -errno : 0);
         free(value);
         return r;
     }
@@ -448,9 +433,9 @@ long meta_notification(const struct seccomp_notif *req, int *cont) {
     int fd_form = c->path < 0 || ((c->kind == M_UTIMENS || c->kind == M_UTIMES) &&
                                   c->dirfd >= 0 && a[c->path] == 0);
     if (!fd_form) {
-        int e = helper_read_string(pid, a[c->path], path, sizeof path);
+        int e = caller_read_string(pid, a[c->path], path, sizeof path);
         if (e)
-            return -e;
+            return e;
         if (!path[0]) {
             if (!(flags & AT_EMPTY_PATH) || c->flags < 0 || c->kind >= M_OPEN)
                 return c->kind >= M_OPEN ? (*cont = 1, 0) : -ENOENT;

@@ -7,7 +7,7 @@
    namespace, before the filter, CMD opens ztsa's DNS service for the helper: UDP and
    TCP port 53 on every address, so any query the tree sends, to any resolver, reaches
    ztsa; and a sock_diag socket that shows the helper the tree's own Unix sockets. */
-#include "internal.h"
+#include "child.h"
 
 #include <errno.h>
 #include <linux/netlink.h>

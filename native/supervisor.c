@@ -10,7 +10,7 @@
    one ztsa_event. The process table is this file's alone; Python asks it (ztsa_procs,
    ztsa_tgid). Signals to ztsa are recorded by a handler here and handed over as
    events, never acted on in the handler. */
-#include "internal.h"
+#include "common.h"
 
 #include <errno.h>
 #include <poll.h>

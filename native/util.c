@@ -1,6 +1,6 @@
 /* Small calls that every process role uses (the supervisor, the child, the helper);
    nothing here keeps state. */
-#include "internal.h"
+#include "common.h"
 
 #include <errno.h>
 #include <stdio.h>

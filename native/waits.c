@@ -11,7 +11,7 @@
        the whole call is decided and made again from fresh copies (helper_redo) when the
        socket is writable, or after a tick; SO_SNDTIMEO's expiry is EAGAIN, a pending
        signal EINTR. */
-#include "internal.h"
+#include "helper.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -24,23 +24,24 @@
 #include <unistd.h>
 
 static struct {
-    int lfd;
+    int lfd, proc;
     size_t req_size;
     /* while a deferred call is made again: its first wait's SO_SNDTIMEO deadline (0:
        none), which a wait again keeps (the timeout bounds the whole call, as the
        kernel's does, not each retry) */
     int redoing;
     unsigned long long redo_deadline;
-} WT = {-1, 0, 0, 0};
+} WT = {-1, -1, 0, 0, 0};
 
 #define REQ_COPY 256 /* room for one notification in a deferred call's slot */
 
 /* req_size: the kernel's size of a notification, which every deferred copy keeps whole;
    -1 when it is unknown or larger than a slot (nothing could be deferred) */
-int waits_init(int lfd, size_t req_size) {
-    WT.lfd = lfd;
-    WT.req_size = req_size;
-    return req_size >= sizeof(struct seccomp_notif) && req_size <= REQ_COPY ? 0 : -1;
+int waits_init(const struct helper *h) {
+    WT.lfd = h->lfd;
+    WT.req_size = h->req_size;
+    WT.proc = h->proc;
+    return h->req_size >= sizeof(struct seccomp_notif) && h->req_size <= REQ_COPY ? 0 : -1;
 }
 
 /* Blocking TCP connects in progress: the tree's call waits in its notification while
@@ -56,7 +57,7 @@ static struct waiting {
     int version, port, type;
     unsigned char addr[16];
     char rule[512];
-} W[MAX_WAITING];
+} waiting[MAX_WAITING];
 static int n_waiting;
 
 static void respond(unsigned long long id, long result) {
@@ -91,14 +92,14 @@ long waits_connect(const struct seccomp_notif *req, int s, long r, int tree_flag
     }
     struct waiting *w = NULL;
     for (int i = 0; i < MAX_WAITING && !w; i++)
-        if (i >= n_waiting || W[i].fd < 0)
-            w = &W[i];
+        if (i >= n_waiting || waiting[i].fd < 0)
+            w = &waiting[i];
     if (!w) {
         close(s);
         return -EAGAIN;
     }
-    if (w - W >= n_waiting)
-        n_waiting = (int)(w - W) + 1;
+    if (w - waiting >= n_waiting)
+        n_waiting = (int)(w - waiting) + 1;
     struct timeval tv = {0, 0};
     socklen_t tl = sizeof tv;
     getsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl);
@@ -121,8 +122,8 @@ long waits_connect(const struct seccomp_notif *req, int s, long r, int tree_flag
 int waits_connect_fds(struct pollfd *out, int max) {
     int k = 0;
     for (int i = 0; i < n_waiting && k < max; i++)
-        if (W[i].fd >= 0)
-            out[k++] = (struct pollfd){W[i].fd, POLLOUT, 0};
+        if (waiting[i].fd >= 0)
+            out[k++] = (struct pollfd){waiting[i].fd, POLLOUT, 0};
     return k;
 }
 
@@ -131,7 +132,7 @@ int waits_connect_fds(struct pollfd *out, int max) {
 int net_signal_pending(pid_t tid) {
     char where[64], buf[2048];
     snprintf(where, sizeof where, "%d/status", (int)tid);
-    if (!read_proc_at(helper_proc(), where, buf, sizeof buf))
+    if (!read_proc_at(WT.proc, where, buf, sizeof buf))
         return 0;
     unsigned long long pending = 0, blocked = 0;
     const char *p = strstr(buf, "\nSigPnd:");
@@ -149,11 +150,11 @@ int waits_connect_timeout_ms(void) {
     unsigned long long now = net_mono_ns(), first = 0;
     int any = 0;
     for (int i = 0; i < n_waiting; i++) {
-        if (W[i].fd < 0)
+        if (waiting[i].fd < 0)
             continue;
         any = 1;
-        if (W[i].deadline && (!first || W[i].deadline < first))
-            first = W[i].deadline;
+        if (waiting[i].deadline && (!first || waiting[i].deadline < first))
+            first = waiting[i].deadline;
     }
     if (!any)
         return -1;
@@ -164,7 +165,7 @@ int waits_connect_timeout_ms(void) {
 void waits_connect_ready(const struct pollfd *fds, int n) {
     unsigned long long now = net_mono_ns();
     for (int i = 0; i < n_waiting; i++) {
-        struct waiting *w = &W[i];
+        struct waiting *w = &waiting[i];
         if (w->fd < 0)
             continue;
         int ready = 0;
@@ -215,8 +216,7 @@ int waits_later(const struct seccomp_notif *req) {
         return -EAGAIN;
     }
     w->used = 1;
-    w->fd = net_wait_fd;
-    net_wait_fd = -1; /* the retry's now */
+    w->fd = net_wait_take(); /* the retry's now */
     if ((const void *)w->req != (const void *)req) /* a call made again keeps its slot */
         memcpy(w->req, req, WT.req_size);
     unsigned long long now = net_mono_ns();

@@ -1,21 +1,25 @@
 /* The interface of ztsa's native module (ztsa._native, built with cffi): what Python
    calls. build_native.py passes ztsa_nr.h and this file to cffi's cdef, so they hold
-   declarations only. Which process runs what is said in each .c file:
-     child.c       the spawned child's set-up, up to CMD's exec (and the helper's start)
-     helper.c      the file helper: the tree's seccomp notifications
-     creation.c    the helper's view of CMD's second Landlock ruleset
-     supervisor.c  ztsa's own process: the tracer's wait loop and its process table
-     allow.c       the connect/send decision (supervisor and helper)
-     landlock.c    Landlock rulesets (child, and the supervisor's probe)
-     netns.c       CMD's own network namespace and ztsa's DNS sockets in it (CMD)
-     net.c         what leaves the tree's namespace: the helper's sockets (helper)
-     dns.c         ztsa's DNS service for the tree (helper)
-     waits.c       the tree's network calls that wait, answered later (helper)
-     metadata.c, gitconfig.c  mode, owner, times, xattrs; git's config rewrite (helper)
-     gitwalk.c     the walk that finds every git repository below a directory (ztsa)
-     util.c        small calls every role uses
+   declarations only. Which process runs what is said at the top of each .c file; the
+   files are split by role, then by feature (a header per role: common.h, helper.h,
+   child.h):
+     the spawned child: child.c (its set-up, up to CMD's exec, and the helper's start),
+       mounts.c (its mount, IPC and PID namespaces), landlock.c (also the supervisor's
+       probe), netns.c (CMD's own network namespace and ztsa's DNS sockets in it)
+     the file helper: helper.c (its context, loop and dispatch), caller.c (the caller's
+       memory, descriptors, threads, host pid, umask), log.c (audit lines, counters),
+       paths.c (protected names, parents opened off /proc), create.c (the creations),
+       creation.c (its view of CMD's second Landlock ruleset), metadata.c (mode, owner,
+       times, xattrs), gitconfig.c (git's config rewrite), audit.c (--audit-only), the
+       network: net.c (its sockets in the tree, connect), netaddr.c (where an address
+       may go, learnt addresses), netsend.c, netbind.c, netdiag.c (sock_diag),
+       netlog.c, unixsock.c, dns.c and dnswire.c (its DNS service), waits.c (calls
+       answered later)
+     ztsa's own process: supervisor.c (the tracer's wait loop, its process table),
+       gitwalk.c (the walk that finds every git repository below a directory)
+     several: allow.c (the connect/send decision: supervisor and helper), util.c
    The entry points at the end of this file call the parsers of what the tree wrote
-   (dns.c, gitconfig.c, helper.c) directly, for the tests (tests/native). */
+   (dnswire.c, gitconfig.c, log.c, paths.c) directly, for the tests (tests/native). */
 
 struct ztsa_filter_insn {
     unsigned short code;
@@ -225,7 +229,7 @@ enum ztsa_audit_kind {
     ZTSA_AUDIT_UNREADABLE = 3  /* a credential or system secret, and /dev but its few */
 };
 
-/* --audit-only: calls the enforced run would have refused (helper.c's counter) */
+/* --audit-only: calls the enforced run would have refused (log.c's counter) */
 unsigned long ztsa_helper_would_deny(void);
 
 /* Fork a child that waits for the tracer (one byte on *sync_fd), then sets itself up
@@ -245,7 +249,8 @@ enum ztsa_step {
     ZTSA_STEP_HELPER = 6,
     ZTSA_STEP_FILTER = 7,
     ZTSA_STEP_INIT = 8,    /* the tree's /proc, /dev/shm and session keyring */
-    ZTSA_STEP_NETNS = 9    /* the tree's network namespace and ztsa's DNS sockets */
+    ZTSA_STEP_NETNS = 9,   /* the tree's network namespace and ztsa's DNS sockets */
+    ZTSA_STEP_OOM = 10     /* the tree first for the OOM killer (oom_score_adj) */
 };
 
 /* What the file helper of the last spawn did, read from memory it shares with the
@@ -398,8 +403,8 @@ int ztsa_gitconfig_entries(const char *text, size_t n, char *out, size_t size);
    in ordinary work). Not reentrant. */
 int ztsa_gitconfig_acceptable(const char *old, size_t old_n, const char *new_text,
                               size_t new_n, const char *gitdir, const char *workspace);
-/* helper.c: a name or path as a log line's JSON string body, into out (size bytes) */
+/* log.c: a name or path as a log line's JSON string body, into out (size bytes) */
 void ztsa_json_escape(const char *in, char *out, size_t size);
-/* helper.c: does path name the caller's own /proc entries (1: "fd/N", 2: anything else
+/* paths.c: does path name the caller's own /proc entries (1: "fd/N", 2: anything else
    there, its path beneath the caller's directory into rest), 0 not, -1 for size 0 */
 int ztsa_own_path(const char *path, char *rest, size_t size);

@@ -51,7 +51,8 @@ SETUP_STEPS = {1: "the namespaces, read-only agent files",
                2: "changing to the working directory", 3: "dropping capabilities",
                4: "NoNewPrivs", 5: "Landlock", 6: "the file helper", 7: "the seccomp filter",
                8: "the tree's /proc, /dev/shm and session keyring",
-               9: "the tree's network namespace and ztsa's DNS service in it"}
+               9: "the tree's network namespace and ztsa's DNS service in it",
+               10: "making the tree the OOM killer's first choice (oom_score_adj)"}
 
 CAPS = {
     "CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4,

@@ -1,0 +1,55 @@
+/* The spawned child's files (child.c, mounts.c, landlock.c, netns.c): what runs
+   between ztsa's fork and CMD's exec, or the helper's loop. */
+#ifndef ZTSA_CHILD_H
+#define ZTSA_CHILD_H
+
+#include "common.h"
+
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#define WAIT_KILLABLE_RECV (1UL << 5)
+#define LL_WRITE_FILE (1ULL << 1)
+#define MOUNT_ATTR_NOSUID_ 0x00000002
+#define MOUNT_ATTR_NODEV_ 0x00000004
+#define KEYCTL_JOIN_SESSION_KEYRING_ 1
+
+struct mount_attr_ {
+    unsigned long long attr_set, attr_clr, propagation, userns_fd;
+};
+
+/* landlock.c (in the child) */
+int restrict_beneath(unsigned long long handled, int *fds, const unsigned long long *rights,
+                     int n, unsigned long long scoped);
+int apply_landlock(const char *const *paths, const unsigned long long *rights, int n,
+                   unsigned long long handled, unsigned long long scoped, int read_fd);
+int restrict_scope(unsigned long long scoped);
+
+/* netns.c: CMD's network namespace and ztsa's DNS sockets in it (UDP4, TCP4, UDP6,
+   TCP6, a sock_diag socket), before it drops its capabilities */
+int netns_enter(int socks[ZTSA_NET_SOCKS]);
+
+/* mounts.c: the child's mount namespace (read-only paths, the read-only system, the
+   homes hidden, denied paths hidden) and, with a PID namespace, the tree's /proc and
+   IPC limits; each 0 or -errno (tree_mounts reports its own failure on efd) */
+int write_file(const char *path, const char *text);
+int protect_mounts(int userns, const char *const *ro_paths, int n_ro);
+int system_readonly(const struct ztsa_plan *plan);
+int hide_homes(const struct ztsa_plan *plan);
+int hide_denied(const struct ztsa_plan *plan);
+void tree_mounts(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared);
+
+/* child.c: report the failed step on the error pipe and leave */
+void fail_at(int err_fd, int step, int err);
+
+#endif

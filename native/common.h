@@ -1,0 +1,66 @@
+/* Declarations every role's files share (not part of the Python interface): the
+   system-call numbers and fallbacks, util.c's /proc readers, allow.c's decision, and
+   the counters the file helper shares with the supervisor. Each role has its own
+   header beside this one: helper.h (the file helper), child.h (the spawned child),
+   supervisor.h (the tracer). */
+#ifndef ZTSA_COMMON_H
+#define ZTSA_COMMON_H
+
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <linux/seccomp.h>
+
+#include "ztsa_nr.h"
+#include "ztsa_native.h"
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* Landlock's MAKE_CHAR ... MAKE_SYM rights: what creating a name needs */
+#define ZTSA_LL_MAKE (0x7FULL << 6)
+
+/* util.c */
+int read_proc(const char *path, char *buf, size_t size);
+int read_proc_at(int dirfd, const char *path, char *buf, size_t size);
+/* A number field ("Tgid", "PPid", "Umask") of pid's status file in the procfs proc (a
+   directory fd, or AT_FDCWD for /proc), in base; fallback when it cannot be read. */
+long proc_status_field(int proc, int pid, const char *field, int base, long fallback);
+void close_all_but(const int *keep, int n, const int *more, int n_more);
+
+/* counters the file helper shares with the supervisor (MAP_SHARED, made at spawn) */
+#define ZTSA_FIRST_DENIALS 3
+struct ztsa_shared {
+    unsigned long denials;  /* name-creating syscalls and connects refused */
+    unsigned long connects; /* connects decided */
+    unsigned long would;    /* --audit-only: calls the enforced run would have refused */
+    int no_pid_max;         /* the PID namespace refused max_procs as pid_max */
+    /* the first denials, "SYSCALL\x1fWHAT\x1fRULE", for the summary line */
+    char first[ZTSA_FIRST_DENIALS][512];
+};
+
+/* allow.c (the tracer's and the helper's decisions): ztsa_unix_open with the /proc to
+   read the caller's cwd from (proc: a dirfd of a procfs with the caller's pid; -1 for
+   /proc) */
+int unix_open_at(int proc, int pid, const char *path, unsigned int len, char *real,
+                 unsigned int size);
+int ztsa_may_use(const struct ztsa_allow *a, int id); /* a rule for some programs only */
+/* paths.c: how a path names the caller itself: 0 not, else rest is beneath the
+   caller's /proc directory, to follow as a magic link (fd/N) or not (a pure function of
+   the path: the tracer's allow.c reads it too) */
+enum { HELPER_OWN_FD = 1, HELPER_OWN_BENEATH = 2 };
+int helper_own_path(const char *path, char *rest, size_t size);
+
+#endif
