@@ -1,0 +1,76 @@
+"""The surface catalogue's settings (ztsa/surfaces.py SETTINGS), each on its two fixtures:
+tests/fixtures/surfaces/ID/malicious fails the rule that reports it under `untrusted`
+(and `dependency` where that rule blocks there), ID/benign gates no repository rule in
+any profile. A setting without its two fixtures fails here."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ztsa.engine import evaluate
+from ztsa.model import Action, Profile, Status
+from ztsa.registry import load_rules
+from ztsa.surfacecheck import SAFE, safe_name
+from ztsa.surfaces import SETTINGS, rule_of
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "surfaces"
+RULES = load_rules()
+# the rules that judge the workspace (the machine's are judged on the fake machine)
+REPOSITORY_RULES = sorted(i for i in RULES if i.startswith(("AGT", "SUP")) or i == "FS005")
+REPOSITORY_RULES = [i for i in REPOSITORY_RULES if i not in ("AGT007", "AGT008")]
+BY_ID = {s.id: s for s in SETTINGS}
+
+
+def test_every_setting_has_its_two_fixtures_and_no_fixture_is_stray():
+    for s in SETTINGS:
+        for kind in ("malicious", "benign"):
+            d = FIXTURES / s.id / kind
+            assert d.is_dir() and any(p.is_file() for p in d.rglob("*")), \
+                f"{s.id}: no fixture {d.relative_to(FIXTURES.parent.parent)}"
+    assert {p.name for p in FIXTURES.iterdir()} == set(BY_ID)
+
+
+def test_every_setting_is_well_formed():
+    ids = [s.id for s in SETTINGS]
+    assert len(ids) == len(set(ids))
+    for s in SETTINGS:
+        assert s.files and s.acts and s.runs and s.effect and s.doc.startswith("https://")
+        assert rule_of(s) in RULES, s.id
+        for spec in s.safe:
+            assert safe_name(spec)[0] in SAFE, (s.id, spec)
+
+
+def _run(machine, setting_id: str, kind: str, rule_id: str, profile: Profile):
+    shutil.copytree(FIXTURES / setting_id / kind, machine.workspace, dirs_exist_ok=True)
+    return evaluate(RULES[rule_id], machine.context(profile=profile))
+
+
+@pytest.mark.parametrize("setting_id", sorted(BY_ID))
+def test_malicious_fixture_fails(machine, setting_id):
+    s = BY_ID[setting_id]
+    rule_id = rule_of(s)
+    for profile in (Profile.UNTRUSTED, Profile.DEPENDENCY):
+        out = _run(machine, setting_id, "malicious", rule_id, profile)
+        if profile is Profile.DEPENDENCY and RULES[rule_id].action(profile) is not Action.BLOCK:
+            continue
+        assert out.status is Status.FAIL and not out.advisory, (setting_id, profile, out)
+        if not s.rule:  # the catalogue's own rules name the setting
+            assert any(e.detail.startswith(s.id + ":") for e in out.evidence), out.evidence
+
+
+@pytest.mark.parametrize("setting_id", sorted(BY_ID))
+def test_benign_fixture_gates_nothing(machine, setting_id):
+    shutil.copytree(FIXTURES / setting_id / "benign", machine.workspace, dirs_exist_ok=True)
+    for profile in Profile:
+        ctx = machine.context(profile=profile)
+        for rule_id in REPOSITORY_RULES:
+            rule = RULES[rule_id]
+            if rule.action(profile) is not Action.BLOCK:
+                continue
+            out = evaluate(rule, ctx)
+            gates = out.status is Status.UNKNOWN or (out.status is Status.FAIL
+                                                      and not out.advisory)
+            assert not gates, (setting_id, profile, rule_id, out)
