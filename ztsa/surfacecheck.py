@@ -622,15 +622,20 @@ def plugin_dirs(ctx: Context, f: Findings) -> list[str]:
     return out
 
 
-def _sorted_walk(ctx: Context) -> list[str]:
-    cached = ctx.cache.get("surface-walk")
-    if isinstance(cached, list):
-        return cached
-    from ztsa.walk import all_files
-
-    out = sorted(all_files(ctx))
-    ctx.cache["surface-walk"] = out
-    return out
+def _listing(ctx: Context, rel: str, f: Findings) -> list[str]:
+    """The names of the files and symlinks of a workspace directory, sorted, memoised."""
+    memo: dict[str, list[str]] = ctx.cache.setdefault("surface-listings", {})
+    if rel not in memo:
+        names: list[str] = []
+        try:
+            with os.scandir(ctx.ws_path(rel)) as it:
+                names = sorted(e.name for e in it if not e.is_dir(follow_symlinks=False))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            f.error(f"cannot list {rel or 'the workspace'}: {exc.strerror}", rel or None)
+        memo[rel] = names
+    return memo[rel]
 
 
 def files_of(ctx: Context, s: Setting, f: Findings) -> list[str]:
@@ -648,20 +653,23 @@ def files_of(ctx: Context, s: Setting, f: Findings) -> list[str]:
             if st is not None:
                 out.append(g)
             continue
-        # a glob: its literal directory first, so a workspace without it costs one lstat
-        head = g[: min(g.find(c) for c in "*?[" if c in g)]
-        directory = head.rpartition("/")[0]
-        if directory and not os.path.isdir(ctx.ws_path(directory)):
+        # a glob: its literal directory first, so a workspace without it costs one stat;
+        # then the walk's files by directory (ztsa.manifests.project.by_dir)
+        head = g[: min(g.find(c) for c in "*?[" if c in g)].rpartition("/")[0]
+        if head and not os.path.isdir(ctx.ws_path(head)):
             continue
-        import bisect
+        from ztsa.manifests.project import by_dir
 
-        walk = _sorted_walk(ctx)
-        i = bisect.bisect_left(walk, head)
-        while i < len(walk) and walk[i].startswith(head):
-            if fnmatch.fnmatchcase(walk[i], g) and (
-                    "/" in g[len(head):] or "/" not in walk[i][len(head):]):
-                out.append(walk[i])
-            i += 1
+        dirglob, _, baseglob = g.rpartition("/")
+        if any(c in dirglob for c in "*?["):
+            dirs = [d for d in by_dir(ctx) if d.startswith(head + "/")
+                    and fnmatch.fnmatchcase(d, dirglob)]
+            for d in sorted(dirs):
+                out += [posixpath.join(d, n) for n in sorted(by_dir(ctx).get(d, ()))
+                        if fnmatch.fnmatchcase(n, baseglob)]
+        else:  # one directory: its listing, not the whole walk's index
+            out += [posixpath.join(dirglob, n) for n in _listing(ctx, dirglob, f)
+                    if fnmatch.fnmatchcase(n, baseglob)]
     return list(dict.fromkeys(out))[:MAX_FILES]
 
 

@@ -129,11 +129,105 @@ ANYWHERE = (
 INSTALLED = ("node_modules", "site-packages", "dist-packages")
 
 
+def root_paths() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(s.path for s in ROOT))
+
+
+def anywhere_names() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(s.path for s in ANYWHERE))
+
+
+def installed(rel: str) -> bool:
+    """Is a workspace-relative path inside an installed package (INSTALLED)?"""
+    return any(part in INSTALLED for part in rel.split("/")[:-1])
+
+
+# the devcontainer configurations: a file of the workspace's top, one in .devcontainer/,
+# and one per folder of .devcontainer/ (the editor offers each)
+DEVCONTAINERS = (".devcontainer.json", ".devcontainer/devcontainer.json")
+
+
+def _devcontainer_files(workspace: str) -> list[str]:
+    out = [os.path.join(workspace, rel) for rel in DEVCONTAINERS]
+    top = os.path.join(workspace, ".devcontainer")
+    with contextlib.suppress(OSError):
+        out += [os.path.join(top, d, "devcontainer.json") for d in sorted(os.listdir(top))]
+    return [p for p in out if os.path.isfile(p) and not os.path.islink(p)]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    return []
+
+
+def named_by(workspace: str) -> list[str]:
+    """The workspace files (relative) that a devcontainer configuration names by path and
+    that its host side runs or reads later: its Compose files, its Dockerfile, and the
+    files its `initializeCommand` names (every word with a `/` or a script's suffix).
+    Existing or not: a name the tree makes later would be obeyed the same."""
+    from ztsa.parsing import ParseError, load_jsonc
+
+    workspace = os.path.realpath(workspace)
+    out: list[str] = []
+    for path in _devcontainer_files(workspace):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                doc = load_jsonc(f.read(1 << 20), path)
+        except (OSError, ParseError):
+            continue  # the gate reports it (AGT009); the directory itself is protected
+        if not isinstance(doc, dict):
+            continue
+        base = os.path.dirname(path)
+        build = doc.get("build")
+        build = build if isinstance(build, dict) else {}
+        files = [*_strings(doc.get("dockerComposeFile")), *_strings(doc.get("dockerFile")),
+                 *_strings(build.get("dockerfile"))]
+        for command in _strings(doc.get("initializeCommand")):
+            import shlex  # only for a configuration that runs something
+
+            try:
+                words = shlex.split(command)
+            except ValueError:
+                words = command.split()
+            files += [w for w in words if "/" in w or w.endswith((".sh", ".py", ".js",
+                                                                     ".ts", ".rb", ".pl"))]
+        for name in files:
+            for where in (base, workspace):
+                full = os.path.normpath(os.path.join(where, name))
+                if full.startswith(workspace + os.sep):
+                    out.append(os.path.relpath(full, workspace))
+    return list(dict.fromkeys(out))
+
+
+def render_surfaces() -> str:
+    """The protected paths' part of docs/surfaces.md."""
+    out = ["# Surfaces: what runs later, widens an agent's reach or instructs it", "",
+           "Generated from `ztsa/surfaces.py` by `python -m ztsa.surfaces > docs/surfaces.md`;",
+           "a test keeps them in step. Under `ztsa exec`, every path of the first table is",
+           "read-only for the tree and cannot be made when absent; every file of the second",
+           "is too where it exists when the run starts, and one the run makes, changes or",
+           "removes anywhere (but inside " + ", ".join(f"`{d}/`" for d in INSTALLED) + ")",
+           "is moved aside after it, its old text put back. The files a devcontainer",
+           "configuration names (its Compose files, its Dockerfile, the files its",
+           "`initializeCommand` names) are read-only as well.", "",
+           "## At the top of the workspace", "",
+           "| path | tool | acts | effect |", "|---|---|---|---|"]
+    out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ROOT]
+    out += ["", "## Wherever they sit", "", "| name | tool | acts | effect |",
+            "|---|---|---|---|"]
+    out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ANYWHERE]
+    return "\n".join(out) + "\n"
+
 # -- the settings: one record per key or file that acts, and what a safe value is -------
 class Setting(NamedTuple):
     id: str  # kebab-case; its fixtures are tests/fixtures/surfaces/ID/{malicious,benign}
     tool: str
-    # workspace-relative globs (fnmatch; `*` stays within a directory, `**/` any depth);
+    # workspace-relative globs (fnmatch; `*` stays within a directory);
     # `{plugin}/` stands for each plugin directory an in-repo marketplace lists
     files: tuple[str, ...]
     format: str  # json (with comments), toml, yaml, frontmatter, dotenv, properties,
@@ -430,102 +524,6 @@ def rule_of(s: Setting) -> str:
     return "AGT010" if s.effect == RUNS else "AGT011"
 
 
-def root_paths() -> tuple[str, ...]:
-    return tuple(dict.fromkeys(s.path for s in ROOT))
-
-
-def anywhere_names() -> tuple[str, ...]:
-    return tuple(dict.fromkeys(s.path for s in ANYWHERE))
-
-
-def installed(rel: str) -> bool:
-    """Is a workspace-relative path inside an installed package (INSTALLED)?"""
-    return any(part in INSTALLED for part in rel.split("/")[:-1])
-
-
-# the devcontainer configurations: a file of the workspace's top, one in .devcontainer/,
-# and one per folder of .devcontainer/ (the editor offers each)
-DEVCONTAINERS = (".devcontainer.json", ".devcontainer/devcontainer.json")
-
-
-def _devcontainer_files(workspace: str) -> list[str]:
-    out = [os.path.join(workspace, rel) for rel in DEVCONTAINERS]
-    top = os.path.join(workspace, ".devcontainer")
-    with contextlib.suppress(OSError):
-        out += [os.path.join(top, d, "devcontainer.json") for d in sorted(os.listdir(top))]
-    return [p for p in out if os.path.isfile(p) and not os.path.islink(p)]
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str)]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    return []
-
-
-def named_by(workspace: str) -> list[str]:
-    """The workspace files (relative) that a devcontainer configuration names by path and
-    that its host side runs or reads later: its Compose files, its Dockerfile, and the
-    files its `initializeCommand` names (every word with a `/` or a script's suffix).
-    Existing or not: a name the tree makes later would be obeyed the same."""
-    from ztsa.parsing import ParseError, load_jsonc
-
-    workspace = os.path.realpath(workspace)
-    out: list[str] = []
-    for path in _devcontainer_files(workspace):
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                doc = load_jsonc(f.read(1 << 20), path)
-        except (OSError, ParseError):
-            continue  # the gate reports it (AGT009); the directory itself is protected
-        if not isinstance(doc, dict):
-            continue
-        base = os.path.dirname(path)
-        build = doc.get("build")
-        build = build if isinstance(build, dict) else {}
-        files = [*_strings(doc.get("dockerComposeFile")), *_strings(doc.get("dockerFile")),
-                 *_strings(build.get("dockerfile"))]
-        for command in _strings(doc.get("initializeCommand")):
-            import shlex  # only for a configuration that runs something
-
-            try:
-                words = shlex.split(command)
-            except ValueError:
-                words = command.split()
-            files += [w for w in words if "/" in w or w.endswith((".sh", ".py", ".js",
-                                                                     ".ts", ".rb", ".pl"))]
-        for name in files:
-            for where in (base, workspace):
-                full = os.path.normpath(os.path.join(where, name))
-                if full.startswith(workspace + os.sep):
-                    out.append(os.path.relpath(full, workspace))
-    return list(dict.fromkeys(out))
-
-
-def render() -> str:
-    """docs/surfaces.md: the catalogue as a person reads it (`python -m ztsa.surfaces`)."""
-    out = ["# Surfaces: what runs later, widens an agent's reach or instructs it", "",
-           "Generated from `ztsa/surfaces.py` by `python -m ztsa.surfaces > docs/surfaces.md`;",
-           "a test keeps them in step. Under `ztsa exec`, every path of the first table is",
-           "read-only for the tree and cannot be made when absent; every file of the second",
-           "is too where it exists when the run starts, and one the run makes, changes or",
-           "removes anywhere (but inside " + ", ".join(f"`{d}/`" for d in INSTALLED) + ")",
-           "is moved aside after it, its old text put back. The files a devcontainer",
-           "configuration names (its Compose files, its Dockerfile, the files its",
-           "`initializeCommand` names) are read-only as well.", "",
-           "## At the top of the workspace", "",
-           "| path | tool | acts | effect |", "|---|---|---|---|"]
-    out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ROOT]
-    out += ["", "## Wherever they sit", "", "| name | tool | acts | effect |",
-            "|---|---|---|---|"]
-    out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ANYWHERE]
-    out += render_settings()
-    return "\n".join(out) + "\n"
-
-
 def render_settings() -> list[str]:
     """The settings table and the safe predicates' meanings."""
     from ztsa.surfacecheck import SAFE, safe_name
@@ -556,6 +554,14 @@ def render_settings() -> list[str]:
     used = {safe_name(spec)[0] for s in SETTINGS for spec in s.safe}
     out += [f"| `{name}` | {what} |" for name, (what, _fn) in SAFE.items() if name in used]
     return out
+
+
+def render() -> str:
+    """docs/surfaces.md: the catalogue as a person reads it (`python -m ztsa.surfaces`):
+    the settings first, then the paths `ztsa exec` protects."""
+    text = render_surfaces()
+    at = text.index("## At the top of the workspace")
+    return text[:at] + "\n".join(render_settings()[1:]) + "\n\n" + text[at:]
 
 
 if __name__ == "__main__":
