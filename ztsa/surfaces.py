@@ -208,9 +208,10 @@ def render_surfaces() -> str:
     """The protected paths' part of docs/surfaces.md."""
     out = ["# Surfaces: what runs later, widens an agent's reach or instructs it", "",
            "Generated from `ztsa/surfaces.py` by `python -m ztsa.surfaces > docs/surfaces.md`;",
-           "a test keeps them in step. Under `ztsa exec`, every path of the first table is",
-           "read-only for the tree and cannot be made when absent; every file of the second",
-           "is too where it exists when the run starts, and one the run makes, changes or",
+           "a test keeps them in step. Under `ztsa exec`, every path of \"At the top of the",
+           "workspace\" is read-only for the tree and cannot be made when absent; every file",
+           "of \"Wherever they sit\" is too where it exists when the run starts, and one",
+           "the run makes, changes or",
            "removes anywhere (but inside " + ", ".join(f"`{d}/`" for d in INSTALLED) + ")",
            "is moved aside after it, its old text put back. The files a devcontainer",
            "configuration names (its Compose files, its Dockerfile, the files its",
