@@ -74,3 +74,59 @@ def test_benign_fixture_gates_nothing(machine, setting_id):
             gates = out.status is Status.UNKNOWN or (out.status is Status.FAIL
                                                       and not out.advisory)
             assert not gates, (setting_id, profile, rule_id, out)
+
+
+SHAPES = [None, True, 0, 1.5, "", "x", "../../x\x00", [], {}, [[["deep"]]], {"*": {"*": 1}},
+          ["Bash", {"a": ["b"]}, 3], {"command": ["sh", "-c", 1]}, "${HOME}/.ssh:/x",
+          "http://[::1", "path:", "\u202e", "A" * 5000]
+
+
+def _shaped(keys: tuple[str, ...], value: object) -> object:
+    """A document holding value at each key path (every `*` one key or element)."""
+    import copy
+
+    doc: dict[str, object] = {}
+    for path in keys:
+        node: object = doc
+        parts = [p.replace("*", "k") for p in path.split("/")]
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if isinstance(node, dict):
+                node = node.setdefault(part, copy.deepcopy(value) if last else {})
+    return doc
+
+
+def _toml(v: object) -> str:
+    """A TOML value (inline tables and arrays; None left out)."""
+    import json
+
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float, str)):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml(x) for x in v if x is not None) + "]"
+    assert isinstance(v, dict)
+    return "{" + ", ".join(f"{json.dumps(k)} = {_toml(x)}" for k, x in v.items()
+                           if x is not None) + "}"
+
+
+@pytest.mark.parametrize("setting_id", sorted(i for i, s in BY_ID.items()
+                                              if s.format in ("json", "yaml", "toml")
+                                              and not s.rule))
+def test_any_shape_is_a_verdict_never_a_crash(machine, setting_id):
+    """Hostile values of every type at each key: pass, fail or a named unknown, never a
+    rule that raised."""
+    import json
+
+    s = BY_ID[setting_id]
+    rel = s.files[0].replace("{plugin}/", "").replace("*", "x")
+    for value in SHAPES:
+        doc = _shaped(s.keys, value)
+        text = json.dumps(doc) if s.format in ("json", "yaml") else None
+        if text is None:
+            text = "\n".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in doc.items()
+                             if v is not None) + "\n"
+        machine.ws(rel, text)
+        out = evaluate(RULES[rule_of(s)], machine.context())
+        assert "rule raised" not in out.message, (value, out)

@@ -697,7 +697,11 @@ def audit(ctx: Context, f: Findings, s: Setting) -> None:
         doc, text = docs[key]
         for keypath in s.keys or ("",):
             for hit in select(doc, keypath):
-                why = judge(s, hit, ctx)
+                try:
+                    why = judge(s, hit, ctx)
+                except (ProbeError, ValueError, OSError) as exc:  # a path with a NUL...
+                    f.error(f"{s.id}: {rel}: {hit.path}: {exc}", rel)
+                    continue
                 if why is None:
                     continue
                 last = hit.key or (hit.path.rsplit("/", 1)[-1] if hit.path else "")
