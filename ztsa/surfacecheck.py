@@ -73,8 +73,10 @@ SCRIPT_HAZARDS = LazyRe(
     r"XMLHttpRequest|WebSocket|\bnet\.connect|https?\.request|"
     r"\.ssh\b|\.aws\b|\.npmrc|\.netrc|id_rsa|id_ed25519|credentials|\bprocess\.env\b|"
     r"\beval\s*\(|new\s+Function\s*\(|\bimport\s*\(\s*[^'\"]")
-# a path an instruction file imports from outside the repository (`@~/.aws/credentials`)
-OUTSIDE_IMPORT = LazyRe(r"(?:^|[\s(])@(?:~|/|\$HOME|\.\./)\S*")
+# an import of an instruction file (`@docs/x.md`, `@~/.aws/credentials`); `@/` only into
+# the machine's own directories (`@/components` is a bundler's alias, named in prose)
+IMPORT = LazyRe(r"(?:^|[\s(])@((?:~|\$HOME|\$\{HOME\})(?:/\S*)?|/(?:home|root|etc|Users|var|"
+                r"proc|run|tmp|opt|usr|private)(?:/\S*)?|\.\.?/\S*)")
 GO_RELEASE = LazyRe(r"^go1\.\d+(?:\.\d+)?(?:(?:rc|beta)\d+)?$")
 PACKAGE_SPEC = LazyRe(r"^(?:npm|pnpm|yarn|bun)@\d+\.\d+\.\d+[\w.-]*(?:\+sha(?:1|224|256|384"
                       r"|512)\.[0-9a-fA-F]+)?$")
@@ -85,10 +87,12 @@ PLACEHOLDER = LazyRe(r"^(?:|changeme|change-me|example|dummy|test|secret|passwor
 class Hit:
     """A value a key path selected: its path, its key and the objects around it."""
 
-    __slots__ = ("key", "parents", "path", "value")
+    __slots__ = ("key", "parents", "path", "rel", "value")
 
-    def __init__(self, path: str, key: str, value: Any, parents: tuple[Any, ...]) -> None:
+    def __init__(self, path: str, key: str, value: Any, parents: tuple[Any, ...],
+                 rel: str = "") -> None:
         self.path, self.key, self.value, self.parents = path, key, value, parents
+        self.rel = rel  # the file it was read from
 
 
 def select(doc: Any, keypath: str) -> Iterator[Hit]:
@@ -482,14 +486,23 @@ def p_no_piped_download(arg: str, hit: Hit, ctx: Context) -> str | None:
 
 
 def p_no_outside_import(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """No `@path` import (outside code spans and blocks, which Claude Code does not read as
+    imports) of the home directory, the machine's directories, or a relative path that
+    leaves the repository from the importing file's directory."""
     fenced = False
+    here = posixpath.dirname(hit.rel)
     for line in str(hit.value).splitlines():
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
             continue
-        if not fenced:
-            for m in OUTSIDE_IMPORT.finditer(re.sub(r"`[^`]*`", "", line)):
-                return f"imports {m.group().strip()!r}, a file outside the repository"
+        if fenced:
+            continue
+        for m in IMPORT.finditer(re.sub(r"`[^`]*`", "", line)):
+            path = m.group(1).rstrip(".,;:)")
+            if path.startswith(".") and not posixpath.normpath(
+                    posixpath.join(here, path)).startswith(".."):
+                continue  # stays in the repository
+            return f"imports '@{path}', a file outside the repository"
     return None
 
 
@@ -516,9 +529,17 @@ def p_no_secret_value(arg: str, hit: Hit, ctx: Context) -> str | None:
     if kind:
         return f"holds a {kind}"
     if SECRET_NAME.search(hit.key) and hit.key not in NOT_SECRET_NAMES and \
-            not PLACEHOLDER.match(value):
+            not PLACEHOLDER.match(value) and _credential_like(value):
         return "holds a literal secret"
     return None
+
+
+def _credential_like(value: str) -> bool:
+    """Long and mixed like a generated key (`wJalrXUtnFEMI/K7MDENG/bPxRfiCY...`), not a
+    development default (`postgres`, `dev-secret-not-for-prod`)."""
+    classes = sum(bool(re.search(rx, value)) for rx in (r"[a-z]", r"[A-Z]", r"[0-9]",
+                                                        r"[^A-Za-z0-9]"))
+    return len(value) >= 16 and " " not in value and classes >= 3
 
 
 # name -> (what a safe value is, for docs/surfaces.md; the predicate)
@@ -559,14 +580,15 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
     "lacks": ("holds none of the `|`-separated ARG", p_lacks),
     "no-piped-download": ("runs no download as code (`curl ... | sh`, as SUP005 reads it)",
                           p_no_piped_download),
-    "no-outside-import": ("imports no file outside the repository (`@~/...`, `@/...`, "
-                          "`@../...`)", p_no_outside_import),
+    "no-outside-import": ("imports no file outside the repository (`@~/...`, `@/etc/...`, "
+                          "`@../...` above the top)", p_no_outside_import),
     "no-script-hazard": ("starts no process, reaches no network, reads no credential or "
                          "environment", p_no_script_hazard),
     "go-release": ("a Go release (`go1.22.3`)", p_go_release),
     "package-spec": ("`name@version` of npm, pnpm, Yarn or Bun, with an optional hash",
                      p_package_spec),
-    "no-secret-value": ("no token shape, and no literal value for a secret-named key",
+    "no-secret-value": ("no token shape, and no generated-looking literal (16 characters "
+                        "or more, three character classes) for a secret-named key",
                         p_no_secret_value),
 }
 
@@ -697,6 +719,7 @@ def audit(ctx: Context, f: Findings, s: Setting) -> None:
         doc, text = docs[key]
         for keypath in s.keys or ("",):
             for hit in select(doc, keypath):
+                hit.rel = rel
                 try:
                     why = judge(s, hit, ctx)
                 except (ProbeError, ValueError, OSError) as exc:  # a path with a NUL...

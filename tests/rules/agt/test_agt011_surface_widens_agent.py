@@ -51,3 +51,21 @@ def test_unknown_when_front_matter_does_not_parse(machine):
 def test_unknown_when_the_marketplace_does_not_parse(machine):
     machine.ws(".claude-plugin/marketplace.json", "{plugins: ")
     assert machine.run("AGT011").status is Status.UNKNOWN
+
+
+def test_imports_judged_from_the_importing_file(machine):
+    """`@../x` from .claude/rules/ stays in the repository; from the top it leaves it;
+    `@/components` is a bundler alias in prose, `@/etc/passwd` is the machine's."""
+    machine.ws(".claude/rules/a.md", "see @../../README.md and @/components/Button\n")
+    assert machine.run("AGT011").status is Status.PASS
+    machine.ws("CLAUDE.md", "see @../secrets.md\n")
+    out = machine.run("AGT011")
+    assert out.status is Status.FAIL and "'@../secrets.md'" in out.evidence[0].detail
+    machine.ws("CLAUDE.md", "see @/etc/passwd.\n")
+    assert "'@/etc/passwd'" in machine.run("AGT011").evidence[0].detail
+
+
+def test_development_defaults_in_dotenv_pass(machine):
+    machine.ws(".env", "POSTGRES_PASSWORD=postgres\nSECRET_KEY=dev-secret-not-for-prod\n"
+                       "API_KEY=${API_KEY}\n")
+    assert machine.run("AGT011").status is Status.PASS
