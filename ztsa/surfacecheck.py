@@ -316,7 +316,13 @@ def p_formatter(arg: str, hit: Hit, ctx: Context) -> str | None:
 
 
 def p_quiet(arg: str, hit: Hit, ctx: Context) -> str | None:
-    return _command_in(FORMATTERS | QUIET, hit.value, "echo or a known formatter")
+    """A script, a table with its `script`, or a list of either (mise's hook forms)."""
+    scripts = hit.value if isinstance(hit.value, list) else [hit.value]
+    for script in scripts:
+        why = _command_in(FORMATTERS | QUIET, script, "echo or a known formatter")
+        if why is not None:
+            return why
+    return None
 
 
 def p_program_in(arg: str, hit: Hit, ctx: Context) -> str | None:
