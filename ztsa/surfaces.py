@@ -453,6 +453,14 @@ SETTINGS = (
             ("lacks:post-build-hook|build-hook|extra-sandbox-paths|sandbox = false|"
              "trusted-users",),
             "https://nix.dev/manual/nix/latest/command-ref/new-cli/nix3-flake#flake-format"),
+    Setting("nix-shell-hook", "Nix", ("shell.nix", "flake.nix", "default.nix", "devenv.nix"),
+            "text", (), "on `nix-shell`/`nix develop` (or direnv's `use nix`)", SHELL, RUNS,
+            ("no-piped-download",),
+            "https://nix.dev/manual/nix/latest/command-ref/nix-shell#description"),
+    # JetBrains IDEs: shared startup tasks run their run configurations on project open
+    Setting("jetbrains-startup-tasks", "JetBrains IDEs", (".idea/startup.xml",), "text", (),
+            OPEN, EDITOR, RUNS, ("lacks:<configuration ",),
+            "https://www.jetbrains.com/help/idea/settings-tools-startup-tasks.html"),
     # devcontainers and Compose
     Setting("devcontainer-initialize-command", "Dev Containers",
             (".devcontainer/devcontainer.json", ".devcontainer.json",
