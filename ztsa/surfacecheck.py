@@ -80,6 +80,14 @@ IMPORT = LazyRe(r"(?:^|[\s(])@((?:~|\$HOME|\$\{HOME\})(?:/\S*)?|/(?:home|root|et
 GO_RELEASE = LazyRe(r"^go1\.\d+(?:\.\d+)?(?:(?:rc|beta)\d+)?$")
 PACKAGE_SPEC = LazyRe(r"^(?:npm|pnpm|yarn|bun)@\d+\.\d+\.\d+[\w.-]*(?:\+sha(?:1|224|256|384"
                       r"|512)\.[0-9a-fA-F]+)?$")
+# variables a front-end build bundles into the pages it serves (Vite, Next.js, CRA, ...)
+PUBLIC_PREFIXES = ("VITE_", "NEXT_PUBLIC_", "REACT_APP_", "EXPO_PUBLIC_", "NUXT_PUBLIC_",
+                   "PUBLIC_", "GATSBY_", "VUE_APP_", "STORYBOOK_")
+# what a build hook may not do: run commands, reach the network, decode and run a payload
+BUILD_HAZARDS = LazyRe(
+    r"\b(?:subprocess|os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|pty\.spawn|"
+    r"urllib|urlopen|requests|httpx|http\.client|socket|ftplib|base64|marshal|ctypes|"
+    r"exec|eval|compile|__import__)\b")
 PLACEHOLDER = LazyRe(r"^(?:|changeme|change-me|example|dummy|test|secret|password|xxx+|"
                      r"your[-_a-z]*|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*+)$", re.I)
 
@@ -155,7 +163,14 @@ def _frontmatter(text: str, name: str) -> Any:
         raise ParseError(name, "front matter is not closed by a `---` line")
     from ztsa.manifests.common import load_yaml
 
-    doc = load_yaml(text[3 : 3 + end.start()], name)
+    block = text[3 : 3 + end.start()]
+    try:
+        doc = load_yaml(block, name)
+    except ParseError:
+        # agents read front matter leniently (an unquoted `description: a: b`): what they
+        # would read, the top-level `key: value` lines, as text
+        return {m.group(1): m.group(2).strip() for m in
+                re.finditer(r"^([A-Za-z][\w-]*):[ \t]*(.*)$", block, re.M)}
     return doc if doc is not None else {}
 
 
@@ -416,7 +431,7 @@ def p_no_grant(arg: str, hit: Hit, ctx: Context) -> str | None:
     values = hit.value if isinstance(hit.value, list) else \
         [t for t in re.split(r",\s*|\s+(?![^(]*\))", str(hit.value)) if t]
     for entry in values:
-        text = str(entry).strip()
+        text = str(entry).strip().strip("[]'\"").strip()
         m = re.match(r"^([\w.*-]+)\s*(?:\((.*)\))?$", text, re.S)
         name, scope = (m.group(1), m.group(2)) if m else (text, None)
         if name == "*" or (name.lower() in tools and (
@@ -512,6 +527,36 @@ def p_no_outside_import(arg: str, hit: Hit, ctx: Context) -> str | None:
     return None
 
 
+def p_build_module_inert(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """The module a build hook names (`pkg.mod:Class`, `pkg.mod.Class`, or a path) is a
+    file of the repository that runs no command, reaches no network and decodes nothing
+    to run (as SUP013 reads a setup.py's hooks)."""
+    value = hit.value.get("script") if isinstance(hit.value, dict) else hit.value
+    if not isinstance(value, str) or not value.strip():
+        return None
+    value = value.strip()
+    if value.endswith(".py") or "/" in value:
+        candidates = [value]
+    else:
+        module = value.split(":")[0]
+        parts = module.split(".")
+        candidates = []
+        for n in range(len(parts), 0, -1):  # `a.b.Class`: a/b.py, a/b/__init__.py, a.py
+            stem = "/".join(parts[:n])
+            candidates += [f"{pre}{stem}.py" for pre in ("", "src/")]
+            candidates += [f"{pre}{stem}/__init__.py" for pre in ("", "src/")]
+    for rel in candidates:
+        if not _in_repo(rel):
+            return f"names {value!r}, outside the repository"
+        rel = posixpath.normpath(rel)
+        if ctx.ws_lstat(rel) is None:
+            continue
+        text = ctx.ws_text(rel, MAX_BYTES) or ""
+        m = BUILD_HAZARDS.search(text)
+        return f"{rel} calls {m.group()!r} at build time" if m else None
+    return f"names {value!r}, no module of the repository (one a build requirement installs)"
+
+
 def p_no_script_hazard(arg: str, hit: Hit, ctx: Context) -> str | None:
     m = SCRIPT_HAZARDS.search(str(hit.value))
     return f"starts processes, reaches the network or reads credentials ({m.group()!r})" \
@@ -530,6 +575,8 @@ def p_package_spec(arg: str, hit: Hit, ctx: Context) -> str | None:
 def p_no_secret_value(arg: str, hit: Hit, ctx: Context) -> str | None:
     from ztsa.secrets import NOT_SECRET_NAMES, SECRET_NAME, token_kind
 
+    if hit.key.startswith(PUBLIC_PREFIXES):
+        return None  # bundled into the pages a browser loads: public by design
     value = str(hit.value).strip()
     kind = token_kind(value)
     if kind:
@@ -588,6 +635,9 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
                           p_no_piped_download),
     "no-outside-import": ("imports no file outside the repository (`@~/...`, `@/etc/...`, "
                           "`@../...` above the top)", p_no_outside_import),
+    "build-module-inert": ("the module or script it names is a file of the repository that "
+                           "runs no command, reaches no network and decodes nothing to run",
+                           p_build_module_inert),
     "no-script-hazard": ("starts no process, reaches no network, reads no credential or "
                          "environment", p_no_script_hazard),
     "go-release": ("a Go release (`go1.22.3`)", p_go_release),
@@ -617,36 +667,56 @@ def judge(s: Setting, hit: Hit, ctx: Context) -> str | None:
 
 
 # -- files ------------------------------------------------------------------------------
-def plugin_dirs(ctx: Context, f: Findings) -> list[str]:
+def plugin_dirs(ctx: Context, f: Findings) -> dict[str, bool]:
     """The plugin directories (workspace-relative) of the in-repo Claude Code marketplace
     (`.claude-plugin/marketplace.json`: each plugin whose `source` is a relative path), and
-    the repository itself when it is a plugin (`.claude-plugin/plugin.json`)."""
+    the repository itself when it is a plugin (`.claude-plugin/plugin.json`); each with
+    whether the project's settings enable it (`enabledPlugins` names `plugin@marketplace`),
+    so that it acts for whoever opens the repository. One nothing enables acts only once a
+    person installs it: its findings are advice."""
     cached = ctx.cache.get("surface-plugins")
-    if isinstance(cached, list):
+    if isinstance(cached, dict):
         return cached
-    out: list[str] = []
-    if ctx.ws_exists(".claude-plugin/plugin.json"):
-        out.append("")
-    rel = ".claude-plugin/marketplace.json"
-    text = f.attempt(ctx.ws_text, rel, MAX_BYTES)
-    if text is not None:
-        from ztsa.parsing import load_jsonc
+    from ztsa.parsing import load_jsonc
 
+    def document(rel: str) -> Any:
+        text = f.attempt(ctx.ws_text, rel, MAX_BYTES)
+        if text is None:
+            return None
         try:
-            doc = load_jsonc(text, rel)
+            return load_jsonc(text, rel)
         except ParseError as exc:
             f.error(exc)
-            doc = None
-        root = doc.get("metadata", {}).get("pluginRoot", "") if isinstance(doc, dict) \
-            and isinstance(doc.get("metadata"), dict) else ""
-        for plugin in doc.get("plugins", []) if isinstance(doc, dict) else []:
+            return None
+
+    enabled: set[str] = set()
+    for rel in (".claude/settings.json", ".claude/settings.local.json"):
+        doc = document(rel) if ctx.ws_exists(rel) else None
+        plugins = doc.get("enabledPlugins") if isinstance(doc, dict) else None
+        if isinstance(plugins, dict):
+            enabled |= {k for k, v in plugins.items() if v and isinstance(k, str)}
+    out: dict[str, bool] = {}
+    if ctx.ws_exists(".claude-plugin/plugin.json"):
+        doc = document(".claude-plugin/plugin.json")
+        name = doc.get("name") if isinstance(doc, dict) else None
+        out[""] = any(e.partition("@")[0] == name for e in enabled)
+    doc = document(".claude-plugin/marketplace.json") \
+        if ctx.ws_exists(".claude-plugin/marketplace.json") else None
+    if isinstance(doc, dict):
+        market = doc.get("name")
+        meta = doc.get("metadata")
+        root = meta.get("pluginRoot", "") if isinstance(meta, dict) else ""
+        plugins = doc.get("plugins")
+        for plugin in plugins if isinstance(plugins, list) else []:
             source = plugin.get("source") if isinstance(plugin, dict) else None
             if isinstance(source, str) and _in_repo(source):
                 if isinstance(root, str) and root and not source.startswith("./"):
                     source = posixpath.join(root, source)
                 path = posixpath.normpath(source.removeprefix("./"))
-                out.append("" if path == "." else path)
-    ctx.cache["surface-plugins"] = out = list(dict.fromkeys(out))
+                path = "" if path == "." else path
+                on = f"{plugin.get('name')}@{market}" in enabled
+                out[path] = out.get(path, False) or on
+    ctx.cache["surface-plugins"] = out
     return out
 
 
@@ -666,39 +736,45 @@ def _listing(ctx: Context, rel: str, f: Findings) -> list[str]:
     return memo[rel]
 
 
-def files_of(ctx: Context, s: Setting, f: Findings) -> list[str]:
-    globs: list[str] = []
+def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
+    """(file, advisory) of a setting: advisory for a plugin's file that nothing enables."""
+    globs: list[tuple[str, bool]] = []
     for g in s.files:
         if g.startswith("{plugin}/"):
             rest = g.removeprefix("{plugin}/")
-            globs += [posixpath.join(d, rest) if d else rest for d in plugin_dirs(ctx, f)]
+            globs += [(posixpath.join(d, rest) if d else rest, not on)
+                      for d, on in plugin_dirs(ctx, f).items()]
+        elif g == ".claude-plugin/marketplace.json":  # plugins declared inline in it
+            globs.append((g, not any(plugin_dirs(ctx, f).values())))
         else:
-            globs.append(g)
-    out: list[str] = []
-    for g in globs:
-        if not any(c in g for c in "*?["):
-            st = f.attempt(ctx.ws_lstat, g)
-            if st is not None:
-                out.append(g)
-            continue
-        # a glob: its literal directory first, so a workspace without it costs one stat;
-        # then the walk's files by directory (ztsa.manifests.project.by_dir)
-        head = g[: min(g.find(c) for c in "*?[" if c in g)].rpartition("/")[0]
-        if head and not os.path.isdir(ctx.ws_path(head)):
-            continue
-        from ztsa.manifests.project import by_dir
+            globs.append((g, False))
+    found: dict[str, bool] = {}
+    for g, advisory in globs:
+        for rel in _matches(ctx, g, f):
+            found[rel] = found.get(rel, True) and advisory
+    return list(found.items())[:MAX_FILES]
 
-        dirglob, _, baseglob = g.rpartition("/")
-        if any(c in dirglob for c in "*?["):
-            dirs = [d for d in by_dir(ctx) if d.startswith(head + "/")
-                    and fnmatch.fnmatchcase(d, dirglob)]
-            for d in sorted(dirs):
-                out += [posixpath.join(d, n) for n in sorted(by_dir(ctx).get(d, ()))
-                        if fnmatch.fnmatchcase(n, baseglob)]
-        else:  # one directory: its listing, not the whole walk's index
-            out += [posixpath.join(dirglob, n) for n in _listing(ctx, dirglob, f)
-                    if fnmatch.fnmatchcase(n, baseglob)]
-    return list(dict.fromkeys(out))[:MAX_FILES]
+
+def _matches(ctx: Context, g: str, f: Findings) -> list[str]:
+    """The workspace files a glob names: a plain path by one lstat; a glob by its literal
+    directory first (a workspace without it costs one stat), then that directory's
+    listing, or the walk's files by directory where a directory part is a pattern."""
+    if not any(c in g for c in "*?["):
+        return [g] if f.attempt(ctx.ws_lstat, g) is not None else []
+    head = g[: min(g.find(c) for c in "*?[" if c in g)].rpartition("/")[0]
+    if head and not os.path.isdir(ctx.ws_path(head)):
+        return []
+    dirglob, _, baseglob = g.rpartition("/")
+    if not any(c in dirglob for c in "*?["):
+        return [posixpath.join(dirglob, n) for n in _listing(ctx, dirglob, f)
+                if fnmatch.fnmatchcase(n, baseglob)]
+    from ztsa.manifests.project import by_dir
+
+    index = by_dir(ctx)
+    return [posixpath.join(d, n)
+            for d in sorted(d for d in index if d.startswith(head + "/")
+                            and fnmatch.fnmatchcase(d, dirglob))
+            for n in sorted(index[d]) if fnmatch.fnmatchcase(n, baseglob)]
 
 
 def _shown(s: Setting, hit: Hit) -> str:
@@ -711,7 +787,7 @@ def _shown(s: Setting, hit: Hit) -> str:
 
 def audit(ctx: Context, f: Findings, s: Setting) -> None:
     docs: dict[str, tuple[Any, str]] = ctx.cache.setdefault("surface-docs", {})
-    for rel in files_of(ctx, s, f):
+    for rel, advisory in files_of(ctx, s, f):
         key = f"{s.format}:{rel}"
         if key not in docs:
             try:
@@ -740,7 +816,12 @@ def audit(ctx: Context, f: Findings, s: Setting) -> None:
                     needle = (quoted.group(1) or quoted.group(2))[:60] if quoted else ""
                     line = line_of(text, needle) if needle else None
                 where = f"{hit.path}{_shown(s, hit)}: " if hit.path else ""
-                f.fail(f"{s.id}: {where}{why} ({s.tool}, {s.acts}; {s.runs})", rel, line)
+                detail = f"{s.id}: {where}{why} ({s.tool}, {s.acts}; {s.runs})"
+                if advisory:
+                    f.advise(detail + " (a plugin no project setting enables: it acts once "
+                             "a person installs it)", rel, line)
+                else:
+                    f.fail(detail, rel, line)
 
 
 def check(ctx: Context, rule_id: str, passed: str, failed: str) -> Outcome:

@@ -273,7 +273,7 @@ INSTRUCTS = "loads instructions"
 _CC = "https://code.claude.com/docs/en/"
 _CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 _PLUGIN_TEXTS = ("{plugin}/skills/*/SKILL.md", "{plugin}/commands/*.md", "{plugin}/agents/*.md")
-_SHELL_TOOLS = "Bash,WebFetch,WebSearch,Shell,run_shell_command,web_fetch,execute_bash,shell"
+_SHELL_TOOLS = "Bash,WebFetch,Shell,run_shell_command,web_fetch,execute_bash,shell"
 
 SETTINGS = (
     # Claude Code: settings
@@ -303,11 +303,12 @@ SETTINGS = (
     Setting("claude-rules", "Claude Code", (".claude/rules/*.md", ".claude/rules/*/*.md"),
             "text", (), SESSION, AGENT, INSTRUCTS, ("no-piped-download",),
             _CC + "memory#organize-rules-with-claude/rules/"),
+    # `allowed-tools` pre-approves (no prompt while the skill or command is active); a
+    # subagent's `tools` only restricts what it may ask for, so it is not here
     Setting("claude-skill-allowed-tools", "Claude Code",
-            (".claude/skills/*/SKILL.md", ".claude/commands/*.md", ".claude/agents/*.md",
-             *_PLUGIN_TEXTS), "frontmatter", ("allowed-tools", "allowed-tools/*", "tools",
-                                             "tools/*"),
-            USE, AGENT, REACH, ("no-grant:" + _SHELL_TOOLS,), _CC + "skills"),
+            (".claude/skills/*/SKILL.md", ".claude/commands/*.md", *_PLUGIN_TEXTS),
+            "frontmatter", ("allowed-tools",), USE, AGENT, REACH,
+            ("no-grant:" + _SHELL_TOOLS,), _CC + "skills"),
     # Claude Code: plugins of an in-repo marketplace (.claude-plugin/marketplace.json)
     Setting("claude-plugin-hooks", "Claude Code", ("{plugin}/hooks/hooks.json",), "json",
             ("hooks/*/*/hooks/*/command",), PLUGIN, AGENT, RUNS, ("formatter",),
@@ -505,11 +506,11 @@ SETTINGS = (
             ("packageManager",), INSTALL, INSIDE, RUNS, ("package-spec",),
             "https://github.com/nodejs/corepack#when-authoring-packages"),
     Setting("setuptools-cmdclass", "setuptools", ("pyproject.toml",), "toml",
-            ("tool/setuptools/cmdclass",), INSTALL, INSIDE, RUNS, ("absent",),
+            ("tool/setuptools/cmdclass/*",), INSTALL, INSIDE, RUNS, ("build-module-inert",),
             "https://setuptools.pypa.io/en/latest/userguide/pyproject_config.html"),
     Setting("poetry-build-script", "Poetry", ("pyproject.toml",), "toml",
-            ("tool/poetry/build", "tool/poetry/build/script"), INSTALL, INSIDE, RUNS,
-            ("absent",), "https://python-poetry.org/docs/pyproject/#build"),
+            ("tool/poetry/build",), INSTALL, INSIDE, RUNS,
+            ("build-module-inert",), "https://python-poetry.org/docs/pyproject/#build"),
     Setting("pnpm-workspace-pnpmfile", "pnpm", ("pnpm-workspace.yaml",), "yaml",
             ("pnpmfile", "pnpmfilePath", "globalPnpmfile"), INSTALL, INSIDE, RUNS,
             ("absent",), "https://pnpm.io/settings#pnpmfile"),

@@ -27,6 +27,7 @@ def test_pass_on_an_empty_workspace(machine):
 
 def test_fail_plugin_hook_running_a_repository_script(machine):
     machine.ws(".claude-plugin/marketplace.json", MARKET)
+    machine.ws(".claude/settings.json", json.dumps({"enabledPlugins": {"p@m": True}}))
     machine.ws("plugins/p/hooks/hooks.json", json.dumps({"hooks": {"SessionStart": [
         {"hooks": [{"type": "command", "command": "sh ./x.sh"}]}]}}))
     out = machine.run("AGT010")
@@ -36,13 +37,20 @@ def test_fail_plugin_hook_running_a_repository_script(machine):
     assert "'sh'" in e.detail and "outside: the agent" in e.detail
 
 
-def test_fail_a_plugin_only_a_marketplace_of_the_repository_lists(machine):
-    """A directory no marketplace lists is not a plugin: its hooks.json is nobody's."""
+def test_a_plugin_gates_when_the_project_enables_it(machine):
+    """A directory no marketplace lists is not a plugin: its hooks.json is nobody's. One
+    the in-repo marketplace lists acts once a person installs it: advice. One the
+    project's settings enable acts for whoever opens the repository: a finding."""
     hooks = json.dumps({"hooks": {"Stop": [{"hooks": [{"command": "bash x"}]}]}})
     machine.ws("plugins/p/hooks/hooks.json", hooks)
     assert machine.run("AGT010").status is Status.PASS
     machine.ws(".claude-plugin/marketplace.json", MARKET)
-    assert machine.run("AGT010").status is Status.FAIL
+    out = machine.run("AGT010")
+    assert out.status is Status.FAIL and out.advisory
+    assert "no project setting enables" in out.evidence[0].detail
+    machine.ws(".claude/settings.json", json.dumps({"enabledPlugins": {"p@m": True}}))
+    out = machine.run("AGT010")
+    assert out.status is Status.FAIL and not out.advisory
 
 
 def test_fail_interpreter_path_that_is_a_committed_file(machine):

@@ -42,10 +42,22 @@ def test_fail_an_import_in_a_code_block_is_not_an_import(machine):
     assert machine.run("AGT011").status is Status.PASS
 
 
-def test_unknown_when_front_matter_does_not_parse(machine):
-    machine.ws(".claude/skills/s/SKILL.md", "---\nallowed-tools: [Bash\n---\nx\n")
+def test_unknown_when_front_matter_is_not_closed(machine):
+    machine.ws(".claude/skills/s/SKILL.md", "---\nallowed-tools: Read\nx\n")
     out = machine.run("AGT011")
     assert out.status is Status.UNKNOWN and "SKILL.md" in out.message
+
+
+def test_front_matter_read_as_leniently_as_the_agent_reads_it(machine):
+    """An unquoted `description: a: b` is not YAML; Claude Code still reads the other
+    keys, and so does the rule."""
+    machine.ws(".claude/skills/s/SKILL.md",
+               "---\ndescription: Use: when asked\nallowed-tools: [Read, Bash]\n---\nx\n")
+    out = machine.run("AGT011")
+    assert out.status is Status.FAIL and "grants 'Bash' whole" in out.evidence[0].detail
+    machine.ws(".claude/skills/s/SKILL.md",
+               "---\ndescription: Use: when asked\nallowed-tools: [Read, Grep]\n---\nx\n")
+    assert machine.run("AGT011").status is Status.PASS
 
 
 def test_unknown_when_the_marketplace_does_not_parse(machine):
