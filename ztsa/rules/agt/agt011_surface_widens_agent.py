@@ -3,18 +3,20 @@
 ## What it checks
 Every setting of the surface catalogue (`ztsa/surfaces.py`, `docs/surfaces.md`) that
 widens what an agent may do, redirects where it sends, or loads instructions into it:
-tool grants (a skill's or agent's `allowed-tools`, Gemini's `tools.allowed`, Cursor CLI's
-`permissions.allow` and `.cursor/permissions.json`, Codex `.codex/rules` `prefix_rule`s,
-OpenCode `permission`, Roo modes, Copilot agents' `tools`, Kiro auto-approved MCP tools,
-Windsurf `// turbo` workflows), reach (`permissions.additionalDirectories` out of the
-repository, devcontainer and Compose mounts of the home directory, credentials or a daemon
-socket), endpoints and credentials (a telemetry endpoint off this machine, an MCP server
-over plain `http://` sent `${TOKEN}` headers, a `.gemini/.env` base URL), instructions
-(`CLAUDE.md` and `.claude/rules` importing files outside the repository, a download run as
-code in rules, plugin skills and OpenHands microagents), and credentials committed in
-`.env` or `.docker/config.json` (never shown). Each value is judged by the catalogue's
-safe predicate for it. A file that does not parse, or a symlink out of the workspace,
-makes the rule unknown.
+tools approved in advance (a skill's or command's `allowed-tools`, Gemini's
+`tools.allowed`, Cursor CLI's `permissions.allow` and `.cursor/permissions.json`, Codex
+`.codex/rules` `prefix_rule`s, OpenCode `permission`, Amazon Q agents' `allowedTools`,
+every MCP tool auto-approved in Kiro, Amazon Q or Roo, Windsurf `// turbo` workflows; a
+list of the tools an agent may ask for is not a grant), reach
+(`permissions.additionalDirectories` out of the repository, devcontainer and Compose
+mounts of the home directory, credentials or a daemon socket), endpoints and credentials
+(a telemetry endpoint off this machine, an MCP server over plain `http://` sent
+`${TOKEN}` headers, a Gemini base URL in `.gemini/.env` or `.env`), instructions
+(`CLAUDE.md` and `.claude/rules` importing files outside the repository, a download run
+as code in rules, plugin skills, Roo modes and OpenHands microagents), and credentials
+committed in `.env` or `.docker/config.json` (never shown). Each value is judged by the
+catalogue's safe predicate for it. A file that does not parse, or a symlink out of the
+workspace, makes the rule unknown; a plugin that no project setting enables is advice.
 
 ## Why it matters
 A repository's agent configuration applies to whoever opens it: a grant of the shell or
