@@ -3,16 +3,19 @@
 ## What it checks
 Every setting of the surface catalogue (`ztsa/surfaces.py`, `docs/surfaces.md`) that makes
 a tool outside `ztsa exec`'s confinement run a program later: the agent itself (a Claude
-Code plugin's `hooks/hooks.json`, `.lsp.json` and `.mcp.json` from an in-repo marketplace,
-OpenCode plugins, Amazon Q agent hooks, OpenHands' setup script), the editor (VS Code
-settings that name an executable, rust-analyzer's override commands, the terminal's
-environment, a `.code-workspace` task that runs when the folder opens, Continue's
-`config.ts`), a shell environment manager (mise `[hooks]` and `_.source`, asdf `path:`
-versions, a flake's `nixConfig` build hooks). Each value is judged by the catalogue's safe
-predicate for that setting (a formatter by name, a program on PATH, echo, a file that is
-not the repository's, ...), not by its presence alone. A file that does not parse, or a
-symlink out of the workspace, makes the rule unknown. Settings an older rule reports are
-left to it (the catalogue's `rule` column: AGT002, AGT005, AGT009).
+Code plugin's `hooks/hooks.json`, `.lsp.json` and `.mcp.json`, or the same declared in its
+manifest or the in-repo marketplace; OpenCode plugins, Amazon Q agent hooks, OpenHands'
+setup script), the editor (VS Code settings that name an executable, rust-analyzer's
+override commands, the terminal's environment, a `.code-workspace` task that runs when the
+folder opens, Continue's `config.ts`, JetBrains shared startup tasks), a shell environment
+manager (mise `[hooks]` and `_.source`, asdf `path:` versions, a flake's `nixConfig` build
+hooks, a Nix shell hook that runs a download). Each value is judged by the catalogue's
+safe predicate for that setting (a formatter by name, a program on PATH, echo, a file that
+is not the repository's, ...), not by its presence alone. A file that does not parse, or a
+symlink out of the workspace, makes the rule unknown. A plugin of the in-repo marketplace
+that no project setting enables (`enabledPlugins`) acts only once a person installs it:
+its findings are advice. Settings an older rule reports are left to it (the catalogue's
+`rule` column: AGT001-AGT005, AGT009, SUP008).
 
 ## Why it matters
 These programs run with the person's own rights, outside any sandbox, when the agent
