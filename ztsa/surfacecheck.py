@@ -501,7 +501,8 @@ def p_no_piped_download(arg: str, hit: Hit, ctx: Context) -> str | None:
     from ztsa.rules.sup.sup005_piped_shell_installer import PATTERNS
 
     for line in str(hit.value).splitlines():
-        if any(rx.search(line) for rx in PATTERNS):
+        # every pattern names curl or wget: the other lines skip the regular expressions
+        if ("curl" in line or "wget" in line) and any(rx.search(line) for rx in PATTERNS):
             return "runs a download as code: " + line.strip()[:80]
     return None
 
@@ -757,8 +758,8 @@ def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
 
 def _matches(ctx: Context, g: str, f: Findings) -> list[str]:
     """The workspace files a glob names: a plain path by one lstat; a glob by its literal
-    directory first (a workspace without it costs one stat), then that directory's
-    listing, or the walk's files by directory where a directory part is a pattern."""
+    directory first (a workspace without it costs one stat), then the listings of the
+    directories it names."""
     if not any(c in g for c in "*?["):
         return [g] if f.attempt(ctx.ws_lstat, g) is not None else []
     head = g[: min(g.find(c) for c in "*?[" if c in g)].rpartition("/")[0]
@@ -768,13 +769,31 @@ def _matches(ctx: Context, g: str, f: Findings) -> list[str]:
     if not any(c in dirglob for c in "*?["):
         return [posixpath.join(dirglob, n) for n in _listing(ctx, dirglob, f)
                 if fnmatch.fnmatchcase(n, baseglob)]
-    from ztsa.manifests.project import by_dir
+    return [posixpath.join(d, n) for d in _dirs(ctx, dirglob, f)
+            for n in _listing(ctx, d, f) if fnmatch.fnmatchcase(n, baseglob)]
 
-    index = by_dir(ctx)
-    return [posixpath.join(d, n)
-            for d in sorted(d for d in index if d.startswith(head + "/")
-                            and fnmatch.fnmatchcase(d, dirglob))
-            for n in sorted(index[d]) if fnmatch.fnmatchcase(n, baseglob)]
+
+def _dirs(ctx: Context, dirglob: str, f: Findings) -> list[str]:
+    """The workspace directories a directory pattern names, level by level (a pattern
+    level lists its parent; a symbolic link to a directory is not followed, as the walk
+    does not), at most MAX_FILES."""
+    found = [""]
+    for part in dirglob.split("/"):
+        nxt: list[str] = []
+        for d in found:
+            if not any(c in part for c in "*?["):
+                if os.path.isdir(ctx.ws_path(posixpath.join(d, part))):
+                    nxt.append(posixpath.join(d, part))
+                continue
+            try:
+                with os.scandir(ctx.ws_path(d)) as it:
+                    nxt += sorted(posixpath.join(d, e.name) for e in it
+                                  if e.is_dir(follow_symlinks=False)
+                                  and fnmatch.fnmatchcase(e.name, part))
+            except OSError as exc:
+                f.error(f"cannot list {d or 'the workspace'}: {exc.strerror}", d or None)
+        found = nxt[:MAX_FILES]
+    return found
 
 
 def _shown(s: Setting, hit: Hit) -> str:
