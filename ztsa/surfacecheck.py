@@ -213,7 +213,14 @@ def parse(fmt: str, text: str, name: str) -> Any:
     from ztsa.parsing import load_jsonc, load_toml
 
     if fmt == "json":
-        return load_jsonc(text, name)
+        # strict JSON by the C decoder first; comments and trailing commas (VS Code's
+        # files) by the slower reader
+        import json
+
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            return load_jsonc(text, name)
     if fmt == "toml":
         return load_toml(text, name)
     if fmt == "yaml":
