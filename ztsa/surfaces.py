@@ -12,7 +12,15 @@ tool that reads it, when it acts, and what it does. Two kinds:
   ones, and one the run made, changed or removed is moved aside after it, its old text
   put back (ztsa.sandbox.gitguard).
 Files that a surface names by path (a devcontainer's Compose files and the script its
-`initializeCommand` runs) are protected too (named_by)."""
+`initializeCommand` runs) are protected too (named_by).
+
+SETTINGS is the other half: one record per place in those files (a key of a JSON, TOML
+or YAML file, a front matter field, a whole file) that makes something run code, run it
+outside any sandbox, widen an agent's permissions or reach, redirect its endpoints or
+credentials, or load instructions; with when it acts, who acts on it (inside `ztsa
+exec`'s confinement or outside it later) and what a safe value looks like, as data (a
+predicate of ztsa.surfacecheck.SAFE). The gate's rules AGT010-AGT012 read it; every
+record has a malicious and a benign fixture (tests/fixtures/surfaces/ID/)."""
 
 from __future__ import annotations
 
@@ -285,13 +293,14 @@ def named_by(workspace: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def render() -> str:
-    """docs/surfaces.md: the catalogue as a person reads it (`python -m ztsa.surfaces`)."""
+def render_surfaces() -> str:
+    """The protected paths' part of docs/surfaces.md."""
     out = ["# Surfaces: what runs later, widens an agent's reach or instructs it", "",
            "Generated from `ztsa/surfaces.py` by `python -m ztsa.surfaces > docs/surfaces.md`;",
-           "a test keeps them in step. Under `ztsa exec`, every path of the first table is",
-           "read-only for the tree and cannot be made when absent; every file of the second",
-           "is too where it exists when the run starts, and one the run makes, changes or",
+           "a test keeps them in step. Under `ztsa exec`, every path of \"At the top of the",
+           "workspace\" is read-only for the tree and cannot be made when absent; every file",
+           "of \"Wherever they sit\" is too where it exists when the run starts, and one",
+           "the run makes, changes or",
            "removes anywhere (but inside " + ", ".join(f"`{d}/`" for d in INSTALLED) + ")",
            "is moved aside after it, its old text put back. The files a devcontainer",
            "configuration names (its Compose files, its Dockerfile, the files its",
@@ -308,6 +317,429 @@ def render() -> str:
             "| path | tool | acts | effect |", "|---|---|---|---|"]
     out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in INSTRUCTIONS]
     return "\n".join(out) + "\n"
+
+# -- the settings: one record per key or file that acts, and what a safe value is -------
+class Setting(NamedTuple):
+    id: str  # kebab-case; its fixtures are tests/fixtures/surfaces/ID/{malicious,benign}
+    tool: str
+    # workspace-relative globs (fnmatch; `*` stays within a directory);
+    # `{plugin}/` stands for each plugin directory an in-repo marketplace lists
+    files: tuple[str, ...]
+    format: str  # json (with comments), toml, yaml, frontmatter, dotenv, properties,
+    # words (`name value` lines), gomod, starlark (calls and their keywords), text
+    keys: tuple[str, ...]  # key paths, `/` between levels, `*` any key or element,
+    # fnmatch within a level (`*_BASE_URL`); none: the whole document
+    acts: str  # when the tool acts on it
+    runs: str  # who acts on it, and whether inside ztsa exec's confinement
+    effect: str
+    safe: tuple[str, ...]  # a value is safe when one of these holds (surfacecheck.SAFE)
+    doc: str  # the tool's documentation of the key
+    rule: str = ""  # an older rule that reports it instead of AGT010-AGT012
+
+
+# when
+SESSION = "at session start"
+PLUGIN = "when the plugin is enabled"
+USE = "when the skill, rule or agent is used"
+OPEN = "on open"
+FOLDER_OPEN = "on folder open"
+ENTER = "on entering the directory"
+CONTAINER = "on opening in a container"
+COMPOSE = "on `compose up`"
+INSTALL = "on install"
+BUILD = "on build"
+COMMIT = "on commit"
+# who: outside the confinement, later, or inside it
+AGENT = "outside: the agent"
+EDITOR = "outside: the editor"
+SHELL = "outside: a shell environment manager"
+HOST = "outside: the host side of a devcontainer"
+ENGINE = "outside: the container engine"
+NOBODY = "nobody: a credential anyone with the checkout reads"
+INSIDE = "inside: the build, under ztsa exec"
+# what
+RUNS = "runs code"
+REACH = "widens reach"
+REDIRECT = "redirects endpoints or credentials"
+CREDENTIALS = "holds credentials"
+INSTRUCTS = "loads instructions"
+
+_CC = "https://code.claude.com/docs/en/"
+_CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+_PLUGIN_TEXTS = ("{plugin}/skills/*/SKILL.md", "{plugin}/commands/*.md", "{plugin}/agents/*.md")
+_SHELL_TOOLS = "Bash,WebFetch,Shell,run_shell_command,web_fetch,execute_bash,shell"
+
+SETTINGS = (
+    # Claude Code: settings
+    Setting("claude-status-line", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("statusLine/command",), SESSION, AGENT, RUNS, ("absent",),
+            _CC + "statusline", rule="AGT002"),
+    Setting("claude-api-key-helper", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("apiKeyHelper", "awsAuthRefresh", "awsCredentialExport"), SESSION, AGENT,
+            RUNS, ("absent",), _CC + "settings", rule="AGT002"),
+    Setting("claude-otel-headers-helper", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("otelHeadersHelper",), SESSION, AGENT, RUNS, ("absent",),
+            _CC + "monitoring-usage", rule="AGT002"),
+    Setting("claude-env-otlp-endpoint", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("env/OTEL_EXPORTER_OTLP*ENDPOINT",), SESSION, AGENT, REDIRECT,
+            ("loopback-url",), _CC + "monitoring-usage"),
+    Setting("claude-env-otlp-headers", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("env/OTEL_EXPORTER_OTLP*HEADERS",), SESSION, AGENT, REDIRECT,
+            ("no-env-expansion",), _CC + "monitoring-usage"),
+    Setting("claude-additional-directories", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("permissions/additionalDirectories/*",), SESSION, AGENT, REACH,
+            ("in-repo-path",), _CC + "settings#permission-settings"),
+    # Claude Code: instructions
+    Setting("claude-md-import", "Claude Code",
+            ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", ".claude/rules/*.md",
+             ".claude/rules/*/*.md"), "text", (), SESSION, AGENT, INSTRUCTS,
+            ("no-outside-import",), _CC + "memory#claude-md-imports"),
+    Setting("claude-rules", "Claude Code", (".claude/rules/*.md", ".claude/rules/*/*.md"),
+            "text", (), SESSION, AGENT, INSTRUCTS, ("no-piped-download",),
+            _CC + "memory#organize-rules-with-claude/rules/"),
+    # `allowed-tools` pre-approves (no prompt while the skill or command is active); a
+    # subagent's `tools` only restricts what it may ask for, so it is not here
+    Setting("claude-skill-allowed-tools", "Claude Code",
+            (".claude/skills/*/SKILL.md", ".claude/commands/*.md", *_PLUGIN_TEXTS),
+            "frontmatter", ("allowed-tools",), USE, AGENT, REACH,
+            ("no-grant:" + _SHELL_TOOLS,), _CC + "skills"),
+    # Claude Code: plugins of an in-repo marketplace (.claude-plugin/marketplace.json)
+    Setting("claude-plugin-hooks", "Claude Code", ("{plugin}/hooks/hooks.json",), "json",
+            ("hooks/*/*/hooks/*/command",), PLUGIN, AGENT, RUNS, ("formatter",),
+            _CC + "plugins-reference#hooks"),
+    Setting("claude-plugin-lsp", "Claude Code", ("{plugin}/.lsp.json",), "json",
+            ("*/command",), PLUGIN, AGENT, RUNS, ("program-on-path",),
+            _CC + "plugins-reference#lsp-servers"),
+    Setting("claude-plugin-mcp", "Claude Code", ("{plugin}/.mcp.json",), "json",
+            ("mcpServers/*/command",), PLUGIN, AGENT, RUNS, ("program-on-path",),
+            _CC + "plugins-reference#mcp-servers"),
+    # the same, declared inline: in a plugin's manifest, or in the marketplace's entry
+    Setting("claude-plugin-inline-servers", "Claude Code",
+            ("{plugin}/.claude-plugin/plugin.json", ".claude-plugin/marketplace.json"), "json",
+            ("mcpServers/*/command", "lspServers/*/command", "plugins/*/mcpServers/*/command",
+             "plugins/*/lspServers/*/command"), PLUGIN, AGENT, RUNS, ("program-on-path",),
+            _CC + "plugins-reference#plugin-manifest-schema"),
+    Setting("claude-plugin-inline-hooks", "Claude Code",
+            ("{plugin}/.claude-plugin/plugin.json", ".claude-plugin/marketplace.json"), "json",
+            ("hooks/*/*/hooks/*/command", "hooks/hooks/*/*/hooks/*/command",
+             "plugins/*/hooks/*/*/hooks/*/command", "plugins/*/hooks/hooks/*/*/hooks/*/command"),
+            PLUGIN, AGENT, RUNS, ("formatter",),
+            _CC + "plugins-reference#plugin-manifest-schema"),
+    Setting("claude-plugin-instructions", "Claude Code", _PLUGIN_TEXTS, "text", (), USE,
+            AGENT, INSTRUCTS, ("no-piped-download",), _CC + "plugins-reference"),
+    # MCP servers reached over the network
+    Setting("mcp-remote-url", "Claude Code, Cursor, Gemini CLI, Roo Code, Kiro, Amazon Q",
+            (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
+             ".kiro/settings/mcp.json", ".amazonq/mcp.json"), "json",
+            ("mcpServers/*/url", "mcpServers/*/httpUrl", "mcpServers/*/serverUrl"),
+            SESSION, AGENT, REDIRECT, ("https-url",), _CC + "mcp"),
+    Setting("mcp-remote-headers", "Claude Code, Cursor, Gemini CLI, Roo Code, Kiro, Amazon Q",
+            (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
+             ".kiro/settings/mcp.json", ".amazonq/mcp.json"), "json",
+            ("mcpServers/*/headers/*",), SESSION, AGENT, REDIRECT,
+            ("no-env-expansion", "no-plain-http-server"), _CC + "mcp"),
+    Setting("vscode-mcp-remote-url", "VS Code (Copilot)", (".vscode/mcp.json",), "json",
+            ("servers/*/url",), SESSION, EDITOR, REDIRECT, ("https-url",),
+            "https://code.visualstudio.com/docs/copilot/customization/mcp-servers"),
+    # Codex
+    Setting("codex-rules-allow-shell", "Codex", (".codex/rules/*.rules",), "starlark",
+            ("*",), SESSION, AGENT, REACH, ("prefix-rule-no-runner",),
+            "https://developers.openai.com/codex/rules"),
+    # Gemini CLI and Qwen Code
+    Setting("gemini-tools-allowed", "Gemini CLI, Qwen Code",
+            (".gemini/settings.json", ".qwen/settings.json"), "json",
+            ("tools/allowed/*", "allowedTools/*", "coreTools/*"), SESSION, AGENT, REACH,
+            ("no-grant:" + _SHELL_TOOLS,), "https://github.com/google-gemini/gemini-cli/blob/main/docs/reference/configuration.md"),
+    Setting("gemini-env-redirect", "Gemini CLI, Qwen Code", (".gemini/.env", ".qwen/.env"),
+            "dotenv", ("*_BASE_URL", "*_ENDPOINT", "*_PROXY", "*_proxy"), SESSION, AGENT,
+            REDIRECT, ("loopback-url",), "https://github.com/google-gemini/gemini-cli/blob/main/docs/reference/configuration.md"),
+    Setting("gemini-dotenv-redirect", "Gemini CLI", (".env",), "dotenv",
+            ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL", "CODE_ASSIST_ENDPOINT"),
+            SESSION, AGENT, REDIRECT, ("loopback-url",), "https://github.com/google-gemini/gemini-cli/blob/main/docs/reference/configuration.md"),
+    # Cursor
+    Setting("cursor-cli-permissions", "Cursor CLI", (".cursor/cli.json",), "json",
+            ("permissions/allow/*",), SESSION, AGENT, REACH,
+            ("no-grant:Shell,Write,WebFetch",),
+            "https://cursor.com/docs/cli/reference/permissions"),
+    Setting("cursor-terminal-allowlist", "Cursor", (".cursor/permissions.json",), "json",
+            ("terminalAllowlist/*", "mcpAllowlist/*"), SESSION, AGENT, REACH,
+            ("no-grant:*",), "https://cursor.com/docs/reference/permissions"),
+    # OpenCode
+    Setting("opencode-plugin", "OpenCode",
+            (".opencode/plugins/*.ts", ".opencode/plugins/*.js", ".opencode/plugin/*.ts",
+             ".opencode/plugin/*.js"), "text", (), SESSION, AGENT, RUNS,
+            ("no-script-hazard",), "https://opencode.ai/docs/plugins/"),
+    Setting("opencode-permission", "OpenCode", ("opencode.json", "opencode.jsonc",
+                                                 ".opencode/opencode.json"), "json",
+            ("permission/bash", "permission/webfetch", "permission/external_directory"),
+            SESSION, AGENT, REACH, ("no-wildcard-allow",),
+            "https://opencode.ai/docs/permissions/"),
+    # Copilot, Roo, Windsurf, Kiro, Continue, Amazon Q, OpenHands
+    # a Copilot agent's, a Roo mode's or a Claude subagent's tool list says what it may ask
+    # for, not what runs unasked: not a widening, so not here. Their texts instruct.
+    Setting("roo-modes-instructions", "Roo Code, Kilo Code", (".roomodes", ".kilocodemodes"),
+            "yaml", ("customModes/*/roleDefinition", "customModes/*/customInstructions"),
+            USE, AGENT, INSTRUCTS, ("no-piped-download",),
+            "https://docs.roocode.com/features/custom-modes"),
+    Setting("windsurf-workflow-turbo", "Windsurf", (".windsurf/workflows/*.md",), "text", (),
+            USE, AGENT, REACH, ("lacks:// turbo",),
+            "https://docs.windsurf.com/windsurf/cascade/workflows"),
+    Setting("mcp-auto-approve", "Kiro, Amazon Q, Roo Code, Kilo Code",
+            (".kiro/settings/mcp.json", ".amazonq/mcp.json", ".roo/mcp.json",
+             ".kilocode/mcp.json"), "json",
+            ("mcpServers/*/autoApprove/*", "mcpServers/*/alwaysAllow/*"), SESSION, AGENT,
+            REACH, ("not-in:*",), "https://kiro.dev/docs/mcp/configuration/"),
+    Setting("continue-config-ts", "Continue", (".continue/config.ts", ".continue/config.js"),
+            "text", (), SESSION, EDITOR, RUNS, ("absent",),
+            "https://docs.continue.dev/customize/deep-dives/configuration"),
+    Setting("continue-mcp-command", "Continue",
+            (".continue/mcpServers/*.yaml", ".continue/mcpServers/*.yml",
+             ".continue/config.yaml"), "yaml", ("mcpServers/*/command",), SESSION, EDITOR,
+            RUNS, ("program-on-path",),
+            "https://docs.continue.dev/customize/deep-dives/mcp"),
+    Setting("amazonq-agent-hooks", "Amazon Q Developer CLI", (".amazonq/cli-agents/*.json",),
+            "json", ("hooks/*/*/command", "hooks/*/command"), SESSION, AGENT, RUNS,
+            ("quiet",), "https://github.com/aws/amazon-q-developer-cli/blob/main/docs/"
+            "agent-format.md"),
+    Setting("amazonq-agent-tools", "Amazon Q Developer CLI", (".amazonq/cli-agents/*.json",),
+            "json", ("allowedTools/*",), SESSION, AGENT, REACH,
+            ("no-grant:*,execute_bash,fs_write,use_aws",),
+            "https://github.com/aws/amazon-q-developer-cli/blob/main/docs/agent-format.md"),
+    Setting("openhands-setup", "OpenHands", (".openhands/setup.sh", ".openhands/pre-commit.sh"),
+            "text", (), SESSION, AGENT, RUNS, ("no-piped-download",),
+            "https://docs.all-hands.dev/usage/prompting/repository"),
+    Setting("openhands-microagents", "OpenHands", (".openhands/microagents/*.md",), "text",
+            (), SESSION, AGENT, INSTRUCTS, ("no-piped-download",),
+            "https://docs.all-hands.dev/usage/prompting/microagents-repo"),
+    # VS Code and editors that read its files
+    Setting("vscode-executable-settings", "VS Code",
+            (".vscode/settings.json",), "json",
+            ("python.defaultInterpreterPath", "python.pythonPath", "eslint.runtime",
+             "eslint.nodePath", "git.path", "go.goroot", "go.alternateTools/*",
+             "terminal.integrated.shell.linux", "rust-analyzer.server.path"),
+            OPEN, EDITOR, RUNS, ("not-committed-file",),
+            "https://code.visualstudio.com/docs/python/settings-reference"),
+    Setting("vscode-rust-analyzer-override", "VS Code (rust-analyzer)",
+            (".vscode/settings.json",), "json",
+            ("rust-analyzer.check.overrideCommand",
+             "rust-analyzer.cargo.buildScripts.overrideCommand",
+             "rust-analyzer.checkOnSave.overrideCommand"), OPEN, EDITOR, RUNS,
+            ("program-in:cargo",),
+            "https://rust-analyzer.github.io/book/configuration.html"),
+    Setting("vscode-terminal-env", "VS Code", (".vscode/settings.json",), "json",
+            ("terminal.integrated.env.linux/*", "terminal.integrated.env.osx/*"), OPEN,
+            EDITOR, RUNS, ("not-code-loading-variable",),
+            "https://code.visualstudio.com/docs/terminal/profiles"),
+    Setting("vscode-folder-open-task", "VS Code", (".vscode/tasks.json",), "json",
+            ("tasks/*/runOptions/runOn",), FOLDER_OPEN, EDITOR, RUNS, ("not:folderOpen",),
+            "https://code.visualstudio.com/docs/debugtest/tasks#_run-behavior",
+            rule="AGT005"),
+    Setting("code-workspace-folder-open-task", "VS Code", ("*.code-workspace",), "json",
+            ("tasks/tasks/*/runOptions/runOn",), FOLDER_OPEN, EDITOR, RUNS,
+            ("not:folderOpen",),
+            "https://code.visualstudio.com/docs/editing/workspaces/multi-root-workspaces"),
+    # shell environment managers
+    Setting("direnv-envrc", "direnv", (".envrc",), "text", (), ENTER, SHELL, RUNS,
+            ("absent",), "https://direnv.net/man/direnv-stdlib.1.html", rule="AGT009"),
+    Setting("mise-hooks", "mise",
+            ("mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml",
+             ".config/mise.toml", ".config/mise/config.toml", "mise/config.toml"), "toml",
+            ("hooks/*", "tools/*/postinstall"), ENTER, SHELL, RUNS, ("quiet",),
+            "https://mise.jdx.dev/hooks.html"),
+    Setting("mise-env-source", "mise",
+            ("mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml",
+             ".config/mise.toml", ".config/mise/config.toml", "mise/config.toml"), "toml",
+            ("env/_/source", "env/_/source/*", "env/_/source/*/path"), ENTER, SHELL, RUNS,
+            ("absent",), "https://mise.jdx.dev/environments/#env-_-source"),
+    Setting("asdf-tool-path", "asdf, mise", (".tool-versions",), "words", ("*",), ENTER,
+            SHELL, RUNS, ("lacks:path:",),
+            "https://asdf-vm.com/manage/configuration.html#tool-versions"),
+    Setting("nix-flake-config", "Nix", ("flake.nix",), "text", (), "on `nix develop`/`nix "
+            "build` once its nixConfig is accepted", SHELL, RUNS,
+            ("lacks:post-build-hook|build-hook|extra-sandbox-paths|sandbox = false|"
+             "trusted-users",),
+            "https://nix.dev/manual/nix/latest/command-ref/new-cli/nix3-flake#flake-format"),
+    Setting("nix-shell-hook", "Nix", ("shell.nix", "flake.nix", "default.nix", "devenv.nix"),
+            "text", (), "on `nix-shell`/`nix develop` (or direnv's `use nix`)", SHELL, RUNS,
+            ("no-piped-download",),
+            "https://nix.dev/manual/nix/latest/command-ref/nix-shell#description"),
+    # JetBrains IDEs: shared startup tasks run their run configurations on project open
+    Setting("jetbrains-startup-tasks", "JetBrains IDEs", (".idea/startup.xml",), "text", (),
+            OPEN, EDITOR, RUNS, ("lacks:<configuration ",),
+            "https://www.jetbrains.com/help/idea/settings-tools-startup-tasks.html"),
+    # devcontainers and Compose
+    Setting("devcontainer-initialize-command", "Dev Containers",
+            (".devcontainer/devcontainer.json", ".devcontainer.json",
+             ".devcontainer/*/devcontainer.json"), "json", ("initializeCommand",),
+            CONTAINER, HOST, RUNS, ("absent",),
+            "https://containers.dev/implementors/json_reference/", rule="AGT009"),
+    Setting("devcontainer-home-mounts", "Dev Containers",
+            (".devcontainer/devcontainer.json", ".devcontainer.json",
+             ".devcontainer/*/devcontainer.json"), "json", ("mounts/*", "runArgs/*"),
+            CONTAINER, HOST, REACH, ("no-host-secret-mount",),
+            "https://containers.dev/implementors/json_reference/"),
+    Setting("compose-host-mounts", "Docker Compose",
+            ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"),
+            "yaml", ("services/*/volumes/*",), COMPOSE,
+            ENGINE, REACH, ("no-host-secret-mount",),
+            "https://docs.docker.com/reference/compose-file/services/#volumes"),
+    # package managers and toolchain bootstrappers (they run inside ztsa exec)
+    Setting("gradle-wrapper-distribution", "Gradle wrapper",
+            ("gradle/wrapper/gradle-wrapper.properties",), "properties",
+            ("distributionUrl",), BUILD, INSIDE, RUNS,
+            ("host:services.gradle.org", "with:distributionSha256Sum"),
+            "https://docs.gradle.org/current/userguide/gradle_wrapper.html"
+            "#sec:verification"),
+    Setting("maven-wrapper-distribution", "Maven wrapper",
+            (".mvn/wrapper/maven-wrapper.properties",), "properties",
+            ("distributionUrl", "wrapperUrl"), BUILD, INSIDE, RUNS,
+            ("host:repo.maven.apache.org", "with:distributionSha256Sum"),
+            "https://maven.apache.org/tools/wrapper/"),
+    Setting("corepack-package-manager", "corepack", ("package.json",), "json",
+            ("packageManager",), INSTALL, INSIDE, RUNS, ("package-spec",),
+            "https://github.com/nodejs/corepack#when-authoring-packages"),
+    Setting("setuptools-cmdclass", "setuptools", ("pyproject.toml",), "toml",
+            ("tool/setuptools/cmdclass/*",), INSTALL, INSIDE, RUNS, ("build-module-inert",),
+            "https://setuptools.pypa.io/en/latest/userguide/pyproject_config.html"),
+    Setting("poetry-build-script", "Poetry", ("pyproject.toml",), "toml",
+            ("tool/poetry/build",), INSTALL, INSIDE, RUNS,
+            ("build-module-inert",), "https://python-poetry.org/docs/pyproject/#build"),
+    Setting("pnpm-workspace-pnpmfile", "pnpm", ("pnpm-workspace.yaml",), "yaml",
+            ("pnpmfile", "pnpmfilePath", "globalPnpmfile"), INSTALL, INSIDE, RUNS,
+            ("absent",), "https://pnpm.io/settings#pnpmfile"),
+    Setting("cargo-rustflags-linker", "Cargo", (".cargo/config.toml", ".cargo/config"),
+            "toml", ("build/rustflags", "build/rustflags/*", "target/*/rustflags",
+                     "target/*/rustflags/*", "env/RUSTFLAGS", "env/CARGO_ENCODED_RUSTFLAGS"),
+            BUILD, INSIDE, RUNS, ("lacks:linker=|codegen-backend=|-Zcodegen-backend",),
+            "https://doc.rust-lang.org/cargo/reference/config.html#buildrustflags"),
+    Setting("rustup-toolchain-path", "rustup", ("rust-toolchain.toml", "rust-toolchain"),
+            "toml", ("toolchain/path",), BUILD, INSIDE, RUNS, ("absent",),
+            "https://rust-lang.github.io/rustup/overrides.html#the-toolchain-file"),
+    Setting("go-toolchain", "Go", ("go.mod", "go.work"), "gomod", ("toolchain",), BUILD,
+            INSIDE, RUNS, ("go-release",), "https://go.dev/doc/toolchain"),
+    # settings the older rules report, named here so the model is whole
+    Setting("claude-default-mode", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("permissions/defaultMode",), SESSION, AGENT, REACH,
+            ("not-in:bypassPermissions,acceptEdits",), _CC + "iam#permission-modes",
+            rule="AGT001"),
+    Setting("claude-sandbox-disabled", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("sandbox/enabled",), SESSION, AGENT, REACH, ("not:false",),
+            _CC + "sandboxing", rule="AGT001"),
+    Setting("claude-enable-all-mcp", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("enableAllProjectMcpServers",), SESSION, AGENT, RUNS, ("false",),
+            _CC + "settings", rule="AGT001"),
+    Setting("claude-env-base-url", "Claude Code", _CLAUDE_SETTINGS, "json",
+            ("env/*_BASE_URL", "env/*_PROXY", "env/NODE_OPTIONS"), SESSION, AGENT,
+            REDIRECT, ("absent",), _CC + "settings#environment-variables", rule="AGT001"),
+    Setting("claude-hooks", "Claude Code, Codex, Gemini CLI",
+            (*_CLAUDE_SETTINGS, ".codex/hooks.json", ".gemini/settings.json"), "json",
+            ("hooks/*/*/hooks/*/command",), SESSION, AGENT, RUNS, ("absent",),
+            _CC + "hooks", rule="AGT002"),
+    Setting("codex-notify", "Codex", (".codex/config.toml",), "toml", ("notify",), SESSION,
+            AGENT, RUNS, ("absent",),
+            "https://developers.openai.com/codex/config-advanced#notifications",
+            rule="AGT002"),
+    Setting("cursor-hooks", "Cursor, Windsurf", (".cursor/hooks.json", ".windsurf/hooks.json"),
+            "json", ("hooks/*/*/command",), SESSION, AGENT, RUNS, ("absent",),
+            "https://cursor.com/docs/agent/hooks", rule="AGT002"),
+    Setting("cursor-environment", "Cursor background agents", (".cursor/environment.json",),
+            "json", ("install", "start", "terminals/*/command"), SESSION, AGENT, RUNS,
+            ("absent",), "https://cursor.com/docs/background-agent", rule="AGT002"),
+    Setting("kiro-hooks", "Kiro", (".kiro/hooks/*.kiro.hook",), "json", ("then/command",),
+            "on the hook's event", AGENT, RUNS, ("absent",), "https://kiro.dev/docs/hooks/",
+            rule="AGT002"),
+    Setting("mcp-local-command", "Claude Code, Cursor, VS Code, Gemini CLI, Roo, Kiro, Amazon Q",
+            (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
+             ".kiro/settings/mcp.json", ".amazonq/mcp.json"), "json",
+            ("mcpServers/*/command",), SESSION, AGENT, RUNS, ("absent",), _CC + "mcp",
+            rule="AGT003"),
+    Setting("codex-sandbox-mode", "Codex", (".codex/config.toml",), "toml",
+            ("sandbox_mode", "profiles/*/sandbox_mode"), SESSION, AGENT, REACH,
+            ("not:danger-full-access",), "https://developers.openai.com/codex/security",
+            rule="AGT004"),
+    Setting("codex-approval-never", "Codex", (".codex/config.toml",), "toml",
+            ("approval_policy", "profiles/*/approval_policy"), SESSION, AGENT, REACH,
+            ("not:never",), "https://developers.openai.com/codex/security", rule="AGT004"),
+    Setting("gemini-sandbox-off", "Gemini CLI", (".gemini/settings.json",), "json",
+            ("sandbox", "tools/sandbox"), SESSION, AGENT, REACH, ("not:false",),
+            "https://google-gemini.github.io/gemini-cli/docs/cli/sandbox.html",
+            rule="AGT004"),
+    Setting("vscode-chat-auto-approve", "VS Code (Copilot)", (".vscode/settings.json",),
+            "json", ("chat.tools.global.autoApprove", "chat.tools.autoApprove",
+                     "chat.tools.terminal.enableAutoApprove"), OPEN, EDITOR, REACH,
+            ("false",), "https://code.visualstudio.com/docs/copilot/chat/chat-tools",
+            rule="AGT005"),
+    Setting("yarn-path", "Yarn", (".yarnrc.yml",), "yaml", ("yarnPath",), INSTALL, INSIDE,
+            RUNS, ("absent",), "https://yarnpkg.com/configuration/yarnrc#yarnPath",
+            rule="SUP008"),
+    Setting("npmrc-script-shell", "npm", (".npmrc",), "properties",
+            ("script-shell", "node-options"), INSTALL, INSIDE, RUNS, ("absent",),
+            "https://docs.npmjs.com/cli/using-npm/config#script-shell", rule="SUP008"),
+    Setting("cargo-target-runner", "Cargo", (".cargo/config.toml",), "toml",
+            ("target/*/runner", "build/rustc-wrapper"), BUILD, INSIDE, RUNS, ("absent",),
+            "https://doc.rust-lang.org/cargo/reference/config.html#targettriplerunner",
+            rule="SUP008"),
+    # credentials committed
+    Setting("dotenv-credentials", "dotenv loaders (Node, Python, Docker Compose, direnv)",
+            (".env", ".env.local", ".env.production"), "dotenv", ("*",), "when loaded",
+            NOBODY, CREDENTIALS, ("no-secret-value",),
+            "https://docs.docker.com/compose/how-tos/environment-variables/variable-"
+            "interpolation/#env-file"),
+    Setting("docker-config-credentials", "Docker", (".docker/config.json",), "json",
+            ("auths/*/auth", "auths/*/identitytoken", "auths/*/password"), "when loaded",
+            NOBODY, CREDENTIALS, ("absent",),
+            "https://docs.docker.com/reference/cli/docker/login/#credential-stores"),
+)
+
+
+def rule_of(s: Setting) -> str:
+    """The rule that reports a setting: its own (an older rule), else AGT012 for what runs
+    inside ztsa exec, AGT010 for code run outside it, AGT011 for the rest."""
+    if s.rule:
+        return s.rule
+    if s.runs == INSIDE:
+        return "AGT012"
+    return "AGT010" if s.effect == RUNS else "AGT011"
+
+
+def render_settings() -> list[str]:
+    """The settings table and the safe predicates' meanings."""
+    from ztsa.surfacecheck import SAFE, safe_name
+
+    def cell(items: tuple[str, ...]) -> str:
+        # a `|` inside a cell ends it, code span or not
+        return "<br>".join(f"`{i}`".replace("|", "\\|") for i in items) if items \
+            else "the whole file"
+
+    out = ["", "## Settings: what each key does and what a safe value is", "",
+           "Read by the gate: AGT010 (code run outside `ztsa exec`'s confinement), AGT011",
+           "(an agent's reach, endpoints, credentials and instructions) and AGT012 (code",
+           "an install or build runs inside it), or the older rule named. Files are globs",
+           "from the workspace's top (`{plugin}`: each plugin directory the in-repo",
+           "marketplace `.claude-plugin/marketplace.json` lists); keys are paths with `/`",
+           "between levels and `*` for any key or element. A value is safe when one of its",
+           "predicates holds; each setting has a malicious and a benign fixture in",
+           "`tests/fixtures/surfaces/ID/`.", "",
+           "| id | tool | files | keys | acts | who | effect | safe | rule | doc |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in SETTINGS:
+        keys = cell(s.keys) if s.format != "text" else "the whole text"
+        out.append(f"| `{s.id}` | {s.tool} | {cell(s.files)} ({s.format}) | {keys} | "
+                   f"{s.acts} | {s.runs} | {s.effect} | {cell(s.safe)} | {rule_of(s)} | "
+                   f"[doc]({s.doc}) |")
+    out += ["", "### Safe predicates", "", "| predicate | a value is safe when |",
+            "|---|---|"]
+    used = {safe_name(spec)[0] for s in SETTINGS for spec in s.safe}
+    out += [f"| `{name}` | {what} |" for name, (what, _fn) in SAFE.items() if name in used]
+    return out
+
+
+def render() -> str:
+    """docs/surfaces.md: the catalogue as a person reads it (`python -m ztsa.surfaces`):
+    the settings first, then the paths `ztsa exec` protects."""
+    text = render_surfaces()
+    at = text.index("## At the top of the workspace")
+    return text[:at] + "\n".join(render_settings()[1:]) + "\n\n" + text[at:]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,82 @@
+"""AGT010: catalogued settings that run code outside the sandbox, judged by what they run."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ztsa.model import Status
+
+MARKET = json.dumps({"name": "m", "owner": {"name": "o"},
+                     "plugins": [{"name": "p", "source": "./plugins/p"}]})
+
+
+def test_pass_when_what_runs_is_safe(machine):
+    machine.ws(".claude-plugin/marketplace.json", MARKET)
+    machine.ws("plugins/p/hooks/hooks.json", json.dumps({"hooks": {"PostToolUse": [
+        {"matcher": "Edit", "hooks": [{"type": "command", "command": "ruff format"}]}]}}))
+    machine.ws("plugins/p/.lsp.json", json.dumps({"rust": {"command": "rust-analyzer"}}))
+    machine.ws("mise.toml", '[hooks]\nenter = "echo hi"\n')
+    machine.ws(".vscode/settings.json", '{"python.defaultInterpreterPath": "/usr/bin/python3"}')
+    assert machine.run("AGT010").status is Status.PASS
+
+
+def test_pass_on_an_empty_workspace(machine):
+    assert machine.run("AGT010").status is Status.PASS
+
+
+def test_fail_plugin_hook_running_a_repository_script(machine):
+    machine.ws(".claude-plugin/marketplace.json", MARKET)
+    machine.ws(".claude/settings.json", json.dumps({"enabledPlugins": {"p@m": True}}))
+    machine.ws("plugins/p/hooks/hooks.json", json.dumps({"hooks": {"SessionStart": [
+        {"hooks": [{"type": "command", "command": "sh ./x.sh"}]}]}}))
+    out = machine.run("AGT010")
+    assert out.status is Status.FAIL
+    [e] = out.evidence
+    assert e.path == "plugins/p/hooks/hooks.json" and e.detail.startswith("claude-plugin-hooks:")
+    assert "'sh'" in e.detail and "outside: the agent" in e.detail
+
+
+def test_a_plugin_gates_when_the_project_enables_it(machine):
+    """A directory no marketplace lists is not a plugin: its hooks.json is nobody's. One
+    the in-repo marketplace lists acts once a person installs it: advice. One the
+    project's settings enable acts for whoever opens the repository: a finding."""
+    hooks = json.dumps({"hooks": {"Stop": [{"hooks": [{"command": "bash x"}]}]}})
+    machine.ws("plugins/p/hooks/hooks.json", hooks)
+    assert machine.run("AGT010").status is Status.PASS
+    machine.ws(".claude-plugin/marketplace.json", MARKET)
+    out = machine.run("AGT010")
+    assert out.status is Status.FAIL and out.advisory
+    assert "no project setting enables" in out.evidence[0].detail
+    machine.ws(".claude/settings.json", json.dumps({"enabledPlugins": {"p@m": True}}))
+    out = machine.run("AGT010")
+    assert out.status is Status.FAIL and not out.advisory
+
+
+def test_fail_interpreter_path_that_is_a_committed_file(machine):
+    machine.ws(".vscode/settings.json", '{"python.defaultInterpreterPath": "./bin/py"}')
+    assert machine.run("AGT010").status is Status.PASS  # nothing there: a venv to make
+    machine.ws("bin/py", "#!/bin/sh\n")
+    out = machine.run("AGT010")
+    assert out.status is Status.FAIL and "bin/py is a file of the repository" in \
+        out.evidence[0].detail
+
+
+def test_unknown_when_a_file_does_not_parse(machine):
+    machine.ws("mise.toml", "[hooks\nenter = 1\n")
+    out = machine.run("AGT010")
+    assert out.status is Status.UNKNOWN and "mise.toml" in out.message
+
+
+def test_unknown_when_a_file_is_a_symlink_out_of_the_workspace(machine, tmp_path):
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('{"rust-analyzer.check.overrideCommand": ["sh", "x"]}')
+    (machine.workspace / ".vscode").mkdir()
+    os.symlink(outside, machine.workspace / ".vscode" / "settings.json")
+    assert machine.run("AGT010").status is Status.UNKNOWN
+
+
+def test_unknown_when_a_file_is_oversized(machine):
+    machine.ws(".continue/mcpServers/x.yaml", "a: " + "b" * (2 << 20) + "\n")
+    out = machine.run("AGT010")
+    assert out.status is Status.UNKNOWN and "larger than" in out.message

@@ -1,0 +1,858 @@
+"""The catalogue's settings (ztsa.surfaces.SETTINGS) judged on a workspace: the rules
+AGT010-AGT012 call check() with their ID.
+
+For each setting: its files (globs over the workspace walk, or each plugin directory of
+an in-repo Claude Code marketplace), read through ctx.ws_* (size-capped, no symlink
+followed out) and parsed by its format; each value its key paths select judged by its
+safe predicates (SAFE, by name, some with an argument after a `:`). A value none of them
+accepts is a finding; a file that does not parse makes the rule unknown. Nothing here
+knows an agent: a new setting is a record in ztsa/surfaces.py and two fixtures."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import re
+
+from ztsa.context import Context
+from ztsa.findings import Findings
+from ztsa.host import ProbeError
+from ztsa.lazy import LazyRe
+from ztsa.model import Outcome
+from ztsa.parsing import ParseError, line_of
+from ztsa.surfaces import SETTINGS, Setting, rule_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+MAX_BYTES = 1 << 20  # a settings file larger than this is not a settings file: unknown
+MAX_FILES = 200  # files one setting reads (a glob over a directory of thousands)
+
+# programs that run whatever their arguments or the repository say
+RUNNERS = frozenset((
+    "sh", "bash", "zsh", "dash", "fish", "ksh", "csh", "tcsh", "pwsh", "powershell", "cmd",
+    "python", "python2", "python3", "node", "nodejs", "deno", "bun", "ruby", "perl", "php",
+    "lua", "osascript", "tclsh", "npx", "pnpx", "bunx", "uvx", "pipx", "env", "xargs",
+    "eval", "exec", "sudo", "doas", "nohup", "nice", "timeout", "setsid", "command",
+    "curl", "wget", "nc", "ncat", "socat", "docker", "podman", "kubectl", "ssh", "make",
+    "just", "task", "npm", "pnpm", "yarn", "uv", "pip", "pip3", "go", "cargo", "gradle",
+    "mvn", "find", "awk", "gawk", "sed", "source", ".",
+))
+# formatters and linters: a hook that runs one of these by name changes source files the
+# person reviews, and runs nothing of the repository's choosing
+FORMATTERS = frozenset((
+    "prettier", "black", "ruff", "isort", "gofmt", "goimports", "rustfmt", "clang-format",
+    "shfmt", "eslint", "biome", "dprint", "stylua", "yapf", "autopep8", "taplo",
+    "markdownlint", "mdformat", "ktlint", "swiftformat", "swift-format", "rubocop",
+    "standardrb", "mix", "terraform", "tofu", "buf", "jq", "yamlfmt", "zig",
+))
+QUIET = frozenset(("echo", "printf", "true", ":"))
+SHELL_SYNTAX = LazyRe(r"[|;&<>`\n]|\$\(")
+ENV_EXPANSION = LazyRe(r"\$\{?[A-Za-z_][A-Za-z0-9_:]*\}?|\{env:")
+LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0"))
+# an environment variable that loads code into, or chooses a program for, what runs
+CODE_LOADING = LazyRe(
+    r"^(PATH|NODE_OPTIONS|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|"
+    r"PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|BASH_ENV|ENV|ZDOTDIR|PROMPT_COMMAND|PERL5OPT|"
+    r"PERL5LIB|RUBYOPT|RUBYLIB|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|GIT_SSH_COMMAND|GIT_SSH|"
+    r"GIT_EXEC_PATH|GIT_CONFIG_GLOBAL|GIT_CONFIG_PARAMETERS|EDITOR|VISUAL|PAGER|"
+    r"GIT_PAGER|GIT_EDITOR|SHELL)$")
+# a mount source that hands the container the person's home, credentials or the host
+HOST_SECRET = LazyRe(
+    r"(?:^|[=\s,:])(?:~|\$\{?HOME\}?|\$\{localEnv:(?:HOME|USERPROFILE)\}|/home/[^/\s,]+|"
+    r"/root|/Users/[^/\s,]+)(?:[/\s,:]|$)"
+    r"|(?:docker|podman|containerd|crio|buildkitd)\.sock\b"
+    r"|(?:^|[=\s])/(?:etc|proc|sys|dev|var/run|run|boot)?(?=$|[\s,:])")
+# what a plugin script may not do: start processes, reach the network, read credentials
+SCRIPT_HAZARDS = LazyRe(
+    r"child_process|\b(?:spawn|spawnSync|execSync|execFile|execFileSync|fork)\s*\("
+    r"|\bexec\s*\(|Bun\.spawn|Bun\.\$|\$`|Deno\.(?:Command|run)|\bfetch\s*\(|"
+    r"XMLHttpRequest|WebSocket|\bnet\.connect|https?\.request|"
+    r"\.ssh\b|\.aws\b|\.npmrc|\.netrc|id_rsa|id_ed25519|credentials|\bprocess\.env\b|"
+    r"\beval\s*\(|new\s+Function\s*\(|\bimport\s*\(\s*[^'\"]")
+# an import of an instruction file (`@docs/x.md`, `@~/.aws/credentials`); `@/` only into
+# the machine's own directories (`@/components` is a bundler's alias, named in prose)
+IMPORT = LazyRe(r"(?:^|[\s(])@((?:~|\$HOME|\$\{HOME\})(?:/\S*)?|/(?:home|root|etc|Users|var|"
+                r"proc|run|tmp|opt|usr|private)(?:/\S*)?|\.\.?/\S*)")
+GO_RELEASE = LazyRe(r"^go1\.\d+(?:\.\d+)?(?:(?:rc|beta)\d+)?$")
+PACKAGE_SPEC = LazyRe(r"^(?:npm|pnpm|yarn|bun)@\d+\.\d+\.\d+[\w.-]*(?:\+sha(?:1|224|256|384"
+                      r"|512)\.[0-9a-fA-F]+)?$")
+# variables a front-end build bundles into the pages it serves (Vite, Next.js, CRA, ...)
+PUBLIC_PREFIXES = ("VITE_", "NEXT_PUBLIC_", "REACT_APP_", "EXPO_PUBLIC_", "NUXT_PUBLIC_",
+                   "PUBLIC_", "GATSBY_", "VUE_APP_", "STORYBOOK_")
+# what a build hook may not do: run commands, reach the network, decode and run a payload
+BUILD_HAZARDS = LazyRe(
+    r"\b(?:subprocess|os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|pty\.spawn|"
+    r"urllib|urlopen|requests|httpx|http\.client|socket|ftplib|base64|marshal|ctypes|"
+    r"exec|eval|compile|__import__)\b")
+PLACEHOLDER = LazyRe(r"^(?:|changeme|change-me|example|dummy|test|secret|password|xxx+|"
+                     r"your[-_a-z]*|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*+)$", re.I)
+
+
+class Hit:
+    """A value a key path selected: its path, its key and the objects around it."""
+
+    __slots__ = ("key", "parents", "path", "rel", "value")
+
+    def __init__(self, path: str, key: str, value: Any, parents: tuple[Any, ...],
+                 rel: str = "") -> None:
+        self.path, self.key, self.value, self.parents = path, key, value, parents
+        self.rel = rel  # the file it was read from
+
+
+def select(doc: Any, keypath: str) -> Iterator[Hit]:
+    """Every value a key path selects (`a/*/b`: `*` any key or element, fnmatch within a
+    level); none where a level is missing or of another kind."""
+    parts = [p for p in keypath.split("/") if p] if keypath else []
+
+    def walk(node: Any, i: int, shown: str, key: str,
+             parents: tuple[Any, ...]) -> Iterator[Hit]:
+        if i == len(parts):
+            if node is not None:
+                yield Hit(shown, key, node, parents)
+            return
+        part = parts[i]
+        if isinstance(node, dict):
+            if any(c in part for c in "*?["):
+                items = [(k, v) for k, v in node.items()
+                         if isinstance(k, str) and fnmatch.fnmatchcase(k, part)]
+            else:
+                items = [(part, node[part])] if part in node else []
+            for k, v in items:
+                yield from walk(v, i + 1, f"{shown}/{k}" if shown else k, k,
+                                (*parents, node))
+        elif isinstance(node, list) and part == "*":
+            for n, v in enumerate(node):
+                yield from walk(v, i + 1, f"{shown}[{n}]", key, (*parents, node))
+
+    yield from walk(doc, 0, "", "", ())
+
+
+# -- formats ----------------------------------------------------------------------------
+def _pairs(text: str, separators: str, export: bool) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!;":
+            continue
+        if export and line.startswith("export "):
+            line = line[7:].lstrip()
+        cut = min((i for i in (line.find(c) for c in separators) if i > 0), default=-1)
+        if cut < 0:
+            continue
+        key, value = line[:cut].strip(), line[cut + 1 :].strip()
+        if export:
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            elif " #" in value:
+                value = value.split(" #", 1)[0].rstrip()
+        else:  # java.util.Properties: a backslash escapes the next character
+            value = re.sub(r"\\(.)", r"\1", value)
+        out[key] = value
+    return out
+
+
+def _frontmatter(text: str, name: str) -> Any:
+    if not text.startswith("---"):
+        return {}
+    end = re.search(r"^(?:---|\.\.\.)\s*$", text[3:], re.M)
+    if end is None:
+        raise ParseError(name, "front matter is not closed by a `---` line")
+    from ztsa.manifests.common import load_yaml
+
+    block = text[3 : 3 + end.start()]
+    try:
+        doc = load_yaml(block, name)
+    except ParseError:
+        # agents read front matter leniently (an unquoted `description: a: b`): what they
+        # would read, the top-level `key: value` lines, as text
+        return {m.group(1): m.group(2).strip() for m in
+                re.finditer(r"^([A-Za-z][\w-]*):[ \t]*(.*)$", block, re.M)}
+    return doc if doc is not None else {}
+
+
+def _gomod(text: str, name: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        words = raw.split("//", 1)[0].split()
+        if len(words) == 2 and words[0] in ("go", "toolchain"):
+            out[words[0]] = words[1]
+    return out
+
+
+def _starlark(text: str, name: str) -> list[dict[str, Any]]:
+    """Top-level calls (`prefix_rule(pattern=[...], decision="allow")`) as objects of their
+    keyword arguments and `call`; Starlark's call syntax is Python's."""
+    import ast
+
+    try:
+        tree = ast.parse(text, name)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise ParseError(name, f"not valid Starlark: {exc}") from exc
+    out: list[dict[str, Any]] = []
+    for stmt in tree.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            continue
+        entry: dict[str, Any] = {"call": call.func.id}
+        for kw in call.keywords:
+            if kw.arg is None:
+                continue
+            try:
+                entry[kw.arg] = ast.literal_eval(kw.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                entry[kw.arg] = "<not a literal>"
+        out.append(entry)
+    return out
+
+
+def parse(fmt: str, text: str, name: str) -> Any:
+    from ztsa.parsing import load_jsonc, load_toml
+
+    if fmt == "json":
+        # strict JSON by the C decoder first; comments and trailing commas (VS Code's
+        # files) by the slower reader
+        import json
+
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            return load_jsonc(text, name)
+    if fmt == "toml":
+        return load_toml(text, name)
+    if fmt == "yaml":
+        from ztsa.manifests.common import load_yaml
+
+        return load_yaml(text, name)
+    if fmt == "frontmatter":
+        return _frontmatter(text, name)
+    if fmt == "dotenv":
+        return _pairs(text, "=", export=True)
+    if fmt == "properties":
+        return _pairs(text, "=:", export=False)
+    if fmt == "words":
+        return {w[0]: " ".join(w[1:]) for w in (ln.split("#", 1)[0].split()
+                                                 for ln in text.splitlines()) if w}
+    if fmt == "gomod":
+        return _gomod(text, name)
+    if fmt == "starlark":
+        return _starlark(text, name)
+    if fmt == "text":
+        return text
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+# -- safe predicates: (argument, hit, ctx) -> None when safe, else why not ---------------
+def _words(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, str):
+        import shlex
+
+        try:
+            return shlex.split(value)
+        except ValueError:
+            return value.split()
+    return [str(value)]
+
+
+def _program(value: Any) -> tuple[str, str]:
+    """(the program a command runs, the command as one string)."""
+    words = _words(value)
+    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        words = words[1:]
+    joined = value if isinstance(value, str) else " ".join(words)
+    return (words[0] if words else ""), joined
+
+
+def _command_in(names: frozenset[str] | set[str], value: Any, what: str) -> str | None:
+    if isinstance(value, dict):  # {"command": ...} or {"run": ...} forms
+        value = value.get("command", value.get("run", value.get("script", "")))
+    program, joined = _program(value)
+    if SHELL_SYNTAX.search(joined):
+        return "a shell command line (pipes, lists, substitutions)"
+    if program not in names:
+        return f"runs {program!r}, not {what}"
+    return None
+
+
+def _url(value: Any) -> tuple[str, str] | None:
+    if not isinstance(value, str):
+        return None
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value.strip())
+        return parts.scheme.lower(), (parts.hostname or "").lower()
+    except ValueError:
+        return None
+
+
+def _loopback(host: str) -> bool:
+    return host in LOOPBACK or host.startswith("127.") or host.endswith(".localhost")
+
+
+def _in_repo(value: str) -> bool:
+    v = value.strip()
+    for prefix in ("${workspaceFolder}/", "${workspaceRoot}/", "./"):
+        v = v.removeprefix(prefix)
+    if v in ("${workspaceFolder}", "${workspaceRoot}", ".", ""):
+        return True
+    if v.startswith(("/", "~", "$", "%")) or re.match(r"^[A-Za-z]:[\\/]", v):
+        return False
+    return not posixpath.normpath(v).startswith("..")
+
+
+def p_absent(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return "present"
+
+
+def p_bool(want: bool) -> Callable[[str, Hit, Context], str | None]:
+    def pred(arg: str, hit: Hit, ctx: Context) -> str | None:
+        v = hit.value
+        if isinstance(v, str):
+            v = {"true": True, "1": True, "on": True, "yes": True, "false": False,
+                 "0": False, "off": False, "no": False}.get(v.strip().lower(), v)
+        return None if v is want else f"not {str(want).lower()}"
+    return pred
+
+
+def p_empty(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return None if not hit.value else "not empty"
+
+
+def p_not(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return f"is {arg!r}" if str(hit.value).strip().lower() == arg.lower() else None
+
+
+def p_not_in(arg: str, hit: Hit, ctx: Context) -> str | None:
+    v = hit.value[0] if isinstance(hit.value, list) and hit.value else hit.value
+    return f"is {v!r}" if isinstance(v, str) and v.strip() in arg.split(",") else None
+
+
+def p_formatter(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return _command_in(FORMATTERS, hit.value, "a known formatter or linter")
+
+
+def p_quiet(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A script, a table with its `script`, or a list of either (mise's hook forms)."""
+    scripts = hit.value if isinstance(hit.value, list) else [hit.value]
+    for script in scripts:
+        why = _command_in(FORMATTERS | QUIET, script, "echo or a known formatter")
+        if why is not None:
+            return why
+    return None
+
+
+def p_program_in(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return _command_in(set(arg.split(",")), hit.value, " or ".join(arg.split(",")))
+
+
+def p_program_on_path(arg: str, hit: Hit, ctx: Context) -> str | None:
+    program, joined = _program(hit.value)
+    if SHELL_SYNTAX.search(joined):
+        return "a shell command line (pipes, lists, substitutions)"
+    if "/" in program or "\\" in program or "${" in program:
+        return f"runs {program!r}, a file of the repository or a path, not a program " \
+               "installed by name"
+    if os.path.basename(program) in RUNNERS:
+        return f"runs {program!r}, which runs whatever its arguments say"
+    return None
+
+
+def p_loopback_url(arg: str, hit: Hit, ctx: Context) -> str | None:
+    url = _url(hit.value)
+    if url is not None and _loopback(url[1]):
+        return None
+    return "sends to a host other than this machine"
+
+
+def p_https_url(arg: str, hit: Hit, ctx: Context) -> str | None:
+    url = _url(hit.value)
+    if url is None:
+        return "not a URL"
+    if url[0] == "https" or (url[0] == "http" and _loopback(url[1])):
+        return None
+    return f"{url[0]}:// to {url[1] or 'an unnamed host'}: readable and changeable on the way"
+
+
+def p_host(arg: str, hit: Hit, ctx: Context) -> str | None:
+    url = _url(hit.value)
+    if url is not None and url[0] == "https" and (url[1] == arg or url[1].endswith("." + arg)):
+        return None
+    return f"downloads from {url[1] if url else hit.value!r}, not https://{arg}"
+
+
+def p_with(arg: str, hit: Hit, ctx: Context) -> str | None:
+    parent = hit.parents[-1] if hit.parents else None
+    if isinstance(parent, dict) and parent.get(arg):
+        return None
+    return f"without {arg}"
+
+
+def p_in_repo_path(arg: str, hit: Hit, ctx: Context) -> str | None:
+    v = hit.value
+    if isinstance(v, str) and _in_repo(v):
+        return None
+    return "a path outside the repository"
+
+
+def p_not_committed_file(arg: str, hit: Hit, ctx: Context) -> str | None:
+    for v in _words(hit.value)[:1] if isinstance(hit.value, (str, list)) else []:
+        if not _in_repo(v):
+            continue  # an installed interpreter or a name on PATH
+        rel = posixpath.normpath(re.sub(r"^\$\{workspace(?:Folder|Root)\}/?", "", v))
+        st = ctx.ws_lstat(rel) if rel not in (".", "") else None
+        if st is not None:
+            import stat
+
+            if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                return f"{rel} is a file of the repository"
+    return None
+
+
+def p_no_env_expansion(arg: str, hit: Hit, ctx: Context) -> str | None:
+    values = [hit.value] if isinstance(hit.value, str) else _words(hit.value)
+    for v in values:
+        if ENV_EXPANSION.search(v):
+            return "sends the value of an environment variable"
+    return None
+
+
+def p_no_plain_http_server(arg: str, hit: Hit, ctx: Context) -> str | None:
+    for parent in reversed(hit.parents):
+        if isinstance(parent, dict):
+            for key in ("url", "httpUrl", "serverUrl"):
+                if key in parent:
+                    return p_https_url("", Hit(key, key, parent[key], ()), ctx)
+    return None
+
+
+def p_no_grant(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """No entry grants a whole tool of arg (`Bash`, `Bash(*)`), nor a command of one that
+    runs anything (`Shell(bash)`, `run_shell_command(python3 ...)`, `bash`)."""
+    tools = {t.strip().lower() for t in arg.split(",")}
+    values = hit.value if isinstance(hit.value, list) else \
+        [t for t in re.split(r",\s*|\s+(?![^(]*\))", str(hit.value)) if t]
+    for entry in values:
+        text = str(entry).strip().strip("[]'\"").strip()
+        m = re.match(r"^([\w.*-]+)\s*(?:\((.*)\))?$", text, re.S)
+        name, scope = (m.group(1), m.group(2)) if m else (text, None)
+        if name == "*" or (name.lower() in tools and (
+                scope is None or scope.strip() in ("", "*", "**", ":*"))):
+            return f"grants {text!r} whole"
+        command = scope if scope is not None else (text if m is None or " " in text
+                                                  or name.lower() not in tools else "")
+        first = _words(command.replace(":*", " "))[:1] if command else []
+        if first and os.path.basename(first[0]) in RUNNERS:
+            return f"grants {text!r}: {first[0]} runs whatever its arguments say"
+    return None
+
+
+def p_no_wildcard_allow(arg: str, hit: Hit, ctx: Context) -> str | None:
+    v = hit.value
+    if v == "allow" or (isinstance(v, dict) and any(
+            k in ("*", "**") and w == "allow" for k, w in v.items())):
+        return "allows every use without asking"
+    return None
+
+
+def p_prefix_rule(arg: str, hit: Hit, ctx: Context) -> str | None:
+    rule = hit.value
+    if not isinstance(rule, dict) or rule.get("call") != "prefix_rule":
+        return None
+    if rule.get("decision", "allow") != "allow":
+        return None
+    pattern = rule.get("pattern")
+    first = pattern[0] if isinstance(pattern, list) and pattern else pattern
+    firsts = first if isinstance(first, list) else [first]
+    for f in firsts:
+        if isinstance(f, str) and os.path.basename(f) in RUNNERS:
+            return f"allows every {f!r} command without asking"
+    return None
+
+
+def p_not_code_loading(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return f"sets {hit.key}, which loads code or chooses a program" \
+        if CODE_LOADING.match(hit.key) else None
+
+
+def p_no_host_secret_mount(arg: str, hit: Hit, ctx: Context) -> str | None:
+    v = hit.value
+    if isinstance(v, dict):
+        v = str(v.get("source", ""))
+    if not isinstance(v, str):
+        return None
+    source = v.split(",")[0] if "source=" not in v and "src=" not in v else \
+        next((p.split("=", 1)[1] for p in v.split(",")
+              if p.startswith(("source=", "src="))), "")
+    if isinstance(hit.value, str) and ":" in source and not source.startswith("$"):
+        source = source.split(":", 1)[0]  # compose short syntax SRC:DST[:MODE]
+    if HOST_SECRET.search(" " + source.strip()):
+        return f"mounts {source.strip()!r} of the host"
+    return None
+
+
+def p_lacks(arg: str, hit: Hit, ctx: Context) -> str | None:
+    text = hit.value if isinstance(hit.value, str) else " ".join(_words(hit.value))
+    for needle in arg.split("|"):
+        if needle in text or needle.replace(" ", "") in text.replace(" ", ""):
+            return f"holds {needle!r}"
+    return None
+
+
+def p_no_piped_download(arg: str, hit: Hit, ctx: Context) -> str | None:
+    from ztsa.rules.sup.sup005_piped_shell_installer import PATTERNS
+
+    for line in str(hit.value).splitlines():
+        # every pattern names curl or wget: the other lines skip the regular expressions
+        if ("curl" in line or "wget" in line) and any(rx.search(line) for rx in PATTERNS):
+            return "runs a download as code: " + line.strip()[:80]
+    return None
+
+
+def p_no_outside_import(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """No `@path` import (outside code spans and blocks, which Claude Code does not read as
+    imports) of the home directory, the machine's directories, or a relative path that
+    leaves the repository from the importing file's directory."""
+    fenced = False
+    here = posixpath.dirname(hit.rel)
+    for line in str(hit.value).splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        for m in IMPORT.finditer(re.sub(r"`[^`]*`", "", line)):
+            path = m.group(1).rstrip(".,;:)")
+            if path.startswith(".") and not posixpath.normpath(
+                    posixpath.join(here, path)).startswith(".."):
+                continue  # stays in the repository
+            return f"imports '@{path}', a file outside the repository"
+    return None
+
+
+def p_build_module_inert(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """The module a build hook names (`pkg.mod:Class`, `pkg.mod.Class`, or a path) is a
+    file of the repository that runs no command, reaches no network and decodes nothing
+    to run (as SUP013 reads a setup.py's hooks)."""
+    value = hit.value.get("script") if isinstance(hit.value, dict) else hit.value
+    if not isinstance(value, str) or not value.strip():
+        return None
+    value = value.strip()
+    if value.endswith(".py") or "/" in value:
+        candidates = [value]
+    else:
+        module = value.split(":")[0]
+        parts = module.split(".")
+        candidates = []
+        for n in range(len(parts), 0, -1):  # `a.b.Class`: a/b.py, a/b/__init__.py, a.py
+            stem = "/".join(parts[:n])
+            candidates += [f"{pre}{stem}.py" for pre in ("", "src/")]
+            candidates += [f"{pre}{stem}/__init__.py" for pre in ("", "src/")]
+    for rel in candidates:
+        if not _in_repo(rel):
+            return f"names {value!r}, outside the repository"
+        rel = posixpath.normpath(rel)
+        if ctx.ws_lstat(rel) is None:
+            continue
+        text = ctx.ws_text(rel, MAX_BYTES) or ""
+        m = BUILD_HAZARDS.search(text)
+        return f"{rel} calls {m.group()!r} at build time" if m else None
+    return f"names {value!r}, no module of the repository (one a build requirement installs)"
+
+
+def p_no_script_hazard(arg: str, hit: Hit, ctx: Context) -> str | None:
+    m = SCRIPT_HAZARDS.search(str(hit.value))
+    return f"starts processes, reaches the network or reads credentials ({m.group()!r})" \
+        if m else None
+
+
+def p_go_release(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return None if GO_RELEASE.match(str(hit.value)) else "not a Go release"
+
+
+def p_package_spec(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return None if PACKAGE_SPEC.match(str(hit.value).strip()) else \
+        "not name@version of npm, pnpm, Yarn or Bun (a URL or a tag is fetched and run)"
+
+
+def p_no_secret_value(arg: str, hit: Hit, ctx: Context) -> str | None:
+    from ztsa.secrets import NOT_SECRET_NAMES, SECRET_NAME, token_kind
+
+    if hit.key.startswith(PUBLIC_PREFIXES):
+        return None  # bundled into the pages a browser loads: public by design
+    value = str(hit.value).strip()
+    kind = token_kind(value)
+    if kind:
+        return f"holds a {kind}"
+    if SECRET_NAME.search(hit.key) and hit.key not in NOT_SECRET_NAMES and \
+            not PLACEHOLDER.match(value) and _credential_like(value):
+        return "holds a literal secret"
+    return None
+
+
+def _credential_like(value: str) -> bool:
+    """Long and mixed like a generated key (`wJalrXUtnFEMI/K7MDENG/bPxRfiCY...`), not a
+    development default (`postgres`, `dev-secret-not-for-prod`)."""
+    classes = sum(bool(re.search(rx, value)) for rx in (r"[a-z]", r"[A-Z]", r"[0-9]",
+                                                        r"[^A-Za-z0-9]"))
+    return len(value) >= 16 and " " not in value and classes >= 3
+
+
+# name -> (what a safe value is, for docs/surfaces.md; the predicate)
+SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
+    "absent": ("the key or file is absent", p_absent),
+    "false": ("a boolean false", p_bool(False)),
+    "true": ("a boolean true", p_bool(True)),
+    "empty": ("an empty list, object or string", p_empty),
+    "not": ("any value but ARG", p_not),
+    "not-in": ("none of the comma-separated ARG", p_not_in),
+    "formatter": ("a command that is a known formatter or linter, by name, no shell syntax",
+                  p_formatter),
+    "quiet": ("echo, printf, true or a known formatter, by name, no shell syntax", p_quiet),
+    "program-in": ("a command whose program is one of ARG, no shell syntax", p_program_in),
+    "program-on-path": ("a program by name that is not a shell, an interpreter or a "
+                        "runner, no shell syntax", p_program_on_path),
+    "loopback-url": ("a URL on this machine (localhost, 127.0.0.0/8, ::1)", p_loopback_url),
+    "https-url": ("an https URL (or http on loopback)", p_https_url),
+    "host": ("an https URL on the host ARG or below it", p_host),
+    "with": ("the same object also holds ARG (a checksum)", p_with),
+    "in-repo-path": ("a relative path inside the repository", p_in_repo_path),
+    "not-committed-file": ("not a path to a file of the repository (an installed program, "
+                           "or a virtual environment the person makes)",
+                           p_not_committed_file),
+    "no-env-expansion": ("no `${VAR}` expansion: no environment value sent", p_no_env_expansion),
+    "no-plain-http-server": ("the server it is sent to is https", p_no_plain_http_server),
+    "no-grant": ("grants no whole tool of ARG, and no command that runs anything (a shell, "
+                 "an interpreter, a runner)", p_no_grant),
+    "no-wildcard-allow": ("not `allow` for everything", p_no_wildcard_allow),
+    "prefix-rule-no-runner": ("no `prefix_rule` allowing a shell, an interpreter or a runner",
+                              p_prefix_rule),
+    "not-code-loading-variable": ("a variable that loads no code and chooses no program "
+                                  "(not PATH, NODE_OPTIONS, LD_PRELOAD, ...)",
+                                  p_not_code_loading),
+    "no-host-secret-mount": ("mounts neither the home directory, credentials, a daemon "
+                             "socket nor a system directory of the host",
+                             p_no_host_secret_mount),
+    "lacks": ("holds none of the `|`-separated ARG", p_lacks),
+    "no-piped-download": ("runs no download as code (`curl ... | sh`, as SUP005 reads it)",
+                          p_no_piped_download),
+    "no-outside-import": ("imports no file outside the repository (`@~/...`, `@/etc/...`, "
+                          "`@../...` above the top)", p_no_outside_import),
+    "build-module-inert": ("the module or script it names is a file of the repository that "
+                           "runs no command, reaches no network and decodes nothing to run",
+                           p_build_module_inert),
+    "no-script-hazard": ("starts no process, reaches no network, reads no credential or "
+                         "environment", p_no_script_hazard),
+    "go-release": ("a Go release (`go1.22.3`)", p_go_release),
+    "package-spec": ("`name@version` of npm, pnpm, Yarn or Bun, with an optional hash",
+                     p_package_spec),
+    "no-secret-value": ("no token shape, and no generated-looking literal (16 characters "
+                        "or more, three character classes) for a secret-named key",
+                        p_no_secret_value),
+}
+
+
+def safe_name(spec: str) -> tuple[str, str]:
+    name, _, arg = spec.partition(":")
+    return name, arg
+
+
+def judge(s: Setting, hit: Hit, ctx: Context) -> str | None:
+    """None when one of the setting's safe predicates holds, else the first's reason."""
+    reasons = []
+    for spec in s.safe:
+        name, arg = safe_name(spec)
+        why = SAFE[name][1](arg, hit, ctx)
+        if why is None:
+            return None
+        reasons.append(why)
+    return reasons[0]
+
+
+# -- files ------------------------------------------------------------------------------
+def plugin_dirs(ctx: Context, f: Findings) -> dict[str, bool]:
+    """The plugin directories (workspace-relative) of the in-repo Claude Code marketplace
+    (`.claude-plugin/marketplace.json`: each plugin whose `source` is a relative path), and
+    the repository itself when it is a plugin (`.claude-plugin/plugin.json`); each with
+    whether the project's settings enable it (`enabledPlugins` names `plugin@marketplace`),
+    so that it acts for whoever opens the repository. One nothing enables acts only once a
+    person installs it: its findings are advice."""
+    cached = ctx.cache.get("surface-plugins")
+    if isinstance(cached, dict):
+        return cached
+    from ztsa.parsing import load_jsonc
+
+    def document(rel: str) -> Any:
+        text = f.attempt(ctx.ws_text, rel, MAX_BYTES)
+        if text is None:
+            return None
+        try:
+            return load_jsonc(text, rel)
+        except ParseError as exc:
+            f.error(exc)
+            return None
+
+    enabled: set[str] = set()
+    for rel in (".claude/settings.json", ".claude/settings.local.json"):
+        doc = document(rel) if ctx.ws_exists(rel) else None
+        plugins = doc.get("enabledPlugins") if isinstance(doc, dict) else None
+        if isinstance(plugins, dict):
+            enabled |= {k for k, v in plugins.items() if v and isinstance(k, str)}
+    out: dict[str, bool] = {}
+    if ctx.ws_exists(".claude-plugin/plugin.json"):
+        doc = document(".claude-plugin/plugin.json")
+        name = doc.get("name") if isinstance(doc, dict) else None
+        out[""] = any(e.partition("@")[0] == name for e in enabled)
+    doc = document(".claude-plugin/marketplace.json") \
+        if ctx.ws_exists(".claude-plugin/marketplace.json") else None
+    if isinstance(doc, dict):
+        market = doc.get("name")
+        meta = doc.get("metadata")
+        root = meta.get("pluginRoot", "") if isinstance(meta, dict) else ""
+        plugins = doc.get("plugins")
+        for plugin in plugins if isinstance(plugins, list) else []:
+            source = plugin.get("source") if isinstance(plugin, dict) else None
+            if isinstance(source, str) and _in_repo(source):
+                if isinstance(root, str) and root and not source.startswith("./"):
+                    source = posixpath.join(root, source)
+                path = posixpath.normpath(source.removeprefix("./"))
+                path = "" if path == "." else path
+                on = f"{plugin.get('name')}@{market}" in enabled
+                out[path] = out.get(path, False) or on
+    ctx.cache["surface-plugins"] = out
+    return out
+
+
+def _listing(ctx: Context, rel: str, f: Findings) -> list[str]:
+    """The names of the files and symlinks of a workspace directory, sorted, memoised."""
+    memo: dict[str, list[str]] = ctx.cache.setdefault("surface-listings", {})
+    if rel not in memo:
+        names: list[str] = []
+        try:
+            with os.scandir(ctx.ws_path(rel)) as it:
+                names = sorted(e.name for e in it if not e.is_dir(follow_symlinks=False))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            f.error(f"cannot list {rel or 'the workspace'}: {exc.strerror}", rel or None)
+        memo[rel] = names
+    return memo[rel]
+
+
+def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
+    """(file, advisory) of a setting: advisory for a plugin's file that nothing enables."""
+    globs: list[tuple[str, bool]] = []
+    for g in s.files:
+        if g.startswith("{plugin}/"):
+            rest = g.removeprefix("{plugin}/")
+            globs += [(posixpath.join(d, rest) if d else rest, not on)
+                      for d, on in plugin_dirs(ctx, f).items()]
+        elif g == ".claude-plugin/marketplace.json":  # plugins declared inline in it
+            globs.append((g, not any(plugin_dirs(ctx, f).values())))
+        else:
+            globs.append((g, False))
+    found: dict[str, bool] = {}
+    for g, advisory in globs:
+        for rel in _matches(ctx, g, f):
+            found[rel] = found.get(rel, True) and advisory
+    return list(found.items())[:MAX_FILES]
+
+
+def _matches(ctx: Context, g: str, f: Findings) -> list[str]:
+    """The workspace files a glob names: a plain path by one lstat; a glob by its literal
+    directory first (a workspace without it costs one stat), then the listings of the
+    directories it names."""
+    if not any(c in g for c in "*?["):
+        return [g] if f.attempt(ctx.ws_lstat, g) is not None else []
+    head = g[: min(g.find(c) for c in "*?[" if c in g)].rpartition("/")[0]
+    if head and not os.path.isdir(ctx.ws_path(head)):
+        return []
+    dirglob, _, baseglob = g.rpartition("/")
+    if not any(c in dirglob for c in "*?["):
+        return [posixpath.join(dirglob, n) for n in _listing(ctx, dirglob, f)
+                if fnmatch.fnmatchcase(n, baseglob)]
+    return [posixpath.join(d, n) for d in _dirs(ctx, dirglob, f)
+            for n in _listing(ctx, d, f) if fnmatch.fnmatchcase(n, baseglob)]
+
+
+def _dirs(ctx: Context, dirglob: str, f: Findings) -> list[str]:
+    """The workspace directories a directory pattern names, level by level (a pattern
+    level lists its parent; a symbolic link to a directory is not followed, as the walk
+    does not), at most MAX_FILES."""
+    found = [""]
+    for part in dirglob.split("/"):
+        nxt: list[str] = []
+        for d in found:
+            if not any(c in part for c in "*?["):
+                if os.path.isdir(ctx.ws_path(posixpath.join(d, part))):
+                    nxt.append(posixpath.join(d, part))
+                continue
+            try:
+                with os.scandir(ctx.ws_path(d)) as it:
+                    nxt += sorted(posixpath.join(d, e.name) for e in it
+                                  if e.is_dir(follow_symlinks=False)
+                                  and fnmatch.fnmatchcase(e.name, part))
+            except OSError as exc:
+                f.error(f"cannot list {d or 'the workspace'}: {exc.strerror}", d or None)
+        found = nxt[:MAX_FILES]
+    return found
+
+
+def _shown(s: Setting, hit: Hit) -> str:
+    if s.effect.startswith("holds credentials") or s.format == "text":
+        return ""
+    v = hit.value
+    text = v if isinstance(v, str) else repr(v)
+    return f" = {text[:80]!r}" if len(text) <= 80 else f" = {text[:77]!r}..."
+
+
+def audit(ctx: Context, f: Findings, s: Setting) -> None:
+    docs: dict[str, tuple[Any, str]] = ctx.cache.setdefault("surface-docs", {})
+    for rel, advisory in files_of(ctx, s, f):
+        key = f"{s.format}:{rel}"
+        if key not in docs:
+            try:
+                text = ctx.ws_text(rel, MAX_BYTES)
+                if text is None:
+                    continue
+                docs[key] = (parse(s.format, text, rel), text)
+            except ProbeError as exc:
+                f.error(f"{s.id}: {exc}", rel)
+                continue
+        doc, text = docs[key]
+        for keypath in s.keys or ("",):
+            for hit in select(doc, keypath):
+                hit.rel = rel
+                try:
+                    why = judge(s, hit, ctx)
+                except (ProbeError, ValueError, OSError) as exc:  # a path with a NUL...
+                    f.error(f"{s.id}: {rel}: {hit.path}: {exc}", rel)
+                    continue
+                if why is None:
+                    continue
+                last = hit.key or (hit.path.rsplit("/", 1)[-1] if hit.path else "")
+                line = line_of(text, last) if last else None
+                if s.format == "text":  # the line the reason quotes
+                    quoted = re.search(r"'([^']+)'|: (.+)$", why)
+                    needle = (quoted.group(1) or quoted.group(2))[:60] if quoted else ""
+                    line = line_of(text, needle) if needle else None
+                where = f"{hit.path}{_shown(s, hit)}: " if hit.path else ""
+                detail = f"{s.id}: {where}{why} ({s.tool}, {s.acts}; {s.runs})"
+                if advisory:
+                    f.advise(detail + " (a plugin no project setting enables: it acts once "
+                             "a person installs it)", rel, line)
+                else:
+                    f.fail(detail, rel, line)
+
+
+def check(ctx: Context, rule_id: str, passed: str, failed: str) -> Outcome:
+    f = Findings()
+    for s in SETTINGS:
+        if rule_of(s) == rule_id:
+            audit(ctx, f, s)
+    return f.outcome(passed, failed.format(n=len(f.found)))
