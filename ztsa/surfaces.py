@@ -396,7 +396,7 @@ SETTINGS = (
             ("no-outside-import",), _CC + "memory#claude-md-imports"),
     Setting("claude-rules", "Claude Code", (".claude/rules/*.md", ".claude/rules/*/*.md"),
             "text", (), SESSION, AGENT, INSTRUCTS, ("no-piped-download",),
-            _CC + "memory#organize-rules-with-claude/rules/"),
+            _CC + "memory#organize-rules-with-claude/rules/", rule="AGT006"),
     # `allowed-tools` pre-approves (no prompt while the skill or command is active); a
     # subagent's `tools` only restricts what it may ask for, so it is not here
     Setting("claude-skill-allowed-tools", "Claude Code",
@@ -510,7 +510,7 @@ SETTINGS = (
             "https://docs.all-hands.dev/usage/prompting/repository"),
     Setting("openhands-microagents", "OpenHands", (".openhands/microagents/*.md",), "text",
             (), SESSION, AGENT, INSTRUCTS, ("no-piped-download",),
-            "https://docs.all-hands.dev/usage/prompting/microagents-repo"),
+            "https://docs.all-hands.dev/usage/prompting/microagents-repo", rule="AGT006"),
     # VS Code and editors that read its files
     Setting("vscode-executable-settings", "VS Code",
             (".vscode/settings.json",), "json",
