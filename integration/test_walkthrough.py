@@ -315,9 +315,15 @@ def test_a_hook_whose_ztsa_cannot_run_blocks_the_call(newcomer: Newcomer,
 # -- step 4: --agent claude over a used state directory --------------------------------
 def test_agent_claude_with_a_used_state_directory(newcomer: Newcomer, claude: str) -> None:
     user = newcomer
+    ws = _project(user, "ws-agent")
+    # the hook installed in step 2 would block every Bash call of the agent under ztsa
+    # (it cannot run ztsa there): ztsa says so before the run, and the person removes it
+    proc = user.run([str(user.launcher), "exec", "--profile", "dependency", "--agent",
+                     "claude", "--", "true"], cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    assert "holds ztsa's Bash hook: under --agent claude" in proc.stderr, proc.stderr
     proc = user.run([str(user.launcher), "hook", "claude", "--uninstall"])
     assert proc.returncode == 0, proc.stderr
-    ws = _project(user, "ws-agent")
     log = user.top / "api-agent.log"
     state = user.home / ".claude"
     with fake_api('echo "HOME=$HOME"; echo bash-ran', log) as port:
