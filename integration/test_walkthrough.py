@@ -192,8 +192,13 @@ def claude(newcomer: Newcomer) -> str:
             pytest.skip(f"Claude Code is not installable here: no npm to install "
                         f"{CLAUDE_PACKAGE}@{version} (or name one by ZTSA_TEST_CLAUDE)")
         prefix = newcomer.mkdir(newcomer.top / "agents")  # outside the HOME ztsa hides
+        # this machine's way to the registry (a proxy and its CA), for this install only
+        reach = {k: v for k, v in os.environ.items() if k.lower() in (
+            "https_proxy", "http_proxy", "no_proxy", "node_extra_ca_certs")
+            or k.lower().startswith("npm_config_")}
         proc = newcomer.run(["npm", "install", "--no-audit", "--no-fund", "--prefix",
-                             str(prefix), f"{CLAUDE_PACKAGE}@{version}"], timeout=600)
+                             str(prefix), f"{CLAUDE_PACKAGE}@{version}"], env=reach,
+                            timeout=600)
         if proc.returncode != 0:
             pytest.skip(f"Claude Code is not installable here (npm install "
                         f"{CLAUDE_PACKAGE}@{version} exited {proc.returncode}: "
