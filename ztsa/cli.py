@@ -669,8 +669,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
     if args.agents:  # read from its package files: the agent runs only in the sandbox
         from ztsa.sandbox import agents
 
-        for line in agents.version_warning(list(args.agents), args.command[0],
-                                           os.environ.get("PATH")):
+        for line in [*agents.version_warning(list(args.agents), args.command[0],
+                                             os.environ.get("PATH")),
+                     *agents.hook_warning(list(args.agents), args.workspace)]:
             print(line, file=sys.stderr)
     secret_names = [spec.partition("=")[0] for spec in args.secrets]
     from ztsa.sandbox.secret import NAME
