@@ -1,11 +1,13 @@
-"""Every rule's module and actions (repo/dependency/untrusted, as in RULES.md), by
-ID: registry.gating_rules imports only the modules of the rules that can block.
+"""Every rule's module, actions (repo/dependency/untrusted) and nature, by
+ID: registry.gating_rules imports only the modules of the rules that can block (and of
+the hygiene rules, whose warnings `ztsa exec` shows).
 
 Generated from the registered rules by `python -m ztsa.rulesdoc --index >
 ztsa/rules/_index.py`; do not edit (a registry test fails when it is stale).
 """
 
 RULES = {
+<<<<<<< HEAD
     "AGT001": ("ztsa.rules.agt.agt001_agent_settings_escalate", "W/B/B"),
     "AGT002": ("ztsa.rules.agt.agt002_agent_hooks", "W/W/B"),
     "AGT003": ("ztsa.rules.agt.agt003_mcp_local_commands", "W/W/B"),
@@ -58,4 +60,55 @@ RULES = {
     "SUP015": ("ztsa.rules.sup.sup015_interpreter_startup_hooks", "W/W/B"),
     "SUP016": ("ztsa.rules.sup.sup016_prebuilt_executables", "-/-/W"),
     "SUP017": ("ztsa.rules.sup.sup017_install_hook_unpinned_runner", "W/B/B"),
+=======
+    "AGT001": ("ztsa.rules.agt.agt001_agent_settings_escalate", "W/W/B", "attack"),
+    "AGT002": ("ztsa.rules.agt.agt002_agent_hooks", "W/W/B", "attack"),
+    "AGT003": ("ztsa.rules.agt.agt003_mcp_local_commands", "W/W/B", "attack"),
+    "AGT004": ("ztsa.rules.agt.agt004_codex_gemini_sandbox_weakened", "W/W/B", "attack"),
+    "AGT005": ("ztsa.rules.agt.agt005_editor_auto_run", "W/W/B", "attack"),
+    "AGT006": ("ztsa.rules.agt.agt006_poisoned_instructions", "W/W/B", "attack"),
+    "AGT007": ("ztsa.rules.agt.agt007_agent_files_writable", "-/W/B", "env-hardening"),
+    "AGT008": ("ztsa.rules.agt.agt008_bypass_without_isolation", "B/B/B", "env-unguarded"),
+    "AGT009": ("ztsa.rules.agt.agt009_workspace_auto_exec", "W/W/B", "attack"),
+    "ENV001": ("ztsa.rules.env.env001_running_as_root", "W/B/B", "env-escape"),
+    "ENV002": ("ztsa.rules.env.env002_privileged_groups", "-/W/B", "env-hardening"),
+    "ENV003": ("ztsa.rules.env.env003_isolation_unconfirmed", "W/B/B", "env-escape"),
+    "ENV004": ("ztsa.rules.env.env004_no_seccomp", "-/W/B", "env-hardening"),
+    "ENV005": ("ztsa.rules.env.env005_no_new_privs_unset", "-/W/B", "env-hardening"),
+    "ENV006": ("ztsa.rules.env.env006_dangerous_capabilities", "W/B/B", "env-escape"),
+    "ENV007": ("ztsa.rules.env.env007_kernel_escape_writable", "W/B/B", "env-escape"),
+    "ENV008": ("ztsa.rules.env.env008_host_namespaces_shared", "-/W/B", "env-hardening"),
+    "ENV009": ("ztsa.rules.env.env009_code_injection_variables", "W/B/B", "env-escape"),
+    "ENV010": ("ztsa.rules.env.env010_path_hijack", "-/W/B", "env-hardening"),
+    "ENV011": ("ztsa.rules.env.env011_no_resource_limits", "-/-/W", "env-limits"),
+    "FS001": ("ztsa.rules.fs.fs001_daemon_socket_reachable", "W/B/B", "env-escape"),
+    "FS002": ("ztsa.rules.fs.fs002_host_credentials_readable", "-/B/B", "env-secrets"),
+    "FS003": ("ztsa.rules.fs.fs003_agent_sockets_forwarded", "-/W/B", "env-hardening"),
+    "FS004": ("ztsa.rules.fs.fs004_system_paths_writable", "W/B/B", "env-escape"),
+    "FS005": ("ztsa.rules.fs.fs005_token_in_project_config", "B/B/B", "credential"),
+    "FS006": ("ztsa.rules.fs.fs006_secret_environment", "-/B/B", "env-secrets"),
+    "FS007": ("ztsa.rules.fs.fs007_persistence_files_writable", "-/W/B", "env-hardening"),
+    "FS008": ("ztsa.rules.fs.fs008_cloud_credentials_mounted", "-/B/B", "env-secrets"),
+    "NET001": ("ztsa.rules.net.net001_wildcard_listener", "-/W/B", "env-hardening"),
+    "NET002": ("ztsa.rules.net.net002_remote_daemon_configured", "W/B/B", "env-escape"),
+    "NET003": ("ztsa.rules.net.net003_loopback_services", "-/W/B", "env-hardening"),
+    "NET004": ("ztsa.rules.net.net004_metadata_endpoint_reachable", "-/W/B", "env-hardening"),
+    "SUP001": ("ztsa.rules.sup.sup001_no_lockfile", "W/W/W", "hygiene"),
+    "SUP002": ("ztsa.rules.sup.sup002_lock_integrity", "W/B/B", "supply-attack"),
+    "SUP003": ("ztsa.rules.sup.sup003_install_scripts_not_allowlisted", "W/W/W", "hygiene"),
+    "SUP004": ("ztsa.rules.sup.sup004_root_hooks_lotl", "W/W/B", "attack"),
+    "SUP005": ("ztsa.rules.sup.sup005_piped_shell_installer", "W/B/B", "supply-attack"),
+    "SUP006": ("ztsa.rules.sup.sup006_unpinned_git_dependency", "W/W/W", "hygiene"),
+    "SUP007": ("ztsa.rules.sup.sup007_registry_override", "W/B/B", "supply-attack"),
+    "SUP008": ("ztsa.rules.sup.sup008_config_executes_code", "W/W/B", "attack"),
+    "SUP009": ("ztsa.rules.sup.sup009_build_script_reaches_home", "W/W/B", "attack"),
+    "SUP010": ("ztsa.rules.sup.sup010_build_script_network_shell", "W/W/B", "attack"),
+    "SUP011": ("ztsa.rules.sup.sup011_unreviewed_build_scripts", "W/W/W", "hygiene"),
+    "SUP012": ("ztsa.rules.sup.sup012_requirements_unpinned", "W/W/W", "hygiene"),
+    "SUP013": ("ztsa.rules.sup.sup013_setup_py_hooks", "W/W/B", "attack"),
+    "SUP014": ("ztsa.rules.sup.sup014_unknown_build_backend", "W/W/B", "attack"),
+    "SUP015": ("ztsa.rules.sup.sup015_interpreter_startup_hooks", "W/W/B", "attack"),
+    "SUP016": ("ztsa.rules.sup.sup016_prebuilt_executables", "W/W/W", "hygiene"),
+    "SUP017": ("ztsa.rules.sup.sup017_install_hook_unpinned_runner", "W/B/B", "supply-attack"),
+>>>>>>> d690f14 (gate: one principle, attacks block and hygiene warns; each rule declares its nature)
 }

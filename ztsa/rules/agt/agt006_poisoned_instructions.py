@@ -50,7 +50,7 @@ from ztsa.agentfiles import out_of_reach
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 from ztsa.surfaces import INSTRUCTIONS, instruction_file
 from ztsa.walk import all_files
@@ -242,7 +242,8 @@ class _File:
 
 
 @rule(id="AGT006", slug="poisoned-instructions", title="Poisoned instruction files",
-      severity=Severity.HIGH, actions="W/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     _out_of_reach(ctx, f)

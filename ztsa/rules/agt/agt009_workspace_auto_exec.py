@@ -48,13 +48,14 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.follow import describe, follow
 from ztsa.lazy import LazyRe
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import ParseError, line_of, parse_git_config
 from ztsa.registry import rule
 
 
 @rule(id="AGT009", slug="workspace-auto-exec", title="Workspace auto-exec before any sandbox",
-      severity=Severity.HIGH, actions="W/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     _devcontainers(ctx, f)

@@ -32,7 +32,7 @@ import re
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 from ztsa.secrets import token_kind
 from ztsa.walk import find_files
@@ -93,7 +93,8 @@ def _mcp(ctx: Context, f: Findings) -> None:
 
 
 @rule(id="FS005", slug="token-in-project-config", severity=Severity.HIGH,
-      title="Auth token in project package-manager config", actions="B/B/B")
+      title="Auth token in project package-manager config",
+      nature=Nature.CREDENTIAL, actions="B/B/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in find_files(ctx, lambda name: name in NAMES):

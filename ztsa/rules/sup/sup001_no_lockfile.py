@@ -43,7 +43,7 @@ from ztsa.manifests.project import (
     nearest,
 )
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
@@ -70,7 +70,8 @@ def python_lock(ctx: Context, f: Findings, d: str) -> bool:
 
 
 @rule(id="SUP001", slug="no-lockfile", title="No integrity lockfile",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.cargo import parse_cargo_toml  # lazily: start-up cost
     from ztsa.manifests.npm import parse_package_json

@@ -40,12 +40,13 @@ from __future__ import annotations
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.scope import in_play
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="SUP003", slug="install-scripts-not-allowlisted", severity=Severity.HIGH,
-      title="Dependency lifecycle scripts not allowlisted", actions="W/B/B")
+      title="Dependency lifecycle scripts not allowlisted",
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.scripts import how_to_allow, scripted  # lazily: start-up cost
 

@@ -40,7 +40,7 @@ from ztsa.follow import describe, follow
 from ztsa.lazy import LazyRe
 from ztsa.manifests.scope import in_play
 from ztsa.manifests.scripts import install_hooks
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 TOOLS = LazyRe(
@@ -49,7 +49,8 @@ TOOLS = LazyRe(
 
 
 @rule(id="SUP004", slug="root-hooks-lotl", severity=Severity.MEDIUM,
-      title="Root project hooks run living-off-the-land tools", actions="W/W/B")
+      title="Root project hooks run living-off-the-land tools",
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel, hook, cmd, line in install_hooks(ctx, f):

@@ -33,7 +33,7 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import matching
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity, Status
+from ztsa.model import Nature, Outcome, Severity, Status
 from ztsa.parsing import continued_lines
 from ztsa.registry import rule
 
@@ -98,7 +98,8 @@ def runs_elsewhere(rel: str) -> bool:
 
 
 @rule(id="SUP005", slug="piped-shell-installer", title="Piped shell installer",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.SUPPLY_ATTACK, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     here = 0  # findings in what runs where the agent works

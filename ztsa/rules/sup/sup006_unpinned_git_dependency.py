@@ -41,7 +41,7 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_LOCK_BYTES, MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named, named_where
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 TYPE_CHECKING = False
@@ -185,7 +185,8 @@ def _vendored(ctx: Context, rel: str) -> bool:
 
 
 @rule(id="SUP006", slug="unpinned-git-dependency", severity=Severity.HIGH,
-      title="Git or URL dependency not pinned to a commit", actions="W/B/B")
+      title="Git or URL dependency not pinned to a commit",
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.cargo import parse_cargo_toml  # lazily: start-up cost
     from ztsa.manifests.npm import parse_package_json  # lazily: start-up cost

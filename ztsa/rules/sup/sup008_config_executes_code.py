@@ -35,7 +35,7 @@ from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.project import load, matching, named
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import line_of, load_toml, parse_ini_pairs
 from ztsa.registry import rule
 
@@ -118,7 +118,8 @@ def _released_yarn(ctx: Context, rel: str, yarn_path: str) -> bool:
 
 
 @rule(id="SUP008", slug="config-executes-code", severity=Severity.HIGH,
-      title="Package-manager config executes repo code", actions="W/B/B")
+      title="Package-manager config executes repo code",
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in named(ctx, ".npmrc"):

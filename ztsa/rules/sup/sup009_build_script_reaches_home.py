@@ -31,7 +31,7 @@ from ztsa.lazy import LazyRe, line_hits
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.rust import crates
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 PATTERNS = (
@@ -65,7 +65,8 @@ def _stays_inside(crate_dir: str, line: str) -> bool:
 
 
 @rule(id="SUP009", slug="build-script-reaches-home", severity=Severity.CRITICAL,
-      title="Build script reaches home or traverses the filesystem", actions="W/B/B")
+      title="Build script reaches home or traverses the filesystem",
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     scanned = 0

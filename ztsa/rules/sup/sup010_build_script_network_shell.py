@@ -34,7 +34,7 @@ from ztsa.lazy import LazyRe, line_hits
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.rust import crates
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 NET_CRATES = frozenset({"reqwest", "ureq", "curl", "hyper", "attohttpc", "isahc", "minreq",
@@ -128,7 +128,8 @@ def _dotenv(ctx: Context, d: str) -> tuple[str, dict[str, str]] | None:
 
 
 @rule(id="SUP010", slug="build-script-network-shell", severity=Severity.HIGH,
-      title="Build script uses network or a shell", actions="-/W/B")
+      title="Build script uses network or a shell",
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     deps_seen: set[str] = set()

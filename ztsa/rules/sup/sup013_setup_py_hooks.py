@@ -42,7 +42,7 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import ParseError
 from ztsa.registry import rule
 
@@ -257,7 +257,8 @@ def audit(f: Findings, rel: str, text: str) -> None:
 
 
 @rule(id="SUP013", slug="setup-py-hooks", title="setup.py install hooks",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in named(ctx, "setup.py"):

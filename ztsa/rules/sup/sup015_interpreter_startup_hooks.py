@@ -28,12 +28,13 @@ from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import matching, named
 from ztsa.manifests.scope import in_play
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="SUP015", slug="interpreter-startup-hooks", title="Interpreter startup hooks",
-      severity=Severity.HIGH, actions="W/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in matching(ctx, lambda p: p.endswith(".pth")):

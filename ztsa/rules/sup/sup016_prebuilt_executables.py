@@ -28,7 +28,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.rust import crates
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 from ztsa.walk import all_files, files_below
 
@@ -54,7 +54,8 @@ def _tree(ctx: Context, top: str) -> list[str]:
 
 
 @rule(id="SUP016", slug="prebuilt-executables", severity=Severity.MEDIUM,
-      title="Prebuilt executables in hooked dependencies", actions="-/-/W")
+      title="Prebuilt executables in hooked dependencies",
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.scripts import scripted  # lazily: start-up cost
 

@@ -29,7 +29,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 RUNNER = LazyRe(
@@ -60,7 +60,8 @@ def unpinned_runner(cmd: str) -> str | None:
 
 
 @rule(id="SUP017", slug="install-hook-unpinned-runner", severity=Severity.HIGH,
-      title="Install hooks run a package fetched at no fixed version", actions="W/B/B")
+      title="Install hooks run a package fetched at no fixed version",
+      nature=Nature.SUPPLY_ATTACK, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.scripts import install_hooks
 
