@@ -1,21 +1,31 @@
-"""Which projects of the workspace the root's install, build and test use.
+"""Which files of the workspace the root's install, build, tests and tools use: the one
+judgement of test data, for every rule (`in_play`, through `Findings.outcome(scope=...)`).
 
-A manifest under an examples, fixtures, docs, templates or benchmarks directory (for JS
-and Rust projects, a test directory too) that no root workspace lists (npm/Yarn/Bun
-`workspaces`, `pnpm-workspace.yaml`, Cargo's `[workspace] members`, uv's
-`[tool.uv.workspace] members`) is elsewhere: a test fixture, a sample for readers, a
-template copied into someone else's project. So is a JS or Cargo project beside a root
-workspace of its ecosystem that does not list it (a separate project, judged when it is
-itself the workspace: `ztsa check DIR`). What the root depends on by path (Cargo's
-`path`, npm's `file:` and `link:`) is listed like a member. A Python project in a
-subdirectory of a JS repository whose root holds no Python project and whose install
-hooks install no Python package is elsewhere, unless the root's entry points or
-top-level documents name its directory (continue's sample folder and generated client,
-gemini-cli's services, playwright's doc-lint helper; a full-stack repository's
-`server/`, named by its README or Compose file, stays in play). So is a manifest in an
-agent's own directory (`.claude/hooks/setup.py`) that no workspace lists: what the agent
-runs there, the AGT rules judge. Rules still report what they find elsewhere, as
-advisory (`Findings.outcome(scope=...)`)."""
+By where a file is: a surface a tool obeys wherever it sits (ztsa.surfaces.ANYWHERE: an
+instruction file an agent loads in a subdirectory, `.envrc`, `mise.toml`) is always in
+play, under tests/ too. Any other file under a test directory (`tests`, `__tests__`,
+`e2e`, `spec`, any name made of a test word: `integration-tests`, `syntax-tests`) or an
+examples, fixtures, docs, templates or benchmarks directory is test data, a sample for
+readers or a template copied into someone else's project; but a requirements file at the
+top of a test directory is the tests' own dependencies.
+
+By what references it: such a file is in play after all when a root workspace of its
+ecosystem lists its directory (npm/Yarn/Bun `workspaces`, `pnpm-workspace.yaml`, Cargo's
+`[workspace] members`, uv's `[tool.uv.workspace] members`), when the root depends on it
+by path (Cargo's `path`, npm's `file:` and `link:`), or when the root's entry points or
+top-level documents name its directory (a Makefile's `pip install ./tests/x`; polars'
+`make requirements` installs `docs/source/requirements.txt`).
+
+A JS or Cargo project beside a root workspace of its ecosystem that does not list it is
+elsewhere too (a separate project, judged when it is itself the workspace: `ztsa check
+DIR`). So is a Python project in a subdirectory of a JS repository whose root holds no
+Python project and whose install hooks install no Python package, unless the root's
+entry points or top-level documents name its directory (continue's sample folder and
+generated client, gemini-cli's services, playwright's doc-lint helper; a full-stack
+repository's `server/`, named by its README or Compose file, stays in play). So is a
+manifest in an agent's own directory (`.claude/hooks/setup.py`) that no workspace lists:
+what the agent runs there, the AGT rules judge. Rules still report what they find
+elsewhere, as advisory."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ or `bun.lockb` (one that declares none installs nothing); a binary or workspace
 Python project with dependencies (`pyproject.toml` with dependencies, `setup.py`,
 `requirements*.txt`) needs `uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock`,
 `pylock.toml` or a requirements file in which every requirement has `--hash`.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Without a lockfile every install resolves afresh: a newly published malicious

@@ -19,8 +19,8 @@ per platform) for another platform, and Node.js's own release host is allowed fo
 those. A lockfile that does not parse makes the rule unknown. An entry without a hash
 is what a maintainer forgot (hygiene): it is reported as advisory, and gates only beside
 an entry from an untrusted source, which is what an attacker plants.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Without a hash, the lockfile pins a name and a version but not the bytes: a

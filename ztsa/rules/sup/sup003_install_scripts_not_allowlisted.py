@@ -23,8 +23,8 @@ A package-lock or pnpm-lock entry whose `os`, `cpu` or `libc` excludes this mach
 an empty lockfile beside a package.json that declares nothing installs nothing. An
 installed tree is read in npm's layout and in pnpm's (`node_modules/.pnpm`); pnpm 10's
 `dangerouslyAllowAllBuilds: true` builds every dependency again.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Install scripts are the most common way malicious npm packages run code: they execute

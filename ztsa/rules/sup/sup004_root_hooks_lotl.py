@@ -19,8 +19,8 @@ string run as code, a Node file that downloads and starts a process through
 named by file and line. A followed file that cannot be judged (unreadable, binary,
 over 1 MiB, deeper than the bound) makes the rule unknown. A hook that runs a file which
 formats, builds (`node-gyp rebuild`) or prints is judged by that, and passes.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 These hooks run on every `npm install` of the repository itself. Inline code and

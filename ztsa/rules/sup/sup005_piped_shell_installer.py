@@ -11,8 +11,8 @@ into a data tool (`| jq`, `| python -m json.tool`) or an inline program that par
 (`exec(`, `eval(`). A finding only in CI workflows or in
 `Dockerfile`s is advisory: those run on a CI runner or in an image build, not where
 the agent installs, builds and tests (a `.devcontainer/` script still counts).
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 The script is fetched at run time and executed unseen: it can change between review

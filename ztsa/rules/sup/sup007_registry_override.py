@@ -11,8 +11,8 @@ packages `[tool.uv.sources]` pins to it, redirects no other name and is not coun
 `[[tool.poetry.source]]` (other than the one Poetry names `PyPI`), `.cargo/config.toml`
 source replacement (`replace-with`) and `[registries]`, and the environment variables
 `PIP_*INDEX*`, `UV_*INDEX*`, `PIP_TRUSTED_HOST`, `PIP_FIND_LINKS` and `npm_config_registry`.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Whoever controls the index chooses the code behind every package name: an extra

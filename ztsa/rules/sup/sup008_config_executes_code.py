@@ -11,8 +11,8 @@ lockfile v1` with), and a classic `.yarnrc`'s `yarn-path`; a `.pnpmfile.cjs` or 
 interpreter (a bare toolchain name, `aarch64-linux-gnu-gcc`, is the system's), and
 `[env]` variables that choose a program or load code (`LD_PRELOAD`, `RUSTC_WRAPPER`,
 `RUSTFLAGS`, `CC`, `PATH`, `*_RUNNER`, ...; not plain values such as a feature flag).
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 These run with every install or build, before and around any dependency code:

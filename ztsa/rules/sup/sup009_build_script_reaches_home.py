@@ -8,8 +8,8 @@ helpers; `env::var("HOME" | "USERPROFILE" | "SSH_AUTH_SOCK" | "AWS_*" |
 `.gnupg` or `.npmrc`; `../../` that leaves the workspace from the crate's directory;
 `read_dir("/")` and `WalkDir::new("/")`. A `build.rs` inside a package (a test
 module) is not a build script. Sources are read as text, never compiled or run.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Build scripts and procedural macros run on `cargo build`, `cargo check` and in the

@@ -13,8 +13,8 @@ stamp is fine), also through a wrapper of the build code's own (`fn git(dir, arg
 compile-time database queries: a crate depending on `sqlx` whose sources use its
 `query!` macros, with a `.env` naming `DATABASE_URL` and neither `SQLX_OFFLINE=true`
 nor an offline `.sqlx/` directory, connects to that database while compiling.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 A build that downloads or shells out at build time runs code that was never in the

@@ -5,8 +5,8 @@ Crates in the workspace (including vendored ones) that have a build script or ar
 procedural macros, and are not listed in cargo-deny's `[bans.build]
 allow-build-scripts` (`deny.toml`) or the ztsa policy; and executables or scripts
 (an executable bit or a `#!` line) shipped inside such crates.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Every build script is a program that runs on `cargo build`. An explicit allowlist

@@ -6,8 +6,8 @@ Every requirement in `requirements*.txt` files, and in the files they include wi
 requirement also carries `--hash=sha256:…`. Editable (`-e`), local path, `file:` and
 URL requirements are flagged. Files are parsed with `packaging`; nothing is resolved
 or downloaded. `requirements*.in` files (pip-compile inputs) are not checked.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 An unpinned requirement installs whatever is newest at install time; a pinned one

@@ -8,8 +8,8 @@ their older spellings (`pdm.pep517.api`, `poetry.masonry.api`, `flit.buildapi`,
 `skbuild`'s `scikit_build`) and a few other published backends (sip, pbr,
 py-build-cmake, sphinx-theme-builder, enscons, whey); and URL entries
 (`name @ https://…`) in `requires`.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 `pip install`, `pip wheel` and `uv build` import and run the build backend. An

@@ -6,8 +6,8 @@ install code: the installed `node_modules` packages that SUP003 reports, and the
 with build scripts that SUP011 reports. Only the first bytes of each file are read.
 A hooked package of more than 20,000 files, or with a directory that cannot be
 listed, makes the result unknown: a package is never audited in part.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 A package that both runs an install hook and ships a binary can execute code that no

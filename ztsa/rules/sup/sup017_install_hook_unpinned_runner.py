@@ -8,9 +8,9 @@ name (`npm run X` and its cousins, as SUP004 follows them), for a package runner
 at no fixed version: none (`npx only-allow pnpm`), a dist-tag (`@latest`, `@next`) or a
 range (`@^1`, `@1`, `@1.x`), unless told not to install (`--no-install`, `--no`,
 `--offline`). A local file (`npx ./tool.js`) is not fetched; with `--package=SPEC`,
-SPEC is what is fetched, and judged the same way. What is found only in a project
-under examples, fixtures, docs or templates that no root workspace lists is reported
-as advisory (ztsa.manifests.scope).
+SPEC is what is fetched, and judged the same way. What is found only in test data
+or in a project nothing of the root installs, builds or names
+(ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 A `preinstall` hook runs before anything is installed: `npx only-allow pnpm` fetches
