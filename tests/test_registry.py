@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ztsa.model import Action, Nature, Profile, Severity
+from ztsa.model import Action, Nature, Profile
 from ztsa.registry import (
     DOC_SECTIONS,
     NATURES,
@@ -71,14 +71,6 @@ def test_every_nature_is_explained_and_the_principle_holds():
     # what the repository installs is not trusted under dependency
     assert parse_actions(NATURES[Nature.SUPPLY_ATTACK].actions)[Profile.DEPENDENCY] \
         is Action.BLOCK
-
-
-def test_a_rule_must_declare_its_nature():
-    from ztsa.registry import rule
-
-    with pytest.raises(TypeError):
-        rule(id="ENV998", slug="x", title="x", severity=Severity.LOW,  # type: ignore[call-arg]
-             actions="W/W/W")
 
 
 def test_docs_rules_md_is_current():

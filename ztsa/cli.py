@@ -915,6 +915,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if args.fmt == "json":
         doc = [{"id": r.id, "slug": r.slug, "category": r.category.value, "title": r.title,
                 "severity": r.severity.value,
+                "nature": r.nature.value if r.nature else None,
                 "actions": {p.value: r.action(p).value for p in profiles}} for r in rules]
         print(json.dumps(doc, indent=2))
         return EXIT_PASS

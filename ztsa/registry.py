@@ -119,7 +119,7 @@ class Rule(NamedTuple):
     check: Check
     module: str
     opt_in: str | None = None
-    nature: Nature | None = None  # every registered rule has one (@rule requires it)
+    nature: Nature | None = None  # every rule declares one (tests/test_registry.py)
 
     def action(self, profile: Profile) -> Action:
         return self.actions[profile]
@@ -183,13 +183,15 @@ def rule(
     slug: str,
     title: str,
     severity: Severity,
-    nature: Nature,
     actions: str,
+    nature: Nature | None = None,
     opt_in: str | None = None,
 ) -> Callable[[Check], Check]:
     """Declare a rule. ``nature`` is what it finds; ``actions``, repo/dependency/untrusted
     (e.g. ``"W/B/B"``), is what NATURES says of that nature, written out so that the rule
-    file reads whole (a registry test checks that they agree)."""
+    file reads whole. A registry test fails for a rule without a nature or whose actions
+    are not its nature's (a rule module that lacks one still loads: the test, not the
+    gate, is where that is caught)."""
 
     def register(fn: Check) -> Check:
         if not RULE_ID.match(id):
@@ -208,7 +210,7 @@ def rule(
             check=fn,
             module=fn.__module__,
             opt_in=opt_in,
-            nature=Nature(nature),
+            nature=Nature(nature) if nature is not None else None,
         )
         return fn
 
