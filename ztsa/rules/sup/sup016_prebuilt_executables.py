@@ -21,6 +21,7 @@ pinned, checksummed optional dependencies; review why the binary is there.
 
 from __future__ import annotations
 
+import bisect
 import os
 import posixpath
 
@@ -67,11 +68,13 @@ def check(ctx: Context) -> Outcome:
             files_of = f.attempt(_tree, ctx, rel)
             if files_of is not None:
                 hooked.append((s.name, files_of))
-    files = all_files(ctx)
+    files = sorted(all_files(ctx))  # a crate's files are one range of them: bisect
     for crate in crates(ctx, f):
         if crate.build_script:
             prefix = crate.dir + "/" if crate.dir else ""
-            hooked.append((crate.name, [p for p in files if p.startswith(prefix)]))
+            start = bisect.bisect_left(files, prefix)
+            end = bisect.bisect_left(files, prefix + "\U0010ffff") if prefix else len(files)
+            hooked.append((crate.name, files[start:end]))
     for name, candidates in hooked:
         for rel in candidates:
             kind = _magic(f.attempt(ctx.ws_head, rel, 4))
