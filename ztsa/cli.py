@@ -242,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     _gate_options(ex)
     debug_option(ex)
     ex.add_argument("--quiet", "-q", action="store_true",
-                    help="no summary line on stderr after the run (the audit log keeps it)")
+                    help="no summary line on stderr after the run (the audit log keeps it), "
+                         "nor the hygiene warnings of a gate that passes")
     ex.add_argument("--no-git-identity", action="store_true",
                     help="do not give the private HOME your git user.name and user.email")
     ex.add_argument("--no-tool-config", action="store_true",
@@ -482,7 +483,7 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
     from ztsa.context import Context
     from ztsa.engine import run
     from ztsa.host import Host
-    from ztsa.model import Profile
+    from ztsa.model import Nature, Profile
 
     ctx = Context(host=Host(), workspace=path, profile=Profile(args.profile),
                   options={"probe_network": args.probe_network, "lookup": args.lookup,
@@ -508,12 +509,20 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
 
     # a waived or handled blocking rule still runs in exec's first phase: the warnings
     # run only when the first phase blocks once they are applied
+    # a gate that passes shows the person its hygiene warnings (no lockfile, no hashes):
+    # their rules run with the blocking ones
     report = run(ctx, warnings_if_blocked=only_on_failure
-                 and not any(r.blocks for r in extra), verdict=verdict)
+                 and not any(r.blocks for r in extra), verdict=verdict,
+                 shown=frozenset({Nature.HYGIENE}) if only_on_failure else frozenset())
     report = report._replace(results=verdict(report.results))
     if extra:
         report = report._replace(results=report.results + extra)
     if only_on_failure and report.passed:
+        if args.fmt == "text" and not getattr(args, "quiet", False):
+            from ztsa.output.text import render_warnings
+
+            stream.write(render_warnings(report, color=_use_color(stream, False)))
+            stream.flush()
         return True
     from ztsa.output import Format, render
 
@@ -907,6 +916,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if args.fmt == "json":
         doc = [{"id": r.id, "slug": r.slug, "category": r.category.value, "title": r.title,
                 "severity": r.severity.value,
+                "nature": r.nature.value if r.nature else None,
                 "actions": {p.value: r.action(p).value for p in profiles}} for r in rules]
         print(json.dumps(doc, indent=2))
         return EXIT_PASS

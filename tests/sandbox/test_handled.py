@@ -67,6 +67,15 @@ def test_only_evidence_the_confinement_covers_is_handled():
     assert status(result("ENV008", "host network interfaces present: eth0"), conf()) \
         is Status.FAIL
     assert status(result("SUP007", "registry in .npmrc"), conf()) is Status.FAIL
+    # beside the variable, test data's overrides, advisory (poetry's tests/fixtures)
+    from ztsa.findings import ELSEWHERE_NOTE
+
+    fixture = "[[tool.poetry.source]] https://foo.bar/simple/" + ELSEWHERE_NOTE
+    assert status(result("SUP007", "environment variable PIP_FIND_LINKS is set", fixture),
+                  conf()) is Status.HANDLED
+    assert status(result("SUP007", "environment variable PIP_FIND_LINKS is set",
+                         "[[tool.poetry.source]] https://foo.bar/simple/"), conf()) \
+        is Status.FAIL  # the root's own: it blocks
 
 
 def test_rules_the_confinement_does_not_touch_stay_as_they_are():

@@ -103,10 +103,15 @@ def _with(control: str, *needs: str, writes: bool = False) -> Handler:
 def _environment(control: str, named_first: bool = False) -> Handler:
     """Variables CMD does not get (it gets PATH, LANG, LC_*, TERM, TZ, USER, its own
     HOME and TMPDIR, and --env): only when every finding is such a variable (evidence
-    "environment variable NAME ...", or "NAME ..." for named_first)."""
+    "environment variable NAME ...", or "NAME ..." for named_first), or one of test data
+    the rule reports as advisory."""
     def handler(r: Result, c: Confinement) -> str | None:
+        from ztsa.findings import ELSEWHERE_NOTE
+
         given = []
         for e in r.evidence:
+            if e.detail.endswith(ELSEWHERE_NOTE):
+                continue  # test data's, advisory (poetry's tests/fixtures sources)
             if named_first:
                 name = e.detail.split(" ", 1)[0]
             elif e.detail.startswith(ENV_EVIDENCE):

