@@ -62,7 +62,7 @@ def _finding(out: list[str], r: Result, color: bool, *, note: str = "",
         elif e.path and e.path not in e.detail:
             where = f" ({printable(e.path)})"
         out.append(f"         - {printable(e.detail)}{where}")
-    if len(evidence) < total:
+    if evidence and len(evidence) < total:
         out.append(f"         - and {total - len(evidence)} more "
                    "(--format json lists them all)")
     if note:
@@ -100,10 +100,12 @@ def render_warnings(report: Report, *, color: bool = False) -> str:
               and not r.gating and r.id in rules and rules[r.id].nature is Nature.HYGIENE]
     if not warned:
         return ""
+    # a line each: this is said before every command, and `ztsa check` has the rest
     out = [f"ztsa: the gate passed (profile {report.profile.value}); "
-           f"{_n(len(warned), 'warning')} about the repository, which never block:"]
+           f"{_n(len(warned), 'warning')} about the repository, which never block "
+           "(`ztsa check` shows the evidence and the fix):"]
     for r in warned:
-        _finding(out, r, color, most=3)
+        _finding(out, r, color, fix=False, most=0)
     return "\n".join(out) + "\n"
 
 
