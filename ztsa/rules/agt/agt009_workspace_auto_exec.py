@@ -25,7 +25,8 @@ hooks other than `*.sample` and git-lfs's own (in `hooks/` and in the directory
 for an installed pre-commit hook, also each local hook of `.pre-commit-config.yaml`, the
 command it runs on every commit), a `commondir` that is not the repository's own, a
 `.git` file that leads outside the workspace or into its files rather than a git
-directory, and files `ztsa exec` moved aside after a run (`.ztsa-quarantine/`).
+directory. Files `ztsa exec` moved aside after a run (`.ztsa-quarantine/`) are named,
+as advice: they are inert there.
 
 ## Why it matters
 These run before any sandbox exists: an IDE opening the folder, direnv entering it,
@@ -417,5 +418,7 @@ def _quarantine(ctx: Context, f: Findings) -> None:
             moved = json.loads(text) if text is not None else []
         except ValueError:
             moved = []
-        f.fail(f"ztsa exec moved aside {len(moved)} file(s) that would have run code "
-               f"(run {run}): review them", manifest)
+        # inert where they are (flattened names, no execute bits): said, never blocking,
+        # or an ordinary venv or test run made every later run fail
+        f.advise(f"ztsa exec moved aside {len(moved)} file(s) that would have run code "
+                 f"(run {run}): `ztsa quarantine list` shows them", manifest)
