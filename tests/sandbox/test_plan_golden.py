@@ -57,6 +57,7 @@ class Tree:
         (self.ws / "src").mkdir()
         self.home = t / "home"
         (self.home / ".ssh").mkdir(parents=True)
+        (self.home / "proj").mkdir()  # a workspace in the real home
         (self.home / ".claude").mkdir()
         self.private = t / "runs" / "ztsa-run-1"
         (self.private / "home").mkdir(parents=True)
@@ -74,7 +75,7 @@ class Tree:
         return req._replace(**changes)
 
     def site(self, offer: HostOffer, req: ExecRequest, **changes: object) -> plan.Site:
-        writable = [str(self.ws), str(self.private)]
+        writable = [req.workspace, str(self.private)]
         env = {"PATH": f"{self.bin}:/usr/bin", "HOME": str(self.private / "home"),
                "TMPDIR": str(self.private / "tmp"), "LANG": "C.UTF-8"}
         policy = Policy(list(req.net), list(req.allow_unix), req.workspace,
@@ -182,6 +183,9 @@ def cases(t: Tree) -> dict[str, tuple[ExecRequest, HostOffer, plan.Site]]:
     case("user_without_userns_address_rules_only", NO_USERNS,
          t.request(net=net("192.0.2.0/24:443")))
     case("user_landlock_missing", NO_LANDLOCK, t.request())
+    in_home = str(t.home / "proj")
+    case("user_landlock_missing_workspace_in_home", NO_LANDLOCK,
+         t.request(workspace=in_home, cwd=in_home))
     case("root_quiet_limits", ROOT,
          t.request(quiet=True, max_procs=64, max_memory=512 << 20, keep_cap_mask=1 << 10,
                    pass_fds=(5,)), own_session=True,
@@ -200,6 +204,7 @@ CASES = ["root_default", "user_with_userns", "user_without_userns",
          "user_without_userns_audit_only", "user_without_userns_deny_read",
          "root_agent_claude", "user_allow_net_names", "user_address_rules_only",
          "user_without_userns_address_rules_only", "user_landlock_missing",
+         "user_landlock_missing_workspace_in_home",
          "root_quiet_limits"]
 
 
