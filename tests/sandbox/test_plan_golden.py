@@ -84,6 +84,7 @@ class Tree:
         fs = ruleset(offer.landlock_abi, writable)
         site = plan.Site(
             program=str(self.program), env=tuple(env.items()), fs=fs,
+            writable=tuple(writable),
             # landlock.audit_plan grants writes on "/"; here on the workspace, so that
             # the second ruleset's walk down to it stays in the temporary tree
             audit_fs=ruleset(offer.landlock_abi, [str(self.ws)]) if req.audit_only else None,

@@ -326,6 +326,7 @@ class Site(NamedTuple):
     program: str  # CMD's executable, found on the child's PATH
     env: tuple[tuple[str, str], ...]  # CMD's environment (the private HOME and TMPDIR)
     fs: landlock.Plan  # the first ruleset over the writable places (landlock.plan)
+    writable: tuple[str, ...] = ()  # the writable places themselves
     audit_fs: landlock.Plan | None = None  # --audit-only's (landlock.audit_plan)
     unreadable: tuple[str, ...] = ()  # what no run may read (landlock.unreadable)
     real_home: str | None = None  # by the password database
@@ -397,7 +398,11 @@ def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
                      notify_net=mode.netns, notify_reads=audit is not None,
                      check_pids=not mode.pid_ns)
     enforced = audit[0] if audit is not None else fs
-    writable = [path for path, rights in enforced.rules if rights & landlock.WRITE_FILE]
+    # the writable places, whether or not Landlock handles writes here: without it its
+    # rules grant nothing, and a hidden home must still show them (a workspace there)
+    writable = list(dict.fromkeys([
+        *(path for path, rights in enforced.rules if rights & landlock.WRITE_FILE),
+        *(os.path.realpath(p) for p in site.writable)]))
     home = None if ns == Namespaces.NONE else home_view(
         site.real_home, workspace, writable, env, program, allow_read,
         list(site.also_homes), list(site.binds))

@@ -219,7 +219,7 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
                            hidden=deny_read)
         mode = plan.decide(request, offer)
         site = plan.Site(
-            program="", env=tuple(env.items()), fs=fs,
+            program="", env=tuple(env.items()), fs=fs, writable=tuple(writable),
             audit_fs=landlock.audit_plan(fs.abi, deny_read)
             if request.audit_only and mode.pid_ns else None,
             unreadable=tuple(landlock.unreadable([real_home, *also], deny_read)),
