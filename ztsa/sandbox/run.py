@@ -218,6 +218,14 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
         fs = landlock.plan(offer.landlock_abi, writable, real_home, also=also,
                            hidden=deny_read)
         mode = plan.decide(request, offer)
+        try:  # what decides later runs: the policy files and ztsa's own installation
+            read_only = (*request.policy_files,
+                         *_own_state([*request.allow_write, *([home] if home else [])]),
+                         *protect.own_installation(writable))
+        except ValueError as exc:
+            print(f"ztsa: {exc}", file=sys.stderr)
+            log.close()
+            return EXIT_USAGE
         site = plan.Site(
             program="", env=tuple(env.items()), fs=fs, writable=tuple(writable),
             audit_fs=landlock.audit_plan(fs.abi, deny_read)
@@ -227,10 +235,7 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
             # hidden like a home: $HOME, and where the private directories of all runs
             # are, but for this one's
             also_homes=(*also, os.path.dirname(private)),
-            # what decides later runs: the policy files and ztsa's own installation
-            read_only=(*request.policy_files,
-                       *_own_state([*request.allow_write, *([home] if home else [])]),
-                       *protect.own_installation(writable)),
+            read_only=read_only,
             # an agent's state; the tool configuration's copies read-only, bound onto
             # themselves
             binds=(*(setup.binds if setup else ()),
