@@ -629,9 +629,11 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
 def cmd_exec(args: argparse.Namespace) -> int:
     """Parse -> request, probe -> offer, the gate, then the run (plan.make inside it)."""
-    from ztsa.sandbox import cgroup, offer, plan, request, run
+    from ztsa.sandbox import cgroup
 
-    cgroup.prewarm()  # the tree's cgroup, entered after the gate, then costs no wait
+    # first: the tree's cgroup, entered after the gate, then costs no wait
+    cgroup.prewarm()
+    from ztsa.sandbox import offer, plan, request, run
     try:
         req = request.from_args(args, dict(os.environ))
         decoder = request.decoder(req)
