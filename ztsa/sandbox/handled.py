@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 class Confinement(NamedTuple):
     """What the run will have (from the kernel probe and the command line)."""
 
-    missing: list[str]  # controls.missing_controls()
+    missing: list[str]  # controls.missing_controls(offer)
     keep_caps: list[str]  # --keep-cap
     env_names: list[str]  # variables --env passes or sets
     allow_unix: list[str]  # --allow-unix
