@@ -448,7 +448,9 @@ def confinement(request: ExecRequest, offer: HostOffer,
         missing=missing_controls(offer), keep_caps=list(request.keep_caps),
         env_names=[spec.partition("=")[0] for spec in request.env_specs],
         allow_unix=list(request.allow_unix),
-        net_addresses=[str(n) for rule in net for n in rule.networks],
+        net_addresses=[str(n) for rule in net if rule.port is None for n in rule.networks],
+        net_ports=tuple((str(n), rule.port) for rule in net if rule.port is not None
+                        for n in rule.networks),
         # in the tree's own network namespace an answer never opens loopback
         wildcards=not offer.netns and any(rule.suffix for rule in net),
         writable=tuple(r for r in (os.path.realpath(p) for p in [
