@@ -107,6 +107,7 @@ void net_init(const struct helper *h) {
     netbind_init(h);
     netdiag_init(h);
     dns_init(h);
+    relay_init(h);
 }
 
 
@@ -307,9 +308,13 @@ static long net_connect(const struct seccomp_notif *req) {
                           sizeof rule);
         if (d < 0 && net_audit(pid, "connect", version, a, port, type, rule, sizeof rule))
             d = 1;
+        const int *rules;
+        int judged = d > 0 && !host ? net_judged(&rules) : -1;
         if (d > 0) {
-            result = host ? connect_here(req, dup, sa, len, rule)
-                          : net_swap_connect(req, dup, fd, sa, len, rule);
+            result = host          ? connect_here(req, dup, sa, len, rule)
+                     : judged >= 0 ? relay_connect(req, dup, sa, len, version, a, port, rules,
+                                                   judged, rule)
+                                   : net_swap_connect(req, dup, fd, sa, len, rule);
             if (result != NET_DEFER) /* else logged when it is answered */
                 net_log_allowed(pid, "connect", version, a, port, type, rule, result);
         } else if (d == 0 && !host) {
