@@ -260,7 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "@rubygems, @maven, @github: `ztsa policy presets`); repeatable; "
                          "nothing is allowed by default. A HOST or wildcard is followed: "
                          "the addresses its DNS answers give the tree are allowed (never "
-                         "loopback, link-local or private ones; name those by address)")
+                         "loopback, link-local or private ones; name those by address), "
+                         "and a TCP connection there must name the host in its first "
+                         "bytes (TLS server name, HTTP Host): HOST:PORT/raw for another "
+                         "protocol, /udp for UDP (QUIC)")
     ex.add_argument("--allow-listen", action="append", default=[], type=_port_number,
                     metavar="PORT", help="let connections from outside reach the tree's "
                                          "listener on PORT (by default nothing outside the "

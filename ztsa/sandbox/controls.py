@@ -21,7 +21,9 @@ PIDNS_MISSING = ("PID and IPC namespaces with a /proc, /dev/shm and /dev/pts of 
 
 NETNS_MISSING = ("a network namespace (the tree's DNS is not answered by ztsa: a query "
                  "for any name reaches the resolvers, and a socket it listens on is "
-                 "reachable from outside)")
+                 "reachable from outside; nor is the name checked at the connection: an "
+                 "address a name rule opens takes a TLS server name or HTTP Host of any "
+                 "other site it serves, as a CDN does, and UDP to it)")
 
 
 def missing_controls(offer: HostOffer) -> list[str]:

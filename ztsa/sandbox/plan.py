@@ -67,7 +67,8 @@ class NetPlan(NamedTuple):
     (name, suffix?, port or 0, index of rule_specs), the upstream resolvers (version,
     packed address), the words of every rule for the log, --allow-listen's ports."""
 
-    names: tuple[tuple[str, bool, int, int, bool], ...] = ()  # (..., a policy's deny?)
+    # (..., a policy's deny?, what the port carries: ZTSA_CARRIES_*)
+    names: tuple[tuple[str, bool, int, int, bool, int], ...] = ()
     resolvers: tuple[tuple[int, bytes], ...] = ()
     rule_specs: tuple[str, ...] = ()
     listen: tuple[int, ...] = ()
