@@ -180,7 +180,9 @@ def test_codex_state_kept_and_its_login_read_only(run: Runner):
     assert (cx / "config.toml").read_text() == 'model = "x"\n'
     assert (cx / "AGENTS.md").read_text() == "rules\n"
     assert (cx / "auth.json").read_text() == '{"tokens": 1}\n'
-    assert (cx / "sessions" / "2026" / "r.jsonl").read_text() == "s\n"
+    # the rollout the run wrote: moved aside, as everything it writes in the kept entries
+    assert not (cx / "sessions" / "2026" / "r.jsonl").exists()
+    assert [p.read_text() for p in (cx / ".ztsa-quarantine").glob("*/sessions*")] == ["s\n"]
     assert not (cx / "models_cache.json").exists()  # a private copy's, gone
     shutil.rmtree(home)
 
@@ -683,3 +685,58 @@ def test_what_a_tool_writes_in_the_kept_state_is_not_the_agents_past(run: Runner
     assert back.returncode == 0 and FORGED in (c / "plans" / "forged.md").read_text(), back
     assert [e for e in events if e["event"] == "quarantine"]
     shutil.rmtree(home)
+
+
+# the same forgeries from the real agent's Bash tool, which finds its session by the
+# newest transcript of the workspace's project directory
+REAL_FORGE = ('c=$HOME/.claude; SLUG=$(basename "$(ls -dt $c/projects/*/ | head -1)"); '
+              'SESSION=$(basename "$(ls -t $c/projects/$SLUG/*.jsonl | head -1)" .jsonl); '
+              + FORGE)
+
+
+@pytest.mark.skipif(REAL_CLAUDE is None, reason="Claude Code is not installed (npm install "
+                    "@anthropic-ai/claude-code; or name it by ZTSA_TEST_CLAUDE)")
+def test_the_real_claude_codes_bash_tool_forges_nothing_a_later_session_loads(run: Runner):
+    """The real agent under --agent claude, against a fake Messages API on loopback whose
+    first answer is one Bash call that forges the agent's past (REAL_FORGE). The call
+    runs; after ztsa exits, what `claude --resume` would load holds none of it."""
+    import socket
+    import time
+
+    assert REAL_CLAUDE is not None
+    home = _used_home(run)
+    log = Path(tempfile.mkdtemp(prefix="ztsa-fake-api-")) / "api.log"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    api = subprocess.Popen([sys.executable, str(FAKE_API), "messages", str(port), str(log),
+                            REAL_FORGE])
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        key = "sk-ant-test-" + os.urandom(12).hex()
+        claude, mounts = run.visible(REAL_CLAUDE)
+        proc, _ = run(
+            claude, "-p", "run it", "--allowedTools", "Bash", mounts=mounts,
+            allow=[f"127.0.0.1:{port}"], timeout=240, env={"HOME": str(home),
+                                                           "ANTHROPIC_API_KEY": key},
+            extra=["--agent", "claude", "--secret", "ANTHROPIC_API_KEY",
+                   "--env", f"ANTHROPIC_BASE_URL=http://127.0.0.1:{port}",
+                   "--env", "DISABLE_AUTOUPDATER=1"])
+        assert proc.returncode == 0 and "FAKE-ANSWER-OK" in proc.stdout, proc.stderr
+        assert "tool-ran" in log.read_text(), log.read_text()
+        loaded = _resumed(home / ".claude")
+        assert FORGED not in loaded, loaded
+        assert (home / ".claude" / "history.jsonl").read_text() == "old prompt\n"
+        aside = "".join(p.read_text() for p in
+                        (home / ".claude" / ".ztsa-quarantine").glob("*/*"))
+        assert FORGED in aside  # the tool did write them: moved aside, not refused
+    finally:
+        api.terminate()
+        api.wait(10)
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(log.parent, ignore_errors=True)
