@@ -66,11 +66,12 @@ Snapshot = dict[str, State]
 SETTLED_NS = 5_000_000_000
 
 
-def _state(path: str, read: bool = True, was: State | None = None, settled: int = 0
-           ) -> State | None:
-    """PATH as it is (None: absent). A regular file's bytes only when READ or its ctime
-    is not older than SETTLED (then compared byte for byte); WAS itself when PATH is
-    still that file and its ctime older than SETTLED."""
+def _state(path: str, read: bool = True, was: State | None = None, settled: int = 0,
+           after: bool = False) -> State | None:
+    """PATH as it is (None: absent). A regular file's bytes only when READ, or when its
+    ctime is not older than SETTLED and its bytes may be compared: before the run
+    always, AFTER it only with a WAS of the same identity (else it differs anyway);
+    WAS itself when PATH is still that file and its ctime older than SETTLED."""
     try:
         st = os.lstat(path)
     except OSError:
@@ -83,12 +84,12 @@ def _state(path: str, read: bool = True, was: State | None = None, settled: int 
         kind = "file"
     else:
         kind = "other"
-    if (was is not None and st.st_ctime_ns < settled and was.kind == kind
-            and was.ino == st.st_ino and was.ctime_ns == st.st_ctime_ns
-            and was.size == st.st_size):
+    same = (was is not None and was.kind == kind and was.ino == st.st_ino
+            and was.ctime_ns == st.st_ctime_ns and was.size == st.st_size)
+    if same and st.st_ctime_ns < settled:
         return was
     data = gitlayout.read_small(path) if kind == "file" and (
-        read or st.st_ctime_ns >= settled) else None
+        read or (st.st_ctime_ns >= settled and (same or not after))) else None
     return State(kind, st.st_ino, st.st_ctime_ns, st.st_size, data)
 
 
@@ -102,6 +103,7 @@ def snapshot(layout: gitlayout.Layout, retry: Callable[[str], bool] | None = Non
     hook_dirs = set(layout.hook_dirs)
     settled = since_ns - SETTLED_NS if since_ns else 0
     old = was or {}
+    after = was is not None
     for path in gitlayout.audited_paths(layout):
         st = _state(path, True, old.get(path), settled)
         if st is None:
@@ -119,7 +121,7 @@ def snapshot(layout: gitlayout.Layout, retry: Callable[[str], bool] | None = Non
                 continue
             for name in names:
                 entry = os.path.join(path, name)
-                est = _state(entry, False, old.get(entry), settled)
+                est = _state(entry, False, old.get(entry), settled, after)
                 if est is not None:
                     out[entry] = est
     return out
