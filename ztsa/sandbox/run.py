@@ -427,7 +427,7 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
     started = bytecode.audit(policy.workspace, code_before, after, log.run, request.keep_pth)
     swept = [f for state, keep, globs in (setup.kept if setup else ())
              for f in agentguard.audit(state, keep, globs, agent_before.get(state, {}),
-                                       log.run)]
+                                       log.run, written=True)]
     _report_agent_state(log, swept)
     for m in moved:
         log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
@@ -491,7 +491,8 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
 def _report_agent_state(log: AuditLog, found: list[agentguard.Finding]) -> None:
     for f in found:
         log.event("quarantine", path=f.path, reason=f.reason, moved_to=f.moved_to,
-                  replaced="", **({"error": f.error} if f.error else {}))
+                  replaced="restored" if f.restored else "",
+                  **({"error": f.error} if f.error else {}))
         if f.error:
             _say(f"ztsa: {printable(f.path)}: {printable(f.reason)}: {printable(f.error)}; "
                  "look at it before running the agent outside ztsa")
@@ -499,7 +500,11 @@ def _report_agent_state(log: AuditLog, found: list[agentguard.Finding]) -> None:
     if done:
         names = ", ".join(f"{printable(f.path)} ({printable(f.reason)})" for f in done[:3])
         _say(f"ztsa: {len(done)} thing(s) the tree left in the agent's state removed or "
-             f"moved aside: {names}{', ...' if len(done) > 3 else ''}")
+             f"moved aside: {names}{', ...' if len(done) > 3 else ''}"
+             + "".join(f"; `ztsa quarantine list --workspace {printable(d)}` shows them, "
+                       "`restore` takes them back" for d in sorted({
+                           f.moved_to.partition("/.ztsa-quarantine/")[0] for f in done
+                           if f.moved_to})))
     log.counts["quarantined"] = log.counts.get("quarantined", 0) + len(found)
 
 
