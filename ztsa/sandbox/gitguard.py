@@ -134,14 +134,46 @@ class Before(NamedTuple):
     policies: dict[str, bytes | str]  # _policy_text of each, but the root pyproject's
     instructions: dict[str, bytes | str]  # the same of each file a tool obeys wherever
     # it sits (ztsa.surfaces.ANYWHERE), but in installed packages
+    # the same of the files at the workspace's top a tool reads (ztsa.surfaces.ROOT,
+    # and what a devcontainer names), for a run without a read-only layer; else None
+    roots: dict[str, bytes | str] | None = None
 
 
-def before(workspace: str) -> Before:
+def before(workspace: str, roots: bool = False) -> Before:
+    """roots: the run has no mount namespace, so nothing keeps the files at the top read-
+    only while it runs: they are judged after it instead."""
     since = time.time_ns()
     layout = gitlayout.find(workspace)
     return Before(layout, snapshot(layout, since_ns=since), since, {
         p: _policy_text(p) for p in _policy_files(workspace, layout)}, {
-        p: _policy_text(p) for p in _instruction_files(workspace, layout)})
+        p: _policy_text(p) for p in _instruction_files(workspace, layout)},
+        {p: _policy_text(p) for p in _root_files(workspace)} if roots else None)
+
+
+MAX_ROOT_FILES = 10_000  # beneath the top's surfaces (.vscode/, .claude/, ...), at most
+
+
+def _root_files(workspace: str) -> list[str]:
+    """The files at the workspace's top that a tool reads (ztsa.surfaces.ROOT, every file
+    beneath one that is a directory, links not followed) and the files a devcontainer
+    names, absolute. More than MAX_ROOT_FILES cannot be judged: OSError."""
+    from ztsa import surfaces
+
+    out: list[str] = []
+    rels = [r for r in surfaces.root_paths() if r != QUARANTINE]
+    for rel in [*rels, *surfaces.named_by(workspace)]:
+        top = os.path.join(workspace, rel)
+        if not os.path.isdir(top) or os.path.islink(top):
+            out.append(top)
+            continue
+        for d, dirs, files in os.walk(top):
+            dirs[:] = [x for x in dirs if not os.path.islink(os.path.join(d, x))]
+            out += [os.path.join(d, f) for f in files]
+            out += [os.path.join(d, x) for x in dirs if os.path.islink(os.path.join(d, x))]
+            if len(out) > MAX_ROOT_FILES:
+                raise OSError(f"more than {MAX_ROOT_FILES} files beneath the workspace's "
+                              "top-level surfaces: too many to judge after the run")
+    return list(dict.fromkeys(out))
 
 
 def _instruction_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
@@ -679,10 +711,17 @@ def _audit_policies(workspace: str, was: Before, layout: gitlayout.Layout, tree:
     repository's word, which the tree is not."""
     moved = _audit_texts(workspace, was.policies, _policy_files(workspace, layout), tree,
                          run_id, _policy_of, "ztsa's own policy for a workspace there")
-    return moved + _audit_texts(
+    moved += _audit_texts(
         workspace, was.instructions, _instruction_files(workspace, layout), tree, run_id,
         lambda _path, text: None if text == "absent" else text,
         "a file a tool obeys in that directory (ztsa.surfaces)")
+    if was.roots is not None:  # nothing kept them read-only during the run
+        moved += _audit_texts(
+            workspace, was.roots, _root_files(workspace), tree, run_id,
+            lambda _path, text: None if text == "absent" else text,
+            "a file a tool reads at the workspace's top (ztsa.surfaces), which no "
+            "read-only layer kept from the tree in this run")
+    return moved
 
 
 def _audit_texts(workspace: str, was: dict[str, bytes | str], now: list[str], tree: _Tree,

@@ -318,7 +318,14 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
         return EXIT_NOT_FOUND
     # git's control files as they are: read-only for the tree, and the measure of what
     # it changed (judged when it has ended)
-    git_before = gitguard.before(policy.workspace)
+    try:  # without a mount namespace the top's surfaces are judged after the run
+        git_before = gitguard.before(policy.workspace, roots=plan.decide(
+            request, offer).namespaces == plan.Namespaces.NONE)
+    except OSError as exc:  # what cannot be judged after the run does not run
+        print(f"ztsa: {exc}; CMD was not started", file=sys.stderr)
+        log.event("summary", status=EXIT_GATE, denied=0, execs=0)
+        log.close()
+        return EXIT_GATE
     pyproject_before = gitguard.policy_before(policy.workspace)
     # the bytecode caches and the venvs' start-up files the same walk found, as they are
     code_before = bytecode.before(git_before.layout)
