@@ -17,62 +17,17 @@
 #include <string.h>
 #include <unistd.h>
 
-struct audit_call {
-    int nr;
-    const char *name;
-    int write;          /* 1: changes what it names; -1: an open, by its flags */
-    int dirfd, path;    /* argument indexes; path -1: the call names the descriptor */
-    int dirfd2, path2;  /* a second name that is changed (rename's new name), -1: none */
-    int flags;          /* an open's flags, -1: none */
-    int nofollow;       /* the last component itself is what the call changes */
-};
-
-static const struct audit_call CALLS[] = {
-    {ZTSA_NR_open, "open", -1, -1, 0, -1, -1, 1, 0},
-    {ZTSA_NR_openat, "openat", -1, 0, 1, -1, -1, 2, 0},
-    {ZTSA_NR_creat, "creat", 1, -1, 0, -1, -1, -1, 0},
-    {ZTSA_NR_mkdir, "mkdir", 1, -1, 0, -1, -1, -1, 1},
-    {ZTSA_NR_mkdirat, "mkdirat", 1, 0, 1, -1, -1, -1, 1},
-    {ZTSA_NR_mknod, "mknod", 1, -1, 0, -1, -1, -1, 1},
-    {ZTSA_NR_mknodat, "mknodat", 1, 0, 1, -1, -1, -1, 1},
-    {ZTSA_NR_symlink, "symlink", 1, -1, 1, -1, -1, -1, 1},
-    {ZTSA_NR_symlinkat, "symlinkat", 1, 1, 2, -1, -1, -1, 1},
-    {ZTSA_NR_link, "link", 1, -1, 1, -1, -1, -1, 1},
-    {ZTSA_NR_linkat, "linkat", 1, 2, 3, -1, -1, -1, 1},
-    {ZTSA_NR_rename, "rename", 1, -1, 0, -1, 1, -1, 1},
-    {ZTSA_NR_renameat, "renameat", 1, 0, 1, 2, 3, -1, 1},
-    {ZTSA_NR_renameat2, "renameat2", 1, 0, 1, 2, 3, -1, 1},
-    {ZTSA_NR_chmod, "chmod", 1, -1, 0, -1, -1, -1, 0},
-    {ZTSA_NR_fchmod, "fchmod", 1, 0, -1, -1, -1, -1, 0},
-    {ZTSA_NR_fchmodat, "fchmodat", 1, 0, 1, -1, -1, -1, 0},
-    {ZTSA_NR_fchmodat2, "fchmodat2", 1, 0, 1, -1, -1, -1, 0},
-    {ZTSA_NR_chown, "chown", 1, -1, 0, -1, -1, -1, 0},
-    {ZTSA_NR_fchown, "fchown", 1, 0, -1, -1, -1, -1, 0},
-    {ZTSA_NR_lchown, "lchown", 1, -1, 0, -1, -1, -1, 1},
-    {ZTSA_NR_fchownat, "fchownat", 1, 0, 1, -1, -1, -1, 0},
-    {ZTSA_NR_utime, "utime", 1, -1, 0, -1, -1, -1, 0},
-    {ZTSA_NR_utimes, "utimes", 1, -1, 0, -1, -1, -1, 0},
-    {ZTSA_NR_futimesat, "futimesat", 1, 0, 1, -1, -1, -1, 0},
-    {ZTSA_NR_utimensat, "utimensat", 1, 0, 1, -1, -1, -1, 0},
-    {ZTSA_NR_setxattr, "setxattr", 1, -1, 0, -1, -1, -1, 0},
-    {ZTSA_NR_lsetxattr, "lsetxattr", 1, -1, 0, -1, -1, -1, 1},
-    {ZTSA_NR_fsetxattr, "fsetxattr", 1, 0, -1, -1, -1, -1, 0},
-    {ZTSA_NR_removexattr, "removexattr", 1, -1, 0, -1, -1, -1, 0},
-    {ZTSA_NR_lremovexattr, "lremovexattr", 1, -1, 0, -1, -1, -1, 1},
-    {ZTSA_NR_fremovexattr, "fremovexattr", 1, 0, -1, -1, -1, -1, 0},
-    {ZTSA_NR_truncate, "truncate", 1, -1, 0, -1, -1, -1, 0},
-    {ZTSA_NR_unlink, "unlink", 1, -1, 0, -1, -1, -1, 1},
-    {ZTSA_NR_unlinkat, "unlinkat", 1, 0, 1, -1, -1, -1, 1},
-    {ZTSA_NR_rmdir, "rmdir", 1, -1, 0, -1, -1, -1, 1},
-};
+/* The calls judged: the table's file-system ops (ztsa_nr.h), from OPEN to UNLINK. A
+   call changes what it names, but an open by its flags; link changes only its new
+   name, rename both. */
+static int judged(int op) { return op >= ZTSA_OP_OPEN && op <= ZTSA_OP_UNLINK; }
 
 const char *audit_unenforced(void) {
     return helper_plan() && helper_plan()->audit ? ",\"enforced\":false" : "";
 }
 
 /* what the enforced view allows beneath path: its longest prefix's kind */
-static int kind_of(const char *path) {
-    const struct ztsa_plan *p = helper_plan();
+static int kind_of(const struct ztsa_plan *p, const char *path) {
     size_t best = 0;
     int kind = ZTSA_AUDIT_READONLY;
     for (int i = 0; i < p->n_audit; i++) {
@@ -90,13 +45,13 @@ static int kind_of(const char *path) {
 }
 
 /* the caller's path for its descriptor fd, or its cwd (fd AT_FDCWD); 0 when unknown */
-static int fd_path(pid_t pid, long long fd, char *out, size_t size) {
+static int fd_path(int proc, pid_t pid, long long fd, char *out, size_t size) {
     char where[64];
     if ((int)fd == AT_FDCWD)
         snprintf(where, sizeof where, "%d/cwd", (int)pid);
     else
         snprintf(where, sizeof where, "%d/fd/%d", (int)pid, (int)fd);
-    ssize_t n = readlinkat(helper_proc(), where, out, size - 1);
+    ssize_t n = readlinkat(proc, where, out, size - 1);
     if (n <= 0 || out[0] != '/') /* a pipe, a socket, an anonymous inode */
         return 0;
     out[n] = 0;
@@ -133,23 +88,23 @@ static void lexical(char *path) {
 
 /* Where a call's name lands: the real path (links followed; the last one only when
    the call follows it) into out; 0 when it cannot be placed or names /proc. */
-static int place(pid_t pid, long long dirfd, int has_path, unsigned long long addr,
-                 int nofollow, char *out, size_t size) {
+static int place(int proc, pid_t pid, long long dirfd, int has_path,
+                 unsigned long long addr, int nofollow, char *out, size_t size) {
     char given[PATH_MAX], full[PATH_MAX];
     if (!has_path || addr == 0) {
-        if (!fd_path(pid, dirfd, full, sizeof full))
+        if (!fd_path(proc, pid, dirfd, full, sizeof full))
             return 0;
     } else {
         if (caller_read_string(pid, addr, given, sizeof given) != 0)
             return 0;
         if (!given[0]) { /* AT_EMPTY_PATH: the descriptor itself */
-            if (!fd_path(pid, dirfd, full, sizeof full))
+            if (!fd_path(proc, pid, dirfd, full, sizeof full))
                 return 0;
         } else if (given[0] == '/') {
             snprintf(full, sizeof full, "%s", given);
         } else {
             char base[PATH_MAX];
-            if (!fd_path(pid, dirfd, base, sizeof base))
+            if (!fd_path(proc, pid, dirfd, base, sizeof base))
                 return 0;
             if ((size_t)snprintf(full, sizeof full, "%s/%s", base, given) >= sizeof full)
                 return 0;
@@ -192,10 +147,13 @@ static void would_deny(pid_t pid, const char *call, const char *path, int write,
     helper_log_event("deny", fields);
 }
 
-static void judge(pid_t pid, const struct audit_call *c, long long dirfd,
-                  unsigned long long addr, int write, int nofollow) {
+/* Judge the name (dirfd, the path at addr, or none: the descriptor dirfd) that call c
+   changes (write) or reads. */
+static void judge(const struct helper *h, pid_t pid, const struct ztsa_syscall *c,
+                  long long dirfd, unsigned long long addr, int write, int nofollow) {
     char where[2 * PATH_MAX];
-    if (!place(pid, dirfd, c->path >= 0, addr, nofollow, where, sizeof where))
+    int has_path = sys_arg(c, ZTSA_ARG_PATH) >= 0;
+    if (!place(h->proc, pid, dirfd, has_path, addr, nofollow, where, sizeof where))
         return;
     struct stat st;
     int exists = stat(where, &st) == 0;
@@ -204,31 +162,31 @@ static void judge(pid_t pid, const struct audit_call *c, long long dirfd,
        which the enforced run allows everywhere (a hidden home lists empty) */
     if (!write && (!exists || S_ISDIR(st.st_mode)))
         return;
-    if (exists && c->flags >= 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    if (exists && c->op == ZTSA_OP_OPEN && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         return;
-    int kind = kind_of(where);
+    int kind = kind_of(h->plan, where);
     if (write ? kind != ZTSA_AUDIT_WRITABLE
               : kind == ZTSA_AUDIT_HIDDEN || kind == ZTSA_AUDIT_UNREADABLE)
         would_deny(pid, c->name, where, write, kind);
 }
 
-void audit_fs(const struct seccomp_notif *req) {
-    const struct audit_call *c = NULL;
-    for (size_t i = 0; i < sizeof CALLS / sizeof CALLS[0] && !c; i++)
-        if (CALLS[i].nr == (int)req->data.nr)
-            c = &CALLS[i];
-    if (!c)
+void audit_fs(const struct helper *h, const struct seccomp_notif *req,
+              const struct ztsa_syscall *c) {
+    if (!judged(c->op))
         return;
     const unsigned long long *a = req->data.args;
     pid_t pid = (pid_t)req->pid;
-    int write = c->write, nofollow = c->nofollow;
-    if (write < 0) {
-        int flags = (int)a[c->flags];
+    int write = 1, nofollow = c->nofollow;
+    if (c->op == ZTSA_OP_OPEN) {
+        int flags = (int)a[sys_arg(c, ZTSA_ARG_OFLAGS)];
         write = (flags & (O_WRONLY | O_RDWR | O_TRUNC | O_CREAT)) != 0;
         nofollow = (flags & O_NOFOLLOW) || ((flags & O_CREAT) && (flags & O_EXCL));
     }
-    judge(pid, c, c->dirfd >= 0 ? (long long)a[c->dirfd] : AT_FDCWD,
-          c->path >= 0 ? a[c->path] : 0, write, nofollow);
-    if (c->path2 >= 0)
-        judge(pid, c, c->dirfd2 >= 0 ? (long long)a[c->dirfd2] : AT_FDCWD, a[c->path2], 1, 1);
+    int dirfd = sys_dirfd_arg(c), path = sys_arg(c, ZTSA_ARG_PATH);
+    int dirfd2 = sys_arg(c, ZTSA_ARG_DIRFD2), path2 = sys_arg(c, ZTSA_ARG_PATH2);
+    if (c->op != ZTSA_OP_LINK)
+        judge(h, pid, c, dirfd >= 0 ? (long long)a[dirfd] : AT_FDCWD, path >= 0 ? a[path] : 0,
+              write, nofollow);
+    if (path2 >= 0)
+        judge(h, pid, c, dirfd2 >= 0 ? (long long)a[dirfd2] : AT_FDCWD, a[path2], 1, 1);
 }

@@ -1,7 +1,8 @@
 """cffi builder for ztsa._native (API mode, compiled by `pip install .`).
 
-The interface is ztsa_nr.h (the syscall numbers Python shares) and ztsa_native.h; the
-sources are split by the process that runs them (see ztsa_native.h)."""
+The interface is ztsa_native.h (its ztsa_syscalls() hands Python the table of system calls
+that ztsa_nr.h holds as a C macro, which cdef cannot read); the sources are split by the
+process that runs them (see ztsa_native.h)."""
 
 import importlib.util
 import os
@@ -42,8 +43,7 @@ PREFIX_MAPS = [f"-ffile-prefix-map={d}=." for d in dict.fromkeys(_root)]
 SOURCES = sorted(p.name for p in HERE.glob("*.c"))
 
 ffibuilder = FFI()
-ffibuilder.cdef("\n".join((HERE / name).read_text().replace("/*", "\n/*")
-                          for name in ("ztsa_nr.h", "ztsa_native.h")))
+ffibuilder.cdef((HERE / "ztsa_native.h").read_text().replace("/*", "\n/*"))
 ffibuilder.set_source(
     "ztsa._native",
     '#include "ztsa_nr.h"\n#include "ztsa_native.h"\n',

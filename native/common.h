@@ -1,8 +1,8 @@
 /* Declarations every role's files share (not part of the Python interface): the
    system-call numbers and fallbacks, util.c's /proc readers, allow.c's decision, and
    the counters the file helper shares with the supervisor. Each role has its own
-   header beside this one: helper.h (the file helper), child.h (the spawned child),
-   supervisor.h (the tracer). */
+   header beside this one: helper.h (the file helper), child.h (the spawned child); the
+   supervisor's declarations (supervisor.c) are here. */
 #ifndef ZTSA_COMMON_H
 #define ZTSA_COMMON_H
 
@@ -32,6 +32,22 @@
 /* Landlock's MAKE_CHAR ... MAKE_SYM rights: what creating a name needs */
 #define ZTSA_LL_MAKE (0x7FULL << 6)
 
+/* syscalls.c: the rows of ztsa_nr.h's table. A number's row (NULL: not in the table);
+   the index of the first argument of a role (enum ztsa_arg), -1 when the call has none. */
+const struct ztsa_syscall *ztsa_sys(long nr);
+int sys_arg(const struct ztsa_syscall *c, int role);
+/* a name's flags argument: O_*, AT_* or RENAME_* (-1: none) */
+static inline int sys_flags_arg(const struct ztsa_syscall *c) {
+    int i = sys_arg(c, ZTSA_ARG_OFLAGS);
+    i = i >= 0 ? i : sys_arg(c, ZTSA_ARG_ATFLAGS);
+    return i >= 0 ? i : sys_arg(c, ZTSA_ARG_RFLAGS);
+}
+/* the argument naming the directory of PATH, or the descriptor the call acts on */
+static inline int sys_dirfd_arg(const struct ztsa_syscall *c) {
+    int i = sys_arg(c, ZTSA_ARG_DIRFD);
+    return i >= 0 ? i : sys_arg(c, ZTSA_ARG_FD);
+}
+
 /* util.c */
 int read_proc(const char *path, char *buf, size_t size);
 int read_proc_at(int dirfd, const char *path, char *buf, size_t size);
@@ -50,6 +66,11 @@ struct ztsa_shared {
     /* the first denials, "SYSCALL\x1fWHAT\x1fRULE", for the summary line */
     char first[ZTSA_FIRST_DENIALS][512];
 };
+
+/* supervisor.c: the counters for a spawn, made once when a helper first needs them
+   (MAP_SHARED: the child's processes write, the supervisor reads), zeroed each time;
+   NULL when there are none (*err: an errno when they could not be made) */
+struct ztsa_shared *supervisor_counters(int helper, int *err);
 
 /* allow.c (the tracer's and the helper's decisions): ztsa_unix_open with the /proc to
    read the caller's cwd from (proc: a dirfd of a procfs with the caller's pid; -1 for

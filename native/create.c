@@ -23,16 +23,14 @@
 #define CLONE_UNTRACED 0x00800000
 #endif
 
-enum { OP_CREATE = 1, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME };
+/* the operations are the table's (ztsa_nr.h): ZTSA_OP_OPEN (with O_CREAT) and
+   ZTSA_OP_CREAT make a file, then MKDIR, MKNOD, SYMLINK, LINK, RENAME */
+static int makes_file(int op) { return op == ZTSA_OP_OPEN || op == ZTSA_OP_CREAT; }
 
-static const struct helper *H; /* create_init's */
-
-void create_init(const struct helper *h) { H = h; }
-
-/* The tty_nr of a /proc stat file (relative to the helper's /proc of host pids). */
-static unsigned long tty_of(const char *stat_path) {
+/* The tty_nr of a /proc stat file (relative to the helper's /proc, proc). */
+static unsigned long tty_of(int proc, const char *stat_path) {
     char buf[1024];
-    if (!read_proc_at(H->proc, stat_path, buf, sizeof buf))
+    if (!read_proc_at(proc, stat_path, buf, sizeof buf))
         return 0;
     char *p = strrchr(buf, ')');
     /* after ") ": state ppid pgrp session tty_nr */
@@ -43,14 +41,14 @@ static unsigned long tty_of(const char *stat_path) {
 }
 
 /* open("/dev/tty") on behalf of pid: its own controlling terminal (ENXIO without one) */
-static int caller_tty(pid_t pid, int flags) {
+static int caller_tty(int proc, pid_t pid, int flags) {
     char where[64];
     snprintf(where, sizeof where, "%d/stat", pid);
-    unsigned long tty = tty_of(where);
+    unsigned long tty = tty_of(proc, where);
     if (!tty)
         return -ENXIO;
     int fd;
-    if (tty == tty_of("self/stat")) {
+    if (tty == tty_of(proc, "self/stat")) {
         fd = open("/dev/tty", (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC);
     } else {
         unsigned int major = (unsigned int)((tty >> 8) & 0xfff);
@@ -78,8 +76,8 @@ static int may_block(const struct stat *st) {
 /* linkat(AT_SYMLINK_FOLLOW) of (dir, name) to (to_dir, to_name), the source resolved
    without magic links and not on /proc (*denied = 2 for either), then linked by the
    helper's own name for it. 0 or errno. */
-static int link_followed(int dir, const char *name, int to_dir, const char *to_name,
-                         int *denied) {
+static int link_followed(int proc, int dir, const char *name, int to_dir,
+                         const char *to_name, int *denied) {
     int src = paths_open_off_proc(dir, name, O_PATH | O_CLOEXEC);
     if (src == PARENT_PROC) {
         *denied = 2;
@@ -89,15 +87,16 @@ static int link_followed(int dir, const char *name, int to_dir, const char *to_n
         return -src;
     char own[32];
     snprintf(own, sizeof own, "self/fd/%d", src);
-    int err = linkat(H->proc, own, to_dir, to_name, AT_SYMLINK_FOLLOW) < 0 ? errno : 0;
+    int err = linkat(proc, own, to_dir, to_name, AT_SYMLINK_FOLLOW) < 0 ? errno : 0;
     close(src);
     return err;
 }
 
 /* One name-creating call, its copies and what the helper made of them. */
 struct fs_op {
+    const struct helper *h;
     const struct seccomp_notif *req;
-    int op, flags;
+    int op, flags; /* enum ztsa_op */
     unsigned int mode;
     unsigned long long dev;
     const char *p1, *p2; /* the helper's copies of the paths */
@@ -109,7 +108,7 @@ struct fs_op {
     const char *n1; /* the name relative to dir1 */
     int dir1;       /* par1, or the caller's fd1 when no parent was opened */
     int empty_link; /* linkat(AT_EMPTY_PATH) of fd1 itself */
-    /* what happened: REPLY_FD for the opened file of OP_CREATE, or REPLY_ELSEWHERE when
+    /* what happened: REPLY_FD for the file an open or creat opened, or REPLY_ELSEWHERE when
        an opener child answers; denied: why a protected name was refused (1: protected,
        2: a /proc file, 3: a git config key, 4: an ancestor); made: a new file */
     struct reply out;
@@ -173,7 +172,7 @@ static int op_create(struct fs_op *o) {
     int exists = fstatat(o->dir1, o->n1, &fst, 0) == 0;
     /* /dev/tty is the caller's controlling terminal, not the helper's */
     if (exists && S_ISCHR(fst.st_mode) && fst.st_rdev == makedev(5, 0)) {
-        int r = caller_tty((pid_t)o->req->pid, o->flags);
+        int r = caller_tty(o->h->proc, (pid_t)o->req->pid, o->flags);
         if (r < 0)
             return -r;
         o->out = (struct reply){REPLY_FD, 0, r};
@@ -193,7 +192,7 @@ static int op_create(struct fs_op *o) {
         /* the opener ends with the helper (which ends with the tree): it must not
            hold the caller's file, or ztsa's stdout, after the run */
         if (in_child && (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-                         getppid() != H->self))
+                         getppid() != o->h->self))
             _exit(0);
     }
     int fd = open_as_caller(o);
@@ -202,7 +201,7 @@ static int op_create(struct fs_op *o) {
         o->out = (struct reply){REPLY_FD, 0, fd};
     o->made = fd >= 0 && !exists && !in_child;
     if (in_child) {
-        helper_answer(o->req, fd < 0 ? RESULT(-err) : o->out);
+        helper_answer(o->h, o->req, fd < 0 ? RESULT(-err) : o->out);
         _exit(0);
     }
     return err;
@@ -213,9 +212,9 @@ static int op_mknod(struct fs_op *o) {
         o->denied = 1;
         return 0;
     }
-    if (o->slash1 && o->op == OP_MKNOD)
+    if (o->slash1 && o->op == ZTSA_OP_MKNOD)
         return ENOENT; /* as the kernel answers "name/" for anything but a directory */
-    int r = o->op == OP_MKDIR ? mkdirat(o->dir1, o->n1, o->mode)
+    int r = o->op == ZTSA_OP_MKDIR ? mkdirat(o->dir1, o->n1, o->mode)
                               : mknodat(o->dir1, o->n1, o->mode, (dev_t)o->dev);
     return r < 0 ? errno : 0;
 }
@@ -244,14 +243,15 @@ static int op_link(struct fs_op *o) {
     /* the source's last link is followed, but never through a magic link
        (/proc/self/fd/N would be one of the helper's own files): the file is taken
        first, then linked by the helper's own name for it */
-    return link_followed(o->par1, o->name1, o->par2, o->name2, &o->denied);
+    return link_followed(o->h->proc, o->par1, o->name1, o->par2, o->name2, &o->denied);
 }
 
 static int op_rename(struct fs_op *o) {
     int src = paths_classify(o->par1, o->name1), dst = paths_classify(o->par2, o->name2);
-    int cfg = dst == 1 && !src ? gitconfig_rewrite(o->par1, o->name1, o->par2, o->name2) : -1;
+    int cfg = dst == 1 && !src ? gitconfig_rewrite(o->h, o->par1, o->name1, o->par2, o->name2)
+                               : -1;
     if (cfg >= 0) {
-        int err = gitconfig_write(cfg, o->par1, o->name1);
+        int err = gitconfig_write(o->h, cfg, o->par1, o->name1);
         if (err == EACCES)
             o->denied = 3;
         return err == EACCES ? 0 : err;
@@ -259,8 +259,8 @@ static int op_rename(struct fs_op *o) {
     /* both names move with RENAME_EXCHANGE, and a rename replaces what the second
        names: the workspace and the directories on the way to it or to a read-only
        path are refused on either side */
-    if (paths_same_as(o->par1, o->name1, 0, &H->root_st) ||
-        paths_same_as(o->par2, o->name2, 0, &H->root_st))
+    if (paths_same_as(o->par1, o->name1, 0, &o->h->root_st) ||
+        paths_same_as(o->par2, o->name2, 0, &o->h->root_st))
         src = 2; /* the workspace itself */
     struct stat st, dst_st;
     int src_dir = fstatat(o->par1, o->name1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -299,23 +299,23 @@ static int open_parent_into(struct fs_op *o, int fd, const char *path, char *nam
    errno, or -1 with o->denied set (a path through a magic link or on /proc). */
 static int open_parents(struct fs_op *o) {
     int op = o->op;
-    if (o->own || (op == OP_CREATE && !creation_protected_name(o->p1))) {
+    if (o->own || (makes_file(op) && !creation_protected_name(o->p1))) {
         /* a last component that no protected path has cannot make one: the kernel
            resolves the whole path for us (trailing slashes included), as for the caller,
            without magic links (openat2) */
         o->dir1 = o->fd1;
         o->n1 = o->p1;
-    } else if (!o->empty_link && op != OP_SYMLINK) {
+    } else if (!o->empty_link && op != ZTSA_OP_SYMLINK) {
         int err = open_parent_into(o, o->fd1, o->p1, o->name1, sizeof o->name1, &o->slash1,
                                    &o->par1);
         if (err)
             return err;
         o->dir1 = o->par1;
     }
-    if (op == OP_LINK || op == OP_RENAME || op == OP_SYMLINK)
-        return open_parent_into(o, op == OP_SYMLINK ? o->fd1 : o->fd2,
-                                op == OP_SYMLINK ? o->p1 : o->p2, o->name2, sizeof o->name2,
-                                &o->slash2, &o->par2);
+    if (op == ZTSA_OP_LINK || op == ZTSA_OP_RENAME || op == ZTSA_OP_SYMLINK)
+        return open_parent_into(o, op == ZTSA_OP_SYMLINK ? o->fd1 : o->fd2,
+                                op == ZTSA_OP_SYMLINK ? o->p1 : o->p2, o->name2,
+                                sizeof o->name2, &o->slash2, &o->par2);
     return 0;
 }
 
@@ -323,15 +323,16 @@ static int open_parents(struct fs_op *o) {
    o->denied as struct fs_op says. */
 static int fs_op(struct fs_op *o) {
     static int (*const perform[])(struct fs_op *) = {
-        [OP_CREATE] = op_create, [OP_MKDIR] = op_mknod, [OP_MKNOD] = op_mknod,
-        [OP_SYMLINK] = op_symlink, [OP_LINK] = op_link, [OP_RENAME] = op_rename};
+        [ZTSA_OP_OPEN] = op_create, [ZTSA_OP_CREAT] = op_create, [ZTSA_OP_MKDIR] = op_mknod,
+        [ZTSA_OP_MKNOD] = op_mknod, [ZTSA_OP_SYMLINK] = op_symlink, [ZTSA_OP_LINK] = op_link,
+        [ZTSA_OP_RENAME] = op_rename};
     o->n1 = o->name1;
     o->dir1 = o->par1 = o->par2 = -1;
     o->denied = o->made = 0;
-    o->empty_link = o->op == OP_LINK && (o->flags & AT_EMPTY_PATH) && *o->p1 == 0;
+    o->empty_link = o->op == ZTSA_OP_LINK && (o->flags & AT_EMPTY_PATH) && *o->p1 == 0;
     int err = open_parents(o);
     if (err == 0)
-        err = o->op >= OP_CREATE && o->op <= OP_RENAME ? perform[o->op](o) : ENOSYS;
+        err = o->op >= ZTSA_OP_OPEN && o->op <= ZTSA_OP_RENAME ? perform[o->op](o) : ENOSYS;
     else if (err < 0)
         err = 0; /* denied */
     if (o->par1 >= 0)
@@ -341,43 +342,31 @@ static int fs_op(struct fs_op *o) {
     return err;
 }
 
-struct fs_call {
-    int nr;
-    const char *name;
-    int op;
-    int dirfd1, path1, dirfd2, path2; /* argument indexes, -1: none (AT_FDCWD) */
-    int flags, mode;
+/* Where a call's arguments are (the table's roles, ztsa_nr.h): -1 for none; a dirfd
+   absent is AT_FDCWD. */
+struct fs_args {
+    int dirfd1, path1, dirfd2, path2, target, flags, mode, dev;
 };
 
-static const struct fs_call FS_CALLS[] = {
-    {ZTSA_NR_open, "open", OP_CREATE, -1, 0, -1, -1, 1, 2},
-    {ZTSA_NR_creat, "creat", OP_CREATE, -1, 0, -1, -1, -1, 1},
-    {ZTSA_NR_openat, "openat", OP_CREATE, 0, 1, -1, -1, 2, 3},
-    {ZTSA_NR_mkdir, "mkdir", OP_MKDIR, -1, 0, -1, -1, -1, 1},
-    {ZTSA_NR_mkdirat, "mkdirat", OP_MKDIR, 0, 1, -1, -1, -1, 2},
-    {ZTSA_NR_mknod, "mknod", OP_MKNOD, -1, 0, -1, -1, -1, 1},
-    {ZTSA_NR_mknodat, "mknodat", OP_MKNOD, 0, 1, -1, -1, -1, 2},
-    {ZTSA_NR_symlink, "symlink", OP_SYMLINK, -1, 1, -1, -1, -1, -1},
-    {ZTSA_NR_symlinkat, "symlinkat", OP_SYMLINK, 1, 2, -1, -1, -1, -1},
-    {ZTSA_NR_link, "link", OP_LINK, -1, 0, -1, 1, -1, -1},
-    {ZTSA_NR_linkat, "linkat", OP_LINK, 0, 1, 2, 3, 4, -1},
-    {ZTSA_NR_rename, "rename", OP_RENAME, -1, 0, -1, 1, -1, -1},
-    {ZTSA_NR_renameat, "renameat", OP_RENAME, 0, 1, 2, 3, -1, -1},
-    {ZTSA_NR_renameat2, "renameat2", OP_RENAME, 0, 1, 2, 3, 4, -1},
-};
+static struct fs_args args_of(const struct ztsa_syscall *c) {
+    return (struct fs_args){sys_arg(c, ZTSA_ARG_DIRFD), sys_arg(c, ZTSA_ARG_PATH),
+                            sys_arg(c, ZTSA_ARG_DIRFD2), sys_arg(c, ZTSA_ARG_PATH2),
+                            sys_arg(c, ZTSA_ARG_TARGET), sys_flags_arg(c),
+                            sys_arg(c, ZTSA_ARG_MODE), sys_arg(c, ZTSA_ARG_DEV)};
+}
 
-/* The paths of call, copied once from the caller into p1 and p2 (symlink: its target
-   in p2): 0 or -errno. */
-static int copy_paths(const struct fs_call *call, const struct seccomp_notif *req, char *p1,
+/* The paths of a call, copied once from the caller into p1 and p2 (symlink: its
+   target in p2): 0 or -errno. */
+static int copy_paths(const struct fs_args *at, const struct seccomp_notif *req, char *p1,
                       char *p2, size_t size) {
     const unsigned long long *a = req->data.args;
     pid_t pid = (pid_t)req->pid;
-    int err = caller_read_string(pid, a[call->path1], p1, size);
-    if (!err && call->path2 >= 0)
-        err = caller_read_string(pid, a[call->path2], p2, size);
-    if (!err && call->op == OP_SYMLINK)
-        err = caller_read_string(pid, a[0], p2, size); /* the link's target */
-    if (!err && call->path2 < 0 && call->op != OP_SYMLINK)
+    int err = caller_read_string(pid, a[at->path1], p1, size);
+    if (!err && at->path2 >= 0)
+        err = caller_read_string(pid, a[at->path2], p2, size);
+    if (!err && at->target >= 0)
+        err = caller_read_string(pid, a[at->target], p2, size); /* the link's target */
+    if (!err && at->path2 < 0 && at->target < 0)
         p2[0] = 0;
     return err;
 }
@@ -385,12 +374,12 @@ static int copy_paths(const struct fs_call *call, const struct seccomp_notif *re
 /* The directory a path of the caller's is relative to, as the helper's descriptor
    (the caller's own /proc directory for own, its root for an absolute path when that
    is not the helper's): the descriptor or -errno; p1 becomes rest for own. */
-static int caller_dir(pid_t pid, long long dirfd, char *path, int own, const char *rest,
-                      size_t size) {
+static int caller_dir(int proc, pid_t pid, long long dirfd, char *path, int own,
+                      const char *rest, size_t size) {
     if (own) { /* beneath the caller's own directory of the helper's /proc */
         char dir[32];
         snprintf(dir, sizeof dir, "%d", pid);
-        int fd = openat(H->proc, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int fd = openat(proc, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         memcpy(path, rest, size);
         return fd < 0 ? -errno : fd;
     }
@@ -421,9 +410,9 @@ static int reopenable(const struct fs_op *o, int set_id) {
 /* The reply to o, with its denial logged: a protected name refused, or the kernel's
    refusal (Landlock, the read-only system, permissions), which is counted and logged
    too. */
-static struct reply finish(const struct fs_call *call, const struct fs_op *o, int err) {
+static struct reply finish(const struct ztsa_syscall *call, const struct fs_op *o, int err) {
     pid_t pid = (pid_t)o->req->pid;
-    const char *p2 = call->op == OP_SYMLINK ? "" : o->p2;
+    const char *p2 = call->op == ZTSA_OP_SYMLINK ? "" : o->p2;
     if (o->denied) {
         helper_log_denial(pid, call->name, o->p1, p2,
                           o->denied == 2   ? "a /proc file the helper would open as itself"
@@ -443,42 +432,40 @@ static struct reply finish(const struct fs_call *call, const struct fs_op *o, in
 
 /* A name-creating call of the tree: copied, decided and performed by the helper, or
    left to the caller's kernel where CMD's second ruleset decides the same. */
-struct reply create_notification(const struct seccomp_notif *req) {
+struct reply create_notification(const struct helper *h, const struct seccomp_notif *req,
+                                 const struct ztsa_syscall *call) {
     static char p1[4097], p2[4097], rest[4097];
-    const struct fs_call *call = NULL;
-    for (size_t i = 0; i < sizeof FS_CALLS / sizeof FS_CALLS[0]; i++)
-        if (FS_CALLS[i].nr == req->data.nr)
-            call = &FS_CALLS[i];
-    if (!call)
+    struct fs_args at = args_of(call);
+    if (call->op < ZTSA_OP_OPEN || call->op > ZTSA_OP_RENAME || at.path1 < 0)
         return RESULT(-ENOSYS);
     const unsigned long long *a = req->data.args;
     pid_t pid = (pid_t)req->pid;
-    struct fs_op o = {.req = req, .op = call->op, .p1 = p1, .p2 = p2, .out = RESULT(0)};
-    o.flags = call->flags >= 0 ? (int)a[call->flags] : 0;
-    if (call->nr == ZTSA_NR_creat)
-        o.flags = O_CREAT | O_WRONLY | O_TRUNC;
-    o.mode = call->mode >= 0 ? (unsigned int)a[call->mode] : 0;
-    int err = copy_paths(call, req, p1, p2, sizeof p1);
+    struct fs_op o = {.h = h, .req = req, .op = call->op, .p1 = p1, .p2 = p2,
+                      .out = RESULT(0)};
+    o.flags = call->op == ZTSA_OP_CREAT ? O_CREAT | O_WRONLY | O_TRUNC
+              : at.flags >= 0           ? (int)a[at.flags] : 0;
+    o.mode = at.mode >= 0 ? (unsigned int)a[at.mode] : 0;
+    int err = copy_paths(&at, req, p1, p2, sizeof p1);
     if (err)
         return RESULT(err);
     /* no setuid or setgid file is made (the filter refuses chmod to them): a tree of
        root's would leave a way to root for anyone */
-    int set_id = (call->op == OP_CREATE || call->op == OP_MKNOD) && (o.mode & 06000);
+    int set_id = (makes_file(call->op) || call->op == ZTSA_OP_MKNOD) && (o.mode & 06000);
     o.mode &= set_id ? ~06000U : ~0U;
-    long long dirfd1 = call->dirfd1 >= 0 ? (long long)a[call->dirfd1] : AT_FDCWD;
-    if (call->op == OP_CREATE && !set_id && creation_in_caller(pid, dirfd1, p1))
+    long long dirfd1 = at.dirfd1 >= 0 ? (long long)a[at.dirfd1] : AT_FDCWD;
+    if (makes_file(call->op) && !set_id && creation_in_caller(pid, dirfd1, p1))
         return CONTINUE; /* the kernel performs it, as the caller's ruleset allows */
-    o.own = call->op == OP_CREATE ? helper_own_path(p1, rest, sizeof rest) : 0;
-    int empty_ok = call->op == OP_LINK && (o.flags & AT_EMPTY_PATH);
-    if ((!p1[0] && !empty_ok) || (call->path2 >= 0 && !p2[0]))
+    o.own = makes_file(call->op) ? helper_own_path(p1, rest, sizeof rest) : 0;
+    int empty_ok = call->op == ZTSA_OP_LINK && (o.flags & AT_EMPTY_PATH);
+    if ((!p1[0] && !empty_ok) || (at.path2 >= 0 && !p2[0]))
         return RESULT(-ENOENT);
-    int fd1 = caller_dir(pid, dirfd1, p1, o.own, rest, sizeof rest);
+    int fd1 = caller_dir(h->proc, pid, dirfd1, p1, o.own, rest, sizeof rest);
     if (fd1 < 0)
         return RESULT(fd1);
     int fd2 = -1;
-    if (call->path2 >= 0) {
-        fd2 = caller_dir(pid, call->dirfd2 >= 0 ? (long long)a[call->dirfd2] : AT_FDCWD, p2,
-                         0, NULL, 0);
+    if (at.path2 >= 0) {
+        fd2 = caller_dir(h->proc, pid, at.dirfd2 >= 0 ? (long long)a[at.dirfd2] : AT_FDCWD,
+                         p2, 0, NULL, 0);
         if (fd2 < 0) {
             helper_close_dirfd(fd1);
             return RESULT(fd2);
@@ -491,7 +478,7 @@ struct reply create_notification(const struct seccomp_notif *req) {
         return RESULT(-ESRCH);
     }
     caller_use_umask(pid);
-    o.dev = call->nr == ZTSA_NR_mknod ? a[2] : call->nr == ZTSA_NR_mknodat ? a[3] : 0;
+    o.dev = at.dev >= 0 ? a[at.dev] : 0;
     o.fd1 = fd1;
     o.fd2 = fd2 >= 0 ? fd2 : fd1;
     err = fs_op(&o);

@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -62,26 +63,33 @@ struct tcpconn {
     unsigned char buf[2 + 1024];
 };
 
-static struct {
+/* This feature's state, the context's (struct helper's dns), passed to each function
+   here as D-> */
+struct dns {
     const struct ztsa_plan *plan;
     int dns[4];
     int up4, up6; /* the helper's sockets to the upstream resolvers */
     struct pending pending[MAX_PENDING];
     struct tcpconn tcp[MAX_TCP];
     unsigned int gen;
-} D = {.up4 = -1, .up6 = -1};
+};
 
-void dns_init(const struct helper *h) {
+struct dns *dns_new(const struct helper *h) {
+    struct dns *D = calloc(1, sizeof *D);
+    if (!D)
+        return NULL;
     const struct ztsa_plan *plan = h->plan;
-    D.plan = plan;
+    D->plan = plan;
     for (int i = 0; i < 4; i++)
-        D.dns[i] = h->net[i];
+        D->dns[i] = h->net[i];
     for (int i = 0; i < MAX_TCP; i++)
-        D.tcp[i].fd = -1;
+        D->tcp[i].fd = -1;
+    D->up4 = D->up6 = -1;
     if (plan->n_resolvers) {
-        D.up4 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        D.up6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        D->up4 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        D->up6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     }
+    return D;
 }
 
 static const char *type_name(int t, char *buf, size_t size) {
@@ -104,10 +112,10 @@ static const char *type_name(int t, char *buf, size_t size) {
 
 /* which dns_names entry allows name: an exact name, or a suffix ".example.com"; -1 for
    none, and -2 - i when entry i is a policy's deny (the denials come first) */
-static int name_rule(const char *name) {
+static int name_rule(const struct dns *D, const char *name) {
     size_t n = strlen(name);
-    for (int i = 0; i < D.plan->n_dns_names; i++) {
-        const struct ztsa_dns_name *d = &D.plan->dns_names[i];
+    for (int i = 0; i < D->plan->n_dns_names; i++) {
+        const struct ztsa_dns_name *d = &D->plan->dns_names[i];
         size_t k = strlen(d->name);
         if (d->suffix ? n > k && strcmp(name + n - k, d->name) == 0 : strcmp(name, d->name) == 0)
             return d->deny ? -2 - i : i;
@@ -116,13 +124,13 @@ static int name_rule(const char *name) {
 }
 
 /* why a refused name is refused, for the log and the summary */
-static const char *refusal(int rule) {
-    return rule <= -2 ? net_rule_spec(D.plan->dns_names[-2 - rule].rule) : "not in --allow-net";
+static const char *refusal(const struct dns *D, int rule) {
+    return rule <= -2 ? net_rule_spec(D->plan->dns_names[-2 - rule].rule) : "not in --allow-net";
 }
 
-static void reply_to(const struct client *c, unsigned char *m, size_t n) {
+static void reply_to(struct dns *D, const struct client *c, unsigned char *m, size_t n) {
     if (c->kind == TCP4) {
-        struct tcpconn *t = &D.tcp[c->slot];
+        struct tcpconn *t = &D->tcp[c->slot];
         if (t->fd < 0 || t->gen != c->gen)
             return;
         unsigned char len[2] = {(unsigned char)(n >> 8), (unsigned char)n};
@@ -157,12 +165,13 @@ static void reply_to(const struct client *c, unsigned char *m, size_t n) {
         memcpy(CMSG_DATA(cm), &pi, sizeof pi);
         h.msg_controllen = CMSG_SPACE(sizeof pi);
     }
-    ssize_t w = sendmsg(D.dns[c->kind], &h, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ssize_t w = sendmsg(D->dns[c->kind], &h, MSG_DONTWAIT | MSG_NOSIGNAL);
     (void)w;
 }
 
 /* answer a query here: its header and question, with rcode and no records */
-static void answer_empty(const struct client *c, const unsigned char *q, int qend, int rcode) {
+static void answer_empty(struct dns *D, const struct client *c, const unsigned char *q,
+                         int qend, int rcode) {
     unsigned char m[512 + 16];
     if (qend > 512)
         return;
@@ -170,22 +179,23 @@ static void answer_empty(const struct client *c, const unsigned char *q, int qen
     m[2] = (unsigned char)(0x80 | (q[2] & 0x01)); /* QR, RD as asked */
     m[3] = (unsigned char)(0x80 | rcode);          /* RA */
     memset(m + 6, 0, 6);                           /* no answer, authority, additional */
-    reply_to(c, m, (size_t)qend);
+    reply_to(D, c, m, (size_t)qend);
 }
 
 /* AUDITED: --audit-only's rule index of a name no rule names, asked upstream all the same */
 #define AUDITED (-1)
 
-static void log_query(int pid, const char *name, int qtype, int rule, const char *rcode,
-                      const char *learnt, const char *refused, int answered) {
+static void log_query(const struct dns *D, int pid, const char *name, int qtype, int rule,
+                      const char *rcode, const char *learnt, const char *refused,
+                      int answered) {
     char tb[16], ename[600], fields[9000], who[16] = "null";
     if (pid > 0)
         snprintf(who, sizeof who, "%d", pid);
     helper_json(name, ename, sizeof ename);
-    int audited = rule == AUDITED && D.plan->audit && D.plan->n_resolvers;
+    int audited = rule == AUDITED && D->plan->audit && D->plan->n_resolvers;
     if (rule < 0 && !(audited && answered)) {
         char ewhy[1024];
-        helper_json(refusal(rule), ewhy, sizeof ewhy);
+        helper_json(refusal(D, rule), ewhy, sizeof ewhy);
         snprintf(fields, sizeof fields,
                  "\"pid\":%s,\"syscall\":\"dns\",\"name\":\"%s\",\"type\":\"%s\","
                  "\"decision\":\"deny\",\"rule\":\"%s\",\"rcode\":\"%s\"%s",
@@ -197,7 +207,7 @@ static void log_query(int pid, const char *name, int qtype, int rule, const char
     }
     char erule[1024];
     helper_json(rule < 0 ? "--audit-only (not in --allow-net)"
-                         : net_rule_spec(D.plan->dns_names[rule].rule),
+                         : net_rule_spec(D->plan->dns_names[rule].rule),
                 erule, sizeof erule);
     snprintf(fields, sizeof fields,
              "\"pid\":%s,\"name\":\"%s\",\"type\":\"%s\",\"decision\":\"allow\","
@@ -257,7 +267,7 @@ static size_t upstream_query(const unsigned char *q, size_t n, int qend, const c
     return o;
 }
 
-static void query(const struct client *c, const unsigned char *q, size_t n) {
+static void query(struct dns *D, const struct client *c, const unsigned char *q, size_t n) {
     char name[256];
     int qtype;
     int qend = dns_parse_question(q, n, name, &qtype);
@@ -268,43 +278,44 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
             m[2] = (unsigned char)(0x80 | (q[2] & 0x01));
             m[3] = 0x80 | 1;
             memset(m + 4, 0, 8);
-            reply_to(c, m, 12);
+            reply_to(D, c, m, 12);
         }
         return;
     }
-    int rule = name_rule(name);
-    if (rule == AUDITED && D.plan->audit && D.plan->n_resolvers) {
+    int rule = name_rule(D, name);
+    if (rule == AUDITED && D->plan->audit && D->plan->n_resolvers) {
         /* --audit-only: what the enforced run refuses, logged, and asked all the same */
         unsigned long count = helper_count_would();
-        if (D.plan->log_fd >= 0 && helper_may_log(count))
-            log_query(c->pid, name, qtype, rule, "", "", "", 0);
-    } else if (rule < 0 || !D.plan->n_resolvers) {
+        if (D->plan->log_fd >= 0 && helper_may_log(count))
+            log_query(D, c->pid, name, qtype, rule, "", "", "", 0);
+    } else if (rule < 0 || !D->plan->n_resolvers) {
         /* NXDOMAIN: the name does not exist for the tree (a client stops at once and
            says so; REFUSED would send it on to the next resolver and retries) */
         unsigned long count = helper_count_denial();
         char tb[16], what[300];
         snprintf(what, sizeof what, "%s (%s)", name, type_name(qtype, tb, sizeof tb));
-        helper_note_denial(count, "dns", name, refusal(rule));
-        if (D.plan->log_fd >= 0 && helper_may_log(count))
-            log_query(c->pid, name, qtype, rule, "NXDOMAIN", "", "", 0);
-        answer_empty(c, q, qend, 3);
+        helper_note_denial(count, "dns", name, refusal(D, rule));
+        if (D->plan->log_fd >= 0 && helper_may_log(count))
+            log_query(D, c->pid, name, qtype, rule, "NXDOMAIN", "", "", 0);
+        answer_empty(D, c, q, qend, 3);
         return;
     }
     if (qtype != 1 && qtype != 28 && qtype != 5 && qtype != 64 && qtype != 65) {
         /* an allowed name's other records (TXT, MX, ...): no data, not asked upstream */
-        if (D.plan->log_fd >= 0)
-            log_query(c->pid, name, qtype, rule, "NOERROR (not asked: only A, AAAA, CNAME, SVCB "
-                                         "and HTTPS are)", "", "", 1);
-        answer_empty(c, q, qend, 0);
+        if (D->plan->log_fd >= 0)
+            log_query(D, c->pid, name, qtype, rule,
+                      "NOERROR (not asked: only A, AAAA, CNAME, SVCB and HTTPS are)", "", "",
+                      1);
+        answer_empty(D, c, q, qend, 0);
         return;
     }
     struct pending *p = NULL;
     unsigned long long now = net_mono_ns();
     for (int i = 0; i < MAX_PENDING && !p; i++)
-        if (!D.pending[i].used || D.pending[i].deadline < now)
-            p = &D.pending[i];
+        if (!D->pending[i].used || D->pending[i].deadline < now)
+            p = &D->pending[i];
     if (!p) {
-        answer_empty(c, q, qend, 2); /* SERVFAIL: too many at once */
+        answer_empty(D, c, q, qend, 2); /* SERVFAIL: too many at once */
         return;
     }
     unsigned short id;
@@ -312,19 +323,19 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
         id = (unsigned short)now;
     static unsigned char out[512];
     n = upstream_query(q, n, qend, name, qtype, id, out);
-    const struct ztsa_net_rule *r = &D.plan->resolvers[0];
+    const struct ztsa_net_rule *r = &D->plan->resolvers[0];
     long w;
     if (r->version == 4) {
         struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(53)};
         memcpy(&to.sin_addr, r->net, 4);
-        w = sendto(D.up4, out, n, MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
+        w = sendto(D->up4, out, n, MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
     } else {
         struct sockaddr_in6 to = {.sin6_family = AF_INET6, .sin6_port = htons(53)};
         memcpy(&to.sin6_addr, r->net, 16);
-        w = sendto(D.up6, out, n, MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
+        w = sendto(D->up6, out, n, MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
     }
     if (w < 0) {
-        answer_empty(c, q, qend, 2);
+        answer_empty(D, c, q, qend, 2);
         return;
     }
     p->used = 1;
@@ -343,19 +354,19 @@ static void query(const struct client *c, const unsigned char *q, size_t n) {
 
 
 static int policy_denies(const char *name, const void *arg) {
-    (void)arg;
-    return name_rule(name) <= -2;
+    return name_rule(arg, name) <= -2;
 }
 
 /* Does the answer name (as an owner or a CNAME's target) a name a policy denies? A
    denied name behind an allowed one's CNAME is the denied name's addresses. */
-static int chain_denied(const unsigned char *m, size_t n, size_t i, int an, char *which,
-                        size_t size) {
-    return dns_answer_names_denied(m, n, i, an, policy_denies, NULL, which, size);
+static int chain_denied(const struct dns *D, const unsigned char *m, size_t n, size_t i,
+                        int an, char *which, size_t size) {
+    return dns_answer_names_denied(m, n, i, an, policy_denies, D, which, size);
 }
 
 
 struct learning {
+    struct dns *D;
     struct pending *p;
     char learnt[4096], refused[4096];
     size_t lo, ro;
@@ -365,13 +376,14 @@ struct learning {
 static int learn_record(const unsigned char *m, size_t n, const struct dns_record *r, void *ctx) {
     (void)n;
     struct learning *l = ctx;
+    const struct dns *D = l->D;
     int version = dns_record_version(r);
     if (!version)
         return 0;
     const unsigned char *a = m + r->rdata;
     char ip[INET6_ADDRSTRLEN] = "";
     inet_ntop(version == 4 ? AF_INET : AF_INET6, a, ip, sizeof ip);
-    int bad = !ztsa_learnable(D.plan->onlink, D.plan->n_onlink, version, a) ||
+    int bad = !ztsa_learnable(D->plan->onlink, D->plan->n_onlink, version, a) ||
               net_is_resolver(version, a) || net_is_denied(version, a);
     if (!bad && l->p->name_rule >= 0) /* --audit-only lets every address through */
         net_learn(version, a, l->p->name_rule, r->ttl, l->p->name);
@@ -382,7 +394,7 @@ static int learn_record(const unsigned char *m, size_t n, const struct dns_recor
     return 0;
 }
 
-static void upstream_answer(int s) {
+static void upstream_answer(struct dns *D, int s) {
     static unsigned char m[65536];
     struct sockaddr_storage from;
     socklen_t flen = sizeof from;
@@ -398,8 +410,8 @@ static void upstream_answer(int s) {
     unsigned short id = (unsigned short)(m[0] << 8 | m[1]);
     struct pending *p = NULL;
     for (int i = 0; i < MAX_PENDING && !p; i++)
-        if (D.pending[i].used && D.pending[i].our_id == id)
-            p = &D.pending[i];
+        if (D->pending[i].used && D->pending[i].our_id == id)
+            p = &D->pending[i];
     if (!p)
         return;
     /* the question must be the one asked */
@@ -412,11 +424,11 @@ static void upstream_answer(int s) {
     int an = m[6] << 8 | m[7];
     size_t i = (size_t)qend;
     char denied_name[256];
-    if (chain_denied(m, n, i, an, denied_name, sizeof denied_name)) {
+    if (chain_denied(D, m, n, i, an, denied_name, sizeof denied_name)) {
         /* the tree gets NXDOMAIN, and learns nothing of it */
         unsigned long count = helper_count_denial();
         helper_note_denial(count, "dns", p->name, "its answer names a denied name");
-        if (D.plan->log_fd >= 0 && helper_may_log(count)) {
+        if (D->plan->log_fd >= 0 && helper_may_log(count)) {
             char ename[600], edenied[600], fields[2048], who[16] = "null", tb[16];
             if (p->to.pid > 0)
                 snprintf(who, sizeof who, "%d", p->to.pid);
@@ -433,25 +445,25 @@ static void upstream_answer(int s) {
         m[1] = (unsigned char)p->their_id;
         m[3] = (unsigned char)((m[3] & 0xF0) | 3);
         m[6] = m[7] = m[8] = m[9] = m[10] = m[11] = 0; /* no records */
-        reply_to(&p->to, m, (size_t)qend);
+        reply_to(D, &p->to, m, (size_t)qend);
         return;
     }
-    struct learning l = {.p = p};
+    struct learning l = {.D = D, .p = p};
     dns_walk_answer(m, n, i, an, learn_record, &l);
     static const char *const rcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
                                          "NOTIMP", "REFUSED"};
     int rc = m[3] & 0x0F;
     char rcb[16];
     snprintf(rcb, sizeof rcb, "RCODE%d", rc);
-    if (D.plan->log_fd >= 0)
-        log_query(p->to.pid, p->name, p->qtype, p->name_rule, rc <= 5 ? rcodes[rc] : rcb,
+    if (D->plan->log_fd >= 0)
+        log_query(D, p->to.pid, p->name, p->qtype, p->name_rule, rc <= 5 ? rcodes[rc] : rcb,
                   l.learnt, l.refused, 1);
     m[0] = (unsigned char)(p->their_id >> 8);
     m[1] = (unsigned char)p->their_id;
-    reply_to(&p->to, m, n);
+    reply_to(D, &p->to, m, n);
 }
 
-static void udp_query(int kind) {
+static void udp_query(struct dns *D, int kind) {
     static unsigned char m[65536];
     struct client c;
     memset(&c, 0, sizeof c);
@@ -460,7 +472,7 @@ static void udp_query(int kind) {
     struct iovec v = {m, sizeof m};
     struct msghdr h = {.msg_name = &c.peer, .msg_namelen = sizeof c.peer, .msg_iov = &v,
                        .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-    ssize_t got = recvmsg(D.dns[kind], &h, MSG_DONTWAIT);
+    ssize_t got = recvmsg(D->dns[kind], &h, MSG_DONTWAIT);
     if (got <= 0)
         return;
     c.peer_len = h.msg_namelen;
@@ -477,36 +489,36 @@ static void udp_query(int kind) {
             c.ifindex = (int)pi.ipi6_ifindex;
         }
     }
-    query(&c, m, (size_t)got);
+    query(D, &c, m, (size_t)got);
 }
 
-static void tcp_accept(int kind) {
-    int fd = accept4(D.dns[kind], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+static void tcp_accept(struct dns *D, int kind) {
+    int fd = accept4(D->dns[kind], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0)
         return;
     int slot = 0;
     for (int i = 0; i < MAX_TCP; i++) {
-        if (D.tcp[i].fd < 0) {
+        if (D->tcp[i].fd < 0) {
             slot = i;
             break;
         }
-        if (D.tcp[i].idle < D.tcp[slot].idle)
+        if (D->tcp[i].idle < D->tcp[slot].idle)
             slot = i;
     }
-    if (D.tcp[slot].fd >= 0)
-        close(D.tcp[slot].fd);
+    if (D->tcp[slot].fd >= 0)
+        close(D->tcp[slot].fd);
     struct sockaddr_storage peer;
     socklen_t plen = sizeof peer;
-    D.tcp[slot].pid = getpeername(fd, (struct sockaddr *)&peer, &plen) == 0
+    D->tcp[slot].pid = getpeername(fd, (struct sockaddr *)&peer, &plen) == 0
                           ? net_querier_of(&peer, plen) : -1;
-    D.tcp[slot].fd = fd;
-    D.tcp[slot].gen = ++D.gen;
-    D.tcp[slot].have = 0;
-    D.tcp[slot].idle = net_mono_ns() + TCP_IDLE_NS;
+    D->tcp[slot].fd = fd;
+    D->tcp[slot].gen = ++D->gen;
+    D->tcp[slot].have = 0;
+    D->tcp[slot].idle = net_mono_ns() + TCP_IDLE_NS;
 }
 
-static void tcp_read(int slot) {
-    struct tcpconn *t = &D.tcp[slot];
+static void tcp_read(struct dns *D, int slot) {
+    struct tcpconn *t = &D->tcp[slot];
     ssize_t got = read(t->fd, t->buf + t->have, sizeof t->buf - t->have);
     if (got <= 0) {
         if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
@@ -536,73 +548,76 @@ static void tcp_read(int slot) {
         memcpy(q, t->buf + 2, want);
         t->have -= want + 2;
         memmove(t->buf, t->buf + 2 + want, t->have);
-        query(&c, q, want);
+        query(D, &c, q, want);
         if (t->fd < 0)
             return;
     }
 }
 
-int dns_poll_fds(struct pollfd *out, int max) {
+int dns_poll_fds(const struct helper *h, struct pollfd *out, int max) {
+    const struct dns *D = h->dns;
     int k = 0;
     for (int i = 0; i < 4; i++)
-        if (D.dns[i] >= 0 && k < max)
-            out[k++] = (struct pollfd){D.dns[i], POLLIN, 0};
-    if (D.up4 >= 0 && k < max)
-        out[k++] = (struct pollfd){D.up4, POLLIN, 0};
-    if (D.up6 >= 0 && k < max)
-        out[k++] = (struct pollfd){D.up6, POLLIN, 0};
+        if (D->dns[i] >= 0 && k < max)
+            out[k++] = (struct pollfd){D->dns[i], POLLIN, 0};
+    if (D->up4 >= 0 && k < max)
+        out[k++] = (struct pollfd){D->up4, POLLIN, 0};
+    if (D->up6 >= 0 && k < max)
+        out[k++] = (struct pollfd){D->up6, POLLIN, 0};
     for (int i = 0; i < MAX_TCP; i++)
-        if (D.tcp[i].fd >= 0 && k < max)
-            out[k++] = (struct pollfd){D.tcp[i].fd, POLLIN, 0};
+        if (D->tcp[i].fd >= 0 && k < max)
+            out[k++] = (struct pollfd){D->tcp[i].fd, POLLIN, 0};
     return k;
 }
 
-int dns_timeout_ms(void) {
+int dns_timeout_ms(const struct helper *h) {
+    const struct dns *D = h->dns;
     unsigned long long now = net_mono_ns(), first = 0;
     for (int i = 0; i < MAX_PENDING; i++)
-        if (D.pending[i].used && (!first || D.pending[i].deadline < first))
-            first = D.pending[i].deadline;
+        if (D->pending[i].used && (!first || D->pending[i].deadline < first))
+            first = D->pending[i].deadline;
     for (int i = 0; i < MAX_TCP; i++)
-        if (D.tcp[i].fd >= 0 && (!first || D.tcp[i].idle < first))
-            first = D.tcp[i].idle;
+        if (D->tcp[i].fd >= 0 && (!first || D->tcp[i].idle < first))
+            first = D->tcp[i].idle;
     if (!first)
         return -1;
     return first <= now ? 0 : (int)((first - now) / 1000000ULL) + 1;
 }
 
-void dns_ready(const struct pollfd *fds, int n) {
+void dns_ready(const struct helper *h, const struct pollfd *fds, int n) {
+    struct dns *D = h->dns;
     for (int k = 0; k < n; k++) {
         if (!fds[k].revents)
             continue;
         int fd = fds[k].fd;
-        if (fd == D.dns[UDP4] || fd == D.dns[UDP6])
-            udp_query(fd == D.dns[UDP4] ? UDP4 : UDP6);
-        else if (fd == D.dns[TCP4] || fd == D.dns[TCP6])
-            tcp_accept(fd == D.dns[TCP4] ? TCP4 : TCP6);
-        else if (fd == D.up4 || fd == D.up6)
-            upstream_answer(fd);
+        if (fd == D->dns[UDP4] || fd == D->dns[UDP6])
+            udp_query(D, fd == D->dns[UDP4] ? UDP4 : UDP6);
+        else if (fd == D->dns[TCP4] || fd == D->dns[TCP6])
+            tcp_accept(D, fd == D->dns[TCP4] ? TCP4 : TCP6);
+        else if (fd == D->up4 || fd == D->up6)
+            upstream_answer(D, fd);
         else
             for (int i = 0; i < MAX_TCP; i++)
-                if (D.tcp[i].fd == fd)
-                    tcp_read(i);
+                if (D->tcp[i].fd == fd)
+                    tcp_read(D, i);
     }
     /* what timed out: a query upstream never answered (SERVFAIL), an idle connection */
     unsigned long long now = net_mono_ns();
     for (int i = 0; i < MAX_PENDING; i++) {
-        struct pending *p = &D.pending[i];
+        struct pending *p = &D->pending[i];
         if (!p->used || p->deadline > now)
             continue;
         p->used = 0;
-        if (D.plan->log_fd >= 0)
-            log_query(p->to.pid, p->name, p->qtype, p->name_rule,
+        if (D->plan->log_fd >= 0)
+            log_query(D, p->to.pid, p->name, p->qtype, p->name_rule,
                       "SERVFAIL (no answer upstream)", "", "", 1);
         if (p->qlen)
-            answer_empty(&p->to, p->question, p->qlen, 2);
+            answer_empty(D, &p->to, p->question, p->qlen, 2);
     }
     for (int i = 0; i < MAX_TCP; i++)
-        if (D.tcp[i].fd >= 0 && D.tcp[i].idle < now) {
-            close(D.tcp[i].fd);
-            D.tcp[i].fd = -1;
+        if (D->tcp[i].fd >= 0 && D->tcp[i].idle < now) {
+            close(D->tcp[i].fd);
+            D->tcp[i].fd = -1;
         }
 }
 

@@ -26,9 +26,6 @@
 
 #define MAX_ENTRIES 1024
 
-static const struct helper *H; /* gitconfig_init's */
-
-void gitconfig_init(const struct helper *h) { H = h; }
 
 struct entry {
     char key[640];    /* section[.subsection].key, section and key lower-cased */
@@ -281,18 +278,19 @@ int ztsa_gitconfig_entries(const char *text, size_t n, char *out, size_t size) {
 /* git's rewrite of a protected config: src is `NAME.lock` beside the protected
    (dst_dir, NAME), and NAME one of the configs the child opened; that descriptor, or
    -1 for any other rename. */
-int gitconfig_rewrite(int src_dir, const char *src, int dst_dir, const char *dst) {
+int gitconfig_rewrite(const struct helper *h, int src_dir, const char *src, int dst_dir,
+                      const char *dst) {
     size_t n = strlen(dst);
     struct stat a, b, target;
     if (strncmp(src, dst, n) != 0 || strcmp(src + n, ".lock") != 0 ||
         fstat(src_dir, &a) < 0 || fstat(dst_dir, &b) < 0 || a.st_dev != b.st_dev ||
         a.st_ino != b.st_ino || fstatat(dst_dir, dst, &target, AT_SYMLINK_NOFOLLOW) < 0)
         return -1;
-    for (int i = 0; i < H->n_git_config_fds; i++) {
+    for (int i = 0; i < h->n_git_config_fds; i++) {
         struct stat st;
-        if (fstat(H->git_config_fds[i], &st) == 0 && st.st_dev == target.st_dev &&
+        if (fstat(h->git_config_fds[i], &st) == 0 && st.st_dev == target.st_dev &&
             st.st_ino == target.st_ino)
-            return H->git_config_fds[i];
+            return h->git_config_fds[i];
     }
     return -1;
 }
@@ -300,7 +298,7 @@ int gitconfig_rewrite(int src_dir, const char *src, int dst_dir, const char *dst
 /* Perform git's rewrite from the helper's own copy of the lock file, when every line
    it adds is a key git writes in ordinary work (gitconfig_acceptable, above); 0 or an errno (EACCES:
    refused). */
-int gitconfig_write(int cfg, int dir, const char *lock) {
+int gitconfig_write(const struct helper *h, int cfg, int dir, const char *lock) {
     enum { LIMIT = 1 << 20 };
     static char old[LIMIT], new_text[LIMIT];
     int fd = openat(dir, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -314,11 +312,11 @@ int gitconfig_write(int cfg, int dir, const char *lock) {
         return EACCES;
     char link[64], gitdir[4097];
     snprintf(link, sizeof link, "self/fd/%d", dir);
-    ssize_t g = readlinkat(H->proc, link, gitdir, sizeof gitdir - 1);
+    ssize_t g = readlinkat(h->proc, link, gitdir, sizeof gitdir - 1);
     if (g > 0)
         gitdir[g] = 0;
     if (!gitconfig_acceptable(old, (size_t)m, new_text, (size_t)n, g > 0 ? gitdir : NULL,
-                              H->plan->workspace))
+                              h->plan->workspace))
         return EACCES;
     if (ftruncate(cfg, 0) < 0)
         return errno;

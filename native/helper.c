@@ -26,44 +26,49 @@
 #define NOTIF_SET_FLAGS _IOW('!', 4, unsigned long long)
 #define NOTIF_SYNC_WAKE_UP 1ULL
 
-static const struct helper *H; /* helper_main's, complete before the loop starts */
+/* helper_main's, complete before the loop starts: for helper_still_valid, which the
+   features whose calls come from everywhere call */
+static const struct helper *H;
 
-/* How to answer one notification. */
-static struct reply decide(const struct seccomp_notif *req) {
-    int nr = (int)req->data.nr;
-    if (nr == ZTSA_NR_connect || nr == ZTSA_NR_bind || nr == ZTSA_NR_sendto ||
-        nr == ZTSA_NR_sendmsg || nr == ZTSA_NR_sendmmsg || nr == ZTSA_NR_listen) {
+/* How to answer one notification: by its row of the table of system calls. */
+static struct reply decide(const struct helper *h, const struct seccomp_notif *req) {
+    const struct ztsa_syscall *c = ztsa_sys((long)req->data.nr);
+    int op = c ? c->op : ZTSA_OP_OTHER;
+    if (op == ZTSA_OP_CONNECT || op == ZTSA_OP_BIND || op == ZTSA_OP_SEND ||
+        op == ZTSA_OP_LISTEN) {
         long r = net_notification(req);
         if (r == NET_UNIX)
             return unixsock_bind(req);
         if (r == NET_WAIT)
-            return waits_later(req) < 0 ? RESULT(-EAGAIN) : ELSEWHERE;
+            return waits_later(h, req) < 0 ? RESULT(-EAGAIN) : ELSEWHERE;
         return r == NET_DEFER ? ELSEWHERE : RESULT(r);
     }
-    if (nr == ZTSA_NR_umask)
+    if (op == ZTSA_OP_UMASK)
         return umask_notification(req);
-    int at = nr == ZTSA_NR_open ? 1 : 2;
-    int open = nr == ZTSA_NR_open || nr == ZTSA_NR_openat;
-    if (H->plan->audit) {
-        audit_fs(req);
-        if (open && !(req->data.args[at] & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC)))
+    if (!c)
+        return RESULT(-ENOSYS);
+    int open = op == ZTSA_OP_OPEN;
+    unsigned long long flags = open ? req->data.args[sys_arg(c, ZTSA_ARG_OFLAGS)] : 0;
+    if (h->plan->audit) {
+        audit_fs(h, req, c);
+        if (open && !(flags & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC)))
             return CONTINUE; /* a read, sent here only to be judged */
     }
-    if (open && (req->data.args[at] & O_PATH))
+    if (open && (flags & O_PATH))
         return CONTINUE; /* open and openat drop O_CREAT (and O_TRUNC) beside O_PATH: the
                             kernel makes and writes nothing, and the flags are registers
                             of the waiting caller, which no thread can rewrite */
-    if (meta_call_name(nr) && !(open && (req->data.args[at] & O_CREAT))) {
+    if (meta_op(op) && !(open && (flags & O_CREAT))) {
         int cont;
-        long r = meta_notification(req, &cont);
+        long r = meta_notification(h, req, c, &cont);
         return cont ? CONTINUE : RESULT(r);
     }
-    return create_notification(req);
+    return create_notification(h, req, c);
 }
 
 /* Send the reply: the opened file (ADDFD, placed as the syscall's result), a result,
    or CONTINUE (the caller's kernel performs the call). */
-void helper_answer(const struct seccomp_notif *req, struct reply r) {
+void helper_answer(const struct helper *h, const struct seccomp_notif *req, struct reply r) {
     static char resp_buf[4096];
     struct seccomp_notif_resp *resp = (struct seccomp_notif_resp *)resp_buf;
     if (r.kind == REPLY_ELSEWHERE)
@@ -74,21 +79,21 @@ void helper_answer(const struct seccomp_notif *req, struct reply r) {
         add.id = req->id;
         add.flags = SECCOMP_ADDFD_FLAG_SEND;
         add.srcfd = (unsigned int)r.fd;
-        add.newfd_flags = req->data.nr == ZTSA_NR_creat ? 0 : (unsigned int)(
-            req->data.args[req->data.nr == ZTSA_NR_openat ? 2 : 1] & O_CLOEXEC);
-        int ok = ioctl(H->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+        int oflags = sys_arg(ztsa_sys((long)req->data.nr), ZTSA_ARG_OFLAGS); /* creat: none */
+        add.newfd_flags = oflags < 0 ? 0 : (unsigned int)(req->data.args[oflags] & O_CLOEXEC);
+        int ok = ioctl(h->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
         close(r.fd);
         if (ok >= 0 || errno == ENOENT)
             return;
         r = RESULT(-errno);
     }
-    memset(resp, 0, H->resp_size);
+    memset(resp, 0, h->resp_size);
     resp->id = req->id;
     resp->val = 0;
     resp->error = r.kind == REPLY_CONTINUE ? 0 : (int)r.result;
     if (r.kind == REPLY_CONTINUE)
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    ioctl(H->lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+    ioctl(h->lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
 /* The kernel's sizes of a notification and of an answer, into h; -1 when the helper's
@@ -106,14 +111,14 @@ static int notif_sizes(struct helper *h) {
 
 /* Wait for the next notification, serving the DNS service and the deferred calls
    meanwhile; 1 with one in req, 0 to ask again. Ends the helper when the tree is gone. */
-static int next_notification(struct seccomp_notif *req) {
+static int next_notification(const struct helper *h, struct seccomp_notif *req) {
     static struct pollfd fds[1 + 32 + 256 + 256 + 257];
-    fds[0] = (struct pollfd){H->lfd, POLLIN, 0};
-    int n_dns = dns_poll_fds(fds + 1, 32);
-    int n_net = waits_connect_fds(fds + 1 + n_dns, 256);
-    int t1 = dns_timeout_ms(), t2 = waits_connect_timeout_ms();
+    fds[0] = (struct pollfd){h->lfd, POLLIN, 0};
+    int n_dns = dns_poll_fds(h, fds + 1, 32);
+    int n_net = waits_connect_fds(h, fds + 1 + n_dns, 256);
+    int t1 = dns_timeout_ms(h), t2 = waits_connect_timeout_ms(h);
     int timeout = t1 < 0 ? t2 : t2 < 0 ? t1 : t1 < t2 ? t1 : t2;
-    int n_retry = waits_later_fds(fds + 1 + n_dns + n_net, 256, &timeout);
+    int n_retry = waits_later_fds(h, fds + 1 + n_dns + n_net, 256, &timeout);
     int n_relay = relay_fds(fds + 1 + n_dns + n_net + n_retry, 257);
     int t3 = relay_timeout_ms();
     if (t3 >= 0 && (timeout < 0 || t3 < timeout))
@@ -124,18 +129,18 @@ static int next_notification(struct seccomp_notif *req) {
             return 0;
         _exit(1);
     }
-    dns_ready(fds + 1, n_dns);
-    waits_connect_ready(fds + 1 + n_dns, n_net);
-    waits_later_ready(fds + 1 + n_dns + n_net, n_retry);
+    dns_ready(h, fds + 1, n_dns);
+    waits_connect_ready(h, fds + 1 + n_dns, n_net);
+    waits_later_ready(h, fds + 1 + n_dns + n_net, n_retry);
     relay_ready(fds + 1 + n_dns + n_net + n_retry, n_relay);
     if (!(fds[0].revents & POLLIN)) {
         if (fds[0].revents & (POLLHUP | POLLERR))
             _exit(0); /* the tree is gone */
         return 0;
     }
-    memset(req, 0, H->req_size);
+    memset(req, 0, h->req_size);
     /* EINTR, or the caller died (ENOENT): ask again */
-    return ioctl(H->lfd, SECCOMP_IOCTL_NOTIF_RECV, req) == 0;
+    return ioctl(h->lfd, SECCOMP_IOCTL_NOTIF_RECV, req) == 0;
 }
 
 void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int host_proc,
@@ -152,17 +157,18 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
         _exit(127);
     if (notif_sizes(&h) < 0)
         _exit(1);
+    /* the loop's features' state, made from the fields above */
+    h.waits = waits_new(&h);
+    h.dns = dns_new(&h);
+    if (!h.waits || !h.dns)
+        _exit(1);
     H = &h; /* complete: from here on, read only */
     caller_init(H);
     log_init(H);
-    create_init(H);
-    gitconfig_init(H);
     unixsock_init(H);
     if (paths_init(H) < 0)
         _exit(127); /* no memory to note the ancestors: one left out could be moved */
-    if (waits_init(H) < 0)
-        _exit(1);
-    net_init(H); /* the tree's network, its DNS service too */
+    net_init(H); /* the tree's network */
     /* Linux 6.6+: the caller and the helper switch on one CPU instead of waking each
        other across CPUs (an interprocessor interrupt per syscall); older: ignored. The
        flag wakes the poll on the listener the same way (the helper always polls: the
@@ -171,11 +177,13 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
     static char req_buf[4096];
     struct seccomp_notif *req = (struct seccomp_notif *)req_buf;
     for (;;)
-        if (next_notification(req))
-            helper_answer(req, decide(req));
+        if (next_notification(H, req))
+            helper_answer(H, req, decide(H, req));
 }
 
-void helper_redo(const struct seccomp_notif *req) { helper_answer(req, decide(req)); }
+void helper_redo(const struct helper *h, const struct seccomp_notif *req) {
+    helper_answer(h, req, decide(h, req));
+}
 
 int helper_still_valid(unsigned long long id) {
     return ioctl(H->lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;

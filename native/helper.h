@@ -1,7 +1,8 @@
 /* The file helper's files: the process the spawned child becomes once it has forked
    CMD (see helper.c). Its state is struct helper, built whole by helper_main before any
-   feature starts and given to each feature's init; each feature keeps the rest of its
-   state in its own file. */
+   feature starts: given to each handler the loop calls (create, metadata, audit-only,
+   the DNS service, the deferred calls), and to the init of the features whose calls
+   come from everywhere (the caller, the log, paths, the network). */
 #ifndef ZTSA_HELPER_H
 #define ZTSA_HELPER_H
 
@@ -28,6 +29,10 @@ struct helper {
     const int *git_config_fds;    /* the workspace's git configs, opened by the child */
     int n_git_config_fds;
     const int *net;               /* the DNS service's sockets and sock_diag (netns.c) */
+    /* the mutable state of the features the loop serves, each made by its own _new from
+       the fields above, before the loop starts; its type is its file's own */
+    struct dns *dns;              /* dns.c */
+    struct waits *waits;          /* waits.c */
 };
 
 /* How the helper answers a notification. */
@@ -63,9 +68,9 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
                  struct ztsa_shared *shared, const int *net, const int *git_config_fds,
                  int n_git_config_fds);
 /* send the reply (nothing for REPLY_ELSEWHERE) */
-void helper_answer(const struct seccomp_notif *req, struct reply r);
+void helper_answer(const struct helper *h, const struct seccomp_notif *req, struct reply r);
 /* for waits.c: decide a notification again and answer it */
-void helper_redo(const struct seccomp_notif *req);
+void helper_redo(const struct helper *h, const struct seccomp_notif *req);
 int helper_still_valid(unsigned long long id);
 
 /* caller.c: the caller's memory, descriptors, threads, host pid and umask */
@@ -113,18 +118,18 @@ int paths_classify(int parentfd, const char *name);
 int paths_open_off_proc(int dirfd, const char *path, int flags);
 int paths_open_parent(int dirfd, const char *path, char *name, size_t name_size, int *slash);
 
-/* create.c: the name-creating calls */
-void create_init(const struct helper *h);
-struct reply create_notification(const struct seccomp_notif *req);
+/* create.c: the name-creating calls (call: req's row of the table, an op from
+   ZTSA_OP_OPEN to ZTSA_OP_RENAME) */
+struct reply create_notification(const struct helper *h, const struct seccomp_notif *req,
+                                 const struct ztsa_syscall *call);
 
-/* gitconfig.c */
-void gitconfig_init(const struct helper *h);
-/* git's rewrite of a protected config: the descriptor of the config (src_dir, src)
-   replaces, -1 for any other rename */
-int gitconfig_rewrite(int src_dir, const char *src, int dst_dir, const char *dst);
+/* gitconfig.c: git's rewrite of a protected config: the descriptor of the config
+   (src_dir, src) replaces, -1 for any other rename */
+int gitconfig_rewrite(const struct helper *h, int src_dir, const char *src, int dst_dir,
+                      const char *dst);
 /* perform it from the helper's own copy of the lock file: 0 or an errno (EACCES:
    refused) */
-int gitconfig_write(int cfg, int dir, const char *lock);
+int gitconfig_write(const struct helper *h, int cfg, int dir, const char *lock);
 /* is new_text a rewrite of a git config whose every added line is a key git writes in
    ordinary work? */
 int gitconfig_acceptable(const char *old, size_t old_n, const char *new_text, size_t new_n,
@@ -138,14 +143,17 @@ int creation_may_continue(void);
 int creation_protected_name(const char *path);
 void creation_forget(void);
 
-/* metadata.c: mode, owner, times, xattrs; write opens, truncate, unlink counted */
-const char *meta_call_name(int nr);
-long meta_notification(const struct seccomp_notif *req, int *cont);
+/* metadata.c: mode, owner, times, xattrs; write opens, truncate, unlink counted. meta_op:
+   is an op (enum ztsa_op) one of these? c: req's row of the table. */
+int meta_op(int op);
+long meta_notification(const struct helper *h, const struct seccomp_notif *req,
+                       const struct ztsa_syscall *c, int *cont);
 int meta_writable_at(int dirfd, const char *path); /* on a writable mount of the tree's */
 
 /* audit.c (--audit-only): log req's file-system call when the enforced view would have
    refused it; refuses nothing */
-void audit_fs(const struct seccomp_notif *req);
+void audit_fs(const struct helper *h, const struct seccomp_notif *req,
+              const struct ztsa_syscall *c);
 /* ",\"enforced\":false" under --audit-only, else "" (for a line's fields) */
 const char *audit_unenforced(void);
 const struct ztsa_plan *helper_plan(void);
@@ -232,25 +240,26 @@ int net_unix_decide(pid_t pid, int pathfd, int call, const void *sa, unsigned in
 /* --audit-only turns a refused Unix socket (why < 0) into ZTSA_ALLOW_AUDIT, logged */
 int net_audit_unix(pid_t pid, int why, const char *real, int call, const char **why_text);
 
-/* waits.c: the tree's calls that wait, answered later */
-int waits_init(const struct helper *h);
+/* waits.c: the tree's calls that wait, answered later (h->waits) */
+struct waits *waits_new(const struct helper *h); /* NULL: nothing could be deferred */
 /* after a non-blocking connect of s (r: its result), the tree's now: the answer, or
    NET_DEFER with the wait registered; takes s */
-long waits_connect(const struct seccomp_notif *req, int s, long r, int tree_flags, int type,
-                   int version, const unsigned char *a, int port, const char *rule);
-int waits_connect_fds(struct pollfd *out, int max);
-int waits_connect_timeout_ms(void);
-void waits_connect_ready(const struct pollfd *fds, int n);
-int waits_later(const struct seccomp_notif *req); /* NET_WAIT: 0, or -EAGAIN (full) */
-int waits_later_fds(struct pollfd *out, int max, int *timeout);
-void waits_later_ready(const struct pollfd *fds, int n);
-int net_signal_pending(pid_t tid); /* a signal it does not block waits for it */
+long waits_connect(const struct helper *h, const struct seccomp_notif *req, int s, long r,
+                   int tree_flags, int type, int version, const unsigned char *a, int port,
+                   const char *rule);
+int waits_connect_fds(const struct helper *h, struct pollfd *out, int max);
+int waits_connect_timeout_ms(const struct helper *h);
+void waits_connect_ready(const struct helper *h, const struct pollfd *fds, int n);
+/* NET_WAIT: 0, or -EAGAIN (full) */
+int waits_later(const struct helper *h, const struct seccomp_notif *req);
+int waits_later_fds(const struct helper *h, struct pollfd *out, int max, int *timeout);
+void waits_later_ready(const struct helper *h, const struct pollfd *fds, int n);
 
-/* dns.c: ztsa's DNS service for the tree (socks: UDP4, TCP4, UDP6, TCP6) */
-void dns_init(const struct helper *h);
-int dns_poll_fds(struct pollfd *out, int max);
-int dns_timeout_ms(void);
-void dns_ready(const struct pollfd *fds, int n);
+/* dns.c: ztsa's DNS service for the tree (h->dns; h->net: UDP4, TCP4, UDP6, TCP6) */
+struct dns *dns_new(const struct helper *h); /* NULL: no memory */
+int dns_poll_fds(const struct helper *h, struct pollfd *out, int max);
+int dns_timeout_ms(const struct helper *h);
+void dns_ready(const struct helper *h, const struct pollfd *fds, int n);
 /* dnswire.c: the readers of DNS messages (pure functions of the bytes) */
 int dns_parse_question(const unsigned char *m, size_t n, char *name, int *qtype);
 int dns_answer_question(const unsigned char *m, size_t n, char *name, int *qtype);

@@ -45,51 +45,21 @@
 #define TMPFS_MAGIC_ 0x01021994 /* memfd and shmem files too */
 
 
-enum meta_kind { M_CHMOD, M_CHOWN, M_UTIMENS, M_UTIMES, M_UTIME, M_SETXATTR, M_REMOVEXATTR,
-                 M_OPEN, M_TRUNCATE, M_UNLINK };
-
-/* argument indexes: dirfd (-1: AT_FDCWD), path (-1: none, the call names a descriptor
-   in the dirfd slot), flags (-1: none); nofollow: the call never follows a last symlink */
-struct meta_call {
-    int nr;
-    const char *name;
-    enum meta_kind kind;
-    int dirfd, path, flags, nofollow;
-};
-
-static const struct meta_call CALLS[] = {
-    {ZTSA_NR_chmod, "chmod", M_CHMOD, -1, 0, -1, 0},
-    {ZTSA_NR_fchmod, "fchmod", M_CHMOD, 0, -1, -1, 0},
-    {ZTSA_NR_fchmodat, "fchmodat", M_CHMOD, 0, 1, -1, 0},
-    {ZTSA_NR_fchmodat2, "fchmodat2", M_CHMOD, 0, 1, 3, 0},
-    {ZTSA_NR_chown, "chown", M_CHOWN, -1, 0, -1, 0},
-    {ZTSA_NR_fchown, "fchown", M_CHOWN, 0, -1, -1, 0},
-    {ZTSA_NR_lchown, "lchown", M_CHOWN, -1, 0, -1, 1},
-    {ZTSA_NR_fchownat, "fchownat", M_CHOWN, 0, 1, 4, 0},
-    {ZTSA_NR_utime, "utime", M_UTIME, -1, 0, -1, 0},
-    {ZTSA_NR_utimes, "utimes", M_UTIMES, -1, 0, -1, 0},
-    {ZTSA_NR_futimesat, "futimesat", M_UTIMES, 0, 1, -1, 0},
-    {ZTSA_NR_utimensat, "utimensat", M_UTIMENS, 0, 1, 3, 0},
-    {ZTSA_NR_setxattr, "setxattr", M_SETXATTR, -1, 0, -1, 0},
-    {ZTSA_NR_lsetxattr, "lsetxattr", M_SETXATTR, -1, 0, -1, 1},
-    {ZTSA_NR_fsetxattr, "fsetxattr", M_SETXATTR, 0, -1, -1, 0},
-    {ZTSA_NR_removexattr, "removexattr", M_REMOVEXATTR, -1, 0, -1, 0},
-    {ZTSA_NR_lremovexattr, "lremovexattr", M_REMOVEXATTR, -1, 0, -1, 1},
-    {ZTSA_NR_fremovexattr, "fremovexattr", M_REMOVEXATTR, 0, -1, -1, 0},
-    {ZTSA_NR_open, "open", M_OPEN, -1, 0, 1, 0},
-    {ZTSA_NR_openat, "openat", M_OPEN, 0, 1, 2, 0},
-    {ZTSA_NR_truncate, "truncate", M_TRUNCATE, -1, 0, -1, 0},
-    {ZTSA_NR_unlink, "unlink", M_UNLINK, -1, 0, -1, 1},
-    {ZTSA_NR_unlinkat, "unlinkat", M_UNLINK, 0, 1, 2, 1},
-    {ZTSA_NR_rmdir, "rmdir", M_UNLINK, -1, 0, -1, 1},
-};
-
-const char *meta_call_name(int nr) {
-    for (size_t i = 0; i < sizeof CALLS / sizeof CALLS[0]; i++)
-        if (CALLS[i].nr == nr)
-            return CALLS[i].name;
-    return NULL;
+/* The calls here, by the table's op (ztsa_nr.h): CHMOD to REMOVEXATTR change the
+   file; OPEN (a write open), TRUNCATE and UNLINK are only checked. */
+static int check_only_op(int op) {
+    return op == ZTSA_OP_OPEN || op == ZTSA_OP_TRUNCATE || op == ZTSA_OP_UNLINK;
 }
+
+int meta_op(int op) {
+    return check_only_op(op) || (op >= ZTSA_OP_CHMOD && op <= ZTSA_OP_REMOVEXATTR);
+}
+
+/* the argument c names the file by (a descriptor, or the directory of its path), its
+   path and its flags, -1 each when it has none */
+struct meta_args {
+    int dirfd, path, flags;
+};
 
 /* the rw mounts of the helper's (the tree's) mount namespace, read once: its mounts are
    all made before CMD starts, and the tree cannot change them */
@@ -143,9 +113,9 @@ static char *read_all(int dirfd, const char *path) {
     return buf;
 }
 
-static void load_writable(void) {
+static void load_writable(int proc) {
     RW.loaded = 1;
-    char *info = read_all(helper_proc(), "self/mountinfo");
+    char *info = read_all(proc, "self/mountinfo");
     for (const char *line = info; line && *line && RW.n < 4096; line = strchr(line, '\n')) {
         if (*line == '\n')
             line++;
@@ -170,16 +140,16 @@ static int mount_id_of(int dirfd, const char *path, int flags, unsigned long lon
     return 1;
 }
 
-static int known_writable(unsigned long long id) {
+static int known_writable(int proc, unsigned long long id) {
     if (!RW.loaded)
-        load_writable();
+        load_writable(proc);
     for (int i = 0; i < RW.n; i++)
         if (RW.id[i] == id)
             return 1;
     return 0;
 }
 
-static int writable(int fd, pid_t pid) {
+static int writable(int proc, int fd, pid_t pid) {
     struct statfs sfs;
     if (fstatfs(fd, &sfs) == 0 && (sfs.f_type == PIPEFS_MAGIC_ || sfs.f_type == SOCKFS_MAGIC_ ||
                                    sfs.f_type == ANON_INODE_FS_MAGIC_))
@@ -187,11 +157,11 @@ static int writable(int fd, pid_t pid) {
     unsigned long long id;
     if (!mount_id_of(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, &id))
         return 0;
-    if (known_writable(id))
+    if (known_writable(proc, id))
         return 1;
     char where[64];
     snprintf(where, sizeof where, "%d/mountinfo", pid);
-    char *info = read_all(helper_proc(), where);
+    char *info = read_all(proc, where);
     int rw = info && mount_is_rw(info, id);
     free(info);
     return rw;
@@ -201,7 +171,7 @@ static int writable(int fd, pid_t pid) {
    the tree's namespace? Unknown (no STATX_MNT_ID): yes, as before it was asked. */
 int meta_writable_at(int dirfd, const char *path) {
     unsigned long long id;
-    return !mount_id_of(dirfd, path, 0, &id) || known_writable(id);
+    return !mount_id_of(dirfd, path, 0, &id) || known_writable(helper_proc(), id);
 }
 
 /* The file a path names, as the caller's kernel would resolve it: an O_PATH descriptor
@@ -224,7 +194,7 @@ static void collapse(const char *path, char *out, size_t size) {
     out[n] = 0;
 }
 
-static int resolve(pid_t pid, long long dirfd, const char *given, int nofollow) {
+static int resolve(int proc, pid_t pid, long long dirfd, const char *given, int nofollow) {
     char rest[4097], path[4097];
     collapse(given, path, sizeof path);
     struct open_how_ how = {O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0,
@@ -233,7 +203,7 @@ static int resolve(pid_t pid, long long dirfd, const char *given, int nofollow) 
     if (own) {
         char dir[32];
         snprintf(dir, sizeof dir, "%d", pid);
-        int d = openat(helper_proc(), dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int d = openat(proc, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (d < 0)
             return -errno;
         int fd;
@@ -271,33 +241,35 @@ static void deny(pid_t pid, const char *name, const char *path, const char *rule
 }
 
 /* Perform a change on t, the helper's own descriptor of the file (O_PATH or not). */
-static long change(const struct seccomp_notif *req, const struct meta_call *c, int base,
-                   int flags, int t, int is_link) {
+static long change(const struct helper *h, const struct seccomp_notif *req,
+                   const struct ztsa_syscall *c, int flags, int t, int is_link) {
     const unsigned long long *a = req->data.args;
     pid_t pid = (pid_t)req->pid;
     char self[64];
     snprintf(self, sizeof self, "/proc/self/fd/%d", t);
     long r;
-    switch (c->kind) {
-    case M_CHMOD:
+    int times = sys_arg(c, ZTSA_ARG_TIMES), xname = sys_arg(c, ZTSA_ARG_XNAME);
+    switch (c->op) {
+    case ZTSA_OP_CHMOD:
         if (is_link && (flags & AT_SYMLINK_NOFOLLOW))
             return -EOPNOTSUPP;
-        r = fchmodat(helper_proc(), self + 6, (mode_t)(a[base] & 07777), 0);
+        r = fchmodat(h->proc, self + 6, (mode_t)(a[sys_arg(c, ZTSA_ARG_MODE)] & 07777), 0);
         return r < 0 ? -errno : 0;
-    case M_CHOWN:
-        r = fchownat(t, "", (uid_t)a[base], (gid_t)a[base + 1], AT_EMPTY_PATH);
+    case ZTSA_OP_CHOWN:
+        r = fchownat(t, "", (uid_t)a[sys_arg(c, ZTSA_ARG_UID)],
+                     (gid_t)a[sys_arg(c, ZTSA_ARG_GID)], AT_EMPTY_PATH);
         return r < 0 ? -errno : 0;
-    case M_UTIMENS:
-    case M_UTIMES:
-    case M_UTIME: {
+    case ZTSA_OP_UTIMENS:
+    case ZTSA_OP_UTIMES:
+    case ZTSA_OP_UTIME: {
         struct timespec ts[2], *tsp = NULL;
-        if (a[base]) {
+        if (a[times]) {
             int e;
-            if (c->kind == M_UTIMENS) {
-                e = caller_read(pid, a[base], ts, sizeof ts);
-            } else if (c->kind == M_UTIMES) {
+            if (c->op == ZTSA_OP_UTIMENS) {
+                e = caller_read(pid, a[times], ts, sizeof ts);
+            } else if (c->op == ZTSA_OP_UTIMES) {
                 struct timeval tv[2];
-                e = caller_read(pid, a[base], tv, sizeof tv);
+                e = caller_read(pid, a[times], tv, sizeof tv);
                 for (int i = 0; i < 2 && !e; i++) {
                     if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
                         return -EINVAL;
@@ -306,7 +278,7 @@ static long change(const struct seccomp_notif *req, const struct meta_call *c, i
                 }
             } else {
                 struct utimbuf ub;
-                e = caller_read(pid, a[base], &ub, sizeof ub);
+                e = caller_read(pid, a[times], &ub, sizeof ub);
                 ts[0].tv_sec = ub.actime;
                 ts[1].tv_sec = ub.modtime;
                 ts[0].tv_nsec = ts[1].tv_nsec = 0;
@@ -318,26 +290,27 @@ static long change(const struct seccomp_notif *req, const struct meta_call *c, i
         r = utimensat(t, "", tsp, AT_EMPTY_PATH);
         return r < 0 ? -errno : 0;
     }
-    case M_SETXATTR:
-    case M_REMOVEXATTR: {
+    case ZTSA_OP_SETXATTR:
+    case ZTSA_OP_REMOVEXATTR: {
         char name[XATTR_NAME_MAX + 2];
-        int e = caller_read_string(pid, a[base], name, sizeof name);
+        int e = caller_read_string(pid, a[xname], name, sizeof name);
         if (e)
             return e == -ENAMETOOLONG ? -ERANGE : e;
         if (is_link)
             return -EPERM; /* no user.* attribute on a symlink; the rest need privilege */
-        if (c->kind == M_REMOVEXATTR) {
+        if (c->op == ZTSA_OP_REMOVEXATTR) {
             r = removexattr(self, name);
             return r < 0 ? -errno : 0;
         }
-        size_t size = (size_t)a[base + 2];
+        size_t size = (size_t)a[sys_arg(c, ZTSA_ARG_XSIZE)];
         if (size > XATTR_SIZE_MAX_)
             return -E2BIG;
         void *value = malloc(size ? size : 1);
         if (!value)
             return -ENOMEM;
-        e = size ? caller_read(pid, a[base + 1], value, size) : 0;
-        r = e ? e : (setxattr(self, name, value, size, (int)a[base + 3]) < 0 ? -errno : 0);
+        e = size ? caller_read(pid, a[sys_arg(c, ZTSA_ARG_XVALUE)], value, size) : 0;
+        r = e ? e : (setxattr(self, name, value, size, (int)a[sys_arg(c, ZTSA_ARG_XFLAGS)]) < 0
+                         ? -errno : 0);
         free(value);
         return r;
     }
@@ -348,11 +321,12 @@ static long change(const struct seccomp_notif *req, const struct meta_call *c, i
 
 /* A write open, truncate, unlink or rmdir: 1 when the caller's kernel may perform it
    (CONTINUE), else the refusal (-errno) it would give, logged. */
-static long check_only(const struct seccomp_notif *req, const struct meta_call *c,
+static long check_only(const struct helper *h, const struct seccomp_notif *req,
+                       const struct ztsa_syscall *c, const struct meta_args *at,
                        const char *path, int flags) {
     pid_t pid = (pid_t)req->pid;
-    long long dirfd = c->dirfd >= 0 ? (long long)req->data.args[c->dirfd] : AT_FDCWD;
-    if (c->kind == M_UNLINK) {
+    long long dirfd = at->dirfd >= 0 ? (long long)req->data.args[at->dirfd] : AT_FDCWD;
+    if (c->op == ZTSA_OP_UNLINK) {
         /* the directory holding the name decides; a protected file is a mount point */
         char parent[4097];
         const char *slash = strrchr(path, '/');
@@ -364,10 +338,10 @@ static long check_only(const struct seccomp_notif *req, const struct meta_call *
             n = 1;
         memcpy(parent, slash ? path : ".", slash ? n : 1);
         parent[slash ? n : 1] = 0;
-        int d = resolve(pid, dirfd, parent, 0);
+        int d = resolve(h->proc, pid, dirfd, parent, 0);
         if (d < 0)
             return 1;
-        int dir_rw = writable(d, pid);
+        int dir_rw = writable(h->proc, d, pid);
         struct statx outer, inner;
         memset(&outer, 0, sizeof outer);
         memset(&inner, 0, sizeof inner);
@@ -385,7 +359,7 @@ static long check_only(const struct seccomp_notif *req, const struct meta_call *
         }
         return 1;
     }
-    int t = resolve(pid, dirfd, path, c->kind == M_OPEN && (flags & O_NOFOLLOW));
+    int t = resolve(h->proc, pid, dirfd, path, c->op == ZTSA_OP_OPEN && (flags & O_NOFOLLOW));
     if (t < 0)
         return 1; /* the kernel's own resolution gives its own answer */
     struct stat st;
@@ -395,10 +369,10 @@ static long check_only(const struct seccomp_notif *req, const struct meta_call *
     }
     char self[64];
     snprintf(self, sizeof self, "self/fd/%d", t);
-    int access = c->kind == M_OPEN && (flags & O_ACCMODE) == O_RDWR ? O_RDWR : O_WRONLY;
-    if (c->kind == M_OPEN)
+    int access = c->op == ZTSA_OP_OPEN && (flags & O_ACCMODE) == O_RDWR ? O_RDWR : O_WRONLY;
+    if (c->op == ZTSA_OP_OPEN)
         access |= flags & O_APPEND; /* an append-only file opens for appending only */
-    int probe = openat(helper_proc(), self, access | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int probe = openat(h->proc, self, access | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     int e = errno;
     close(t);
     if (probe >= 0) {
@@ -413,45 +387,42 @@ static long check_only(const struct seccomp_notif *req, const struct meta_call *
     return 1;
 }
 
-/* One notification of CALLS: sets *cont when the caller's kernel performs it, else
-   returns its result (0 or -errno). */
-long meta_notification(const struct seccomp_notif *req, int *cont) {
-    const struct meta_call *c = NULL;
-    for (size_t i = 0; i < sizeof CALLS / sizeof CALLS[0]; i++)
-        if (CALLS[i].nr == req->data.nr)
-            c = &CALLS[i];
+/* One notification of a call meta_op() names: sets *cont when the caller's kernel
+   performs it, else returns its result (0 or -errno). */
+long meta_notification(const struct helper *h, const struct seccomp_notif *req,
+                       const struct ztsa_syscall *c, int *cont) {
     *cont = 0;
-    if (!c)
+    if (!meta_op(c->op))
         return -ENOSYS;
     const unsigned long long *a = req->data.args;
     pid_t pid = (pid_t)req->pid;
-    int flags = c->flags >= 0 ? (int)a[c->flags] : 0;
+    struct meta_args at = {sys_dirfd_arg(c), sys_arg(c, ZTSA_ARG_PATH), sys_flags_arg(c)};
+    int flags = at.flags >= 0 ? (int)a[at.flags] : 0;
     static char path[4097];
     path[0] = 0;
     /* the descriptor form: no path, a NULL one (utimensat, futimesat), or "" with
        AT_EMPTY_PATH */
-    int fd_form = c->path < 0 || ((c->kind == M_UTIMENS || c->kind == M_UTIMES) &&
-                                  c->dirfd >= 0 && a[c->path] == 0);
+    int fd_form = at.path < 0 || ((c->op == ZTSA_OP_UTIMENS || c->op == ZTSA_OP_UTIMES) &&
+                                  at.dirfd >= 0 && a[at.path] == 0);
     if (!fd_form) {
-        int e = caller_read_string(pid, a[c->path], path, sizeof path);
+        int e = caller_read_string(pid, a[at.path], path, sizeof path);
         if (e)
             return e;
         if (!path[0]) {
-            if (!(flags & AT_EMPTY_PATH) || c->flags < 0 || c->kind >= M_OPEN)
-                return c->kind >= M_OPEN ? (*cont = 1, 0) : -ENOENT;
+            if (!(flags & AT_EMPTY_PATH) || at.flags < 0 || check_only_op(c->op))
+                return check_only_op(c->op) ? (*cont = 1, 0) : -ENOENT;
             fd_form = 1;
         }
     }
-    if (c->kind >= M_OPEN) {
-        long r = check_only(req, c, path, flags);
+    if (check_only_op(c->op)) {
+        long r = check_only(h, req, c, &at, path, flags);
         if (r == 1)
             *cont = 1;
         return r == 1 ? 0 : r;
     }
-    int base = c->path >= 0 ? c->path + 1 : 1;
     int t;
     if (fd_form) {
-        long long fd = (long long)a[c->dirfd];
+        long long fd = (long long)a[at.dirfd];
         t = (int)fd == AT_FDCWD ? helper_dirfd(pid, AT_FDCWD, "")
                                 : helper_getfd(pid, (int)fd);
         if (t < 0)
@@ -459,7 +430,8 @@ long meta_notification(const struct seccomp_notif *req, int *cont) {
         snprintf(path, sizeof path, "(descriptor %lld)", fd);
     } else {
         int nofollow = c->nofollow || (flags & AT_SYMLINK_NOFOLLOW);
-        t = resolve(pid, c->dirfd >= 0 ? (long long)a[c->dirfd] : AT_FDCWD, path, nofollow);
+        t = resolve(h->proc, pid, at.dirfd >= 0 ? (long long)a[at.dirfd] : AT_FDCWD, path,
+                    nofollow);
         if (t == -ELOOP && !nofollow) {
             deny(pid, c->name, path, "a /proc link that could lead out of the tree's files");
             return -EACCES;
@@ -477,8 +449,8 @@ long meta_notification(const struct seccomp_notif *req, int *cont) {
     int fl = fd_form ? fcntl(t, F_GETFL) : 0;
     if (fstatat(t, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
         r = -errno;
-    } else if (fd_form && fl >= 0 && (fl & O_PATH) && (int)a[c->dirfd] != AT_FDCWD &&
-               c->path < 0) {
+    } else if (fd_form && fl >= 0 && (fl & O_PATH) && (int)a[at.dirfd] != AT_FDCWD &&
+               at.path < 0) {
         r = -EBADF; /* as the kernel answers fchmod, fchown, f*xattr on an O_PATH fd */
     } else if (fstatfs(t, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_) {
         /* the tree's /proc is a writable mount, but a mode set on a /proc entry is the
@@ -487,14 +459,14 @@ long meta_notification(const struct seccomp_notif *req, int *cont) {
         r = -EACCES;
     } else if (fd_form && st.st_nlink == 0 && !S_ISDIR(st.st_mode) &&
                sfs.f_type == TMPFS_MAGIC_) {
-        r = change(req, c, base, flags, t, 0); /* a memfd or O_TMPFILE: named nowhere */
-    } else if (!writable(t, pid)) {
+        r = change(h, req, c, flags, t, 0); /* a memfd or O_TMPFILE: named nowhere */
+    } else if (!writable(h->proc, t, pid)) {
         deny(pid, c->name, path, fd_form ? "a file outside the tree's writable places "
                                            "(an inherited descriptor)"
                                          : "read-only outside the writable places");
         r = -EROFS;
     } else {
-        r = change(req, c, base, flags, t, S_ISLNK(st.st_mode));
+        r = change(h, req, c, flags, t, S_ISLNK(st.st_mode));
     }
     close(t);
     return r;

@@ -108,7 +108,6 @@ void net_init(const struct helper *h) {
     netlog_init(h);
     netbind_init(h);
     netdiag_init(h);
-    dns_init(h);
     relay_init(h);
 }
 
@@ -249,7 +248,7 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const vo
         return e;
     }
     fcntl(s, F_SETFL, tree_flags >= 0 ? tree_flags : 0);
-    return waits_connect(req, s, r, tree_flags, type, version, a, port, rule);
+    return waits_connect(H, req, s, r, tree_flags, type, version, a, port, rule);
 }
 
 /* A connect of the socket the helper holds (a host one, or the tree's own for its
@@ -271,7 +270,8 @@ static long connect_here(const struct seccomp_notif *req, int dup, const unsigne
     int port = 0;
     int version = net_ip_of(sa, len, &a, &port);
     int keep = dup_cloexec(dup);
-    return keep < 0 ? r : waits_connect(req, keep, r, tree_flags, type, version, a, port, rule);
+    return keep < 0 ? r
+                    : waits_connect(H, req, keep, r, tree_flags, type, version, a, port, rule);
 }
 
 static long net_connect(const struct seccomp_notif *req) {

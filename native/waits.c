@@ -23,33 +23,15 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static struct {
-    int lfd, proc;
-    size_t req_size;
-    /* while a deferred call is made again: its first wait's SO_SNDTIMEO deadline (0:
-       none), which a wait again keeps (the timeout bounds the whole call, as the
-       kernel's does, not each retry) */
-    int redoing;
-    unsigned long long redo_deadline;
-} WT = {-1, -1, 0, 0, 0};
-
 #define REQ_COPY 256 /* room for one notification in a deferred call's slot */
-
-/* req_size: the kernel's size of a notification, which every deferred copy keeps whole;
-   -1 when it is unknown or larger than a slot (nothing could be deferred) */
-int waits_init(const struct helper *h) {
-    WT.lfd = h->lfd;
-    WT.req_size = h->req_size;
-    WT.proc = h->proc;
-    return h->req_size >= sizeof(struct seccomp_notif) && h->req_size <= REQ_COPY ? 0 : -1;
-}
+#define MAX_WAITING 256
+#define MAX_RETRIES 256
 
 /* Blocking TCP connects in progress: the tree's call waits in its notification while
    the helper goes on; the answer goes when the socket is connected or failed. The
    tree's own call never runs on a host socket (a CONTINUE would let it reread an
    address that another thread rewrote after a shutdown). */
-#define MAX_WAITING 256
-static struct waiting {
+struct waiting {
     unsigned long long id;
     int fd; /* the helper's copy of the connecting socket, -1: free */
     unsigned long long deadline; /* SO_SNDTIMEO's, 0: none */
@@ -57,23 +39,58 @@ static struct waiting {
     int version, port, type;
     unsigned char addr[16];
     char rule[512];
-} waiting[MAX_WAITING];
-static int n_waiting;
+};
 
-static void respond(unsigned long long id, long result) {
+/* Calls made again later (NET_WAIT: the tree's call would wait, for room to send or a
+   listener's backlog): the notification stays unanswered, the helper goes on, and the
+   whole call is decided and made again from fresh copies when the socket is writable
+   (or after a tick). SO_SNDTIMEO's expiry is EAGAIN; a pending signal, EINTR. */
+struct retry {
+    int used;
+    int fd; /* the helper's copy of the socket to poll, -1: the tick only */
+    unsigned long long deadline, next;
+    char req[REQ_COPY];
+};
+
+/* This feature's state, the context's (struct helper's waits). */
+struct waits {
+    struct waiting waiting[MAX_WAITING];
+    int n_waiting;
+    struct retry later[MAX_RETRIES];
+    /* while a deferred call is made again: its first wait's SO_SNDTIMEO deadline (0:
+       none), which a wait again keeps (the timeout bounds the whole call, as the
+       kernel's does, not each retry) */
+    int redoing;
+    unsigned long long redo_deadline;
+};
+
+/* h->req_size: the kernel's size of a notification, which every deferred copy keeps
+   whole; NULL when it is unknown or larger than a slot (nothing could be deferred), or
+   without memory */
+struct waits *waits_new(const struct helper *h) {
+    if (h->req_size < sizeof(struct seccomp_notif) || h->req_size > REQ_COPY)
+        return NULL;
+    struct waits *w = calloc(1, sizeof *w);
+    for (int i = 0; w && i < MAX_RETRIES; i++)
+        w->later[i].fd = -1;
+    return w;
+}
+
+static void respond(const struct helper *h, unsigned long long id, long result) {
     struct seccomp_notif_resp resp;
     memset(&resp, 0, sizeof resp);
     resp.id = id;
     resp.error = (int)result;
-    ioctl(WT.lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+    ioctl(h->lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
 /* After a non-blocking connect of the helper's socket s (r: its result) that is the
    tree's now: the answer, or NET_DEFER with the wait registered (blocking: a stream
    socket whose file is not O_NONBLOCK). Takes s. */
-long waits_connect(const struct seccomp_notif *req, int s, long r, int tree_flags,
-                           int type, int version, const unsigned char *a, int port,
-                           const char *rule) {
+long waits_connect(const struct helper *h, const struct seccomp_notif *req, int s, long r,
+                   int tree_flags, int type, int version, const unsigned char *a, int port,
+                   const char *rule) {
+    struct waits *W = h->waits;
     if (r == -EALREADY && type == SOCK_STREAM && !(tree_flags & O_NONBLOCK))
         r = -EINPROGRESS; /* a blocking connect again (after EINTR): it waits again */
     if (r != -EINPROGRESS || type != SOCK_STREAM || (tree_flags & O_NONBLOCK)) {
@@ -92,14 +109,14 @@ long waits_connect(const struct seccomp_notif *req, int s, long r, int tree_flag
     }
     struct waiting *w = NULL;
     for (int i = 0; i < MAX_WAITING && !w; i++)
-        if (i >= n_waiting || waiting[i].fd < 0)
-            w = &waiting[i];
+        if (i >= W->n_waiting || W->waiting[i].fd < 0)
+            w = &W->waiting[i];
     if (!w) {
         close(s);
         return -EAGAIN;
     }
-    if (w - waiting >= n_waiting)
-        n_waiting = (int)(w - waiting) + 1;
+    if (w - W->waiting >= W->n_waiting)
+        W->n_waiting = (int)(w - W->waiting) + 1;
     struct timeval tv = {0, 0};
     socklen_t tl = sizeof tv;
     getsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl);
@@ -119,20 +136,21 @@ long waits_connect(const struct seccomp_notif *req, int s, long r, int tree_flag
     return NET_DEFER;
 }
 
-int waits_connect_fds(struct pollfd *out, int max) {
+int waits_connect_fds(const struct helper *h, struct pollfd *out, int max) {
+    const struct waits *W = h->waits;
     int k = 0;
-    for (int i = 0; i < n_waiting && k < max; i++)
-        if (waiting[i].fd >= 0)
-            out[k++] = (struct pollfd){waiting[i].fd, POLLOUT, 0};
+    for (int i = 0; i < W->n_waiting && k < max; i++)
+        if (W->waiting[i].fd >= 0)
+            out[k++] = (struct pollfd){W->waiting[i].fd, POLLOUT, 0};
     return k;
 }
 
 /* a signal the thread does not block is pending: its wait ends (EINTR), as the kernel's
    wait for a connect would */
-int net_signal_pending(pid_t tid) {
+static int signal_pending(int proc, pid_t tid) {
     char where[64], buf[2048];
     snprintf(where, sizeof where, "%d/status", (int)tid);
-    if (!read_proc_at(WT.proc, where, buf, sizeof buf))
+    if (!read_proc_at(proc, where, buf, sizeof buf))
         return 0;
     unsigned long long pending = 0, blocked = 0;
     const char *p = strstr(buf, "\nSigPnd:");
@@ -146,15 +164,16 @@ int net_signal_pending(pid_t tid) {
 
 #define SIGNAL_TICK_MS 50 /* how often a waiting connect looks for a signal */
 
-int waits_connect_timeout_ms(void) {
+int waits_connect_timeout_ms(const struct helper *h) {
+    const struct waits *W = h->waits;
     unsigned long long now = net_mono_ns(), first = 0;
     int any = 0;
-    for (int i = 0; i < n_waiting; i++) {
-        if (waiting[i].fd < 0)
+    for (int i = 0; i < W->n_waiting; i++) {
+        if (W->waiting[i].fd < 0)
             continue;
         any = 1;
-        if (waiting[i].deadline && (!first || waiting[i].deadline < first))
-            first = waiting[i].deadline;
+        if (W->waiting[i].deadline && (!first || W->waiting[i].deadline < first))
+            first = W->waiting[i].deadline;
     }
     if (!any)
         return -1;
@@ -162,10 +181,11 @@ int waits_connect_timeout_ms(void) {
     return ms < SIGNAL_TICK_MS ? ms : SIGNAL_TICK_MS;
 }
 
-void waits_connect_ready(const struct pollfd *fds, int n) {
+void waits_connect_ready(const struct helper *h, const struct pollfd *fds, int n) {
+    struct waits *W = h->waits;
     unsigned long long now = net_mono_ns();
-    for (int i = 0; i < n_waiting; i++) {
-        struct waiting *w = &waiting[i];
+    for (int i = 0; i < W->n_waiting; i++) {
+        struct waiting *w = &W->waiting[i];
         if (w->fd < 0)
             continue;
         int ready = 0;
@@ -179,12 +199,12 @@ void waits_connect_ready(const struct pollfd *fds, int n) {
             result = -err;
         } else if (w->deadline && w->deadline <= now) {
             result = -EINPROGRESS; /* SO_SNDTIMEO passed, as the kernel answers it */
-        } else if (net_signal_pending(w->pid)) {
+        } else if (signal_pending(h->proc, w->pid)) {
             result = -EINTR; /* the connect goes on; a later connect waits for it again */
         } else {
             continue;
         }
-        respond(w->id, result);
+        respond(h, w->id, result);
         if (w->rule[0]) /* the tree's own connects are not logged */
             net_log_allowed(w->pid, "connect", w->version, w->addr, w->port, w->type, w->rule,
                             result);
@@ -193,39 +213,29 @@ void waits_connect_ready(const struct pollfd *fds, int n) {
     }
 }
 
-/* Calls made again later (NET_WAIT: the tree's call would wait, for room to send or a
-   listener's backlog): the notification stays unanswered, the helper goes on, and the
-   whole call is decided and made again from fresh copies when the socket is writable
-   (or after a tick). SO_SNDTIMEO's expiry is EAGAIN; a pending signal, EINTR. */
-#define MAX_RETRIES 256
 #define RETRY_TICK_MS 10
-static struct retry {
-    int used;
-    int fd; /* the helper's copy of the socket to poll, -1: the tick only */
-    unsigned long long deadline, next;
-    char req[REQ_COPY];
-} R[MAX_RETRIES];
 
-int waits_later(const struct seccomp_notif *req) {
+int waits_later(const struct helper *h, const struct seccomp_notif *req) {
+    struct waits *W = h->waits;
     struct retry *w = NULL;
     for (int i = 0; i < MAX_RETRIES && !w; i++)
-        if (!R[i].used)
-            w = &R[i];
-    if (!w || WT.req_size > sizeof w->req) {
+        if (!W->later[i].used)
+            w = &W->later[i];
+    if (!w || h->req_size > sizeof w->req) {
         net_wait_forget();
         return -EAGAIN;
     }
     w->used = 1;
     w->fd = net_wait_take(); /* the retry's now */
     if ((const void *)w->req != (const void *)req) /* a call made again keeps its slot */
-        memcpy(w->req, req, WT.req_size);
+        memcpy(w->req, req, h->req_size);
     unsigned long long now = net_mono_ns();
     w->next = now + RETRY_TICK_MS * 1000000ULL;
     w->deadline = 0;
     struct timeval tv = {0, 0};
     socklen_t tl = sizeof tv;
-    if (WT.redoing)
-        w->deadline = WT.redo_deadline;
+    if (W->redoing)
+        w->deadline = W->redo_deadline;
     else if (w->fd >= 0 && getsockopt(w->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &tl) == 0 &&
         (tv.tv_sec || tv.tv_usec))
         w->deadline = now + (unsigned long long)tv.tv_sec * 1000000000ULL +
@@ -233,24 +243,26 @@ int waits_later(const struct seccomp_notif *req) {
     return 0;
 }
 
-int waits_later_fds(struct pollfd *out, int max, int *timeout) {
+int waits_later_fds(const struct helper *h, struct pollfd *out, int max, int *timeout) {
+    const struct waits *W = h->waits;
     int k = 0, any = 0;
     for (int i = 0; i < MAX_RETRIES; i++) {
-        if (!R[i].used)
+        if (!W->later[i].used)
             continue;
         any = 1;
-        if (R[i].fd >= 0 && k < max)
-            out[k++] = (struct pollfd){R[i].fd, POLLOUT, 0};
+        if (W->later[i].fd >= 0 && k < max)
+            out[k++] = (struct pollfd){W->later[i].fd, POLLOUT, 0};
     }
     if (any && (*timeout < 0 || *timeout > RETRY_TICK_MS))
         *timeout = RETRY_TICK_MS;
     return k;
 }
 
-void waits_later_ready(const struct pollfd *fds, int n) {
+void waits_later_ready(const struct helper *h, const struct pollfd *fds, int n) {
+    struct waits *W = h->waits;
     unsigned long long now = net_mono_ns();
     for (int i = 0; i < MAX_RETRIES; i++) {
-        struct retry *w = &R[i];
+        struct retry *w = &W->later[i];
         if (!w->used)
             continue;
         const struct seccomp_notif *req = (const struct seccomp_notif *)w->req;
@@ -260,7 +272,7 @@ void waits_later_ready(const struct pollfd *fds, int n) {
                                                                             POLLHUP));
         long r = 0;
         int gone = !helper_still_valid(req->id);
-        if (!gone && net_signal_pending((pid_t)req->pid))
+        if (!gone && signal_pending(h->proc, (pid_t)req->pid))
             r = -EINTR;
         else if (!gone && w->deadline && w->deadline <= now)
             r = -EAGAIN;
@@ -273,12 +285,12 @@ void waits_later_ready(const struct pollfd *fds, int n) {
         if (gone)
             continue; /* the caller is gone */
         if (r)
-            respond(req->id, r);
+            respond(h, req->id, r);
         else { /* decided and made again: it may wait again, until the same deadline */
-            WT.redoing = 1;
-            WT.redo_deadline = w->deadline;
-            helper_redo(req);
-            WT.redoing = 0;
+            W->redoing = 1;
+            W->redo_deadline = w->deadline;
+            helper_redo(h, req);
+            W->redoing = 0;
         }
     }
 }

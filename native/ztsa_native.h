@@ -1,6 +1,7 @@
 /* The interface of ztsa's native module (ztsa._native, built with cffi): what Python
-   calls. build_native.py passes ztsa_nr.h and this file to cffi's cdef, so they hold
-   declarations only. Which process runs what is said at the top of each .c file; the
+   calls. build_native.py passes this file to cffi's cdef, so it holds declarations
+   only (the table of system calls, ztsa_nr.h, a macro, reaches Python through
+   ztsa_syscalls()). Which process runs what is said at the top of each .c file; the
    files are split by role, then by feature (a header per role: common.h, helper.h,
    child.h):
      the spawned child: child.c (its set-up, up to CMD's exec, and the helper's start),
@@ -15,9 +16,12 @@
        may go, learnt addresses), netsend.c, netbind.c, netdiag.c (sock_diag),
        netlog.c, unixsock.c, dns.c and dnswire.c (its DNS service), waits.c (calls
        answered later)
-     ztsa's own process: supervisor.c (the tracer's wait loop, its process table),
-       gitwalk.c (the walk that finds every git repository below a directory)
-     several: allow.c (the connect/send decision: supervisor and helper), util.c
+     ztsa's own process: supervisor.c (the tracer's wait loop, its process table, the
+       counters the helper shares), tracecalls.c (the Python tracer's ptrace, memory
+       and socket calls), gitwalk.c (the walk that finds every git repository below a
+       directory)
+     several: allow.c (the connect/send decision: supervisor and helper), util.c,
+       syscalls.c (the table of system calls)
    The entry points at the end of this file call the parsers of what the tree wrote
    (dnswire.c, gitconfig.c, log.c, paths.c) directly, for the tests (tests/native). */
 
@@ -27,6 +31,75 @@ struct ztsa_filter_insn {
     unsigned char jf;
     unsigned int k;
 };
+
+/* ---- the system calls ztsa names (ztsa_nr.h's table, syscalls.c) ---- */
+
+/* What a call does: the helper dispatches on it, the filter and audit-only read it. */
+enum ztsa_op {
+    ZTSA_OP_OTHER = 0,
+    ZTSA_OP_OPEN,        /* open, openat: creates with O_CREAT, writes by its flags */
+    ZTSA_OP_CREAT,       /* open(O_CREAT | O_WRONLY | O_TRUNC) */
+    ZTSA_OP_MKDIR,
+    ZTSA_OP_MKNOD,
+    ZTSA_OP_SYMLINK,
+    ZTSA_OP_LINK,
+    ZTSA_OP_RENAME,
+    ZTSA_OP_CHMOD,
+    ZTSA_OP_CHOWN,
+    ZTSA_OP_UTIME,       /* times as a struct utimbuf */
+    ZTSA_OP_UTIMES,      /* as struct timeval[2] */
+    ZTSA_OP_UTIMENS,     /* as struct timespec[2] */
+    ZTSA_OP_SETXATTR,
+    ZTSA_OP_REMOVEXATTR,
+    ZTSA_OP_TRUNCATE,
+    ZTSA_OP_UNLINK,      /* unlink, unlinkat, rmdir: a name removed */
+    ZTSA_OP_UMASK,
+    ZTSA_OP_CONNECT,
+    ZTSA_OP_BIND,
+    ZTSA_OP_SEND,        /* sendto, sendmsg, sendmmsg */
+    ZTSA_OP_LISTEN,
+    ZTSA_OP_EXEC
+};
+
+/* The role of an argument. A call names at most two files: (DIRFD, PATH), the one it
+   acts on (FD when it names a descriptor instead), and (DIRFD2, PATH2), link's and
+   rename's new name; a DIRFD absent means AT_FDCWD. */
+enum ztsa_arg {
+    ZTSA_ARG_NONE = 0,
+    ZTSA_ARG_FD, ZTSA_ARG_DIRFD, ZTSA_ARG_PATH, ZTSA_ARG_DIRFD2, ZTSA_ARG_PATH2,
+    ZTSA_ARG_TARGET,     /* a symlink's contents */
+    ZTSA_ARG_OFLAGS,     /* O_* */
+    ZTSA_ARG_ATFLAGS,    /* AT_* */
+    ZTSA_ARG_RFLAGS,     /* RENAME_* */
+    ZTSA_ARG_MODE, ZTSA_ARG_DEV, ZTSA_ARG_UID, ZTSA_ARG_GID,
+    ZTSA_ARG_TIMES,      /* a pointer to two times (enum ztsa_op says which struct) */
+    ZTSA_ARG_XNAME, ZTSA_ARG_XVALUE, ZTSA_ARG_XSIZE, ZTSA_ARG_XFLAGS,
+    ZTSA_ARG_LENGTH,     /* truncate's */
+    ZTSA_ARG_ADDR, ZTSA_ARG_ADDRLEN, /* a socket address in the caller's memory */
+    ZTSA_ARG_BUF, ZTSA_ARG_LEN, ZTSA_ARG_MSGFLAGS,
+    ZTSA_ARG_MSGHDR, ZTSA_ARG_MMSGHDR, ZTSA_ARG_VLEN, ZTSA_ARG_BACKLOG,
+    ZTSA_ARG_DOMAIN, ZTSA_ARG_TYPE, ZTSA_ARG_PROTOCOL,
+    ZTSA_ARG_LEVEL, ZTSA_ARG_OPTNAME, ZTSA_ARG_OPTVAL, ZTSA_ARG_OPTLEN,
+    ZTSA_ARG_REQUEST,    /* ioctl's */
+    ZTSA_ARG_FCMD,       /* fcntl's */
+    ZTSA_ARG_CMDARG,     /* ioctl's and fcntl's argument */
+    ZTSA_ARG_OPTION,     /* prctl's */
+    ZTSA_ARG_WHICH,      /* setpriority's and ioprio_set's kind of target */
+    ZTSA_ARG_PID,        /* the process (or thread) the call changes; 0: the caller */
+    ZTSA_ARG_CLONEFLAGS, ZTSA_ARG_RESOURCE, ZTSA_ARG_NEWLIMIT, ZTSA_ARG_ARGV, ZTSA_ARG_ENVP
+};
+
+/* One row of the table. */
+struct ztsa_syscall {
+    int nr;
+    const char *name;
+    int op;               /* enum ztsa_op */
+    int nofollow;         /* acts on its (new) name's last component itself */
+    unsigned char arg[6]; /* enum ztsa_arg of each argument */
+};
+
+/* The table, *n rows, in the order of their numbers. */
+const struct ztsa_syscall *ztsa_syscalls(int *n);
 
 /* ---- the allow table and the one connect/send decision (allow.c) ---- */
 

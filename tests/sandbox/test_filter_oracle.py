@@ -532,3 +532,15 @@ def test_oracle_sees_the_policy() -> None:
     assert run(pids, Case(X86_64, sysno("prlimit64"), (42, 0, 0x7FFC0000, 0, 0, 0)).data()) \
         == PID
     assert run(lib, Case(X86_64, X32_BIT | 1, ZERO).data()) == KILL_PROCESS
+
+
+def test_table_numbers_are_libseccomp_s() -> None:
+    """Every number of the table of system calls (native/ztsa_nr.h, which the filter and
+    the helper read) is the one libseccomp knows by that name; names newer than this
+    libseccomp are left to util.c's compile-time check against the C library."""
+    known = {name: int(_lib.seccomp_syscall_resolve_name_arch(X86_64, name.encode()))
+             for name in flt.NR}
+    wrong = {name: (nr, known[name]) for name, nr in flt.NR.items()
+             if known[name] >= 0 and known[name] != nr}
+    assert not wrong
+    assert sum(nr >= 0 for nr in known.values()) >= len(flt.NR) - 8  # most were checked

@@ -97,7 +97,7 @@ from __future__ import annotations
 import errno
 import struct
 
-from ztsa.sandbox.native import ffi
+from ztsa.sandbox.native import ffi, lib
 
 AUDIT_ARCH_X86_64 = 0xC000003E
 X32_BIT = 0x40000000
@@ -113,9 +113,31 @@ RET_USER_NOTIF = 0x7FC00000
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
 
-# the syscall numbers, from the table the C code uses too (native/ztsa_nr.h)
-NR: dict[str, int] = {name.removeprefix("ZTSA_NR_"): int(value) for name, value in
-                      ffi.typeof("enum ztsa_nr").relements.items()}
+
+
+def _table() -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
+    """The system calls' numbers and their arguments' roles (enum ztsa_arg), from the
+    table the C code reads too (native/ztsa_nr.h, through ztsa_syscalls())."""
+    n = ffi.new("int *")
+    rows = lib.ztsa_syscalls(n)
+    nr: dict[str, int] = {}
+    roles: dict[str, tuple[int, ...]] = {}
+    for i in range(n[0]):
+        name = ffi.string(rows[i].name).decode()
+        nr[name] = rows[i].nr
+        roles[name] = tuple(rows[i].arg)
+    return nr, roles
+
+
+NR, _ROLES = _table()
+
+
+def arg(name: str, role: int) -> int:
+    """The index of call name's first argument of role (lib.ZTSA_ARG_*)."""
+    return _ROLES[name].index(role)
+
+
+OFLAGS, MODE, PID = lib.ZTSA_ARG_OFLAGS, lib.ZTSA_ARG_MODE, lib.ZTSA_ARG_PID
 FS_TRACED = ("umask", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
              "link", "linkat", "rename", "renameat", "renameat2", "bind")
 # what the helper changes itself when the file lies on a writable mount of the tree
@@ -128,7 +150,7 @@ LAST_KNOWN = 469  # file_setattr, Linux 6.17: every later number is ENOSYS
 O_WRITES = 0o1 | 0o2 | 0o1000  # O_WRONLY | O_RDWR | O_TRUNC
 O_CREAT = 0o100
 SET_ID = 0o6000  # S_ISUID | S_ISGID
-CHMODS = (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2))  # (name, mode arg)
+CHMODS = ("chmod", "fchmod", "fchmodat", "fchmodat2")
 TRACED = ("connect", "sendmsg", "sendmmsg", "execve", "execveat")
 DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl", "add_key",
           "request_key", "io_uring_setup",
@@ -193,6 +215,12 @@ def arg_hi(i: int) -> int:
 Insn = tuple[int, object, object, int]  # code, jt label/offset, jf label/offset, k
 
 
+def ld(name: str, role: int, high: bool = False) -> Insn:
+    """Load the low (or high) 32 bits of call name's argument of role."""
+    i = arg(name, role)
+    return (LD_ABS, 0, 0, arg_hi(i) if high else arg_lo(i))
+
+
 def _assemble(prog: list[Insn | str]) -> bytes:
     """Resolve string labels to relative jumps; a str entry marks a label."""
     labels: dict[str, int] = {}
@@ -213,6 +241,12 @@ def _assemble(prog: list[Insn | str]) -> bytes:
             return off
         out += struct.pack("<HBBI", code, rel(jt), rel(jf), k & 0xFFFFFFFF)
     return bytes(out)
+
+
+def _set_id_check(i: int, ok: str) -> list[Insn | str]:
+    """Label chmod_I: a mode in argument i with the setuid or setgid bit is EPERM, any
+    other goes to ok."""
+    return [f"chmod_{i}", (LD_ABS, 0, 0, arg_lo(i)), (JSET, "eperm", ok, SET_ID)]
 
 
 def build(trace_all_sends: bool = False, trace_fs: bool = False,
@@ -237,7 +271,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         raise ValueError("notify_reads needs the file helper (trace_fs)")
     # an O_CREAT open goes to the file helper, or, with none to strip the setuid and
     # setgid bits from new files' modes, to the check of its mode argument
-    creates = ("trace_fs", "trace_fs") if trace_fs else ("chmod_2", "chmod_3")
+    creates = (("trace_fs", "trace_fs") if trace_fs else
+               tuple(f"chmod_{arg(name, MODE)}" for name in ("open", "openat")))
     # with the helper, so does an open for writing (counted when refused), and every
     # chmod the setuid check lets pass
     plain = "trace_fs" if notify_reads else "writes" if trace_fs else "allow"
@@ -246,10 +281,10 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
                                    (JEQ, "openat", 0, NR["openat"])]
     fs: list[Insn | str] = [
         "open",
-        (LD_ABS, 0, 0, arg_lo(1)),
+        ld("open", OFLAGS),
         (JSET, creates[0], plain, O_CREAT),
         "openat",
-        (LD_ABS, 0, 0, arg_lo(2)),
+        ld("openat", OFLAGS),
         (JSET, creates[1], plain, O_CREAT),
     ]
     fs_tail: list[Insn | str] = []
@@ -261,15 +296,15 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         fs_tail += ["writes", (JSET, "trace_fs", "allow", O_WRITES),
                     "trace_fs", (RET, 0, 0, RET_USER_NOTIF)]
     else:
-        fs_checks += [(JEQ, "chmod_1", 0, NR["creat"]), (JEQ, "chmod_1", 0, NR["mknod"]),
-                      (JEQ, "chmod_2", 0, NR["mknodat"])]
-        fs += ["chmod_3", (LD_ABS, 0, 0, arg_lo(3)), (JSET, "eperm", "allow", SET_ID)]
+        fs_checks += [(JEQ, f"chmod_{arg(name, MODE)}", 0, NR[name])
+                      for name in ("creat", "mknod", "mknodat")]
+        fs += _set_id_check(arg("openat", MODE), "allow")
     addressed = "trace_fs" if notify_net else "trace"
     sendto: list[Insn | str] = [
         "sendto",
-        (LD_ABS, 0, 0, arg_lo(4)),
+        ld("sendto", lib.ZTSA_ARG_ADDR),
         (JEQ, 0, addressed, 0),
-        (LD_ABS, 0, 0, arg_hi(4)),
+        ld("sendto", lib.ZTSA_ARG_ADDR, high=True),
         (JEQ, "allow", addressed, 0),
     ] if not trace_all_sends else ["sendto", (RET, 0, 0, RET_TRACE | TAG_NET)]
     prog: list[Insn | str] = [
@@ -287,35 +322,38 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "setsockopt", 0, NR["setsockopt"]),
         (JEQ, "prctl", 0, NR["prctl"]),
         (JEQ, "enosys", 0, NR["clone3"]),
-        *((JEQ, f"chmod_{arg}", 0, NR[name]) for name, arg in CHMODS),
+        *((JEQ, f"chmod_{arg(name, MODE)}", 0, NR[name]) for name in CHMODS),
         (JEQ, "setpriority", 0, NR["setpriority"]),
         (JEQ, "ioprio_set", 0, NR["ioprio_set"]),
     ]
     # a process named by its pid: the caller's own (0) runs; another is the tracer's to
     # judge without a PID namespace, and unreachable outside the tree with one
     other = "trace_pid" if check_pids else "allow"
+    # one load of the pid for the calls that share its place (ValueError if they do not)
+    (who,) = {arg(name, PID) for name in ("setpriority", "ioprio_set")}
+    (pid_first,) = {arg(name, PID) for name in (*PID_FIRST, "prlimit64")}
     pids: list[Insn | str] = [
         "setpriority",
-        (LD_ABS, 0, 0, arg_lo(0)),
-        (JEQ, "pid_arg1", "eperm", PRIO_PROCESS),
+        ld("setpriority", lib.ZTSA_ARG_WHICH),
+        (JEQ, "pid_who", "eperm", PRIO_PROCESS),
         "ioprio_set",
-        (LD_ABS, 0, 0, arg_lo(0)),
-        (JEQ, "pid_arg1", "eperm", IOPRIO_WHO_PROCESS),
-        "pid_arg1",
-        (LD_ABS, 0, 0, arg_lo(1)),
+        ld("ioprio_set", lib.ZTSA_ARG_WHICH),
+        (JEQ, "pid_who", "eperm", IOPRIO_WHO_PROCESS),
+        "pid_who",
+        (LD_ABS, 0, 0, arg_lo(who)),
         (JEQ, "allow", other, 0),
     ]
     if check_pids:
-        prog += [(JEQ, "pid_arg0", 0, NR[name]) for name in PID_FIRST]
+        prog += [(JEQ, "pid_first", 0, NR[name]) for name in PID_FIRST]
         prog += [(JEQ, "prlimit", 0, NR["prlimit64"])]
         pids += [
             "prlimit",  # only with new limits: reading another's is no change
-            (LD_ABS, 0, 0, arg_lo(2)),
-            (JEQ, 0, "pid_arg0", 0),
-            (LD_ABS, 0, 0, arg_hi(2)),
+            ld("prlimit64", lib.ZTSA_ARG_NEWLIMIT),
+            (JEQ, 0, "pid_first", 0),
+            ld("prlimit64", lib.ZTSA_ARG_NEWLIMIT, high=True),
             (JEQ, "allow", 0, 0),
-            "pid_arg0",
-            (LD_ABS, 0, 0, arg_lo(0)),
+            "pid_first",
+            (LD_ABS, 0, 0, arg_lo(pid_first)),
             (JEQ, "allow", "trace_pid", 0),
         ]
     if notify_connect:  # before the TRACED checks: the first equal number decides
@@ -330,58 +368,54 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (RET, 0, 0, RET_ALLOW),
         *fs,
         "clone",
-        (LD_ABS, 0, 0, arg_lo(0)),
+        ld("clone", lib.ZTSA_ARG_CLONEFLAGS),
         (JSET, "eperm", "allow", CLONE_UNTRACED),
         "socket",
-        (LD_ABS, 0, 0, arg_lo(0)),
+        ld("socket", lib.ZTSA_ARG_DOMAIN),
         (JEQ, "allow", 0, AF_UNIX),
         (JEQ, "inet", 0, AF_INET),
         (JEQ, "inet", 0, AF_INET6),
         (RET, 0, 0, RET_ERRNO | errno.EAFNOSUPPORT),
         "inet",
-        (LD_ABS, 0, 0, arg_lo(2)),
+        ld("socket", lib.ZTSA_ARG_PROTOCOL),
         *((JEQ, "allow", 0, proto) for proto in IP_PROTOCOLS),
         (RET, 0, 0, RET_ERRNO | errno.EPROTONOSUPPORT),
         *sendto,
         "ioctl",
-        (LD_ABS, 0, 0, arg_lo(1)),
+        ld("ioctl", lib.ZTSA_ARG_REQUEST),
         (JEQ, "eperm", 0, TIOCSTI),
         (JEQ, "eperm", 0, FIOASYNC),
         (JEQ, "eperm", 0, TIOCLINUX),
         *((JEQ, "eperm", 0, req) for req in TTY_LASTING),
         (AND_K, 0, 0, 0xFFFFFF00),
         *((JEQ, "eperm", 0, base) for base in CONSOLE_IOCTLS),
-        (LD_ABS, 0, 0, arg_lo(1)),
+        ld("ioctl", lib.ZTSA_ARG_REQUEST),
         *((JEQ, "allow", 0, req) for req in FS_IOCTL_ALLOWED),
         (AND_K, 0, 0, 0xFF00),
         *((JEQ, "eperm", 0, t << 8) for t in FS_IOCTL_TYPES[:-1]),
         (JEQ, "eperm", "allow", FS_IOCTL_TYPES[-1] << 8),
         "fcntl",
-        (LD_ABS, 0, 0, arg_lo(1)),
+        ld("fcntl", lib.ZTSA_ARG_FCMD),
         (JEQ, "eperm", 0, F_SETSIG),
         (JEQ, "eperm", 0, F_SETLEASE),
         (JEQ, "eperm", 0, F_NOTIFY),
         (JEQ, 0, "allow", F_SETFL),
-        (LD_ABS, 0, 0, arg_lo(2)),
+        ld("fcntl", lib.ZTSA_ARG_CMDARG),
         (JSET, "eperm", "allow", O_ASYNC),
         "setsockopt",
-        (LD_ABS, 0, 0, arg_lo(1)),
+        ld("setsockopt", lib.ZTSA_ARG_LEVEL),
         (JEQ, "sockopt_ip", 0, IPPROTO_IP),
         (JEQ, 0, "allow", IPPROTO_IPV6),
-        (LD_ABS, 0, 0, arg_lo(2)),
+        ld("setsockopt", lib.ZTSA_ARG_OPTNAME),
         *((JEQ, "eperm", 0, opt) for opt in IPV6_ROUTES),
         (RET, 0, 0, RET_ALLOW),
         "sockopt_ip",
-        (LD_ABS, 0, 0, arg_lo(2)),
+        ld("setsockopt", lib.ZTSA_ARG_OPTNAME),
         (JEQ, "eperm", "allow", IP_OPTIONS),
-        "chmod_1",
-        (LD_ABS, 0, 0, arg_lo(1)),
-        (JSET, "eperm", chmod_ok, SET_ID),
-        "chmod_2",
-        (LD_ABS, 0, 0, arg_lo(2)),
-        (JSET, "eperm", chmod_ok, SET_ID),
+        *(insn for i in sorted({arg(name, MODE) for name in CHMODS})
+          for insn in _set_id_check(i, chmod_ok)),
         "prctl",
-        (LD_ABS, 0, 0, arg_lo(0)),
+        ld("prctl", lib.ZTSA_ARG_OPTION),
         (JEQ, "eperm", 0, PR_SET_SECCOMP),
         (JEQ, "fake_ok", "allow", PR_SET_DUMPABLE),
         *pids,
