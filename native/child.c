@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -27,19 +26,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
-#define MAX_GIT_CONFIGS 256
-/* the workspace's git configs, opened for writing before the read-only mounts (the
-   helper performs git's own rewrite through them, gitconfig.c) */
-static int git_config_fds[MAX_GIT_CONFIGS];
-static int n_git_config_fds;
-
-/* The counters the helper shares with the supervisor; made once, zeroed each spawn
-   (MAP_SHARED: the child's processes write, the supervisor reads). */
-static struct ztsa_shared *shared_counters;
-/* with a PID namespace: the host's /proc, opened by the helper before it mounts the
-   tree's (-1: none), so that the log names host pids as every other line does */
-static int host_proc = -1;
 
 /* In the probe's child: a PID and IPC namespace whose first process can mount a /proc
    of its own (what the run's init does). */
@@ -118,7 +104,8 @@ static void ordinary_signals(void) {
 
 /* Capabilities, NoNewPrivs and the first Landlock ruleset: what every process ztsa
    starts for the tree has, the helper included. 0, or the failed step << 16 | errno. */
-static int confine_steps(const struct ztsa_plan *plan, unsigned long long scoped, int caps) {
+static int confine_steps(const struct child *c, unsigned long long scoped, int caps) {
+    const struct ztsa_plan *plan = c->plan;
     if (caps && (plan->drop_caps || plan->namespaces == ZTSA_NS_USER)) {
         int r = drop_capabilities(plan->keep_caps);
         if (r < 0)
@@ -130,7 +117,7 @@ static int confine_steps(const struct ztsa_plan *plan, unsigned long long scoped
         /* the helper reads the host's /proc, which the tree cannot reach, to name host
            pids in its log lines */
         int r = apply_landlock(plan->write_paths, plan->write_rights, plan->n_write,
-                               plan->handled_fs, scoped, host_proc);
+                               plan->handled_fs, scoped, c->host_proc);
         if (r < 0)
             return ZTSA_STEP_LANDLOCK << 16 | -r;
     } else if (scoped) {
@@ -141,28 +128,30 @@ static int confine_steps(const struct ztsa_plan *plan, unsigned long long scoped
     return 0;
 }
 
-static void confine_self(const struct ztsa_plan *plan, int efd, unsigned long long scoped) {
-    int r = confine_steps(plan, scoped, 1);
+static void confine_self(const struct child *c, unsigned long long scoped) {
+    int r = confine_steps(c, scoped, 1);
     if (r)
-        fail_at(efd, r >> 16, r & 0xFFFF);
+        fail_at(c->efd, r >> 16, r & 0xFFFF);
 }
 
-static void drop_caps_now(const struct ztsa_plan *plan, int efd) {
-    if (plan->drop_caps || plan->namespaces == ZTSA_NS_USER) {
-        int r = drop_capabilities(plan->keep_caps);
+static void drop_caps_now(const struct child *c) {
+    if (c->plan->drop_caps || c->plan->namespaces == ZTSA_NS_USER) {
+        int r = drop_capabilities(c->plan->keep_caps);
         if (r < 0)
-            fail_at(efd, ZTSA_STEP_CAPS, -r);
+            fail_at(c->efd, ZTSA_STEP_CAPS, -r);
     }
 }
 
-static void exec_cmd(const struct ztsa_plan *plan, int efd) {
+static void exec_cmd(const struct child *c) {
+    const struct ztsa_plan *plan = c->plan;
+    int efd = c->efd;
     struct rlimit lim;
     if (plan->max_memory) {
         lim.rlim_cur = lim.rlim_max = (rlim_t)plan->max_memory;
         if (setrlimit(RLIMIT_DATA, &lim) < 0)
             fail_at(efd, ZTSA_STEP_INIT, errno);
     }
-    if (plan->max_procs && (!plan->pid_ns || (shared_counters && shared_counters->no_pid_max))) {
+    if (plan->max_procs && (!plan->pid_ns || (c->shared && c->shared->no_pid_max))) {
         /* binds the tree's user in its user namespace; root only through pid_max */
         lim.rlim_cur = lim.rlim_max = (rlim_t)plan->max_procs;
         if (setrlimit(RLIMIT_NPROC, &lim) < 0)
@@ -178,8 +167,9 @@ static void exec_cmd(const struct ztsa_plan *plan, int efd) {
 /* The tree's own restrictions, in the first process of the tree (CMD, or the init): the
    second Landlock ruleset, the signal scope, and the filter with its listener, whose
    number goes to the helper (which takes it with pidfd_getfd). */
-static void tree_filter(const struct ztsa_plan *plan, int efd, int sock, int *make_fds,
-                        const int *net) {
+static void tree_filter(const struct child *c, int sock, int *make_fds, const int *net) {
+    const struct ztsa_plan *plan = c->plan;
+    int efd = c->efd;
     struct sock_fprog prog = {plan->filter_len, (struct sock_filter *)plan->filter};
     /* the signal scope rides on the second ruleset when there is one (one layer less
        for every check Landlock makes) */
@@ -244,7 +234,9 @@ static void scrub_args(void) {
 
 /* In the child (or, with a PID namespace, its child, pid 1 there), after the namespaces:
    fork CMD and become the file helper. */
-static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared) {
+static void become_helper(const struct child *c) {
+    const struct ztsa_plan *plan = c->plan;
+    int efd = c->efd;
     int root = open(plan->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
     /* the /proc whose pids are those of the helper's notifications: the tree's own, in
        its PID namespace */
@@ -264,7 +256,7 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
     }
     /* the helper's too: scopes come with CMD's own. With a network namespace for the
        tree, both keep their capabilities across the fork: CMD makes the namespace */
-    int r = confine_steps(plan, 0, !plan->netns);
+    int r = confine_steps(c, 0, !plan->netns);
     if (r)
         fail_at(efd, r >> 16, r & 0xFFFF);
     pid_t first = fork();
@@ -285,13 +277,13 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
                helper's child */
             if (plan->n_dns_names > 0 && (net[5] = relay_spawn(plan)) < 0)
                 fail_at(efd, ZTSA_STEP_NETNS, -net[5]);
-            drop_caps_now(plan, efd);
+            drop_caps_now(c);
         }
-        tree_filter(plan, efd, pair[1], make_fds, plan->netns ? net : NULL);
-        exec_cmd(plan, efd);
+        tree_filter(c, pair[1], make_fds, plan->netns ? net : NULL);
+        exec_cmd(c);
     }
     if (plan->netns)
-        drop_caps_now(plan, efd);
+        drop_caps_now(c);
     close(pair[1]);
     close(efd);
     /* nothing in the tree may take the listener (pidfd_getfd) or read or write the
@@ -325,34 +317,37 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
     /* the helper's view of CMD's second ruleset, from the same directories, before the
        descriptors go */
     creation_init(plan, root, proc, make_fds);
-    int keep[5 + ZTSA_NET_SOCKS] = {lfd, root, proc, plan->log_fd, host_proc};
+    int keep[5 + ZTSA_NET_SOCKS] = {lfd, root, proc, plan->log_fd, c->host_proc};
     for (int i = 0; i < ZTSA_NET_SOCKS; i++)
         keep[5 + i] = net[i];
-    close_all_but(keep, 5 + ZTSA_NET_SOCKS, git_config_fds, n_git_config_fds);
+    close_all_but(keep, 5 + ZTSA_NET_SOCKS, c->git_config_fds, c->n_git_config_fds);
     prctl(PR_SET_NAME, "ztsa-helper", 0, 0, 0); /* for ps and perf, as ztsa's child */
-    helper_main(plan, lfd, root, proc, host_proc, shared, net, git_config_fds,
-                n_git_config_fds);
+    helper_main(plan, lfd, root, proc, c->host_proc, c->shared, net, c->git_config_fds,
+                c->n_git_config_fds);
 }
 
 /* With a PID namespace: the child stays outside it, as ztsa's direct child, and forks
    the helper into it as its pid 1 (whose end, or the child's, ends every process of the
    tree). The child only waits for the helper and leaves with its status. */
-static void keeper(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared) {
+static void keeper(const struct child *c) {
     if (unshare(CLONE_NEWPID | CLONE_NEWIPC) < 0)
-        fail_at(efd, ZTSA_STEP_NAMESPACES, errno);
+        fail_at(c->efd, ZTSA_STEP_NAMESPACES, errno);
     pid_t helper = fork();
     if (helper < 0)
-        fail_at(efd, ZTSA_STEP_HELPER, errno);
+        fail_at(c->efd, ZTSA_STEP_HELPER, errno);
     if (helper == 0) {
         /* the keeper's end is the helper's (and so the tree's); the keeper itself ends
            with ztsa (its own PR_SET_PDEATHSIG) */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        tree_mounts(plan, efd, shared);
+        /* the helper's context: the child's, with the host's /proc, opened before the
+           tree's covers it, so that the log names host pids as every other line does */
+        struct child in_pidns = *c;
+        in_pidns.host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        tree_mounts(&in_pidns);
         scrub_args(); /* the helper is /proc/1 of the tree */
-        become_helper(plan, efd, shared);
+        become_helper(&in_pidns);
     }
-    close(efd);
+    close(c->efd);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_NAME, "ztsa-keeper", 0, 0, 0);
     signal(SIGINT, SIG_IGN);
@@ -364,6 +359,26 @@ static void keeper(const struct ztsa_plan *plan, int efd, struct ztsa_shared *sh
         if (errno != EINTR)
             _exit(127);
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+/* The child's context, whole: nothing but stdio and the named fds kept for CMD, and
+   the workspace's git configs opened for writing before the read-only mounts (the
+   helper performs git's own rewrite through them, gitconfig.c). */
+static void child_context(struct child *c, const struct ztsa_plan *plan, int efd,
+                          struct ztsa_shared *shared) {
+    *c = (struct child){.plan = plan, .efd = efd, .shared = shared, .host_proc = -1};
+    int keep_here[2] = {efd, plan->helper ? plan->log_fd : -1};
+    close_all_but(keep_here, 2, plan->keep_fds, plan->n_keep_fds);
+    for (int i = 0; i < plan->n_keep_fds; i++) {
+        int flags = fcntl(plan->keep_fds[i], F_GETFD);
+        if (flags >= 0)
+            fcntl(plan->keep_fds[i], F_SETFD, flags & ~FD_CLOEXEC);
+    }
+    for (int i = 0; plan->helper && i < plan->n_git_configs && i < MAX_GIT_CONFIGS; i++) {
+        int fd = open(plan->git_configs[i], O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0)
+            c->git_config_fds[c->n_git_config_fds++] = fd;
+    }
 }
 
 /* The child's set-up, in the order each step needs the one before. */
@@ -387,80 +402,43 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     if (oom < 0)
         fail_at(efd, ZTSA_STEP_OOM, -oom);
     /* nothing but stdio (and the named fds) reaches CMD */
-    int keep_here[2] = {efd, plan->helper ? plan->log_fd : -1};
-    close_all_but(keep_here, 2, plan->keep_fds, plan->n_keep_fds);
-    for (int i = 0; i < plan->n_keep_fds; i++) {
-        int flags = fcntl(plan->keep_fds[i], F_GETFD);
-        if (flags >= 0)
-            fcntl(plan->keep_fds[i], F_SETFD, flags & ~FD_CLOEXEC);
-    }
-    n_git_config_fds = 0;
-    for (int i = 0; plan->helper && i < plan->n_git_configs && i < MAX_GIT_CONFIGS; i++) {
-        int fd = open(plan->git_configs[i], O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-        if (fd >= 0)
-            git_config_fds[n_git_config_fds++] = fd;
-    }
+    struct child c; /* the child's own; its helper keeps pointing into it (never returns) */
+    child_context(&c, plan, efd, shared);
     if (plan->namespaces != ZTSA_NS_NONE) {
         int r = protect_mounts(plan->namespaces == ZTSA_NS_USER, plan->ro_paths, plan->n_ro);
         if (r == 0 && !plan->audit) /* --audit-only: the system as the caller has it */
-            r = system_readonly(plan);
+            r = system_readonly(&c);
         if (r == 0)
-            r = hide_homes(plan);
+            r = hide_homes(&c);
         if (r == 0)
-            r = hide_denied(plan);
+            r = hide_denied(&c);
         if (r < 0)
             fail_at(efd, ZTSA_STEP_NAMESPACES, -r);
     }
     if (plan->cwd && chdir(plan->cwd) < 0)
         fail_at(efd, ZTSA_STEP_CHDIR, errno);
     if (plan->helper && plan->pid_ns)
-        keeper(plan, efd, shared);
+        keeper(&c);
     if (plan->helper)
-        become_helper(plan, efd, shared);
+        become_helper(&c);
     /* no helper (and so no /proc of the tree's own): a fresh session keyring all the same,
        so that the caller's keys are not the tree's to list */
     if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING_, NULL) < 0 && errno != ENOSYS)
         fail_at(efd, ZTSA_STEP_INIT, errno);
-    confine_self(plan, efd, plan->scoped); /* no helper: the first ruleset is the tree's */
+    confine_self(&c, plan->scoped); /* no helper: the first ruleset is the tree's */
     struct sock_fprog prog = {plan->filter_len, (struct sock_filter *)plan->filter};
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
         fail_at(efd, ZTSA_STEP_FILTER, errno);
-    exec_cmd(plan, efd);
-}
-
-unsigned long ztsa_helper_denials(void) {
-    return shared_counters ? __atomic_load_n(&shared_counters->denials, __ATOMIC_RELAXED) : 0;
-}
-
-unsigned long ztsa_helper_would_deny(void) {
-    return shared_counters ? __atomic_load_n(&shared_counters->would, __ATOMIC_RELAXED) : 0;
-}
-
-unsigned long ztsa_helper_connects(void) {
-    return shared_counters ? __atomic_load_n(&shared_counters->connects, __ATOMIC_RELAXED) : 0;
-}
-
-const char *ztsa_helper_first_denial(int i) {
-    if (!shared_counters || i < 0 || i >= ZTSA_FIRST_DENIALS)
-        return "";
-    return shared_counters->first[i];
-}
-
-int ztsa_procs_unlimited(void) {
-    return shared_counters ? __atomic_load_n(&shared_counters->no_pid_max, __ATOMIC_RELAXED) : 0;
+    exec_cmd(&c);
 }
 
 int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd) {
     int sync_pipe[2], err_pipe[2];
-    if (plan->helper && !shared_counters) {
-        void *m = mmap(NULL, sizeof *shared_counters, PROT_READ | PROT_WRITE,
-                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED)
-            return -errno;
-        shared_counters = m;
-    }
-    if (shared_counters)
-        memset(shared_counters, 0, sizeof *shared_counters);
+    /* the counters the helper shares with the supervisor, zeroed for this spawn */
+    int err = 0;
+    struct ztsa_shared *shared = supervisor_counters(plan->helper, &err);
+    if (err)
+        return -err;
     if (pipe2(sync_pipe, O_CLOEXEC) < 0)
         return -errno;
     if (pipe2(err_pipe, O_CLOEXEC) < 0) {
@@ -480,7 +458,7 @@ int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd) {
     if (pid == 0) {
         close(sync_pipe[1]);
         close(err_pipe[0]);
-        child(plan, sync_pipe[0], err_pipe[1], parent, shared_counters);
+        child(plan, sync_pipe[0], err_pipe[1], parent, shared);
         _exit(127); /* not reached */
     }
     close(sync_pipe[0]);

@@ -28,6 +28,23 @@ struct mount_attr_ {
     unsigned long long attr_set, attr_clr, propagation, userns_fd;
 };
 
+#define MAX_GIT_CONFIGS 256
+
+/* The spawned child's context: its copy of the plan (the fork's), the error pipe, the
+   counters it shares with the supervisor (NULL: none), the workspace's git configs
+   opened for the helper, and, for the helper as pid 1 of a PID namespace, the host's
+   /proc (-1: none; so that the log names host pids as every other line does). Built
+   whole (child.c's child_context) before the first step that reads it, then passed to
+   each; the helper's pid-1 copy adds its host /proc before it is passed on. */
+struct child {
+    const struct ztsa_plan *plan;
+    int efd;
+    struct ztsa_shared *shared;
+    int host_proc;
+    int git_config_fds[MAX_GIT_CONFIGS];
+    int n_git_config_fds;
+};
+
 /* landlock.c (in the child) */
 int restrict_beneath(unsigned long long handled, int *fds, const unsigned long long *rights,
                      int n, unsigned long long scoped);
@@ -47,10 +64,10 @@ int relay_spawn(const struct ztsa_plan *plan);
    IPC limits; each 0 or -errno (tree_mounts reports its own failure on efd) */
 int write_file(const char *path, const char *text);
 int protect_mounts(int userns, const char *const *ro_paths, int n_ro);
-int system_readonly(const struct ztsa_plan *plan);
-int hide_homes(const struct ztsa_plan *plan);
-int hide_denied(const struct ztsa_plan *plan);
-void tree_mounts(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared);
+int system_readonly(const struct child *c);
+int hide_homes(const struct child *c);
+int hide_denied(const struct child *c);
+void tree_mounts(const struct child *c);
 
 /* child.c: report the failed step on the error pipe and leave */
 void fail_at(int err_fd, int step, int err);

@@ -65,7 +65,8 @@ int protect_mounts(int userns, const char *const *ro_paths, int n_ro) {
    changed in any way Landlock does not cover: mode, owner, times, extended attributes,
    links, device nodes (EROFS). Device files stay usable (I/O to them is no write to the
    file system). */
-int system_readonly(const struct ztsa_plan *plan) {
+int system_readonly(const struct child *c) {
+    const struct ztsa_plan *plan = c->plan;
     /* writable again, but never a place for a setuid program or a device node */
     struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0},
                        rw = {MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_, MOUNT_ATTR_RDONLY, 0, 0};
@@ -120,7 +121,8 @@ static int bind_back(int fd, const char *path) {
    writable places writable; the directories CMD's PATH and environment name, CMD's own
    installation and --allow-read read-only). Every other file of the home (histories,
    tokens, agent state) is simply not there. */
-int hide_homes(const struct ztsa_plan *plan) {
+int hide_homes(const struct child *c) {
+    const struct ztsa_plan *plan = c->plan;
     if (plan->n_hide_homes <= 0 && plan->n_show <= 0)
         return 0;
     int *fds = calloc((size_t)(plan->n_show ? plan->n_show : 1), sizeof *fds);
@@ -172,7 +174,8 @@ int hide_homes(const struct ztsa_plan *plan) {
    every other mount (so that nothing bound later shows what lies beneath), an empty
    read-only tmpfs over each directory, an empty read-only file over each other file.
    0 or -errno. */
-int hide_denied(const struct ztsa_plan *plan) {
+int hide_denied(const struct child *c) {
+    const struct ztsa_plan *plan = c->plan;
     struct mount_attr_ ro = {MOUNT_ATTR_RDONLY, 0, 0, 0};
     for (int i = 0; i < plan->n_deny_paths; i++) {
         const char *path = plan->deny_paths[i];
@@ -211,7 +214,9 @@ static int ipc_limits(unsigned long long max) {
 /* In the helper, pid 1 of the tree's PID namespace, while it still has the namespaces'
    rights: the tree's /proc (only its processes), the IPC namespace's limits, a private
    /dev/shm and /dev/pts, and a fresh session keyring. */
-void tree_mounts(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared) {
+void tree_mounts(const struct child *c) {
+    const struct ztsa_plan *plan = c->plan;
+    int efd = c->efd;
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
         fail_at(efd, ZTSA_STEP_INIT, errno);
     /* (the kernel lets only the namespace's root set them, and a user namespace of the
@@ -287,8 +292,8 @@ void tree_mounts(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shar
     if (plan->max_procs) {
         char text[32];
         snprintf(text, sizeof text, "%d\n", plan->max_procs + 1);
-        if (write_file("/proc/sys/kernel/pid_max", text) < 0 && shared)
-            shared->no_pid_max = 1;
+        if (write_file("/proc/sys/kernel/pid_max", text) < 0 && c->shared)
+            c->shared->no_pid_max = 1;
     }
     if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING_, NULL) < 0 && errno != ENOSYS)
         fail_at(efd, ZTSA_STEP_INIT, errno);
