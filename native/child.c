@@ -6,7 +6,9 @@
    with a listener, hands the listener back and execs) and becomes the helper
    (helper_main in helper.c). The child touches only its own copy of the plan (the
    fork's) and the error pipe; it writes nothing the supervisor reads but that pipe and
-   the shared counters. ztsa_ns_probe's child tries the namespaces only. */
+   the shared counters. Its state is one context (struct child, child.h), built whole
+   by child_context and passed to each step. ztsa_ns_probe's child tries the
+   namespaces only. */
 #include "child.h"
 #include "helper.h"
 
