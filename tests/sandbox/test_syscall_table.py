@@ -86,7 +86,7 @@ def test_table_is_the_filters() -> None:
     table = rows()
     numbers = [nr for _name, nr, _op, _nofollow, _roles in table]
     assert numbers == sorted(set(numbers))
-    assert flt.NR == {name: nr for name, nr, _op, _nofollow, _roles in table}
+    assert {name: nr for name, nr, _op, _nofollow, _roles in table} == flt.NR
     assert flt.arg("openat", ROLE["OFLAGS"]) == 2
     assert flt.arg("sendto", ROLE["ADDR"]) == 4
     with pytest.raises(ValueError):
