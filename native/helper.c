@@ -96,6 +96,13 @@ void helper_answer(const struct helper *h, const struct seccomp_notif *req, stru
     ioctl(h->lfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
+void helper_result(const struct helper *h, unsigned long long id, long result) {
+    struct seccomp_notif req;
+    memset(&req, 0, sizeof req);
+    req.id = id;
+    helper_answer(h, &req, RESULT(result));
+}
+
 /* The kernel's sizes of a notification and of an answer, into h; -1 when the helper's
    buffers (4096 bytes) or a deferred call's copy could not hold them. */
 static int notif_sizes(struct helper *h) {
@@ -119,8 +126,8 @@ static int next_notification(const struct helper *h, struct seccomp_notif *req) 
     int t1 = dns_timeout_ms(h), t2 = waits_connect_timeout_ms(h);
     int timeout = t1 < 0 ? t2 : t2 < 0 ? t1 : t1 < t2 ? t1 : t2;
     int n_retry = waits_later_fds(h, fds + 1 + n_dns + n_net, 256, &timeout);
-    int n_relay = relay_fds(fds + 1 + n_dns + n_net + n_retry, 257);
-    int t3 = relay_timeout_ms();
+    int n_relay = relay_fds(h, fds + 1 + n_dns + n_net + n_retry, 257);
+    int t3 = relay_timeout_ms(h);
     if (t3 >= 0 && (timeout < 0 || t3 < timeout))
         timeout = t3;
     int nfds = 1 + n_dns + n_net + n_retry + n_relay;
@@ -132,7 +139,7 @@ static int next_notification(const struct helper *h, struct seccomp_notif *req) 
     dns_ready(h, fds + 1, n_dns);
     waits_connect_ready(h, fds + 1 + n_dns, n_net);
     waits_later_ready(h, fds + 1 + n_dns + n_net, n_retry);
-    relay_ready(fds + 1 + n_dns + n_net + n_retry, n_relay);
+    relay_ready(h, fds + 1 + n_dns + n_net + n_retry, n_relay);
     if (!(fds[0].revents & POLLIN)) {
         if (fds[0].revents & (POLLHUP | POLLERR))
             _exit(0); /* the tree is gone */
@@ -160,7 +167,8 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
     /* the loop's features' state, made from the fields above */
     h.waits = waits_new(&h);
     h.dns = dns_new(&h);
-    if (!h.waits || !h.dns)
+    h.relay = relay_new(&h);
+    if (!h.waits || !h.dns || !h.relay)
         _exit(1);
     H = &h; /* complete: from here on, read only */
     caller_init(H);

@@ -33,6 +33,7 @@ struct helper {
        the fields above, before the loop starts; its type is its file's own */
     struct dns *dns;              /* dns.c */
     struct waits *waits;          /* waits.c */
+    struct relay *relay;          /* relay.c */
 };
 
 /* How the helper answers a notification. */
@@ -69,6 +70,8 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
                  int n_git_config_fds);
 /* send the reply (nothing for REPLY_ELSEWHERE) */
 void helper_answer(const struct helper *h, const struct seccomp_notif *req, struct reply r);
+/* answer notification id with result (0 or -errno), later (waits.c, relay.c) */
+void helper_result(const struct helper *h, unsigned long long id, long result);
 /* for waits.c: decide a notification again and answer it */
 void helper_redo(const struct helper *h, const struct seccomp_notif *req);
 int helper_still_valid(unsigned long long id);
@@ -182,14 +185,15 @@ int net_decide_ip(pid_t pid, int version, const unsigned char *a, int port,
 /* the last net_decide_ip allowed a learnt address whose TCP connection is judged by its
    first bytes: how many dns_names entries learnt it there (*rules), else -1 */
 int net_judged(const int **rules);
-/* relay.c: the name checked at the connection, the helper's half */
-void relay_init(const struct helper *h);
-long relay_connect(const struct seccomp_notif *req, int dup, const void *sa, unsigned int len,
+/* relay.c: the name checked at the connection, the helper's half (h->relay) */
+struct relay *relay_new(const struct helper *h); /* NULL: no memory */
+long relay_connect(const struct helper *h, const struct seccomp_notif *req, int dup,
+                   const void *sa, unsigned int len,
                    int version, const unsigned char *a, int port, const int *rules,
                    int n_rules, const char *rule);
-int relay_fds(struct pollfd *out, int max);
-int relay_timeout_ms(void);
-void relay_ready(const struct pollfd *fds, int n);
+int relay_fds(const struct helper *h, struct pollfd *out, int max);
+int relay_timeout_ms(const struct helper *h);
+void relay_ready(const struct helper *h, const struct pollfd *fds, int n);
 /* netaddr.c: where an address may go, and the learnt addresses */
 void netaddr_init(const struct helper *h);
 unsigned long long net_mono_ns(void);
@@ -254,6 +258,8 @@ void waits_connect_ready(const struct helper *h, const struct pollfd *fds, int n
 int waits_later(const struct helper *h, const struct seccomp_notif *req);
 int waits_later_fds(const struct helper *h, struct pollfd *out, int max, int *timeout);
 void waits_later_ready(const struct helper *h, const struct pollfd *fds, int n);
+/* a signal the thread tid does not block is pending: its wait ends (EINTR) */
+int waits_signal_pending(const struct helper *h, pid_t tid);
 
 /* dns.c: ztsa's DNS service for the tree (h->dns; h->net: UDP4, TCP4, UDP6, TCP6) */
 struct dns *dns_new(const struct helper *h); /* NULL: no memory */

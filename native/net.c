@@ -108,7 +108,6 @@ void net_init(const struct helper *h) {
     netlog_init(h);
     netbind_init(h);
     netdiag_init(h);
-    relay_init(h);
 }
 
 
@@ -314,7 +313,7 @@ static long net_connect(const struct seccomp_notif *req) {
         int judged = d > 0 && !host ? net_judged(&rules) : -1;
         if (d > 0) {
             result = host          ? connect_here(req, dup, sa, len, rule)
-                     : judged >= 0 ? relay_connect(req, dup, sa, len, version, a, port, rules,
+                     : judged >= 0 ? relay_connect(H, req, dup, sa, len, version, a, port, rules,
                                                    judged, rule)
                                    : net_swap_connect(req, dup, fd, sa, len, rule);
             if (result != NET_DEFER) /* else logged when it is answered */

@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -29,34 +30,29 @@
 /* ---- in the file helper ---- */
 
 #define MAX_PENDING 256
-static struct pending {
+struct pending {
     int used, handed;
     unsigned long long id, deadline; /* deadline 0: the host socket's own timeout */
     pid_t pid;
     int s, dup, nonblock, type;
     struct relay_msg m;
-} P[MAX_PENDING];
+};
 
-static struct {
+/* This feature's state, the context's (struct helper's relay). */
+struct relay {
     int fd; /* the channel to the relay, -1: none (every judged connect is refused) */
-    int lfd;
-} RH = {-1, -1};
+    struct pending P[MAX_PENDING];
+};
 
-void relay_init(const struct helper *h) {
-    RH.fd = h->plan->netns ? h->net[5] : -1;
-    RH.lfd = h->lfd;
+struct relay *relay_new(const struct helper *h) {
+    struct relay *R = calloc(1, sizeof *R);
+    if (R)
+        R->fd = h->plan->netns ? h->net[5] : -1;
+    return R;
 }
 
-static void respond(unsigned long long id, long result) {
-    struct seccomp_notif_resp resp;
-    memset(&resp, 0, sizeof resp);
-    resp.id = id;
-    resp.error = (int)result;
-    ioctl(RH.lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-}
-
-static void finish(struct pending *p, long result) {
-    respond(p->id, result);
+static void finish(const struct helper *h, struct pending *p, long result) {
+    helper_result(h, p->id, result);
     net_log_allowed(p->pid, "connect", p->m.version, p->m.addr, p->m.port, p->type, p->m.rule,
                     result);
     if (p->s >= 0)
@@ -66,19 +62,20 @@ static void finish(struct pending *p, long result) {
     p->used = 0;
 }
 
-long relay_connect(const struct seccomp_notif *req, int dup, const void *sa, unsigned int len,
-                   int version, const unsigned char *a, int port, const int *rules,
-                   int n_rules, const char *rule) {
+long relay_connect(const struct helper *h, const struct seccomp_notif *req, int dup,
+                   const void *sa, unsigned int len, int version, const unsigned char *a,
+                   int port, const int *rules, int n_rules, const char *rule) {
+    struct relay *R = h->relay;
     struct sockaddr_storage peer;
     socklen_t pl = sizeof peer;
     if (getpeername(dup, (struct sockaddr *)&peer, &pl) == 0)
         return -EISCONN;
-    if (RH.fd < 0 || len > sizeof P[0].m.sa)
+    if (R->fd < 0 || len > sizeof R->P[0].m.sa)
         return -ECONNREFUSED;
     struct pending *p = NULL;
     for (int i = 0; i < MAX_PENDING && !p; i++)
-        if (!P[i].used)
-            p = &P[i];
+        if (!R->P[i].used)
+            p = &R->P[i];
     if (!p)
         return -EAGAIN;
     int s = net_host_socket(dup);
@@ -126,41 +123,43 @@ long relay_connect(const struct seccomp_notif *req, int dup, const void *sa, uns
     return NET_DEFER;
 }
 
-int relay_fds(struct pollfd *out, int max) {
+int relay_fds(const struct helper *h, struct pollfd *out, int max) {
+    const struct relay *R = h->relay;
     int k = 0;
-    if (RH.fd >= 0 && k < max)
-        out[k++] = (struct pollfd){RH.fd, POLLIN, 0};
+    if (R->fd >= 0 && k < max)
+        out[k++] = (struct pollfd){R->fd, POLLIN, 0};
     for (int i = 0; i < MAX_PENDING && k < max; i++)
-        if (P[i].used && !P[i].handed)
-            out[k++] = (struct pollfd){P[i].s, POLLOUT, 0};
+        if (R->P[i].used && !R->P[i].handed)
+            out[k++] = (struct pollfd){R->P[i].s, POLLOUT, 0};
     return k;
 }
 
-int relay_timeout_ms(void) {
+int relay_timeout_ms(const struct helper *h) {
+    const struct relay *R = h->relay;
     for (int i = 0; i < MAX_PENDING; i++)
-        if (P[i].used && !P[i].handed)
+        if (R->P[i].used && !R->P[i].handed)
             return 50; /* a pending signal or a deadline is looked for this often */
     return -1;
 }
 
 /* the host socket is connected: it and the tree's socket go to the relay */
-static void hand(struct pending *p) {
+static void hand(const struct helper *h, struct pending *p) {
     union {
         char buf[CMSG_SPACE(2 * sizeof(int))];
         struct cmsghdr align;
     } u;
     memset(&u, 0, sizeof u);
     struct iovec v = {&p->m, sizeof p->m};
-    struct msghdr h = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+    struct msghdr msg = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(2 * sizeof(int));
     int fds[2] = {p->dup, p->s};
     memcpy(CMSG_DATA(c), fds, sizeof fds);
-    if (sendmsg(RH.fd, &h, MSG_NOSIGNAL) < 0) {
-        finish(p, -ECONNABORTED);
+    if (sendmsg(h->relay->fd, &msg, MSG_NOSIGNAL) < 0) {
+        finish(h, p, -ECONNABORTED);
         return;
     }
     close(p->s);
@@ -169,7 +168,7 @@ static void hand(struct pending *p) {
     p->handed = 1;
 }
 
-static void refused_flight(const struct relay_msg *m) {
+static void refused_flight(const struct helper *h, const struct relay_msg *m) {
     char shown[128], why[1400];
     char ip[64] = "";
     inet_ntop(m->version == 4 ? AF_INET : AF_INET6, m->addr, ip, sizeof ip);
@@ -192,7 +191,7 @@ static void refused_flight(const struct relay_msg *m) {
     unsigned long count = m->enforced ? helper_count_denial() : helper_count_would();
     if (m->enforced)
         helper_note_denial(count, "send", shown, why);
-    if (!helper_may_log(count) || helper_plan()->log_fd < 0)
+    if (!helper_may_log(count) || h->plan->log_fd < 0)
         return;
     char e_why[2900], e_addr[200], fields[6000];
     helper_json(why, e_why, sizeof e_why);
@@ -214,43 +213,45 @@ static void refused_flight(const struct relay_msg *m) {
     helper_log_event("deny", fields);
 }
 
-static void channel_gone(void) {
-    close(RH.fd);
-    RH.fd = -1;
+static void channel_gone(const struct helper *h) {
+    struct relay *R = h->relay;
+    close(R->fd);
+    R->fd = -1;
     for (int i = 0; i < MAX_PENDING; i++)
-        if (P[i].used)
-            finish(&P[i], -ECONNABORTED);
+        if (R->P[i].used)
+            finish(h, &R->P[i], -ECONNABORTED);
 }
 
-void relay_ready(const struct pollfd *fds, int n) {
+void relay_ready(const struct helper *h, const struct pollfd *fds, int n) {
+    struct relay *R = h->relay;
     unsigned long long now = net_mono_ns();
     for (int k = 0; k < n; k++) {
-        if (fds[k].fd != RH.fd || RH.fd < 0 || !fds[k].revents)
+        if (fds[k].fd != R->fd || R->fd < 0 || !fds[k].revents)
             continue;
         for (;;) {
             struct relay_msg m;
-            ssize_t got = recv(RH.fd, &m, sizeof m, MSG_DONTWAIT);
+            ssize_t got = recv(R->fd, &m, sizeof m, MSG_DONTWAIT);
             if (got < 0 && (errno == EAGAIN || errno == EINTR))
                 break;
             if (got != (ssize_t)sizeof m) {
-                channel_gone();
+                channel_gone(h);
                 break;
             }
             if (m.kind == 'D') {
                 m.name[sizeof m.name - 1] = m.name2[sizeof m.name2 - 1] = 0;
                 m.rule[sizeof m.rule - 1] = 0;
-                refused_flight(&m);
+                refused_flight(h, &m);
                 continue;
             }
             for (int i = 0; i < MAX_PENDING; i++)
-                if (m.kind == 'A' && P[i].used && P[i].handed && P[i].id == m.id) {
-                    finish(&P[i], m.result);
+                if (m.kind == 'A' && R->P[i].used && R->P[i].handed && R->P[i].id == m.id) {
+                    finish(h, &R->P[i], m.result);
                     break;
                 }
         }
     }
     for (int i = 0; i < MAX_PENDING; i++) {
-        struct pending *p = &P[i];
+        struct pending *p = &R->P[i];
         if (!p->used || p->handed)
             continue;
         int ready = 0;
@@ -267,13 +268,13 @@ void relay_ready(const struct pollfd *fds, int n) {
             socklen_t el = sizeof err;
             getsockopt(p->s, SOL_SOCKET, SO_ERROR, &err, &el);
             if (err)
-                finish(p, -err);
+                finish(h, p, -err);
             else
-                hand(p);
+                hand(h, p);
         } else if (p->deadline && p->deadline <= now) {
-            finish(p, p->nonblock ? -ETIMEDOUT : -EINPROGRESS);
-        } else if (net_signal_pending(p->pid)) {
-            finish(p, -EINTR);
+            finish(h, p, p->nonblock ? -ETIMEDOUT : -EINPROGRESS);
+        } else if (waits_signal_pending(h, p->pid)) {
+            finish(h, p, -EINTR);
         }
     }
 }

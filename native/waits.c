@@ -76,13 +76,6 @@ struct waits *waits_new(const struct helper *h) {
     return w;
 }
 
-static void respond(const struct helper *h, unsigned long long id, long result) {
-    struct seccomp_notif_resp resp;
-    memset(&resp, 0, sizeof resp);
-    resp.id = id;
-    resp.error = (int)result;
-    ioctl(h->lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-}
 
 /* After a non-blocking connect of the helper's socket s (r: its result) that is the
    tree's now: the answer, or NET_DEFER with the wait registered (blocking: a stream
@@ -147,10 +140,10 @@ int waits_connect_fds(const struct helper *h, struct pollfd *out, int max) {
 
 /* a signal the thread does not block is pending: its wait ends (EINTR), as the kernel's
    wait for a connect would */
-static int signal_pending(int proc, pid_t tid) {
+int waits_signal_pending(const struct helper *h, pid_t tid) {
     char where[64], buf[2048];
     snprintf(where, sizeof where, "%d/status", (int)tid);
-    if (!read_proc_at(proc, where, buf, sizeof buf))
+    if (!read_proc_at(h->proc, where, buf, sizeof buf))
         return 0;
     unsigned long long pending = 0, blocked = 0;
     const char *p = strstr(buf, "\nSigPnd:");
@@ -199,12 +192,12 @@ void waits_connect_ready(const struct helper *h, const struct pollfd *fds, int n
             result = -err;
         } else if (w->deadline && w->deadline <= now) {
             result = -EINPROGRESS; /* SO_SNDTIMEO passed, as the kernel answers it */
-        } else if (signal_pending(h->proc, w->pid)) {
+        } else if (waits_signal_pending(h, w->pid)) {
             result = -EINTR; /* the connect goes on; a later connect waits for it again */
         } else {
             continue;
         }
-        respond(h, w->id, result);
+        helper_result(h, w->id, result);
         if (w->rule[0]) /* the tree's own connects are not logged */
             net_log_allowed(w->pid, "connect", w->version, w->addr, w->port, w->type, w->rule,
                             result);
@@ -272,7 +265,7 @@ void waits_later_ready(const struct helper *h, const struct pollfd *fds, int n) 
                                                                             POLLHUP));
         long r = 0;
         int gone = !helper_still_valid(req->id);
-        if (!gone && signal_pending(h->proc, (pid_t)req->pid))
+        if (!gone && waits_signal_pending(h, (pid_t)req->pid))
             r = -EINTR;
         else if (!gone && w->deadline && w->deadline <= now)
             r = -EAGAIN;
@@ -285,7 +278,7 @@ void waits_later_ready(const struct helper *h, const struct pollfd *fds, int n) 
         if (gone)
             continue; /* the caller is gone */
         if (r)
-            respond(h, req->id, r);
+            helper_result(h, req->id, r);
         else { /* decided and made again: it may wait again, until the same deadline */
             W->redoing = 1;
             W->redo_deadline = w->deadline;
