@@ -1,8 +1,9 @@
 /* The file helper's files: the process the spawned child becomes once it has forked
    CMD (see helper.c). Its state is struct helper, built whole by helper_main before any
    feature starts: given to each handler the loop calls (create, metadata, audit-only,
-   the DNS service, the deferred calls), and to the init of the features whose calls
-   come from everywhere (the caller, the log, paths, the network). */
+   the DNS service, the deferred calls, the relay's half), and to the init of the
+   features whose calls come from everywhere (the caller, the log, paths, the
+   network). */
 #ifndef ZTSA_HELPER_H
 #define ZTSA_HELPER_H
 
