@@ -49,6 +49,8 @@ ffibuilder.set_source(
     '#include "ztsa_nr.h"\n#include "ztsa_native.h"\n',
     # relative to the project root: setuptools refuses absolute source paths
     sources=[f"native/{name}" for name in SOURCES],
+    # a header changed (ztsa_nr.h's table too) rebuilds the module, as a source does
+    depends=[f"native/{p.name}" for p in sorted(HERE.glob("*.h"))],
     include_dirs=["native"],
     extra_compile_args=["-O2", "-Wall", "-Wextra", "-Werror", *PREFIX_MAPS],
 )
