@@ -242,6 +242,23 @@ static void scrub_args(void) {
         memset((void *)env_start, 0, env_end - env_start);
 }
 
+/* Started by root (no user namespace of the tree's), in the helper-to-be after its
+   mounts and before Landlock (which would refuse the maps): a user namespace of its own,
+   for the helper and the tree, whose inotify limits bind the tree, when the plan asks
+   for them (resources.c). Where none can be made the run goes on, and the summary says
+   the limits are missing. */
+static void root_inotify(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared) {
+    if (plan->namespaces != ZTSA_NS_MOUNT || plan->inotify_instances <= 0)
+        return;
+    int r = own_userns();
+    if (r > 0)
+        fail_at(efd, ZTSA_STEP_NAMESPACES, r);
+    if (r == 0)
+        r = inotify_limits(plan);
+    if (r < 0 && shared)
+        shared->no_inotify = 1;
+}
+
 /* In the child (or, with a PID namespace, its child, pid 1 there), after the namespaces:
    fork CMD and become the file helper. */
 static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared) {
@@ -345,6 +362,7 @@ static void keeper(const struct ztsa_plan *plan, int efd, struct ztsa_shared *sh
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
         tree_mounts(plan, efd, shared);
+        root_inotify(plan, efd, shared);
         scrub_args(); /* the helper is /proc/1 of the tree */
         become_helper(plan, efd, shared);
     }
@@ -398,6 +416,13 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     }
     if (plan->namespaces != ZTSA_NS_NONE) {
         int r = protect_mounts(plan->namespaces == ZTSA_NS_USER, plan->ro_paths, plan->n_ro);
+        /* the user namespace just made is the tree's: its own inotify limits, while the
+           child holds its capabilities there (a kernel without them: none) */
+        if (r == 0 && plan->namespaces == ZTSA_NS_USER && plan->inotify_instances > 0 &&
+            inotify_limits(plan) < 0 && shared)
+            shared->no_inotify = 1;
+        if (r == 0)
+            r = private_tmpfs(plan);
         if (r == 0 && !plan->audit) /* --audit-only: the system as the caller has it */
             r = system_readonly(plan);
         if (r == 0)
@@ -411,8 +436,10 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
         fail_at(efd, ZTSA_STEP_CHDIR, errno);
     if (plan->helper && plan->pid_ns)
         keeper(plan, efd, shared);
-    if (plan->helper)
+    if (plan->helper) {
+        root_inotify(plan, efd, shared); /* no /proc of the tree's: -EROFS, said later */
         become_helper(plan, efd, shared);
+    }
     /* no helper (and so no /proc of the tree's own): a fresh session keyring all the same,
        so that the caller's keys are not the tree's to list */
     if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING_, NULL) < 0 && errno != ENOSYS)
@@ -444,6 +471,10 @@ const char *ztsa_helper_first_denial(int i) {
 
 int ztsa_procs_unlimited(void) {
     return shared_counters ? __atomic_load_n(&shared_counters->no_pid_max, __ATOMIC_RELAXED) : 0;
+}
+
+int ztsa_inotify_unbounded(void) {
+    return shared_counters ? __atomic_load_n(&shared_counters->no_inotify, __ATOMIC_RELAXED) : 0;
 }
 
 int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd) {

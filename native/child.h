@@ -47,6 +47,11 @@ int protect_mounts(int userns, const char *const *ro_paths, int n_ro);
 int system_readonly(const struct ztsa_plan *plan);
 int hide_homes(const struct ztsa_plan *plan);
 int hide_denied(const struct ztsa_plan *plan);
+/* resources.c: the private HOME and TMPDIR in a bounded tmpfs; the user namespace's own
+   inotify limits. 0 or -errno */
+int private_tmpfs(const struct ztsa_plan *plan);
+int inotify_limits(const struct ztsa_plan *plan);
+int own_userns(void); /* 0; -errno: none made; +errno: made, unusable */
 void tree_mounts(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared);
 
 /* child.c: report the failed step on the error pipe and leave */

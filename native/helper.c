@@ -2,7 +2,8 @@
    CMD. It is CMD's parent and an ancestor of the whole tree, with the tree's
    credentials, namespaces and first Landlock domain, and no filter. It answers the
    filter's user notifications: the name-creating syscalls (create.c), the calls that
-   change a file's metadata (metadata.c), umask (caller.c), and the network calls of a
+   change a file's metadata (metadata.c), umask (caller.c), file locks (locks.c), and
+   the network calls of a
    tree in its own network namespace (net*.c, unixsock.c; the helper runs exactly when
    the tree has one). For each it copies the arguments once into its own memory
    (caller.c), takes the directory descriptors, checks that the notification is still
@@ -42,6 +43,8 @@ static struct reply decide(const struct seccomp_notif *req) {
     }
     if (nr == ZTSA_NR_umask)
         return umask_notification(req);
+    if (nr == ZTSA_NR_flock || nr == ZTSA_NR_fcntl)
+        return locks_notification(req); /* fcntl: its lock requests only */
     int at = nr == ZTSA_NR_open ? 1 : 2;
     int open = nr == ZTSA_NR_open || nr == ZTSA_NR_openat;
     if (H->plan->audit) {
@@ -153,6 +156,7 @@ void helper_main(const struct ztsa_plan *plan, int lfd, int root, int proc, int 
     create_init(H);
     gitconfig_init(H);
     unixsock_init(H);
+    locks_init(H);
     if (paths_init(H) < 0)
         _exit(127); /* no memory to note the ancestors: one left out could be moved */
     if (waits_init(H) < 0)

@@ -142,6 +142,11 @@ void creation_forget(void);
 const char *meta_call_name(int nr);
 long meta_notification(const struct seccomp_notif *req, int *cont);
 int meta_writable_at(int dirfd, const char *path); /* on a writable mount of the tree's */
+int meta_writable_fd(int fd, pid_t pid); /* the file fd is: the same, or pid's own mount */
+
+/* locks.c: flock and fcntl's lock requests, refused on files outside the writable places */
+void locks_init(const struct helper *h);
+struct reply locks_notification(const struct seccomp_notif *req);
 
 /* audit.c (--audit-only): log req's file-system call when the enforced view would have
    refused it; refuses nothing */

@@ -197,6 +197,8 @@ static int writable(int fd, pid_t pid) {
     return rw;
 }
 
+int meta_writable_fd(int fd, pid_t pid) { return writable(fd, pid); }
+
 /* Is path (from dirfd, links followed, as an open follows them) on a writable mount of
    the tree's namespace? Unknown (no STATX_MNT_ID): yes, as before it was asked. */
 int meta_writable_at(int dirfd, const char *path) {

@@ -220,6 +220,13 @@ struct ztsa_plan {
     /* CMD in a session of its own: ztsa's controlling terminal is none of its stdio, so
        the tree's /dev/tty would be a terminal it was never given (an agent's) */
     int own_session;
+    /* per-user resources (mounts.c, child.c): private_dir (the run's HOME and TMPDIR)
+       covered by a tmpfs of max_disk bytes holding a copy of what it held (0: none);
+       the tree's user namespace's own inotify limits (0: none) */
+    const char *private_dir;
+    unsigned long long max_disk;
+    int inotify_instances;
+    int inotify_watches;
 };
 
 enum ztsa_audit_kind {
@@ -262,6 +269,9 @@ const char *ztsa_helper_first_denial(int i);
 /* 1 when the PID namespace could not take max_procs as its pid_max (RLIMIT_NPROC, which
    does not bind root, was set instead). */
 int ztsa_procs_unlimited(void);
+/* 1 when the tree got no inotify limits of its own (no user namespace of its own could
+   take them): its instances and watches count against its user's only. */
+int ztsa_inotify_unbounded(void);
 
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);

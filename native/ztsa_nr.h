@@ -15,6 +15,7 @@ enum ztsa_nr {
     ZTSA_NR_clone = 56,
     ZTSA_NR_execve = 59,
     ZTSA_NR_fcntl = 72,
+    ZTSA_NR_flock = 73,
     ZTSA_NR_truncate = 76,
     ZTSA_NR_rename = 82,
     ZTSA_NR_mkdir = 83,

@@ -62,6 +62,18 @@ def _tree_cgroup() -> str:
     return group.kind
 
 
+def _resources(namespaces: bool) -> dict[str, Any]:
+    """The tree's share of its user's resources (ztsa.sandbox.resources): its own inotify
+    limits, locks refused outside the writable places, the private HOME and TMPDIR's
+    bound; None where this machine offers none."""
+    from ztsa.sandbox import resources
+
+    inotify = resources.inotify_share()
+    return {"inotify_limits": list(inotify) if namespaces and inotify != (0, 0) else None,
+            "locks_outside_refused": namespaces,
+            "private_disk_bound": "tmpfs, --max-disk" if namespaces else None}
+
+
 def probe() -> dict[str, Any]:
     from ztsa.sandbox import landlock
     from ztsa.sandbox import native as nat
@@ -93,6 +105,7 @@ def probe() -> dict[str, Any]:
         # capabilities: where one is there, so is the other
         "network_namespace": root or nat.userns_available(),
         "tree_cgroup": _tree_cgroup(),
+        "tree_resources": _resources(root or nat.userns_available()),
         "missing": missing,
     }
     profiles = {
@@ -125,6 +138,14 @@ def render_text(doc: dict[str, Any]) -> str:
     lines.append(f"a network namespace for the tree (ztsa answers its DNS): "
                  f"{yes(c['network_namespace'])}")
     lines.append(f"the tree's memory and process totals: {c['tree_cgroup']}")
+    r = c["tree_resources"]
+    lines.append("the tree's own inotify limits: " + (
+        "{} instances, {} watches".format(*r["inotify_limits"]) if r["inotify_limits"]
+        else "NO (it can take all of its user's)"))
+    lines.append(f"locks on files outside the writable places refused: "
+                 f"{yes(r['locks_outside_refused'])}")
+    lines.append("the private HOME and TMPDIR bounded: " + (
+        r["private_disk_bound"] or "NO (the host's disk)"))
     lines.append("")
     lines += [f"--profile {p}: {what}" for p, what in doc["profiles"].items()]
     return "\n".join(lines) + "\n"

@@ -42,6 +42,10 @@ def missing_controls(abi: int | None = None, userns: bool | None = None,
         missing.append(PIDNS_MISSING)
     if not root and not userns:
         missing.append(NETNS_MISSING)
+    from ztsa.sandbox import resources  # the tree's share of its user's (issue #45)
+
+    ns = 1 if root else 2 if userns else 0
+    missing += resources.missing(ns, 0, resources.inotify_share())
     return missing
 
 

@@ -106,6 +106,12 @@ class RunPlan(NamedTuple):
     empty_file: str = ""
     # read-only in the tree's private /dev/shm (shm_view)
     shm_show: tuple[str, ...] = ()
+    # per-user resources (ztsa.sandbox.resources): the private HOME and TMPDIR's
+    # directory as a tmpfs of max_disk bytes (0: on the host's disk, unbounded); the
+    # tree's user namespace's own inotify limits, (instances, watches) ((0, 0): none)
+    private_dir: str = ""
+    max_disk: int = 0
+    inotify: tuple[int, int] = (0, 0)
 
     @property
     def helper(self) -> bool:
@@ -257,14 +263,19 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
          secrets: dict[str, str] | None = None,
          audit: tuple[landlock.Plan, list[str]] | None = None,
          deny_read: list[str] | None = None, empty_file: str = "",
-         read_only: list[str] | None = None, own_session: bool = False) -> RunPlan:
+         read_only: list[str] | None = None, own_session: bool = False,
+         private_dir: str = "", max_disk: int = 0,
+         inotify: tuple[int, int] = (0, 0)) -> RunPlan:
     """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
     the tree can then neither change nor replace (read-only, and protected like an agent
     file when it lies in the workspace); git: the workspace's repositories, when
     already found. audit (--audit-only, fs being landlock.audit_plan's): the enforced
     run's first ruleset and what it never lets the tree read, to judge calls against;
     deny_read: a policy's fs.deny_read, hidden by mounts (empty_file over a file);
-    read_only: absolute paths kept read-only for the tree (the policy files, ztsa)."""
+    read_only: absolute paths kept read-only for the tree (the policy files, ztsa).
+    private_dir, max_disk: the private HOME and TMPDIR's directory, a tmpfs of max_disk
+    bytes (with a mount namespace); inotify: the tree's own limits (with a user
+    namespace of the tree's: not for root keeping capabilities)."""
     log = log_fd is not None
     guard = None
     if ns != Namespaces.NONE:
@@ -337,4 +348,8 @@ def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: P
         secrets=tuple((secrets or {}).items()), audit=audit is not None, audit_view=view,
         deny_paths=tuple(deny_paths), empty_file=empty_file if deny_paths else "",
         shm_show=shm_view(env, program, allow_read or [], writable)
-        if pid_ns and guard is not None else ())
+        if pid_ns and guard is not None else (),
+        private_dir=private_dir if ns != Namespaces.NONE and max_disk else "",
+        max_disk=max_disk if ns != Namespaces.NONE and private_dir else 0,
+        inotify=inotify if ns == Namespaces.USER or (
+            ns == Namespaces.MOUNT and not keep_caps) else (0, 0))

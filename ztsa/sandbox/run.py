@@ -19,6 +19,7 @@ from ztsa.sandbox import (
     landlock,
     plan,
     protect,
+    resources,
     terminal,
     toolchains,
 )
@@ -46,6 +47,7 @@ EXIT_USAGE = 2
 # CMD succeeded, but the clean-up after it could not take away everything the tree left
 # that would run later (named on stderr and in the log): never 0 then
 EXIT_UNCLEAN = 122
+GROWTH_SHOWN = 64 << 20  # the workspace's growth said on the summary line from this on
 # what the child was doing when it failed (native/ztsa_native.h, enum ztsa_step)
 SETUP_STEPS = {1: "the namespaces, read-only agent files",
                2: "changing to the working directory", 3: "dropping capabilities",
@@ -118,7 +120,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             deny_read: Sequence[str] = (), audit_only: bool = False,
             ocsf: bool = False, syscalls: Decoder | None = None,
             read_only: Sequence[str] = (), keep_pth: bool = False,
-            tool_config: bool = True, parse_cache: bool = True) -> int:
+            tool_config: bool = True, parse_cache: bool = True,
+            max_disk: int = resources.MAX_DISK) -> int:
     """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
     strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
     summary line on stderr; git_identity: the private HOME gets the caller's git
@@ -136,7 +139,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
     memory (None: plan.MAX_MEMORY a process, cgroup.default_total() for the tree);
     tool_config: the private HOME gets filtered copies of the caller's Cargo, npm, pip,
     uv, git and SSH configuration, read-only (ztsa.sandbox.toolconf; parse_cache: a
-    TOML file's parse through the parse cache)."""
+    TOML file's parse through the parse cache); max_disk: --max-disk, bytes of the
+    private HOME and TMPDIR (a tmpfs; 0, and with keep_tmp: on the host's disk)."""
     each = max_memory or plan.MAX_MEMORY
     total = max_memory or cgroup.default_total()
     log = AuditLog(log_stream, secrets, ocsf=ocsf)
@@ -184,8 +188,15 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             shown = conf.files
         # the tree's totals: its own cgroup beneath ztsa's, where ztsa may make one
         group, why = cgroup.make(log.run, max_procs + 1, total)  # + 1: the keeper
+        # the tree's share of its user's inotify, locks and disk (ztsa.sandbox.resources)
+        disk = 0 if keep_tmp or ns == plan.Namespaces.NONE else max_disk
+        inotify = resources.inotify_share()
+        lacking = resources.missing(int(ns), cap_mask(keep_caps), inotify)
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir,
-                  max_procs=max_procs, max_memory=each,
+                  max_procs=max_procs, max_memory=each, max_disk=disk,
+                  **({"inotify": list(inotify)} if resources.INOTIFY_MISSING not in lacking
+                     else {}),
+                  **({"resources_missing": lacking} if lacking else {}),
                   limits=group.kind if group else "rlimits",
                   **({"max_memory_total": total} if group else {"limits_why": why}),
                   **({"secrets": sorted(secrets)} if secrets else {}),
@@ -225,6 +236,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
             missing.append(PIDNS_MISSING)
         if ns == plan.Namespaces.NONE:
             missing.append(NETNS_MISSING)
+        # what the kernel lacks (root keeping capabilities chose it: the env event says)
+        missing += resources.missing(int(ns), 0, inotify)
         if missing:
             for control in missing:
                 print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
@@ -240,7 +253,8 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
                         (max_procs, each), quiet, setup, secrets, judged, syscalls,
                         hidden, keep, group, keep_pth,
                         # the copies read-only: bound onto themselves
-                        [(p, p, False) for p in shown] if ns != plan.Namespaces.NONE else [])
+                        [(p, p, False) for p in shown] if ns != plan.Namespaces.NONE else [],
+                        (disk, inotify))
     finally:
         if group is not None:
             cgroup.remove(group)
@@ -264,8 +278,8 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
              judged: tuple[landlock.Plan, list[str]] | None = None,
              syscalls: Decoder | None = None, deny_read: list[str] | None = None,
              read_only: list[str] | None = None, group: cgroup.Group | None = None,
-             keep_pth: bool = False, binds: list[tuple[str, str, bool]] | None = None
-             ) -> int:
+             keep_pth: bool = False, binds: list[tuple[str, str, bool]] | None = None,
+             shares: tuple[int, tuple[int, int]] = (0, (0, 0))) -> int:
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -303,7 +317,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
                     binds=[*(setup.binds if setup else ()), *(binds or ())],
                     secrets=secrets, audit=judged,
                     deny_read=deny_read, empty_file=empty, read_only=read_only,
-                    own_session=not terminal.among_stdio())
+                    own_session=not terminal.among_stdio(),
+                    private_dir=os.path.dirname(env["TMPDIR"]), max_disk=shares[0],
+                    inotify=shares[1])
+    used_before = resources.fs_used(policy.workspace)
     # each refused destination said when first refused, unless --quiet (the helper says
     # its own; the tracer's through the log)
     run = run._replace(tell=not quiet)
@@ -388,6 +405,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     else:
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
+    used_after = resources.fs_used(policy.workspace)
     after = gitguard.layout_after(policy.workspace, git_before)  # one walk for both
     moved = gitguard.audit(policy.workspace, git_before, log.run, after)
     moved += gitguard.audit_policy(policy.workspace, pyproject_before, log.run)
@@ -421,6 +439,12 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         what = "the PID namespace's own pid_max (--max-procs binds root no more)"
         _say(f"ztsa: this kernel lacks {what}")
         log.event("confinement", missing=[what], landlock_abi=fs.abi, refused=False)
+    if run.inotify != (0, 0) and nat.inotify_unbounded():
+        _say(f"ztsa: this kernel lacks {resources.INOTIFY_MISSING}")
+        log.event("confinement", missing=[resources.INOTIFY_MISSING], landlock_abi=fs.abi,
+                  refused=False)
+    grown = (used_after - used_before if used_after is not None and used_before is not None
+             else None)
     limited = cgroup.refused(group) if group is not None else cgroup.Refused(0, 0)
     if group is not None and limited.memory:
         _say(f"ztsa: the tree reached --max-memory: the kernel killed {limited.memory} "
@@ -437,7 +461,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
               **({"enforced": False, "would_deny": would} if run.audit else {}),
               **({"memory_killed": limited.memory, "procs_refused": limited.procs}
                  if group is not None else {}),
-              **({"syscalls": log.counts["syscall"]} if syscalls is not None else {}))
+              **({"syscalls": log.counts["syscall"]} if syscalls is not None else {}),
+              # the workspace's growth: its file system's used bytes (other writers too)
+              **({"workspace_fs_used_before": used_before,
+                  "workspace_fs_used_after": used_after} if grown is not None else {}))
     where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
     first = list({d[1]: d for d in [*log.first_denials, *nat.helper_first_denials()]
                   }.values())[:3] if denied else []
@@ -448,8 +475,10 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         audit = (f"audit only, nothing outside the workspace was enforced: {would} would "
                  f"have been denied (`ztsa policy suggest` turns the log into a policy); "
                  ) if run.audit else ""
+        grew = (f", the workspace's file system +{cgroup.size(grown)}"
+                if grown is not None and grown >= GROWTH_SHOWN else "")
         _say(log.redact(f"ztsa: {audit}{denied} denied, {log.counts['exec']} exec(s), "
-                        f"{log.counts['kill']} killed at exit{where}{shown}"))
+                        f"{log.counts['kill']} killed at exit{grew}{where}{shown}"))
     log.close()
     return code
 
