@@ -81,7 +81,7 @@ def test_the_tree_cannot_take_every_inotify_instance_of_its_user(run, progs):
         assert "lacks inotify limits of the tree's own" in err
         assert any("inotify" in m for m in env["resources_missing"])  # type: ignore[union-attr]
         return
-    fd, err_no = host.stdout.split()
+    fd, _errno = host.stdout.split()
     # the host user's own inotify_init still works while the tree holds all it could
     assert int(fd) >= 0, (host.stdout, out)
     assert taken > 0
@@ -153,7 +153,7 @@ def test_a_lock_that_waits_is_taken_when_the_host_lets_go(run, progs):
     with open(target, "r+") as held, open(target, "r+") as held2:
         fcntl.flock(held, fcntl.LOCK_EX)
         fcntl.lockf(held2, fcntl.LOCK_EX)
-        argv, log_path = run.command(str(progs / "res_hold"), "wait", str(target))
+        argv, _log = run.command(str(progs / "res_hold"), "wait", str(target))
         started = time.monotonic()
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, cwd=run.workspace)
