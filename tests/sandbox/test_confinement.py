@@ -16,6 +16,7 @@ from ztsa.sandbox.controls import (
     confinement_result,
     missing_controls,
 )
+from ztsa.sandbox import resources
 from ztsa.sandbox.landlock import SCOPE_MISSING
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "report-schema.json").read_text())
@@ -25,9 +26,11 @@ def test_what_each_kernel_lacks():
     assert missing_controls(abi=7, userns=True, euid=1000, pidns=True) == []
     # root needs no user namespace
     assert missing_controls(abi=7, userns=False, euid=0, pidns=True) == []
-    # without one there is no PID namespace either (it is made in the user namespace)
+    # without one there is no PID namespace either (it is made in the user namespace),
+    # nor the tree's own share of its user's resources (issue #45)
     assert missing_controls(abi=7, userns=False, euid=1000, pidns=True) == [
-        USERNS_MISSING, PIDNS_MISSING, NETNS_MISSING]
+        USERNS_MISSING, PIDNS_MISSING, NETNS_MISSING, resources.INOTIFY_MISSING,
+        resources.LOCKS_MISSING, resources.DISK_MISSING]
     assert missing_controls(abi=7, userns=True, euid=1000, pidns=False) == [PIDNS_MISSING]
     assert missing_controls(abi=5, userns=True, euid=0, pidns=True) == [SCOPE_MISSING]
     lacks = missing_controls(abi=1, userns=True, euid=1000, pidns=True)
