@@ -9,6 +9,7 @@ import pytest
 
 from ztsa.model import Profile, Report
 from ztsa.output import Format, render
+from ztsa.sandbox import resources
 from ztsa.sandbox.controls import (
     NETNS_MISSING,
     PIDNS_MISSING,
@@ -16,7 +17,6 @@ from ztsa.sandbox.controls import (
     confinement_result,
     missing_controls,
 )
-from ztsa.sandbox import resources
 from ztsa.sandbox.landlock import SCOPE_MISSING
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "report-schema.json").read_text())
