@@ -298,6 +298,10 @@ static void become_helper(const struct ztsa_plan *plan, int efd, struct ztsa_sha
             int e = netns_enter(net);
             if (e < 0)
                 fail_at(efd, ZTSA_STEP_NETNS, -e);
+            /* the relay (relay.c), when names are followed: in this namespace, the
+               helper's child */
+            if (plan->n_dns_names > 0 && (net[5] = relay_spawn(plan)) < 0)
+                fail_at(efd, ZTSA_STEP_NETNS, -net[5]);
             drop_caps_now(plan, efd);
         }
         tree_filter(plan, efd, pair[1], make_fds, plan->netns ? net : NULL);

@@ -38,6 +38,9 @@ int restrict_scope(unsigned long long scoped);
 /* netns.c: CMD's network namespace and ztsa's DNS sockets in it (UDP4, TCP4, UDP6,
    TCP6, a sock_diag socket), before it drops its capabilities */
 int netns_enter(int socks[ZTSA_NET_SOCKS]);
+/* relayproc.c: in CMD, in its new network namespace, before it drops its capabilities:
+   the relay (the helper's child); the helper's end of its channel, or -errno */
+int relay_spawn(const struct ztsa_plan *plan);
 
 /* mounts.c: the child's mount namespace (read-only paths, the read-only system, the
    homes hidden, denied paths hidden) and, with a PID namespace, the tree's /proc and

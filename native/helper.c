@@ -110,14 +110,18 @@ static int notif_sizes(struct helper *h) {
 /* Wait for the next notification, serving the DNS service and the deferred calls
    meanwhile; 1 with one in req, 0 to ask again. Ends the helper when the tree is gone. */
 static int next_notification(struct seccomp_notif *req) {
-    static struct pollfd fds[1 + 32 + 256 + 256];
+    static struct pollfd fds[1 + 32 + 256 + 256 + 257];
     fds[0] = (struct pollfd){H->lfd, POLLIN, 0};
     int n_dns = dns_poll_fds(fds + 1, 32);
     int n_net = waits_connect_fds(fds + 1 + n_dns, 256);
     int t1 = dns_timeout_ms(), t2 = waits_connect_timeout_ms();
     int timeout = t1 < 0 ? t2 : t2 < 0 ? t1 : t1 < t2 ? t1 : t2;
     int n_retry = waits_later_fds(fds + 1 + n_dns + n_net, 256, &timeout);
-    int nfds = 1 + n_dns + n_net + n_retry;
+    int n_relay = relay_fds(fds + 1 + n_dns + n_net + n_retry, 257);
+    int t3 = relay_timeout_ms();
+    if (t3 >= 0 && (timeout < 0 || t3 < timeout))
+        timeout = t3;
+    int nfds = 1 + n_dns + n_net + n_retry + n_relay;
     if (poll(fds, (nfds_t)nfds, timeout) < 0) {
         if (errno == EINTR)
             return 0;
@@ -126,6 +130,7 @@ static int next_notification(struct seccomp_notif *req) {
     dns_ready(fds + 1, n_dns);
     waits_connect_ready(fds + 1 + n_dns, n_net);
     waits_later_ready(fds + 1 + n_dns + n_net, n_retry);
+    relay_ready(fds + 1 + n_dns + n_net + n_retry, n_relay);
     if (!(fds[0].revents & POLLIN)) {
         if (fds[0].revents & (POLLHUP | POLLERR))
             _exit(0); /* the tree is gone */

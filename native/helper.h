@@ -176,6 +176,17 @@ int net_querier_of(const void *peer, unsigned int len); /* host pid, -1 */
 int net_decide_ip(pid_t pid, int version, const unsigned char *a, int port,
                   const unsigned char *sa, unsigned int len, int call, int type,
                   char *rule_text, size_t size);
+/* the last net_decide_ip allowed a learnt address whose TCP connection is judged by its
+   first bytes: how many dns_names entries learnt it there (*rules), else -1 */
+int net_judged(const int **rules);
+/* relay.c: the name checked at the connection, the helper's half */
+void relay_init(const struct helper *h);
+long relay_connect(const struct seccomp_notif *req, int dup, const void *sa, unsigned int len,
+                   int version, const unsigned char *a, int port, const int *rules,
+                   int n_rules, const char *rule);
+int relay_fds(struct pollfd *out, int max);
+int relay_timeout_ms(void);
+void relay_ready(const struct pollfd *fds, int n);
 /* netaddr.c: where an address may go, and the learnt addresses */
 void netaddr_init(const struct helper *h);
 unsigned long long net_mono_ns(void);

@@ -11,7 +11,9 @@
          name a rule names): the helper makes a socket of its own (host namespace), with
          the options the tree changed, connects it from its copy and puts it in place
          of the tree's descriptor (ADDFD with SETFD); a blocking connect is answered
-         when it is made (waits.c)
+         when it is made (waits.c). A TCP connect that only a learnt address allows
+         (no rule there saying /raw; net_judged) goes to relay.c instead: the tree's
+         socket stays its own, and its first bytes must name an allowed name
        - loopback the tree listens on, or port 53 (ztsa's DNS service): made on the
          tree's own socket, which reaches only the tree's namespace
        - a socket the helper made (a host socket): every addressed send and connect is
@@ -21,7 +23,7 @@
      This file: the helper's socket in the tree (a host socket made like the tree's, with
    its options, put in place of the tree's descriptor) and connect; the dispatch of the
    network calls. Beside it: netaddr.c (where an address may go, the learnt addresses),
-   netsend.c, netbind.c, netdiag.c, netlog.c, unixsock.c, dns.c, waits.c. */
+   netsend.c, netbind.c, netdiag.c, netlog.c, unixsock.c, dns.c, waits.c, relay.c. */
 #include "helper.h"
 
 #include <arpa/inet.h>
@@ -107,6 +109,7 @@ void net_init(const struct helper *h) {
     netbind_init(h);
     netdiag_init(h);
     dns_init(h);
+    relay_init(h);
 }
 
 
@@ -307,9 +310,13 @@ static long net_connect(const struct seccomp_notif *req) {
                           sizeof rule);
         if (d < 0 && net_audit(pid, "connect", version, a, port, type, rule, sizeof rule))
             d = 1;
+        const int *rules;
+        int judged = d > 0 && !host ? net_judged(&rules) : -1;
         if (d > 0) {
-            result = host ? connect_here(req, dup, sa, len, rule)
-                          : net_swap_connect(req, dup, fd, sa, len, rule);
+            result = host          ? connect_here(req, dup, sa, len, rule)
+                     : judged >= 0 ? relay_connect(req, dup, sa, len, version, a, port, rules,
+                                                   judged, rule)
+                                   : net_swap_connect(req, dup, fd, sa, len, rule);
             if (result != NET_DEFER) /* else logged when it is answered */
                 net_log_allowed(pid, "connect", version, a, port, type, rule, result);
         } else if (d == 0 && !host) {

@@ -22,7 +22,7 @@
 #define LEARN_MAX_S 86400 /* ...and at most this long after its last answer */
 
 struct learnt {
-    int version, port, rule;
+    int version, port, rule, dn; /* dn: the dns_names entry whose answer it came in */
     unsigned char addr[16];
     unsigned long long until;
     char name[256];
@@ -42,6 +42,10 @@ static struct {
     struct learnt learnt[MAX_LEARNT];
     int n_learnt;
     char exe[4096]; /* the caller's program, when some rule is for listed programs only */
+    /* the last decision by a learnt address: whether the TCP connection's first bytes
+       are to be judged (relay.c), and the dns_names entries that learnt it there */
+    int judged, n_rules;
+    int rules[32];
 } N;
 
 void netaddr_init(const struct helper *h) { H = h; }
@@ -89,15 +93,38 @@ int net_is_resolver(int version, const unsigned char *a) {
     return 0;
 }
 
-static const struct learnt *learnt_for(int version, const unsigned char *a, int port) {
+/* A learnt address that a socket of this type may reach on port: TCP always (its first
+   bytes judged, N.judged, unless a rule there says /raw), UDP only where a rule says
+   /udp, any other type only where one says /raw. N.rules: the dns_names entries whose
+   answers opened it there. */
+static const struct learnt *learnt_for(const struct ztsa_allow *allow, int version,
+                                       const unsigned char *a, int port, int type) {
     unsigned long long now = net_mono_ns();
+    const struct learnt *first = NULL;
+    int raw = 0;
+    N.n_rules = 0;
     for (int i = 0; i < N.n_learnt; i++) {
         const struct learnt *l = &N.learnt[i];
-        if (l->version == version && (!l->port || l->port == port) && l->until > now &&
-            memcmp(l->addr, a, version == 4 ? 4 : 16) == 0)
-            return l;
+        if (l->version != version || (l->port && l->port != port) || l->until <= now ||
+            memcmp(l->addr, a, version == 4 ? 4 : 16) != 0 || !ztsa_may_use(allow, l->rule))
+            continue;
+        int carries = H->plan->dns_names[l->dn].carries;
+        if (type == SOCK_DGRAM ? !(carries & ZTSA_CARRIES_UDP)
+                               : type != SOCK_STREAM && !(carries & ZTSA_CARRIES_RAW))
+            continue;
+        raw |= carries & ZTSA_CARRIES_RAW;
+        if (!first)
+            first = l;
+        if (N.n_rules < (int)(sizeof N.rules / sizeof N.rules[0]))
+            N.rules[N.n_rules++] = l->dn;
     }
-    return NULL;
+    N.judged = first && type == SOCK_STREAM && !raw;
+    return first;
+}
+
+int net_judged(const int **rules) {
+    *rules = N.rules;
+    return N.judged ? N.n_rules : -1;
 }
 
 void net_learn(int version, const unsigned char *a, int rule, unsigned int ttl,
@@ -123,6 +150,7 @@ void net_learn(int version, const unsigned char *a, int rule, unsigned int ttl,
     slot->version = version;
     slot->port = dn->port;
     slot->rule = dn->rule;
+    slot->dn = rule;
     memset(slot->addr, 0, 16);
     memcpy(slot->addr, a, version == 4 ? 4 : 16);
     if (slot->until < until)
@@ -239,6 +267,7 @@ int net_decide_ip(pid_t pid, int version, const unsigned char *a, int port,
         allow.exe = *exe ? exe : NULL;
     }
     int why = ztsa_decide(&allow, call, -1, sa, len, NULL, &rule);
+    N.judged = 0;
     const char *listed = N.exe[0] ? " (program " : "", *end = N.exe[0] ? ")" : "";
     if (why == ZTSA_ALLOW_RULE && rule != ZTSA_RULE_DNS) {
         int restricted = allow.programs && rule < allow.n_programs && allow.programs[rule];
@@ -246,8 +275,8 @@ int net_decide_ip(pid_t pid, int version, const unsigned char *a, int port,
                  restricted ? N.exe : "", restricted ? end : "");
         return 1;
     }
-    const struct learnt *l = learnt_for(version, a, port);
-    if (l && ztsa_may_use(&allow, l->rule)) {
+    const struct learnt *l = learnt_for(&allow, version, a, port, type);
+    if (l) {
         int restricted = allow.programs && l->rule < allow.n_programs &&
                          allow.programs[l->rule];
         snprintf(rule_text, size, "%s (%s)%s%s%s", net_rule_spec(l->rule), l->name,

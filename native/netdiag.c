@@ -18,7 +18,7 @@
 
 static int diag = -1; /* sock_diag in the tree's namespace (netns.c's socket) */
 
-void netdiag_init(const struct helper *h) { diag = h->net[ZTSA_NET_SOCKS - 1]; }
+void netdiag_init(const struct helper *h) { diag = h->net[4]; }
 
 /* a zeroed request of len bytes (its netlink header first) for a whole dump */
 static void dump_request(struct nlmsghdr *nh, size_t len) {

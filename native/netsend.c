@@ -133,6 +133,10 @@ static long send_one(const struct seccomp_notif *req, int *dup, int fd, int host
         d = 1;
     if (d < 0 || (d == 0 && host))
         return net_deny(pid, call, version, a, port, type, 1);
+    const int *rules;
+    if (d > 0 && !host && type == SOCK_STREAM && (flags & MSG_FASTOPEN) &&
+        net_judged(&rules) >= 0)
+        return -EPERM; /* TCP Fast Open: the SYN would carry first bytes not yet judged */
     if (d == 0 && port == 53) { /* a query: sent here, to name its sender */
         long r = send_copy(*dup, data, n, flags, sa, len);
         net_note_querier(*dup, pid);

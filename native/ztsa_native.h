@@ -102,10 +102,16 @@ struct ztsa_dns_name {
     int port;
     int rule;
     int deny; /* a policy's net.deny entry: the name is NXDOMAIN, whatever allows it */
+    int carries; /* what the rule says its port carries besides TLS and HTTP/1 that name
+                    it (ZTSA_CARRIES_*): else a TCP connection's first bytes must name an
+                    allowed name (native/relay.c), and UDP is refused */
 };
+#define ZTSA_CARRIES_RAW 1 /* "/raw": any protocol over TCP, its first bytes unread */
+#define ZTSA_CARRIES_UDP 2 /* "/udp": UDP datagrams too (QUIC's names are not read) */
 
-/* the sockets of ztsa's DNS service in the tree's namespace, and its sock_diag */
-#define ZTSA_NET_SOCKS 5
+/* the sockets of ztsa's DNS service in the tree's namespace, its sock_diag, and the
+   channel to the relay (native/relay.c; -1 without name rules) */
+#define ZTSA_NET_SOCKS 6
 
 /* ---- the run plan and the spawn (child.c) ---- */
 
@@ -418,3 +424,22 @@ void ztsa_json_escape(const char *in, char *out, size_t size);
 /* paths.c: does path name the caller's own /proc entries (1: "fd/N", 2: anything else
    there, its path beneath the caller's directory into rest), 0 not, -1 for size 0 */
 int ztsa_own_path(const char *path, char *rest, size_t size);
+/* firstflight.c: what a TCP connection's first bytes name, as the relay reads them */
+#define ZTSA_FF_MAX 16384
+enum ztsa_ff {
+    ZTSA_FF_MORE = 0,  /* a prefix of a ClientHello or request head: read on */
+    ZTSA_FF_TLS = 1,   /* a whole TLS ClientHello: name is its server name */
+    ZTSA_FF_HTTP = 2,  /* a whole HTTP/1 request head: name its Host (or its absolute
+                          target's host), name2 the target's host beside a Host, or "" */
+    ZTSA_FF_NONE = -1, /* names no host: another protocol, or TLS or HTTP without a name */
+    ZTSA_FF_ECH = -2,  /* a ClientHello with Encrypted Client Hello (or ESNI) */
+    ZTSA_FF_BAD = -3   /* malformed, ambiguous, or past ZTSA_FF_MAX and still not whole */
+};
+struct ztsa_ff_result {
+    char name[256];
+    char name2[256];
+    size_t used; /* the bytes the judged ClientHello or head took */
+};
+int ztsa_first_flight(const unsigned char *b, size_t n, struct ztsa_ff_result *out);
+/* firstflight.c: does name match a rule's name (suffix: ".example.com", a wildcard's) */
+int ztsa_ff_matches(const char *name, const char *rule, int suffix);

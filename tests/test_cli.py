@@ -245,6 +245,9 @@ def test_rules_and_explain():
     env006 = next(r for r in doc if r["id"] == "ENV006")
     assert env006["slug"] == "dangerous-capabilities"
     assert env006["actions"] == {"repo": "warn", "dependency": "block", "untrusted": "block"}
+    assert env006["nature"] == "env-escape"
+    sup012 = next(r for r in doc if r["id"] == "SUP012")  # hygiene: never blocks
+    assert sup012["nature"] == "hygiene" and set(sup012["actions"].values()) == {"warn"}
     text = ztsa("rules", "--profile", "repo").stdout
     assert "ENV002" in text and "off" in text
     explained = ztsa("explain", "env006").stdout

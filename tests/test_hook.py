@@ -183,7 +183,7 @@ def test_a_network_preset_in_the_options_reaches_execs_parser(tmp_path: Path, mo
     # exec's own parser, in this process up to the run
     seen = {}
     monkeypatch.setattr(ztsa.sandbox.run, "execute",
-                        lambda cmd, policy, *a, **kw: seen.setdefault("policy", policy) and 0)
+                        lambda req, host, policy, *a, **kw: seen.setdefault("policy", policy) and 0)
     monkeypatch.setattr(ztsa.sandbox.cgroup, "prewarm", lambda: None)
     monkeypatch.setattr(ztsa.sandbox.native, "userns_available", lambda: True)
     monkeypatch.setattr(cli, "run_gate", lambda *a, **kw: True)

@@ -61,7 +61,7 @@ def exec_rules(monkeypatch: pytest.MonkeyPatch) -> Any:
 
     seen: dict[str, Any] = {}
 
-    def execute(command: list[str], policy: Any, *a: Any, **kw: Any) -> int:
+    def execute(request: Any, offer: Any, policy: Any, *a: Any, **kw: Any) -> int:
         seen["policy"] = policy
         return 0
 

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
-from ztsa.model import Action, Profile
-from ztsa.registry import DOC_SECTIONS, RULE_ID, SLUG, load_rules
+from ztsa.model import Action, Nature, Profile
+from ztsa.registry import (
+    DOC_SECTIONS,
+    NATURES,
+    RULE_ID,
+    SLUG,
+    format_actions,
+    load_rules,
+    parse_actions,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = load_rules()
-CATALOGUE = ROOT.parent / "shared" / "RULES.md"
-
-
-def catalogue_actions() -> dict[str, str]:
-    rows = re.findall(r"^\| ((?:ENV|FS|NET|SUP|AGT)\d{3}) \|.*\| ([BW-]/[BW-]/[BW-]) \|$",
-                      CATALOGUE.read_text(), re.M)
-    return dict(rows)
 
 
 def test_rules_are_registered():
@@ -45,21 +45,32 @@ def test_rule_is_well_formed(rule_id):
         assert f"Status.{status}" in text, f"{test_file.name} has no {status.lower()} case"
 
 
-@pytest.mark.skipif(not CATALOGUE.exists(), reason="../shared/RULES.md is not beside the checkout")
-def test_actions_match_the_catalogue():
-    spec = catalogue_actions()
-    assert len(spec) == 48
-    symbol = {Action.BLOCK: "B", Action.WARN: "W", Action.OFF: "-"}
-    for rule_id, rule in RULES.items():
-        if rule_id not in spec:  # a rule added after the catalogue: its category's next ID
-            prefix = rule_id.rstrip("0123456789")
-            ids = sorted(int(r[len(prefix):]) for r in spec if r.startswith(prefix))
-            assert int(rule_id[len(prefix):]) > ids[-1], rule_id
-            continue
-        got = "/".join(symbol[rule.action(p)] for p in
-                       (Profile.REPO, Profile.DEPENDENCY, Profile.UNTRUSTED))
-        assert got == spec[rule_id], rule_id
-    assert set(spec) <= set(RULES)  # every original rule is there
+@pytest.mark.parametrize("rule_id", sorted(RULES))
+def test_actions_follow_from_the_nature(rule_id):
+    """The one principle: a rule's actions are its nature's (registry.NATURES), so no
+    rule's actions are chosen on their own and a new rule cannot drift. The rule files
+    are the catalogue of record (../shared/RULES.md's action columns are history)."""
+    rule = RULES[rule_id]
+    assert rule.nature is not None, f"{rule_id} declares no nature"
+    assert format_actions(rule.actions) == NATURES[rule.nature].actions, (
+        f"{rule_id}: actions {format_actions(rule.actions)} are not those of its nature "
+        f"{rule.nature.value} ({NATURES[rule.nature].actions})")
+
+
+def test_every_nature_is_explained_and_the_principle_holds():
+    """Every nature has its actions and its reasons; hygiene never blocks, and every
+    attack blocks where the repository is not trusted."""
+    assert set(NATURES) == set(Nature)
+    for nature, spec in NATURES.items():
+        assert len(spec.what) > 30 and len(spec.why) > 30, nature
+        parse_actions(spec.actions)
+    hygiene = parse_actions(NATURES[Nature.HYGIENE].actions)
+    assert Action.BLOCK not in hygiene.values()
+    for nature in (Nature.ATTACK, Nature.SUPPLY_ATTACK, Nature.CREDENTIAL):
+        assert parse_actions(NATURES[nature].actions)[Profile.UNTRUSTED] is Action.BLOCK
+    # what the repository installs is not trusted under dependency
+    assert parse_actions(NATURES[Nature.SUPPLY_ATTACK].actions)[Profile.DEPENDENCY] \
+        is Action.BLOCK
 
 
 def test_docs_rules_md_is_current():
@@ -92,6 +103,9 @@ def test_gating_rules_are_the_blocking_ones_of_each_profile():
         want = {i for i, r in rules.items() if r.action(profile) is Action.BLOCK}
         got = gating_rules(profile)
         assert got is not None and set(got) == want, profile
+        hygiene = {i for i, r in rules.items() if r.nature is Nature.HYGIENE}
+        got = gating_rules(profile, frozenset({Nature.HYGIENE}))
+        assert got is not None and set(got) == want | hygiene and hygiene, profile
 
 
 def test_an_index_that_disagrees_with_the_rules_is_not_trusted(monkeypatch):
@@ -101,18 +115,21 @@ def test_an_index_that_disagrees_with_the_rules_is_not_trusted(monkeypatch):
     from ztsa.registry import format_actions, gating_rules
     from ztsa.rules import _index
 
-    index = {i: (r.module, format_actions(r.actions)) for i, r in RULES.items()}
+    index = {i: (r.module, format_actions(r.actions), r.nature.value)
+             for i, r in RULES.items()}
     assert index == _index.RULES
     blocks = next(i for i, r in RULES.items() if r.action(Profile.REPO) is Action.BLOCK)
     warns = next(i for i, r in RULES.items() if r.action(Profile.REPO) is Action.WARN)
     renamed = {("ENV999" if i == blocks else i): v for i, v in index.items()}
     stale = {
         "a module left out": {i: v for i, v in index.items() if i != warns},
-        "a module not there": {**index, "ENV999": ("ztsa.rules.env.env999_gone", "W/W/W")},
-        "modules swapped": {**index, blocks: (index[warns][0], index[blocks][1]),
-                            warns: (index[blocks][0], index[warns][1])},
+        "a module not there": {**index, "ENV999": ("ztsa.rules.env.env999_gone", "W/W/W",
+                                                   "hygiene")},
+        "modules swapped": {**index, blocks: (index[warns][0], *index[blocks][1:]),
+                            warns: (index[blocks][0], *index[warns][1:])},
         "another ID": renamed,
-        "other actions": {**index, warns: (index[warns][0], "B/B/B")},
+        "other actions": {**index, warns: (index[warns][0], "B/B/B", index[warns][2])},
+        "another nature": {**index, blocks: (*index[blocks][:2], "hygiene")},
     }
     for case, rules in stale.items():
         monkeypatch.setattr(_index, "RULES", rules)

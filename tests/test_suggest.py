@@ -289,3 +289,18 @@ def test_refused_hosts_of_a_preset_are_suggested_as_the_preset(tmp_path, home):
                                     dns_deny("pypi.org"), dns_deny("index.crates.io"),
                                     dns_deny("static.crates.io")))
     assert policy == {"net": {"allow": ["@crates", "@pypi"]}}, policy
+
+
+def test_a_connection_refused_at_its_first_bytes_gets_no_address_rule(tmp_path):
+    """A connection to a name's address (a CDN's) refused because its TLS server name
+    was another site's (issue #45): an address rule would open that address to every
+    name, so it is a comment, never a net.allow entry."""
+    fronted = {**deny("203.0.113.10:443", call="send", audit=False), "family": "inet",
+               "address": "203.0.113.10:443", "port": 443, "first_flight": "tls",
+               "server_name": "other.example",
+               "rule": "the first bytes name other.example (TLS server name), not a name "
+                       "the rules allow at this address (--allow-net api.example:443)"}
+    text = suggest(str(write_log(tmp_path, fronted)))
+    assert "net" not in tomllib.loads(text), text
+    assert ("# not suggested: 203.0.113.10:443: its first bytes named other.example"
+            in text), text

@@ -242,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     _gate_options(ex)
     debug_option(ex)
     ex.add_argument("--quiet", "-q", action="store_true",
-                    help="no summary line on stderr after the run (the audit log keeps it)")
+                    help="no summary line on stderr after the run (the audit log keeps it), "
+                         "nor the hygiene warnings of a gate that passes")
     ex.add_argument("--no-git-identity", action="store_true",
                     help="do not give the private HOME your git user.name and user.email")
     ex.add_argument("--no-tool-config", action="store_true",
@@ -259,7 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "@rubygems, @maven, @github: `ztsa policy presets`); repeatable; "
                          "nothing is allowed by default. A HOST or wildcard is followed: "
                          "the addresses its DNS answers give the tree are allowed (never "
-                         "loopback, link-local or private ones; name those by address)")
+                         "loopback, link-local or private ones; name those by address), "
+                         "and a TCP connection there must name the host in its first "
+                         "bytes (TLS server name, HTTP Host): HOST:PORT/raw for another "
+                         "protocol, /udp for UDP (QUIC)")
     ex.add_argument("--allow-listen", action="append", default=[], type=_port_number,
                     metavar="PORT", help="let connections from outside reach the tree's "
                                          "listener on PORT (by default nothing outside the "
@@ -486,7 +490,7 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
     from ztsa.context import Context
     from ztsa.engine import run
     from ztsa.host import Host
-    from ztsa.model import Profile
+    from ztsa.model import Nature, Profile
 
     ctx = Context(host=Host(), workspace=path, profile=Profile(args.profile),
                   options={"probe_network": args.probe_network, "lookup": args.lookup,
@@ -512,12 +516,20 @@ def run_gate(args: argparse.Namespace, path: str, stream: Any,
 
     # a waived or handled blocking rule still runs in exec's first phase: the warnings
     # run only when the first phase blocks once they are applied
+    # a gate that passes shows the person its hygiene warnings (no lockfile, no hashes):
+    # their rules run with the blocking ones
     report = run(ctx, warnings_if_blocked=only_on_failure
-                 and not any(r.blocks for r in extra), verdict=verdict)
+                 and not any(r.blocks for r in extra), verdict=verdict,
+                 shown=frozenset({Nature.HYGIENE}) if only_on_failure else frozenset())
     report = report._replace(results=verdict(report.results))
     if extra:
         report = report._replace(results=report.results + extra)
     if only_on_failure and report.passed:
+        if args.fmt == "text" and not getattr(args, "quiet", False):
+            from ztsa.output.text import render_warnings
+
+            stream.write(render_warnings(report, color=_use_color(stream, False)))
+            stream.flush()
         return True
     from ztsa.output import Format, render
 
@@ -547,9 +559,10 @@ def _machine_view(report: Any, path: str, confinement: Any, strict: bool) -> Any
     running = confinement is not None
     if confinement is None:
         try:
+            from ztsa.sandbox import offer
             from ztsa.sandbox.controls import missing_controls
 
-            confinement = handled.default(missing_controls())
+            confinement = handled.default(missing_controls(offer.probe()))
         except (OSError, ImportError):
             return None
     return handled.view(report.results, confinement, path, running=running, strict=strict)
@@ -631,273 +644,51 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
-    from ztsa.sandbox.policy import Policy, PolicyError, parse_net, resolvers
-
-    if not args.command:
-        raise UsageError("exec needs a command after --: ztsa exec [OPTIONS] -- CMD [ARG...]")
+    """Parse -> request, probe -> offer, the gate, then the run (plan.make inside it)."""
     from ztsa.sandbox import cgroup
 
-    cgroup.prewarm()  # the tree's cgroup, entered after the gate, then costs no wait
-    from ztsa import tiers
-
-    try:  # the policy files' entries join the flags; what a tier forbids is refused
-        policy_tiers = tiers.load(os.path.abspath(args.workspace), args.profile)
-        tiers.check_profile(policy_tiers, args.profile)
-        cli_net = list(args.allow_net)
-        merged = tiers.merge_exec(policy_tiers, {f: list(getattr(args, f))
-                                                 for f in tiers.FLAGS},
-                                  os.path.abspath(args.workspace), args.home)
-        restricted = tiers.programs(policy_tiers, cli_net)
-        for flag, values in merged.items():
-            setattr(args, flag, [int(v) for v in values] if flag == "allow_listen"
-                    else list(dict.fromkeys(values)))
-        preset_hosts: list[str] = []
-        if args.agents:
-            from ztsa.sandbox import agents
-
-            if args.home:
-                raise UsageError("--agent shows the agent's state in the private home; it "
-                                 "does not go with --home")
-            preset_hosts = agents.hosts(args.agents)
-            tiers.check_net(policy_tiers, preset_hosts, f"--agent {','.join(args.agents)}")
-            home = os.environ.get("HOME") or ""
-            tiers.check_paths(policy_tiers, [
-                (os.path.join(home, p), f"--agent {name}")
-                for name in args.agents
-                for p in (agents.AGENTS[name].state, *agents.AGENTS[name].copies)])
-            args.allow_net = [*preset_hosts, *args.allow_net]
-    except tiers.PolicyFileError as exc:
-        raise UsageError(str(exc)) from None
-    for where, what, why in _ignored(policy_tiers):
-        print(f"ztsa: ignored {where} ({what}): {why}", file=sys.stderr)
-    if args.agents:  # read from its package files: the agent runs only in the sandbox
-        from ztsa.sandbox import agents
-
-        for line in agents.version_warning(list(args.agents), args.command[0],
-                                           os.environ.get("PATH")):
-            print(line, file=sys.stderr)
-    secret_names = [spec.partition("=")[0] for spec in args.secrets]
-    from ztsa.sandbox.secret import NAME
-
-    for name in secret_names:
-        if not NAME.match(name):
-            raise UsageError(f"--secret {name!r}: a variable name is letters, digits and _")
-    # with a network namespace for the tree (a user namespace, or root), names are
-    # followed when the tree resolves them; without one they are resolved once, now
+    # first: the tree's cgroup, entered after the gate, then costs no wait
+    cgroup.prewarm()
+    from ztsa.sandbox import offer, plan, request, run
     try:
-        rules = [parse_net(s, resolve_names=False) for s in args.allow_net]
-        netns = True
-        if any(rule.name or rule.suffix for rule in rules):
-            from ztsa.sandbox import native as nat
-
-            netns = os.geteuid() == 0 or nat.userns_available()
-        if not netns:
-            rules = [parse_net(s) for s in args.allow_net if s not in preset_hosts]
-            for spec in preset_hosts:  # resolved once, now: the agent's, not the person's
-                try:
-                    rules.append(parse_net(spec))
-                except PolicyError as exc:
-                    print(f"ztsa: --agent: {exc}; the agent cannot reach it",
-                          file=sys.stderr)
-    except PolicyError as exc:
-        raise UsageError(f"--allow-net: {exc}") from None
-    if restricted:  # a policy's rules for listed programs (the helper reads /proc/PID/exe)
-        rules = [r._replace(binaries=restricted[r.spec]) if r.spec in restricted else r
-                 for r in rules]
-        from ztsa.sandbox import native as nat
-
-        if not (os.geteuid() == 0 or nat.userns_available()):
-            print("ztsa: net.allow rules for listed programs need the tree's network "
-                  "namespace; here they allow nothing", file=sys.stderr)
-    names_a_host = any(not _is_ip_spec(s) for s in args.allow_net)
-    try:
-        # --audit-only asks upstream for every name
-        dns_servers = resolvers(list(args.dns)) if (
-            args.dns or names_a_host or args.audit_only) else []
+        req = request.from_args(args, dict(os.environ))
+        decoder = request.decoder(req)
+        host = offer.probe()
+        policy, notes = run.policy(req, host)
     except ValueError as exc:
-        raise UsageError(f"--dns: {exc}") from None
+        raise UsageError(str(exc)) from None
+    for line in [*req.notes, *notes]:
+        print(line, file=sys.stderr)
+    # the gate judges the environment CMD will run in: what the confinement removes
+    # does not block (unless this host lacks its control; that lack is EXEC001, blocking
+    # under untrusted). The report goes only with a failed gate, when CMD never starts:
+    # a text report to stderr beside the messages, a JSON or SARIF one to stdout alone
     from ztsa.sandbox.controls import confinement_result, missing_controls
 
-    # a control this kernel lacks is a finding of the report: blocking under untrusted
-    strict = args.profile == "untrusted"
-    if args.audit_format != "ztsa" and not args.audit_log:
-        raise UsageError("--audit-format needs --audit-log FILE")
-    decoder = None
-    if args.trace_syscalls:
-        if not args.audit_log:
-            raise UsageError("--trace-syscalls needs --audit-log FILE")
-        from ztsa.sandbox.syscalls import Decoder, MissingDecoder
-
-        try:
-            decoder = Decoder()
-        except MissingDecoder as exc:
-            raise UsageError(str(exc)) from None
-    if args.audit_only and strict:
-        raise UsageError("--audit-only enforces nothing outside the workspace, which the "
-                         "untrusted profile forbids; learn on a run you would trust "
-                         "unconfined, with --profile repo or dependency")
-    missing = missing_controls()
-    extra = (confinement_result(missing, strict),) if missing else ()
-    # the gate judges the environment CMD will run in: what the confinement removes
-    # does not block (unless this kernel lacks its control)
-    from ztsa.sandbox import handled
-
-    confinement = handled.Confinement(
-        missing=missing, keep_caps=list(args.keep_caps),
-        env_names=[spec.partition("=")[0] for spec in args.env_specs],
-        allow_unix=list(args.allow_unix),
-        net_addresses=[str(net) for rule in rules for net in rule.networks],
-        # in the tree's own network namespace an answer never opens loopback
-        wildcards=not netns and any(rule.suffix for rule in rules),
-        writable=tuple(os.path.realpath(p) for p in [*args.allow_write, *(
-            [args.home] if args.home else [])]
-            if not _inside(os.path.realpath(p), os.path.realpath(args.workspace))),
-        secrets=tuple(secret_names),
-        shown=tuple(_agent_credentials(args.agents)))
-    # the report goes only with a failed gate, when CMD never starts: a text report to
-    # stderr beside the messages, a JSON or SARIF one to stdout (or --output), alone
-    stream = sys.stderr if args.fmt == "text" else sys.stdout
-    if not run_gate(args, args.workspace, stream, only_on_failure=True, extra=extra,
-                    confinement=confinement):
+    missing = missing_controls(host)
+    if not run_gate(args, args.workspace, sys.stderr if args.fmt == "text" else sys.stdout,
+                    only_on_failure=True,
+                    extra=(confinement_result(missing, req.strict),) if missing else (),
+                    confinement=plan.confinement(req, host, tuple(policy.net))):
         print("ztsa: the gate failed; CMD was not started", file=sys.stderr)
         return EXIT_GATE
-    from ztsa.sandbox.run import cap_mask, execute
-
-    try:
-        cap_mask(args.keep_caps)
-        # closed by execute() after the summary event; appending, because ztsa's file
-        # helper writes its own lines to the same file
-        log = None
-        if args.audit_log:
-            log = _open_own_file(args.audit_log, append=True)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    try:  # appending: ztsa's file helper writes its own lines to the same file
+        log = _open_own_file(req.audit_log, append=True) if req.audit_log else None
     except OSError as exc:
-        raise UsageError(f"cannot write {args.audit_log}: {exc.strerror}") from None
+        raise UsageError(f"cannot write {req.audit_log}: {exc.strerror}") from None
     from ztsa.sandbox.secret import SecretError, load
 
     try:  # after the gate: a command that prints a secret runs only for a run
-        secrets = load(list(args.secrets), dict(os.environ))
+        secrets = load(list(req.secret_specs), dict(os.environ))
     except SecretError as exc:
         raise UsageError(str(exc)) from None
-    deny = []
-    for e in [e for e in policy_tiers.entries.get(("net", "deny"), []) if not e.ignored]:
-        deny.append((parse_net(str(e.value), resolve_names=False), e.where))
-    if deny and not netns:  # names resolved now: drop what a policy denies
-        rules = [r._replace(networks=tuple(n for n in r.networks if not any(
-            d.networks and any(n.version == x.version and n.overlaps(x)
-                               for x in d.networks) for d, _ in deny)))
-                 if r.name else r for r in rules]
-    policy = Policy(rules, list(args.allow_unix), os.path.abspath(args.workspace), dns_servers,
-                    tuple(args.allow_listen), deny)
-    try:
-        from ztsa.sandbox.protect import link_the_tree_may_change, normalise
-        from ztsa.sandbox.run import child_environment
-
-        child_environment({}, list(args.env_specs), "", "")  # validate before starting
-        for p in args.protect:
-            normalise(os.path.realpath(args.workspace), p)
-        # a grant through a link the tree may have pointed anywhere (a flag, a policy
-        # file, a suggested policy from a log the tree made)
-        # (/dev/shm: the host's own where the tree has no mount namespace)
-        writable = [args.workspace, "/dev/shm", *args.allow_write,
-                    *([args.home] if args.home else [])]
-        for flag, paths in (("--allow-write", args.allow_write),
-                            ("--allow-read", args.allow_read)):
-            for p in paths:
-                link = link_the_tree_may_change(p, writable)
-                if link:
-                    from ztsa.printable import printable
-
-                    raise ValueError(f"{flag} {printable(p)}: the way there passes the "
-                                     f"symbolic link {printable(link)}, in a place the tree "
-                                     "may change; name where it leads instead")
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    return execute(list(args.command), policy, log, os.getcwd(), list(args.keep_caps),
-                   list(args.pass_fds), list(args.env_specs),
-                   os.path.abspath(args.home) if args.home else None, args.keep_tmp,
-                   [os.path.abspath(p) for p in args.allow_write],
-                   strict=args.profile == "untrusted", protect_extra=list(args.protect),
-                   allow_read=[os.path.abspath(p) for p in args.allow_read],
-                   quiet=args.quiet, git_identity=not args.no_git_identity,
-                   agent_names=list(args.agents), secrets=secrets,
-                   deny_env=tiers.denied_env(policy_tiers),
-                   deny_read=tiers.denied_read(policy_tiers), audit_only=args.audit_only,
-                   ocsf=args.audit_format == "ocsf", syscalls=decoder,
-                   keep_pth=args.keep_pth, tool_config=not args.no_tool_config,
-                   parse_cache=not args.no_cache,
-                   read_only=[*(path for _, path in policy_tiers.files),
-                              *_own_state([*args.allow_write, *([args.home] if args.home
-                                                                 else [])])],
-                   **{k: v for k, v in (("max_procs", args.max_procs),
-                                        ("max_memory", args.max_memory),
-                                        ("max_disk", args.max_disk)) if v is not None})
-
-
-def _agent_credentials(names: list[str]) -> list[str]:
-    """The login files --agent will show its agents (in the caller's $HOME)."""
-    home = os.environ.get("HOME")
-    if not names or not home:
-        return []
-    from ztsa.sandbox.agents import AGENTS
-
-    return [os.path.realpath(os.path.join(home, AGENTS[n].state, cred))
-            for n in names for cred in AGENTS[n].credentials]
+    return run.execute(req, host, policy, log, secrets, decoder)
 
 
 def _port_number(text: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 65536:
         raise argparse.ArgumentTypeError(f"{text!r}: a port is 1-65535")
     return int(text)
-
-
-def _own_state(writable: list[str]) -> list[str]:
-    """ztsa's own state that a writable place of the tree's holds: the parse cache (a
-    planted entry would be a later gate's parse) and the user policy's directory (a
-    planted policy.toml, a later run's allow entries). Made now if missing (0700), so
-    that the tree sees it read-only; nothing when no writable place holds them."""
-    roots = [os.path.realpath(p) for p in writable]
-    if not roots:
-        return []
-    from ztsa import tiers
-
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
-                                                              ".cache")
-    wanted = [os.environ.get("ZTSA_CACHE_DIR") or os.path.join(base, "ztsa"),
-              os.path.dirname(tiers.user_path())]
-    out = []
-    for d in wanted:
-        if not os.path.isabs(d) or not any(_inside(os.path.realpath(d), r) for r in roots):
-            continue
-        try:
-            os.makedirs(d, mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"cannot keep ztsa's own {d} from the tree: {exc.strerror}"
-                             ) from None
-        out.append(d)
-    return out
-
-
-def _inside(path: str, top: str) -> bool:
-    return path == top or path.startswith(top.rstrip("/") + "/")
-
-
-def _address_of(spec: str) -> str:
-    """The address or network of an --allow-net spec, without its port."""
-    return spec[1:].split("]")[0] if spec.startswith("[") else (
-        spec.rsplit(":", 1)[0] if spec.count(":") == 1 else spec)
-
-
-def _is_ip_spec(spec: str) -> bool:
-    import ipaddress
-
-    host = _address_of(spec)
-    try:
-        ipaddress.ip_network(host, strict=False)
-        return True
-    except ValueError:
-        return False
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -911,6 +702,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if args.fmt == "json":
         doc = [{"id": r.id, "slug": r.slug, "category": r.category.value, "title": r.title,
                 "severity": r.severity.value,
+                "nature": r.nature.value if r.nature else None,
                 "actions": {p.value: r.action(p).value for p in profiles}} for r in rules]
         print(json.dumps(doc, indent=2))
         return EXIT_PASS

@@ -3,51 +3,11 @@ of `ztsa exec` does here."""
 
 from __future__ import annotations
 
-import ctypes
-import errno
-import os
-import platform
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SECCOMP_GET_ACTION_AVAIL = 2
-SECCOMP_RET_USER_NOTIF = 0x7FC00000
-SYS_SECCOMP, SYS_PIDFD_GETFD = 317, 438
-APPARMOR_USERNS = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
-
-
-def _kernel() -> tuple[int, int]:
-    parts = platform.release().split(".")
-    try:
-        return int(parts[0]), int("".join(c for c in parts[1] if c.isdigit()) or 0)
-    except (IndexError, ValueError):
-        return 0, 0
-
-
-def _syscall_errno(nr: int, *args: int) -> int:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    r = libc.syscall(ctypes.c_long(nr), *(ctypes.c_long(a) for a in args))
-    return 0 if r >= 0 else ctypes.get_errno()
-
-
-def _user_notif() -> bool:
-    action = ctypes.c_uint32(SECCOMP_RET_USER_NOTIF)
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    r = libc.syscall(ctypes.c_long(SYS_SECCOMP), ctypes.c_long(SECCOMP_GET_ACTION_AVAIL),
-                     ctypes.c_long(0), ctypes.byref(action))
-    return bool(r == 0)
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
+    from ztsa.sandbox.offer import HostOffer
 
 
 def _tree_cgroup() -> str:
@@ -62,50 +22,48 @@ def _tree_cgroup() -> str:
     return group.kind
 
 
-def _resources(namespaces: bool) -> dict[str, Any]:
+def _resources(host: HostOffer) -> dict[str, Any]:
     """The tree's share of its user's resources (ztsa.sandbox.resources): its own inotify
     limits, locks refused outside the writable places, the private HOME and TMPDIR's
     bound; None where this machine offers none."""
     from ztsa.sandbox import resources
 
-    inotify = resources.inotify_share()
+    namespaces = host.mounts
+    inotify = resources.inotify_share(host.inotify_limits)
     return {"inotify_limits": list(inotify) if namespaces and inotify != (0, 0) else None,
             "locks_outside_refused": namespaces,
             "private_disk_bound": "tmpfs, --max-disk" if namespaces else None}
 
 
 def probe() -> dict[str, Any]:
-    from ztsa.sandbox import landlock
-    from ztsa.sandbox import native as nat
+    from ztsa.sandbox import landlock, offer
     from ztsa.sandbox.controls import missing_controls
 
-    root = os.geteuid() == 0
-    abi = nat.landlock_abi()
-    kernel = _kernel()
-    pidfd_getfd = _syscall_errno(SYS_PIDFD_GETFD, -1, -1, 0) != errno.ENOSYS
-    restrict = _read(APPARMOR_USERNS)
-    missing = missing_controls()
+    host = offer.probe()
+    feat = offer.features()
+    abi = host.landlock_abi
+    missing = missing_controls(host)
     controls = {
-        "kernel": platform.release(),
-        "root": root,
+        "kernel": feat.kernel,
+        "root": host.root,
         "landlock_abi": abi,
         "landlock_features": {
             "file system (ABI 1)": abi >= 1, "refer (ABI 2)": abi >= 2,
             "truncate (ABI 3)": abi >= 3, "device ioctls (ABI 5)": abi >= 5,
             "signal scope (ABI 6)": landlock.scope(abi) != 0},
-        "seccomp_user_notification": _user_notif(),
+        "seccomp_user_notification": feat.user_notification,
         "seccomp_notification_features": {
-            "ADDFD (5.9)": kernel >= (5, 9), "ADDFD_FLAG_SEND (5.14)": kernel >= (5, 14),
-            "SYNC_WAKE_UP (6.6)": kernel >= (6, 6)},
-        "pidfd_getfd": pidfd_getfd,
-        "user_namespaces": root or nat.userns_available(),
-        "apparmor_restricts_user_namespaces": restrict == "1",
-        "pid_namespaces": nat.pidns_available(),
+            "ADDFD (5.9)": feat.addfd, "ADDFD_FLAG_SEND (5.14)": feat.addfd_send,
+            "SYNC_WAKE_UP (6.6)": feat.sync_wake_up},
+        "pidfd_getfd": feat.pidfd_getfd,
+        "user_namespaces": host.mounts,
+        "apparmor_restricts_user_namespaces": feat.apparmor_restricts_userns,
+        "pid_namespaces": host.pidns,
         # made in the user namespace (as root: directly), by CMD before it drops its
         # capabilities: where one is there, so is the other
-        "network_namespace": root or nat.userns_available(),
+        "network_namespace": host.netns,
         "tree_cgroup": _tree_cgroup(),
-        "tree_resources": _resources(root or nat.userns_available()),
+        "tree_resources": _resources(host),
         "missing": missing,
     }
     profiles = {

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from ztsa import __version__
 from ztsa.context import Context
 from ztsa.host import ProbeError
-from ztsa.model import Action, Category, NotRun, Outcome, Report, Result, Status
+from ztsa.model import Action, Category, Nature, NotRun, Outcome, Report, Result, Status
 from ztsa.registry import Rule, gating_rules, load_rules
 
 
@@ -27,7 +27,8 @@ def evaluate(rule: Rule, ctx: Context) -> Outcome:
 
 
 def run(ctx: Context, only: set[str] | None = None, *, warnings_if_blocked: bool = False,
-        verdict: Callable[[tuple[Result, ...]], tuple[Result, ...]] | None = None) -> Report:
+        verdict: Callable[[tuple[Result, ...]], tuple[Result, ...]] | None = None,
+        shown: frozenset[Nature] = frozenset()) -> Report:
     """Run the profile's rules. warnings_if_blocked, for a caller that shows the report
     only when the gate fails (`ztsa exec`): the rules that can block run first, and the
     others, whose results can only be warnings, run only if one of them blocks, so that
@@ -35,21 +36,24 @@ def run(ctx: Context, only: set[str] | None = None, *, warnings_if_blocked: bool
     rules alone; its verdict is the same, since no warning can fail a gate.
     verdict: how the caller will rewrite the results before judging them (waivers,
     `ztsa exec`'s handled findings); a gating phase that blocks only before it is a
-    pass. The results returned are not rewritten."""
+    pass. The results returned are not rewritten. shown: the natures whose rules run in
+    the first phase too, though they cannot block (`ztsa exec` shows the hygiene
+    warnings of a gate that passes)."""
     # The audit builds hundreds of thousands of small objects (a 3,000-package lockfile is
     # 40,000 YAML nodes) and frees them by reference counting; the cycle collector would
     # rescan them dozens of times for nothing, so it waits.
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return _run(ctx, only, warnings_if_blocked, verdict)
+        return _run(ctx, only, warnings_if_blocked, verdict, shown)
     finally:
         if gc_was_on:
             gc.enable()
 
 
 def _run(ctx: Context, only: set[str] | None, warnings_if_blocked: bool,
-         verdict: Callable[[tuple[Result, ...]], tuple[Result, ...]] | None) -> Report:
+         verdict: Callable[[tuple[Result, ...]], tuple[Result, ...]] | None,
+         shown: frozenset[Nature]) -> Report:
     results: list[Result] = []
     not_run: list[NotRun] = []
 
@@ -59,10 +63,10 @@ def _run(ctx: Context, only: set[str] | None, warnings_if_blocked: bool,
     first: list[Rule] | None = None  # the rules that can block, when they go first
     if warnings_if_blocked:
         # only their modules are imported, unless the rule index is stale
-        gating = gating_rules(ctx.profile)
+        gating = gating_rules(ctx.profile, shown)
         if gating is None:
             gating = {r.id: r for r in load_rules().values()
-                      if r.action(ctx.profile) is Action.BLOCK}
+                      if r.action(ctx.profile) is Action.BLOCK or r.nature in shown}
         first = [r for r in gating.values() if wanted(r)]
     try:
         if first is not None:

@@ -50,10 +50,11 @@ class Findings:
     def outcome(self, passed: str, failed: str | None = None,
                 scope: Callable[[str], bool] | None = None,
                 advised: str = "advice only") -> Outcome:
-        """scope: is a path part of what the root installs, builds or tests
-        (ztsa.manifests.scope.in_play)? What is found or unreadable only elsewhere
-        (examples, fixtures, docs, templates no workspace lists) is advisory. advised: the
-        message when only advice was found."""
+        """scope: is a path part of what the root installs, builds, tests or opens
+        (ztsa.manifests.scope.in_play, the one judgement of test data for every rule)?
+        What is found or unreadable only elsewhere (test data, examples, docs, templates
+        that nothing of the root names) is advisory; beside findings in play, each item
+        from elsewhere says so. advised: the message when only advice was found."""
         out = self._outcome(passed, failed, scope)
         if not self.advised:
             return out
@@ -63,29 +64,38 @@ class Findings:
 
     def _outcome(self, passed: str, failed: str | None,
                  scope: Callable[[str], bool] | None) -> Outcome:
+        found = self.found
         if scope is not None:
-            here = [e for e in self.found if e.path is None or scope(e.path)]
+            judged = [(e, e.path is None or scope(e.path)) for e in self.found]
+            here = [e for e, ok in judged if ok]
             err_here = [e for e, p in zip(self.errors, self.error_paths, strict=True)
                         if p is None or scope(p)]
             if not here and not err_here and (self.found or self.errors):
-                note = " (in a project no workspace of the root lists: advisory)"
-                evidence = [Evidence(e.detail + note, path=e.path, line=e.line)
+                evidence = [Evidence(e.detail + ELSEWHERE_NOTE, path=e.path, line=e.line)
                             for e in self.found]
-                evidence += [Evidence(f"could not read: {e}{note}") for e in self.errors]
+                evidence += [Evidence(f"could not read: {e}{ELSEWHERE_NOTE}")
+                             for e in self.errors]
                 if not self.found:  # only undecided there: unknown, and advisory
-                    return Outcome(Status.UNKNOWN, "could not decide, only in examples, "
-                                   "fixtures, docs or templates: " + self.errors[0],
+                    return Outcome(Status.UNKNOWN, "could not decide, only in test data, "
+                                   "examples, docs or templates: " + self.errors[0],
                                    tuple(evidence), True)
                 return Outcome.failed(
-                    (failed or f"{len(self.found)} finding(s)") + ", only in examples, "
-                    "fixtures, docs or templates", evidence, advisory=True)
+                    (failed or f"{len(self.found)} finding(s)") + ", only in test data, "
+                    "examples, docs or templates", evidence, advisory=True)
             if not here and err_here:
                 return Outcome.unknown("could not decide: " + err_here[0],
                                        [Evidence(e) for e in err_here])
-        if self.found:
+            # beside findings in play, each one from elsewhere is marked as such
+            found = [e if ok else Evidence(e.detail + ELSEWHERE_NOTE, path=e.path, line=e.line)
+                     for e, ok in judged]
+        if found:
             extra = [Evidence(f"also could not read: {e}") for e in self.errors]
-            return Outcome.failed(failed or f"{len(self.found)} finding(s)", self.found + extra)
+            return Outcome.failed(failed or f"{len(found)} finding(s)", found + extra)
         if self.errors:
             return Outcome.unknown("could not decide: " + self.errors[0],
                                    [Evidence(e) for e in self.errors])
         return Outcome.passed(passed)
+
+
+ELSEWHERE_NOTE = (" (test data, or a project nothing of the root installs, builds or "
+                  "names: advisory)")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import stat
 
+from ztsa.lazy import LazyRe
 from ztsa.records import NamedTuple
 
 TYPE_CHECKING = False
@@ -422,6 +423,41 @@ def runs_code(key: str, value: str) -> bool:
     if generic == "submodule.*.update" and not value.strip().startswith("!"):
         return False
     return generic in RUNS_CODE or f"{section}.*" in RUNS_CODE
+
+
+# what `git lfs install` writes into a repository's config, exactly: git-lfs, found on
+# the PATH of whoever runs git, with its own arguments (a filter of any other name, or
+# any other value, runs what the repository chose)
+LFS_CONFIG = {
+    "filter.lfs.clean": "git-lfs clean -- %f",
+    "filter.lfs.smudge": "git-lfs smudge -- %f",
+    "filter.lfs.process": "git-lfs filter-process",
+}
+LFS_HOOKS = frozenset({"pre-push", "post-checkout", "post-commit", "post-merge"})
+# the hooks `git lfs install` writes: a check that git-lfs exists, then git-lfs itself
+_LFS_GUARD = LazyRe(
+    r'command -v git-lfs >/dev/null 2>&1 \|\| \{ (?:printf >&2 "\\n%s\\n\\n" |echo >&2 )'
+    r'"[^"`$\\]*(?:\\n[^"`$\\]*)*"; exit 2; \}')
+
+
+def lfs_default(key: str, value: str) -> bool:
+    """Is this config key and value exactly what `git lfs install` writes?"""
+    return LFS_CONFIG.get(key.lower()) == value.strip()
+
+
+def lfs_hook(name: str, data: bytes) -> bool:
+    """Is this hook, byte for byte in its commands, the one `git lfs install` writes for
+    its name (a shebang, the git-lfs check, `git lfs NAME "$@"`, nothing else)?"""
+    if name not in LFS_HOOKS:
+        return False
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return False
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return (len(lines) == 3 and lines[0] in ("#!/bin/sh", "#!/usr/bin/env sh")
+            and _LFS_GUARD.fullmatch(lines[1]) is not None
+            and lines[2] == f'git lfs {name} "$@"')
 
 
 def safe(key: str, value: str, inside: Callable[[str], bool] | None = None) -> bool:

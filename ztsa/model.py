@@ -41,6 +41,21 @@ class Profile(str, enum.Enum):
     UNTRUSTED = "untrusted"
 
 
+class Nature(str, enum.Enum):
+    """What a rule finds, which alone decides what it does in each profile (the table,
+    with the reasons, is ``ztsa.registry.NATURES``; docs/rules.md prints it)."""
+
+    ATTACK = "attack"  # the repository plants it: runs outside the sandbox, widens, instructs
+    SUPPLY_ATTACK = "supply-attack"  # code fetched from outside the lockfile or registry
+    CREDENTIAL = "credential"  # a credential committed to the tree
+    HYGIENE = "hygiene"  # what a careful maintainer merely forgot
+    ENV_ESCAPE = "env-escape"  # the machine gives code a way out or onto the host
+    ENV_SECRETS = "env-secrets"  # the machine hands code a credential
+    ENV_HARDENING = "env-hardening"  # a missing layer of defence in depth
+    ENV_LIMITS = "env-limits"  # no bound on what code may consume
+    ENV_UNGUARDED = "env-unguarded"  # an agent with every guard off on an unisolated machine
+
+
 class Category(str, enum.Enum):
     ENV = "ENV"
     FS = "FS"

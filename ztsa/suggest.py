@@ -8,7 +8,9 @@ allows it, with a comment naming the process that needed it:
   of it the run had not reached yet (a run refused pypi.org never asks for
   files.pythonhosted.org), on port 443 only;
 - a refused connect or send to an address -> `net.allow` of that address and port, for
-  the program that made it (`binaries`, from the run's exec lines);
+  the program that made it (`binaries`, from the run's exec lines); never for a
+  connection refused at its first bytes (`first_flight`: an address rule would open a
+  name's address to every name), which is a comment;
 - a refused Unix socket -> `net.unix`;
 - a write refused outside the writable places -> `fs.allow_write` of that path itself
   (the file a create names), never a directory above it;
@@ -285,6 +287,15 @@ def suggest(path: str, run: str | None = None) -> str:
                 continue
             net.setdefault(str(e["name"]), (set(), []))[1].append(f"{who}, {e.get('type')}")
             refused_names.add(str(e["name"]))
+        elif e.get("first_flight"):
+            # refused at its first bytes: an address rule for it would open that address
+            # (a CDN's, say) to every name; the name it sent is no rule's there
+            sent = e.get("server_name")
+            kept.append(f"{e.get('address')}: its first bytes "
+                        + (f"named {sent}" if sent else f"were {e['first_flight']}")
+                        + ", not a name the rules allow there (an address rule would open "
+                        "it to every name; a name's HOST:PORT/raw rule lets another "
+                        "protocol through)")
         elif e.get("family") in ("inet", "inet6") and e.get("address"):
             entry = net.setdefault(str(e["address"]), (set(), []))
             if prog:

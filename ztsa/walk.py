@@ -1,6 +1,7 @@
 """One walk of the workspace, shared by every rule that looks for files by name.
 
-Skips `node_modules`, `target`, `.git`, `.venv`, `venv`, `__pypackages__` and the
+Skips `node_modules`, `target`, `.git`, `.venv`, `venv`, `__pypackages__`,
+`.ztsa-quarantine` and the
 paths given with `--exclude` (glob patterns relative to the workspace), except a
 directory in them that a root manifest names as a workspace member or a path dependency
 (a crate at `target/x`, `file:venv/x`: what the root builds is audited wherever it
@@ -21,7 +22,10 @@ from collections.abc import Callable
 from ztsa.context import Context
 from ztsa.host import ProbeError
 
-SKIP_DIRS = frozenset({"node_modules", "target", ".git", ".venv", "venv", "__pypackages__"})
+# .ztsa-quarantine: what ztsa exec moved aside, inert (flattened names, no execute
+# bits, a place no tool reads); AGT009 says it is there, `ztsa quarantine` shows it
+SKIP_DIRS = frozenset({"node_modules", "target", ".git", ".venv", "venv", "__pypackages__",
+                       ".ztsa-quarantine"})
 MAX_FILES = 200_000
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 

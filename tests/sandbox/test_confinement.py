@@ -18,25 +18,35 @@ from ztsa.sandbox.controls import (
     missing_controls,
 )
 from ztsa.sandbox.landlock import SCOPE_MISSING
+from ztsa.sandbox.offer import HostOffer
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "report-schema.json").read_text())
 
 
+def lacking(abi: int, userns: bool, euid: int, pidns: bool,
+            inotify: tuple[int, int] = (128, 65536)) -> list[str]:
+    return missing_controls(HostOffer(euid=euid, userns=userns, pidns=pidns,
+                                      landlock_abi=abi, inotify_limits=inotify))
+
+
 def test_what_each_kernel_lacks():
-    assert missing_controls(abi=7, userns=True, euid=1000, pidns=True) == []
+    assert lacking(7, userns=True, euid=1000, pidns=True) == []
     # root needs no user namespace
-    assert missing_controls(abi=7, userns=False, euid=0, pidns=True) == []
+    assert lacking(7, userns=False, euid=0, pidns=True) == []
     # without one there is no PID namespace either (it is made in the user namespace),
     # nor the tree's own share of its user's resources (issue #45)
-    assert missing_controls(abi=7, userns=False, euid=1000, pidns=True) == [
+    assert lacking(7, userns=False, euid=1000, pidns=True) == [
         USERNS_MISSING, PIDNS_MISSING, NETNS_MISSING, resources.INOTIFY_MISSING,
         resources.LOCKS_MISSING, resources.DISK_MISSING]
-    assert missing_controls(abi=7, userns=True, euid=1000, pidns=False) == [PIDNS_MISSING]
-    assert missing_controls(abi=5, userns=True, euid=0, pidns=True) == [SCOPE_MISSING]
-    lacks = missing_controls(abi=1, userns=True, euid=1000, pidns=True)
+    # no inotify limits to read: none to share
+    assert lacking(7, userns=True, euid=1000, pidns=True, inotify=(0, 0)) == [
+        resources.INOTIFY_MISSING]
+    assert lacking(7, userns=True, euid=1000, pidns=False) == [PIDNS_MISSING]
+    assert lacking(5, userns=True, euid=0, pidns=True) == [SCOPE_MISSING]
+    lacks = lacking(1, userns=True, euid=1000, pidns=True)
     assert [m.split(" (")[0] for m in lacks] == ["Landlock ABI 2", "Landlock ABI 3",
                                                  "Landlock ABI 5", "Landlock ABI 6"]
-    assert missing_controls(abi=0, userns=True, euid=1000, pidns=True)[0].startswith(
+    assert lacking(0, userns=True, euid=1000, pidns=True)[0].startswith(
         "Landlock (")
 
 

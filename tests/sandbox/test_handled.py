@@ -67,6 +67,15 @@ def test_only_evidence_the_confinement_covers_is_handled():
     assert status(result("ENV008", "host network interfaces present: eth0"), conf()) \
         is Status.FAIL
     assert status(result("SUP007", "registry in .npmrc"), conf()) is Status.FAIL
+    # beside the variable, test data's overrides, advisory (poetry's tests/fixtures)
+    from ztsa.findings import ELSEWHERE_NOTE
+
+    fixture = "[[tool.poetry.source]] https://foo.bar/simple/" + ELSEWHERE_NOTE
+    assert status(result("SUP007", "environment variable PIP_FIND_LINKS is set", fixture),
+                  conf()) is Status.HANDLED
+    assert status(result("SUP007", "environment variable PIP_FIND_LINKS is set",
+                         "[[tool.poetry.source]] https://foo.bar/simple/"), conf()) \
+        is Status.FAIL  # the root's own: it blocks
 
 
 def test_rules_the_confinement_does_not_touch_stay_as_they_are():
@@ -110,3 +119,19 @@ def test_a_secret_and_an_agents_login_are_named_as_given_on_purpose(tmp_path):
     assert out.status is Status.HANDLED and "shown read-only to the agent" in out.message
     out = judge((r,), conf())[0]
     assert out.status is Status.HANDLED and "shown" not in out.message
+
+
+def test_a_rule_for_one_loopback_port_leaves_the_others_handled():
+    """--allow-net 127.0.0.1:PORT (a test's own listener) opens that port only: another
+    service of the host's loopback stays unreachable, so its finding stays handled."""
+    one = conf(net_ports=(("127.0.0.1/32", 8080),))
+    wild = result("NET001", "port 2024 listens on 0.0.0.0:2024 (owner not visible)")
+    pg = result("NET003", "PostgreSQL listens on 127.0.0.1:5432")
+    pg6 = result("NET003", "PostgreSQL listens on [::1]:5432")
+    for r in (wild, pg):
+        assert status(r, one) is Status.HANDLED, r.id
+    assert status(pg6, conf(net_ports=(("::1/128", 1),))) is Status.HANDLED  # not ":1]"
+    assert status(wild, conf(net_ports=(("127.0.0.1/32", 2024),))) is Status.FAIL
+    assert status(pg, conf(net_ports=(("127.0.0.0/8", 5432),))) is Status.FAIL
+    # an item that names no port: any port of a loopback rule counts
+    assert status(result("NET003", "x"), one) is Status.FAIL

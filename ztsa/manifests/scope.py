@@ -1,21 +1,31 @@
-"""Which projects of the workspace the root's install, build and test use.
+"""Which files of the workspace the root's install, build, tests and tools use: the one
+judgement of test data, for every rule (`in_play`, through `Findings.outcome(scope=...)`).
 
-A manifest under an examples, fixtures, docs, templates or benchmarks directory (for JS
-and Rust projects, a test directory too) that no root workspace lists (npm/Yarn/Bun
-`workspaces`, `pnpm-workspace.yaml`, Cargo's `[workspace] members`, uv's
-`[tool.uv.workspace] members`) is elsewhere: a test fixture, a sample for readers, a
-template copied into someone else's project. So is a JS or Cargo project beside a root
-workspace of its ecosystem that does not list it (a separate project, judged when it is
-itself the workspace: `ztsa check DIR`). What the root depends on by path (Cargo's
-`path`, npm's `file:` and `link:`) is listed like a member. A Python project in a
-subdirectory of a JS repository whose root holds no Python project and whose install
-hooks install no Python package is elsewhere, unless the root's entry points or
-top-level documents name its directory (continue's sample folder and generated client,
-gemini-cli's services, playwright's doc-lint helper; a full-stack repository's
-`server/`, named by its README or Compose file, stays in play). So is a manifest in an
-agent's own directory (`.claude/hooks/setup.py`) that no workspace lists: what the agent
-runs there, the AGT rules judge. Rules still report what they find elsewhere, as
-advisory (`Findings.outcome(scope=...)`)."""
+By where a file is: a surface a tool obeys wherever it sits (ztsa.surfaces.ANYWHERE: an
+instruction file an agent loads in a subdirectory, `.envrc`, `mise.toml`) is always in
+play, under tests/ too. Any other file under a test directory (`tests`, `__tests__`,
+`e2e`, `spec`, any name made of a test word: `integration-tests`, `syntax-tests`) or an
+examples, fixtures, docs, templates or benchmarks directory is test data, a sample for
+readers or a template copied into someone else's project; but a requirements file at the
+top of a test directory is the tests' own dependencies.
+
+By what references it: such a file is in play after all when a root workspace of its
+ecosystem lists its directory (npm/Yarn/Bun `workspaces`, `pnpm-workspace.yaml`, Cargo's
+`[workspace] members`, uv's `[tool.uv.workspace] members`), when the root depends on it
+by path (Cargo's `path`, npm's `file:` and `link:`), or when the root's entry points or
+top-level documents name its directory (a Makefile's `pip install ./tests/x`; polars'
+`make requirements` installs `docs/source/requirements.txt`).
+
+A JS or Cargo project beside a root workspace of its ecosystem that does not list it is
+elsewhere too (a separate project, judged when it is itself the workspace: `ztsa check
+DIR`). So is a Python project in a subdirectory of a JS repository whose root holds no
+Python project and whose install hooks install no Python package, unless the root's
+entry points or top-level documents name its directory (continue's sample folder and
+generated client, gemini-cli's services, playwright's doc-lint helper; a full-stack
+repository's `server/`, named by its README or Compose file, stays in play). So is a
+manifest in an agent's own directory (`.claude/hooks/setup.py`) that no workspace lists:
+what the agent runs there, the AGT rules judge. Rules still report what they find
+elsewhere, as advisory."""
 
 from __future__ import annotations
 
@@ -23,6 +33,7 @@ import posixpath
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
+from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load
 
@@ -32,11 +43,31 @@ if TYPE_CHECKING:
 
 ELSEWHERE = frozenset({
     "examples", "example", "fixtures", "fixture", "__fixtures__", "testdata", "test-data",
+    "test_data", "__mocks__", "__snapshots__", "snapshots",
     "docs", "doc", "docs-site", "website", "templates", "template", "benchmarks",
     "benchmark", "samples", "sample", "demos", "demo", "playground"})
-# a JS or Rust project under a test directory is a fixture of the tests; a Python
-# requirements file there is usually the repository's own test dependencies
-TESTS = frozenset({"test", "tests", "__tests__", "e2e"})
+# test directories: what is in them is the tests' data (a scanner's inputs, a fixture
+# project, a deliberately invalid lockfile), unless the root names it; but a Python
+# requirements file at the top of one is the repository's own test dependencies
+TESTS = frozenset({"test", "tests", "__tests__", "e2e", "spec", "specs"})
+# and any name made of a test word: integration-tests, syntax-tests, unit_test, test-utils
+TEST_NAME = LazyRe(r"(?:[\w.]+[-_])?tests?(?:[-_][\w.]+)?|e2e[-_][\w.]+|[\w.]+[-_]e2e")
+
+
+def is_test_dir(name: str) -> bool:
+    """Is a directory of this name a test directory (TESTS, TEST_NAME)?"""
+    low = name.lower()
+    return low in TESTS or TEST_NAME.fullmatch(low) is not None
+
+
+def acts_anywhere(rel: str) -> bool:
+    """Is rel a surface a tool obeys wherever it sits (ztsa.surfaces.ANYWHERE: an
+    instruction file an agent loads in a subdirectory, `.envrc`, `mise.toml`), outside
+    an installed package? Under tests/ it still acts: it is never test data."""
+    from ztsa.surfaces import anywhere_names, installed
+
+    return not installed(rel) and any(rel == n or rel.endswith("/" + n)
+                                      for n in anywhere_names())
 
 
 def ecosystem(rel: str) -> str:
@@ -136,7 +167,8 @@ ENTRY_FILES = frozenset({
     "package.json", "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile",
     ".justfile", "Taskfile.yml", "Taskfile.yaml", "Dockerfile", "Procfile",
     "docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml",
-    "Tiltfile", "devbox.json", "mise.toml", ".mise.toml", ".tool-versions"})
+    "Tiltfile", "devbox.json", "mise.toml", ".mise.toml", ".tool-versions", "tox.ini",
+    "noxfile.py"})
 ENTRY_PREFIXES = ("README", "CONTRIBUTING", "DEVELOPMENT", "DEVELOPING", "HACKING",
                   "INSTALL", "SETUP", "BUILDING", "BUILD")
 MAX_ENTRY_FILES = 64
@@ -215,15 +247,23 @@ def _root_install_runs_python(ctx: Context) -> bool:
 
 
 def in_play(ctx: Context, rel: str) -> bool:
-    """Is the file rel part of what the root installs, builds or tests? Only a workspace
-    of its own ecosystem can list it (pnpm's `examples/*` installs no requirements.txt
-    there), and a Python file only in a member's own directory (a requirements.txt
-    deeper in a uv member is not what `uv sync` installs)."""
+    """Is the file rel part of what the root installs, builds, tests or opens? The one
+    judgement of test data and other files elsewhere, for every rule (through
+    `Findings.outcome(scope=...)`): by where it is (under a test, fixture, example, docs
+    or template directory: ELSEWHERE, is_test_dir) and by what references it (a root
+    workspace of its own ecosystem, a root path dependency, or the root's entry points
+    and top-level documents naming its directory). A surface that acts wherever it sits
+    is always in play. Only a workspace of its own ecosystem can list a file (pnpm's
+    `examples/*` installs no requirements.txt there), and a Python file only in a
+    member's own directory (a requirements.txt deeper in a uv member is not what `uv
+    sync` installs)."""
+    if acts_anywhere(rel):
+        return True
     d = posixpath.dirname(rel)
     eco = ecosystem(rel)
-    if d.split("/")[0] in AGENT_CONFIG:
+    parts = [part for part in d.split("/") if part]
+    if parts and parts[0] in AGENT_CONFIG and eco:  # a manifest of a hook or a skill
         return _listed(ctx, d, eco, exact=eco == "python")
-    elsewhere = ELSEWHERE | TESTS if eco in ("js", "cargo") else ELSEWHERE
     # a JS or Cargo project of its own beside a root workspace of the same ecosystem
     # that does not list it: not what the root's install builds (cline's evals/),
     # judged when it is itself the workspace. A root without a workspace list (continue's
@@ -232,15 +272,22 @@ def in_play(ctx: Context, rel: str) -> bool:
         ".cargo", "node_modules")) and bool(_members(ctx, eco)) and posixpath.basename(rel) in (
         "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
         "pnpm-lock.yaml", "bun.lock", "bun.lockb", "Cargo.toml", "Cargo.lock")
-    # (a tests/requirements.txt is the repository's own test dependencies, as below)
-    if (eco == "python" and d != "" and d.split("/")[0].lower() not in TESTS
+    # a requirements file at the top of a test directory: the tests' own dependencies
+    test_deps = (eco == "python" and len(parts) == 1 and is_test_dir(parts[0])
+                 and posixpath.basename(rel).startswith("requirements"))
+    if (eco == "python" and d != "" and not test_deps and not is_test_dir(parts[0])
             and _python_beside_js(ctx) and not _named_at_root(ctx, d)):
         return False
-    if not separate and not any(part.lower() in elsewhere for part in d.split("/") if part):
+    elsewhere = not test_deps and any(part.lower() in ELSEWHERE or is_test_dir(part)
+                                      for part in parts)
+    if not separate and not elsewhere:
         return True
     # a glob's * crosses no / for a Python file (the member's directory only) or a
-    # separate project (a project nested in a member is its own)
-    return _listed(ctx, d, eco, exact=eco == "python" or separate)
+    # separate project (a project nested in a member is its own); what the root's entry
+    # points name by its directory is what they install or run (polars' `make
+    # requirements` installs docs/source/requirements.txt)
+    return _listed(ctx, d, eco, exact=eco == "python" or separate) or (
+        elsewhere and not separate and _named_at_root(ctx, d))
 
 
 def _listed(ctx: Context, d: str, eco: str, exact: bool) -> bool:

@@ -9,7 +9,7 @@ nothing, it only says what it was given."""
 
 from __future__ import annotations
 
-from ztsa.model import MachineView, Report, Result, Status
+from ztsa.model import MachineView, Nature, Report, Result, Status
 from ztsa.printable import printable
 
 _COLORS = {"red": "31", "yellow": "33", "green": "32", "dim": "2", "bold": "1"}
@@ -62,7 +62,7 @@ def _finding(out: list[str], r: Result, color: bool, *, note: str = "",
         elif e.path and e.path not in e.detail:
             where = f" ({printable(e.path)})"
         out.append(f"         - {printable(e.detail)}{where}")
-    if len(evidence) < total:
+    if evidence and len(evidence) < total:
         out.append(f"         - and {total - len(evidence)} more "
                    "(--format json lists them all)")
     if note:
@@ -88,6 +88,25 @@ def _not_blocking(results: list[Result]) -> list[str]:
         out.append(f"{_n(len(handled), 'finding is', 'findings are')} handled by the "
                    f"confinement of ztsa exec ({_ids(handled)})")
     return out
+
+
+def render_warnings(report: Report, *, color: bool = False) -> str:
+    """What `ztsa exec` says on stderr when its gate passes: the repository's hygiene
+    warnings (the rules it ran for them; nothing of the machine), or nothing."""
+    from ztsa.registry import load_rules
+
+    rules = load_rules()
+    warned = [r for r in report.results if r.status in (Status.FAIL, Status.UNKNOWN)
+              and not r.gating and r.id in rules and rules[r.id].nature is Nature.HYGIENE]
+    if not warned:
+        return ""
+    # a line each: this is said before every command, and `ztsa check` has the rest
+    out = [f"ztsa: the gate passed (profile {report.profile.value}); "
+           f"{_n(len(warned), 'warning')} about the repository, which never block "
+           "(`ztsa check` shows the evidence and the fix):"]
+    for r in warned:
+        _finding(out, r, color, fix=False, most=0)
+    return "\n".join(out) + "\n"
 
 
 def render_text(report: Report, *, color: bool = False,

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import os
-
 from ztsa.sandbox import landlock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ztsa.sandbox.offer import HostOffer
 
 USERNS_MISSING = ("user namespaces (agent files, the audit log and the rest of the system "
                   "cannot be made read-only, nor the real home hidden)")
@@ -21,31 +21,31 @@ PIDNS_MISSING = ("PID and IPC namespaces with a /proc, /dev/shm and /dev/pts of 
 
 NETNS_MISSING = ("a network namespace (the tree's DNS is not answered by ztsa: a query "
                  "for any name reaches the resolvers, and a socket it listens on is "
-                 "reachable from outside)")
+                 "reachable from outside; nor is the name checked at the connection: an "
+                 "address a name rule opens takes a TLS server name or HTTP Host of any "
+                 "other site it serves, as a CDN does, and UDP to it)")
 
 
-def missing_controls(abi: int | None = None, userns: bool | None = None,
-                     euid: int | None = None, pidns: bool | None = None) -> list[str]:
-    """The confinement controls this kernel (or these probed values) cannot enforce."""
-    root = (os.geteuid() if euid is None else euid) == 0
-    if abi is None or userns is None or pidns is None:
-        from ztsa.sandbox import native as nat  # the compiled module, only when probing
+def missing_controls(offer: HostOffer) -> list[str]:
+    """The confinement controls this host's offer (ztsa.sandbox.offer) cannot enforce."""
+    missing = landlock.handled_rights(offer.landlock_abi)[1]
+    landlock.scope(offer.landlock_abi, missing)
+    return [*missing, *namespace_controls(offer)]
 
-        abi = nat.landlock_abi() if abi is None else abi
-        userns = userns if userns is not None else (root or nat.userns_available())
-        pidns = pidns if pidns is not None else nat.pidns_available()
-    missing = landlock.handled_rights(abi)[1]
-    landlock.scope(abi, missing)
-    if not root and not userns:
+
+def namespace_controls(offer: HostOffer) -> list[str]:
+    """The namespaces among them, and the tree's share of its user's resources that
+    they hold (the rest is Landlock's: its ruleset names them)."""
+    missing = []
+    if not offer.mounts:
         missing.append(USERNS_MISSING)
-    if not pidns or (not root and not userns):
+    if not offer.pidns or not offer.mounts:
         missing.append(PIDNS_MISSING)
-    if not root and not userns:
+    if not offer.netns:
         missing.append(NETNS_MISSING)
     from ztsa.sandbox import resources  # the tree's share of its user's (issue #45)
 
-    ns = 1 if root else 2 if userns else 0
-    missing += resources.missing(ns, 0, resources.inotify_share())
+    missing += resources.missing(offer)
     return missing
 
 

@@ -26,15 +26,18 @@ if TYPE_CHECKING:
 class Confinement(NamedTuple):
     """What the run will have (from the kernel probe and the command line)."""
 
-    missing: list[str]  # controls.missing_controls()
+    missing: list[str]  # controls.missing_controls(offer)
     keep_caps: list[str]  # --keep-cap
     env_names: list[str]  # variables --env passes or sets
     allow_unix: list[str]  # --allow-unix
-    net_addresses: list[str]  # the networks --allow-net rules name or resolved to
+    net_addresses: list[str]  # networks --allow-net rules open on every port
     wildcards: bool = False  # a *.domain rule: its addresses are learnt at run time
     writable: tuple[str, ...] = ()  # --allow-write and --home outside the workspace
     secrets: tuple[str, ...] = ()  # variables --secret gives CMD, deliberately
     shown: tuple[str, ...] = ()  # credential files --agent shows its agent, read-only
+    # (network, port) of --allow-net rules that name one port: a rule for a test's own
+    # listener on 127.0.0.1:PORT opens no other service of the host's loopback
+    net_ports: tuple[tuple[str, int], ...] = ()
 
     @property
     def landlock(self) -> bool:
@@ -48,16 +51,20 @@ class Confinement(NamedTuple):
     def pid_namespace(self) -> bool:
         return PIDNS_MISSING not in self.missing
 
-    def allows_net(self, *networks: str) -> bool:
-        """Does an --allow-net rule open one of these networks (a wildcard may)?"""
+    def allows_net(self, *networks: str, ports: frozenset[int] | None = None) -> bool:
+        """Does an --allow-net rule open one of these networks (a wildcard may), on one
+        of these ports (None: the finding does not say which, so any port counts)?"""
         if self.wildcards:
             return True
         import ipaddress  # only with --allow-net rules: off most runs' start-up
 
-        for literal in self.net_addresses:
+        rules = [*((a, None) for a in self.net_addresses), *self.net_ports]
+        for literal, port in rules:
             try:
                 net = ipaddress.ip_network(literal, strict=False)
             except ValueError:
+                continue
+            if port is not None and ports is not None and port not in ports:
                 continue
             if any(net.version == n.version and net.overlaps(n)
                    for n in map(ipaddress.ip_network, networks)):
@@ -103,10 +110,15 @@ def _with(control: str, *needs: str, writes: bool = False) -> Handler:
 def _environment(control: str, named_first: bool = False) -> Handler:
     """Variables CMD does not get (it gets PATH, LANG, LC_*, TERM, TZ, USER, its own
     HOME and TMPDIR, and --env): only when every finding is such a variable (evidence
-    "environment variable NAME ...", or "NAME ..." for named_first)."""
+    "environment variable NAME ...", or "NAME ..." for named_first), or one of test data
+    the rule reports as advisory."""
     def handler(r: Result, c: Confinement) -> str | None:
+        from ztsa.findings import ELSEWHERE_NOTE
+
         given = []
         for e in r.evidence:
+            if e.detail.endswith(ELSEWHERE_NOTE):
+                continue  # test data's, advisory (poetry's tests/fixtures sources)
             if named_first:
                 name = e.detail.split(" ", 1)[0]
             elif e.detail.startswith(ENV_EVIDENCE):
@@ -147,8 +159,26 @@ def _capabilities(r: Result, c: Confinement) -> str | None:
     return "every capability dropped before CMD runs, and NoNewPrivs"
 
 
-def _net(control: str, *networks: str) -> Handler:
-    return lambda r, c: None if c.allows_net(*networks) else control
+# NET001's "port N listens on ...", NET003's "... listens on ADDR:N" ([::1]:N for IPv6)
+_PORT = r"^port (\d{1,5})\b|:(\d{1,5})(?=\s|$)"
+
+
+def _ports(r: Result) -> frozenset[int] | None:
+    """The ports a listener finding names, or None when an item names none."""
+    import re
+
+    found: set[int] = set()
+    for e in r.evidence:
+        got = [int(a or b) for a, b in re.findall(_PORT, e.detail)]
+        if not got:
+            return None
+        found.update(got)
+    return frozenset(found)
+
+
+def _net(control: str, *networks: str, by_port: bool = False) -> Handler:
+    return lambda r, c: None if c.allows_net(
+        *networks, ports=_ports(r) if by_port else None) else control
 
 
 def _namespaces(r: Result, c: Confinement) -> str | None:
@@ -195,8 +225,8 @@ HANDLERS: dict[str, Handler] = {
     "FS008": _with("the real home hidden, Landlock's read rules, and the environment",
                    "namespaces", "landlock"),
     "AGT007": _with("agent files read-only in the tree's mount namespace", "namespaces"),
-    "NET001": _net("egress only to --allow-net destinations", *LOOPBACK),
-    "NET003": _net("egress only to --allow-net destinations", *LOOPBACK),
+    "NET001": _net("egress only to --allow-net destinations", *LOOPBACK, by_port=True),
+    "NET003": _net("egress only to --allow-net destinations", *LOOPBACK, by_port=True),
     "NET004": _net("egress only to --allow-net destinations", *LINK_LOCAL),
     "SUP007": _environment("the environment: CMD gets none of these variables"),
 }

@@ -169,10 +169,10 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     if plan.netns:
         net = plan.net
         names = ffi.new("struct ztsa_dns_name[]", max(len(net.names), 1))
-        for i, (name, suffix, port, rule, deny) in enumerate(net.names):
+        for i, (name, suffix, port, rule, deny, carries) in enumerate(net.names):
             names[i].name = cstr(name)
             names[i].suffix, names[i].port, names[i].rule = int(suffix), port, rule
-            names[i].deny = int(deny)
+            names[i].deny, names[i].carries = int(deny), carries
         denied = ffi.new("struct ztsa_net_rule[]", max(len(net.deny_nets), 1))
         for i, (version, packed, mask) in enumerate(net.deny_nets):
             denied[i].version = version

@@ -1,10 +1,15 @@
 """The run plan: every decision about one `ztsa exec` run, made here, once, in Python.
 
-`make` turns what the command line and the kernel allow into a frozen `RunPlan`; the
-native module receives it whole as one `struct ztsa_plan` (ztsa.sandbox.native.spawn),
-and the tracer reads the same record. Nothing about a run's mode is decided anywhere
-else. A new confinement control becomes a field here, applied by the native file of the
-process that applies it (native/child.c for the child's set-up)."""
+`make(request, offer, site)` is a pure function: what was asked (the command line and
+the policy tiers, ztsa.sandbox.request.ExecRequest), what the host offers (probed once,
+ztsa.sandbox.offer.HostOffer) and what the run prepared (`Site`: its private home,
+CMD's environment, the first ruleset) become a frozen `RunPlan`. It probes nothing and
+reads only the paths these name; tests/sandbox/test_plan_golden.py holds its answers
+for the main cases. The native module receives the plan whole as one `struct
+ztsa_plan` (ztsa.sandbox.native.spawn), and the tracer reads the same record. Nothing
+about a run's mode is decided anywhere else. A new confinement control becomes a field
+here, applied by the native file of the process that applies it (native/child.c for
+the child's set-up)."""
 
 from __future__ import annotations
 
@@ -13,12 +18,15 @@ from enum import IntEnum
 
 from ztsa import gitlayout
 from ztsa.records import NamedTuple
-from ztsa.sandbox import landlock, protect
+from ztsa.sandbox import landlock, protect, resources
 from ztsa.sandbox.filter import build
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ztsa.sandbox.policy import Policy
+    from ztsa.sandbox.handled import Confinement
+    from ztsa.sandbox.offer import HostOffer
+    from ztsa.sandbox.policy import NetRule
+    from ztsa.sandbox.request import ExecRequest
 
 
 class Namespaces(IntEnum):
@@ -59,12 +67,24 @@ class NetPlan(NamedTuple):
     (name, suffix?, port or 0, index of rule_specs), the upstream resolvers (version,
     packed address), the words of every rule for the log, --allow-listen's ports."""
 
-    names: tuple[tuple[str, bool, int, int, bool], ...] = ()  # (..., a policy's deny?)
+    # (..., a policy's deny?, what the port carries: ZTSA_CARRIES_*)
+    names: tuple[tuple[str, bool, int, int, bool, int], ...] = ()
     resolvers: tuple[tuple[int, bytes], ...] = ()
     rule_specs: tuple[str, ...] = ()
     listen: tuple[int, ...] = ()
     deny_nets: tuple[tuple[int, bytes, bytes], ...] = ()  # (version, network, mask)
     onlink: tuple[tuple[int, bytes, bytes], ...] = ()  # the host's (ztsa.sandbox.routes)
+
+
+class Filter(NamedTuple):
+    """The seccomp filter's options (ztsa.sandbox.filter.build), as decided."""
+
+    trace_all_sends: bool = False
+    trace_fs: bool = False
+    notify_connect: bool = False
+    notify_net: bool = False
+    notify_reads: bool = False
+    check_pids: bool = False
 
 
 class RunPlan(NamedTuple):
@@ -106,6 +126,8 @@ class RunPlan(NamedTuple):
     empty_file: str = ""
     # read-only in the tree's private /dev/shm (shm_view)
     shm_show: tuple[str, ...] = ()
+    filter_options: Filter = Filter()  # what `filter` was built with
+    missing: tuple[str, ...] = ()  # the controls this run lacks (EXEC001)
     # per-user resources (ztsa.sandbox.resources): the private HOME and TMPDIR's
     # directory as a tmpfs of max_disk bytes (0: on the host's disk, unbounded); the
     # tree's user namespace's own inotify limits, (instances, watches) ((0, 0): none)
@@ -246,110 +268,226 @@ def _git_configs(git: gitlayout.Layout | None, guard: protect.Protection | None
             if os.path.realpath(p) in mounted and os.path.isfile(p)]
 
 
-def namespaces(userns_available: bool) -> Namespaces:
-    if os.geteuid() == 0:
-        return Namespaces.MOUNT
-    return Namespaces.USER if userns_available else Namespaces.NONE
+class Refusal(Exception):
+    """CMD is not started: the exit status and the line that says why."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
-def make(program: str, argv: list[str], env: dict[str, str], cwd: str, policy: Policy,
-         fs: landlock.Plan, ns: Namespaces, protect_extra: list[str], keep_caps: int,
-         keep_fds: list[int], log_fd: int | None, log_path: str | None = None,
-         pid_ns: bool = False, run_id: str = "", real_home: str | None = None,
-         allow_read: list[str] | None = None, max_procs: int = 0,
-         max_memory: int = 0, also_homes: list[str] | None = None,
-         git: gitlayout.Layout | None = None,
-         binds: list[tuple[str, str, bool]] | None = None,
-         secrets: dict[str, str] | None = None,
-         audit: tuple[landlock.Plan, list[str]] | None = None,
-         deny_read: list[str] | None = None, empty_file: str = "",
-         read_only: list[str] | None = None, own_session: bool = False,
-         private_dir: str = "", max_disk: int = 0,
-         inotify: tuple[int, int] = (0, 0)) -> RunPlan:
-    """log_fd: the audit log's descriptor, None without a log; log_path: its file, which
-    the tree can then neither change nor replace (read-only, and protected like an agent
-    file when it lies in the workspace); git: the workspace's repositories, when
-    already found. audit (--audit-only, fs being landlock.audit_plan's): the enforced
-    run's first ruleset and what it never lets the tree read, to judge calls against;
-    deny_read: a policy's fs.deny_read, hidden by mounts (empty_file over a file);
-    read_only: absolute paths kept read-only for the tree (the policy files, ztsa).
-    private_dir, max_disk: the private HOME and TMPDIR's directory, a tmpfs of max_disk
-    bytes (with a mount namespace); inotify: the tree's own limits (with a user
-    namespace of the tree's: not for root keeping capabilities)."""
-    log = log_fd is not None
+EXIT_GATE, EXIT_USAGE = 3, 2
+
+
+class Mode(NamedTuple):
+    """What the request and the host's offer decide before any path is looked at."""
+
+    namespaces: Namespaces
+    netns: bool  # the tree's own network namespace (wherever there is the helper)
+    pid_ns: bool  # ... and its own PID and IPC namespaces
+    connects: Connects
+    resolve_now: bool  # --allow-net names resolved once at start (no network namespace)
+    # the tree's share of its user's resources (ztsa.sandbox.resources): bytes of the
+    # private HOME and TMPDIR's tmpfs (0: none, they lie on the host's disk); its user
+    # namespace's own inotify limits ((0, 0): none)
+    max_disk: int = 0
+    inotify: tuple[int, int] = (0, 0)
+
+
+def decide(request: ExecRequest, offer: HostOffer) -> Mode:
+    """The run's mode, from the request and the offer alone."""
+    ns = (Namespaces.MOUNT if offer.root
+          else Namespaces.USER if offer.userns else Namespaces.NONE)
+    # with the helper (any namespace), the tree gets a network namespace of its own:
+    # the helper then decides, performs and logs what leaves it, and answers its DNS
+    netns = ns != Namespaces.NONE
+    if netns:
+        connects = Connects.HELPER
+    elif request.audit_log is not None or any(r.suffix for r in request.net):
+        connects = Connects.TRACER  # each connect is logged, or may teach a wildcard
+    else:
+        connects = Connects.LOOP
+    # a tmpfs needs the mount namespace; --keep-tmp keeps them on the host's disk
+    disk = 0 if request.keep_tmp or ns == Namespaces.NONE else request.max_disk
+    # the tree's own user namespace: an ordinary user's, or one CMD makes when started by
+    # root, unless root keeps capabilities (in the host's user namespace, then)
+    own_userns = ns == Namespaces.USER or (ns == Namespaces.MOUNT
+                                           and not request.keep_cap_mask)
+    inotify = resources.inotify_share(offer.inotify_limits) if own_userns else (0, 0)
+    return Mode(ns, netns, netns and offer.pidns, connects,
+                resolve_now=not netns and request.names_a_host, max_disk=disk,
+                inotify=inotify)
+
+
+def missing(request: ExecRequest, offer: HostOffer, fs: landlock.Plan) -> list[str]:
+    """The controls this run lacks (EXEC001; under untrusted CMD is not started): the
+    first ruleset's (fs: what Landlock cannot hold here) and the namespaces'. Refusal
+    when the request cannot run here at all."""
+    from ztsa.sandbox.controls import namespace_controls
+
+    mode = decide(request, offer)
+    if (request.deny_read and mode.namespaces == Namespaces.NONE
+            and not fs.handled & landlock.READ):
+        raise Refusal(EXIT_USAGE, f"ztsa: a policy's fs.deny_read "
+                      f"({', '.join(request.deny_read)}) cannot be enforced here: no mount "
+                      "namespace, and Landlock's read rules cannot hold it; CMD was not "
+                      "started")
+    if request.audit_only and not mode.pid_ns:
+        raise Refusal(EXIT_USAGE, "ztsa: --audit-only needs user and PID namespaces, which "
+                      "this system refuses (see `ztsa doctor`); CMD was not started")
+    return [*fs.missing, *namespace_controls(offer)]
+
+
+class Site(NamedTuple):
+    """What the run prepared on this host for the plan (ztsa.sandbox.run), after the gate:
+    every path the plan names that the request does not."""
+
+    program: str  # CMD's executable, found on the child's PATH
+    env: tuple[tuple[str, str], ...]  # CMD's environment (the private HOME and TMPDIR)
+    fs: landlock.Plan  # the first ruleset over the writable places (landlock.plan)
+    writable: tuple[str, ...] = ()  # the writable places themselves
+    audit_fs: landlock.Plan | None = None  # --audit-only's (landlock.audit_plan)
+    unreadable: tuple[str, ...] = ()  # what no run may read (landlock.unreadable)
+    real_home: str | None = None  # by the password database
+    also_homes: tuple[str, ...] = ()  # $HOME, the runs' private base: hidden too
+    allow_read: tuple[str, ...] = ()  # the request's and what else CMD reads (gitdirs)
+    read_only: tuple[str, ...] = ()  # the policy files, ztsa's installation and state
+    binds: tuple[tuple[str, str, bool], ...] = ()  # agents' state, tool-config copies
+    git: gitlayout.Layout | None = None  # the workspace's repositories
+    log_fd: int = -1  # the audit log's descriptor (-1: none)
+    log_path: str | None = None
+    empty_file: str = ""  # what a hidden file shows (fs.deny_read)
+    net: NetPlan = NetPlan()  # the policy's (Policy.net_plan)
+    secrets: tuple[tuple[str, str], ...] = ()
+    run_id: str = ""
+    own_session: bool = False  # ztsa's controlling terminal is none of its stdio
+    private_dir: str = ""  # the run's private directory, HOME and TMPDIR's (mode.max_disk)
+
+
+def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
+    """Every decision about the run, from what was asked, what the host offers and what
+    the run prepared: nothing probed, nothing read but the paths these name (a path's
+    kind, its real path, a workspace's protected files). Refusal."""
+    mode = decide(request, offer)
+    lacking = missing(request, offer, site.fs)
+    if lacking and request.strict:
+        raise Refusal(EXIT_GATE, "ztsa: the untrusted profile needs every control; CMD was "
+                      "not started")
+    ns = mode.namespaces
+    workspace = os.path.realpath(request.workspace)
+    fs = site.fs
+    audit: tuple[landlock.Plan, list[str]] | None = None
+    if request.audit_only and site.audit_fs is not None:
+        audit, fs = (site.fs, list(site.unreadable)), site.audit_fs
+    log = site.log_fd >= 0
+    env = dict(site.env)
+    program = site.program
+    allow_read = list(site.allow_read)
     guard = None
     if ns != Namespaces.NONE:
-        extra = list(protect_extra)
-        real_log = os.path.realpath(log_path) if log_path else None
-        inside = real_log is not None and real_log.startswith(policy.workspace + os.sep)
+        extra = list(request.protect)
+        real_log = os.path.realpath(site.log_path) if site.log_path else None
+        inside = real_log is not None and real_log.startswith(workspace + os.sep)
         if inside and real_log is not None:
-            extra.append(os.path.relpath(real_log, policy.workspace))
+            extra.append(os.path.relpath(real_log, workspace))
         # what decides later runs (the policy files, ztsa's own installation) is never
         # the tree's to change, wherever it lies: in the workspace protected by name (a
         # venv there: no name of it can be made, replaced or moved), elsewhere mounted
         # read-only where it exists
         outside: list[str] = []
-        for path in read_only or ():
+        for path in site.read_only:
             full = protect.resolved_dir(path)
-            if full.startswith(policy.workspace + os.sep):
-                extra.append(os.path.relpath(full, policy.workspace))
+            if full.startswith(workspace + os.sep):
+                extra.append(os.path.relpath(full, workspace))
             else:
                 outside.append(path)
-        guard = protect.plan(policy.workspace, extra, git)
+        guard = protect.plan(workspace, extra, site.git)
         if real_log is not None and not inside and os.path.isfile(real_log):
             guard = guard._replace(ro_paths=[*guard.ro_paths, real_log])
         keep = [r for r in dict.fromkeys(os.path.realpath(p) for p in outside)
-                if os.path.exists(r) and r != policy.workspace and r not in guard.ro_paths]
+                if os.path.exists(r) and r != workspace and r not in guard.ro_paths]
         if keep:
             guard = guard._replace(ro_paths=[*guard.ro_paths, *keep])
-    # with the helper, the tree gets a network namespace of its own: the helper then
-    # decides, performs and logs what leaves it, and answers its DNS
-    netns = guard is not None
-    if netns:
-        connects = Connects.HELPER
-    elif log or policy.wildcards:
-        connects = Connects.TRACER  # each connect is logged, or may teach a wildcard
-    else:
-        connects = Connects.LOOP
     creation = protect.Creation(None, [], [])
     if guard is not None and fs.handled & landlock.MAKE_REG:
         writable = [path for path, rights in fs.rules if rights & landlock.MAKE_REG]
-        creation = protect.creation(policy.workspace, guard.entries, writable)
-    if audit is not None and not netns:
-        raise ValueError("--audit-only needs the file helper and a network namespace")
-    code = build(trace_all_sends=bool(policy.wildcards) and not netns,
-                 trace_fs=guard is not None, notify_connect=connects == Connects.HELPER,
-                 notify_net=netns, notify_reads=audit is not None,
-                 check_pids=not (pid_ns and guard is not None))
+        creation = protect.creation(workspace, guard.entries, writable)
+    options = Filter(trace_all_sends=any(r.suffix for r in request.net) and not mode.netns,
+                     trace_fs=guard is not None,
+                     notify_connect=mode.connects == Connects.HELPER,
+                     notify_net=mode.netns, notify_reads=audit is not None,
+                     check_pids=not mode.pid_ns)
     enforced = audit[0] if audit is not None else fs
-    writable = [path for path, rights in enforced.rules if rights & landlock.WRITE_FILE]
+    # the writable places, whether or not Landlock handles writes here: without it its
+    # rules grant nothing, and a hidden home must still show them (a workspace there)
+    writable = list(dict.fromkeys([
+        *(path for path, rights in enforced.rules if rights & landlock.WRITE_FILE),
+        *(os.path.realpath(p) for p in site.writable)]))
     home = None if ns == Namespaces.NONE else home_view(
-        real_home, policy.workspace, writable, env, program, allow_read or [], also_homes,
-        binds)
+        site.real_home, workspace, writable, env, program, allow_read,
+        list(site.also_homes), list(site.binds))
     view: tuple[tuple[str, int], ...] = ()
     if audit is not None:  # the system and the homes as they are; agents' state bound
         view = audit_view(audit[0], home, audit[1])
         home = HomeView((), (), home.binds) if home is not None and home.binds else None
-    # hidden by mounts too, which hold whatever Landlock's read rules can
-    deny_paths = [r for r in dict.fromkeys(os.path.realpath(p) for p in deny_read or ())
+    # hidden by mounts too, which hold whatever Landlock's read rules can: what no run
+    # may read (under --audit-only, a policy's denials)
+    hidden = list(request.deny_read) if request.audit_only else [
+        p for p in site.unreadable if p != "/dev"]
+    deny_paths = [r for r in dict.fromkeys(os.path.realpath(p) for p in hidden)
                   if os.path.lexists(r)] if ns != Namespaces.NONE else []
     return RunPlan(
-        program=program, argv=tuple(argv), env=tuple(env.items()), cwd=cwd, filter=code,
-        drop_caps=os.geteuid() == 0, keep_caps=keep_caps, keep_fds=tuple(keep_fds),
-        landlock=fs, namespaces=ns, protection=guard, creation=creation,
+        program=program, argv=request.argv, env=site.env, cwd=request.cwd,
+        filter=build(**options._asdict()), drop_caps=offer.root,
+        keep_caps=request.keep_cap_mask, keep_fds=request.pass_fds, landlock=fs,
+        namespaces=ns, protection=guard, creation=creation,
         # with a log, every creation stays the helper's, so every refusal is a deny line
-        cont=not log, connects=connects, log=log,
-        log_fd=log_fd if log_fd is not None and guard is not None else -1,
-        workspace=policy.workspace, pid_ns=pid_ns and guard is not None, run_id=run_id,
-        home=home,
-        max_procs=max_procs, max_memory=max_memory, own_session=own_session,
-        git_configs=tuple(_git_configs(git, guard)), netns=netns,
-        net=policy.net_plan() if netns else NetPlan(),
-        secrets=tuple((secrets or {}).items()), audit=audit is not None, audit_view=view,
-        deny_paths=tuple(deny_paths), empty_file=empty_file if deny_paths else "",
-        shm_show=shm_view(env, program, allow_read or [], writable)
-        if pid_ns and guard is not None else (),
-        private_dir=private_dir if ns != Namespaces.NONE and max_disk else "",
-        max_disk=max_disk if ns != Namespaces.NONE and private_dir else 0,
-        inotify=inotify if ns == Namespaces.USER or (
-            ns == Namespaces.MOUNT and not keep_caps) else (0, 0))
+        cont=not log, connects=mode.connects, log=log,
+        log_fd=site.log_fd if guard is not None else -1,
+        workspace=workspace, pid_ns=mode.pid_ns, run_id=site.run_id, home=home,
+        max_procs=request.max_procs, max_memory=request.max_memory or MAX_MEMORY,
+        own_session=site.own_session, git_configs=tuple(_git_configs(site.git, guard)),
+        netns=mode.netns, tell=not request.quiet,
+        net=site.net if mode.netns else NetPlan(), secrets=site.secrets,
+        audit=audit is not None, audit_view=view, deny_paths=tuple(deny_paths),
+        empty_file=site.empty_file if deny_paths else "",
+        shm_show=shm_view(env, program, allow_read, writable) if mode.pid_ns else (),
+        filter_options=options, missing=tuple(lacking),
+        private_dir=site.private_dir if mode.max_disk else "",
+        max_disk=mode.max_disk if site.private_dir else 0, inotify=mode.inotify)
+
+
+def confinement(request: ExecRequest, offer: HostOffer,
+                net: tuple[NetRule, ...]) -> Confinement:
+    """What the run will have, for the gate (ztsa.sandbox.handled): what the confinement
+    removes does not block, unless the offer lacks its control. net: the rules as the
+    run will hold them (names resolved now where there is no network namespace)."""
+    from ztsa.sandbox.controls import missing_controls
+    from ztsa.sandbox.handled import Confinement
+
+    workspace = os.path.realpath(request.workspace)
+    return Confinement(
+        missing=missing_controls(offer), keep_caps=list(request.keep_caps),
+        env_names=[spec.partition("=")[0] for spec in request.env_specs],
+        allow_unix=list(request.allow_unix),
+        net_addresses=[str(n) for rule in net if rule.port is None for n in rule.networks],
+        net_ports=tuple((str(n), rule.port) for rule in net if rule.port is not None
+                        for n in rule.networks),
+        # in the tree's own network namespace an answer never opens loopback
+        wildcards=not offer.netns and any(rule.suffix for rule in net),
+        writable=tuple(r for r in (os.path.realpath(p) for p in [
+            *request.allow_write, *([request.home] if request.home else [])])
+            if not (r == workspace or r.startswith(workspace.rstrip("/") + "/"))),
+        secrets=request.secret_names, shown=tuple(_agent_credentials(request)))
+
+
+def _agent_credentials(request: ExecRequest) -> list[str]:
+    """The login files --agent will show its agents (in the caller's $HOME)."""
+    home = os.environ.get("HOME")
+    if not request.agents or not home:
+        return []
+    from ztsa.sandbox.agents import AGENTS
+
+    return [os.path.realpath(os.path.join(home, AGENTS[n].state, cred))
+            for n in request.agents for cred in AGENTS[n].credentials]

@@ -28,6 +28,10 @@ class NetRule(NamedTuple):
     name: str | None = None  # a host name, followed when the tree resolves it (netns)
     # a policy's rule for these programs only (resolved executables); () for any
     binaries: tuple[str, ...] = ()
+    # a name rule's "/raw", "/udp" (ZTSA_CARRIES_*): what its port carries besides TLS and
+    # HTTP/1 naming an allowed name (with a network namespace, a TCP connection to an
+    # address only a name opened must name it in its first bytes; UDP is refused)
+    carries: int = 0
 
 
 class Decision(NamedTuple):
@@ -89,11 +93,46 @@ def resolve(name: str) -> tuple[IPAddress, ...]:
                                for i in infos))
 
 
-def parse_net(spec: str, resolve_names: bool = True) -> NetRule:
-    """HOST, HOST:PORT, IP, IP:PORT, CIDR, CIDR:PORT, [IPv6]:PORT, *.example.com[:PORT].
-    A HOST is resolved now, or (resolve_names False: the tree has a network namespace,
-    whose DNS ztsa answers) kept as a name whose answers the run follows."""
+CARRIES_RAW, CARRIES_UDP = 1, 2  # ztsa_native.h: ZTSA_CARRIES_*
+CARRIES = {"raw": CARRIES_RAW, "udp": CARRIES_UDP}
+
+
+def _carries(spec: str) -> tuple[str, int]:
+    """A name rule's trailing /raw, /udp or /raw,udp: the spec without it, and the
+    ZTSA_CARRIES_* bits."""
+    head, sep, tail = spec.rpartition("/")
+    words = tail.lower().split(",")
+    if not sep or not all(w in CARRIES for w in words):
+        return spec, 0
     import ipaddress
+
+    host, _, port = head.rpartition(":")
+    if not port.isdigit() or not host:
+        host = head
+    try:
+        ipaddress.ip_network(host.strip("[]"), strict=False)
+        address = True
+    except ValueError:
+        address = False
+    if address:
+        raise PolicyError(f"{spec!r}: /{tail} is for a name; an address rule already "
+                          "allows every protocol to that address")
+    bits = 0
+    for w in words:
+        bits |= CARRIES[w]
+    return head, bits
+
+
+def parse_net(spec: str, resolve_names: bool = True) -> NetRule:
+    """HOST, HOST:PORT, IP, IP:PORT, CIDR, CIDR:PORT, [IPv6]:PORT, *.example.com[:PORT],
+    and a name's HOST:PORT/raw, /udp or /raw,udp (what the port carries besides TLS and
+    HTTP/1 that name the host). A HOST is resolved now, or (resolve_names False: the
+    tree has a network namespace, whose DNS ztsa answers) kept as a name whose answers
+    the run follows."""
+    import ipaddress
+
+    given = spec
+    spec, carries = _carries(spec.strip())
 
     if "://" in spec:
         raise PolicyError(f"{spec!r}: drop the scheme (write HOST or HOST:PORT, e.g. "
@@ -122,12 +161,12 @@ def parse_net(spec: str, resolve_names: bool = True) -> NetRule:
         rest = host[2:].lower().rstrip(".")
         if not rest or "*" in rest or "." not in rest:
             raise PolicyError(f"{spec!r}: a wildcard needs a domain, like *.example.com")
-        return NetRule(spec, (), port, "." + rest)
+        return NetRule(given, (), port, "." + rest, carries=carries)
     name = host.lower().rstrip(".")
     if not resolve_names:
         if not all(c.isalnum() or c in "-._" for c in name) or ".." in name or not name:
             raise PolicyError(f"{spec!r}: not a valid host name")
-        return NetRule(spec, (), port, None, name)
+        return NetRule(given, (), port, None, name, carries=carries)
     addrs = resolve(host)
     from ztsa.sandbox import native as nat
     from ztsa.sandbox import routes
@@ -139,7 +178,10 @@ def parse_net(spec: str, resolve_names: bool = True) -> NetRule:
             f"{name!r} resolves only to addresses a name never opens (loopback, private, "
             f"link-local, the host's own or on its link: {', '.join(map(str, addrs))}); "
             "name the address itself (--allow-net IP:PORT) if you mean it")
-    return NetRule(spec, tuple(ipaddress.ip_network(a) for a in kept), port, None, name)
+    # resolved once (no network namespace): its addresses are address rules, every
+    # protocol allowed to them (nothing can read a connection's first bytes there)
+    return NetRule(given, tuple(ipaddress.ip_network(a) for a in kept), port, None, name,
+                   carries=carries)
 
 
 # the native decision's reasons (ztsa_native.h: enum ztsa_why; > 0 allows), as the log
@@ -179,12 +221,12 @@ class Policy:
         self.reasons: list[str] = []
         # the names the rules name, for the tree's DNS (netns): (name or ".suffix",
         # suffix?, port or 0, index of self.reasons)
-        self.names: list[tuple[str, bool, int, int, bool]] = []
+        self.names: list[tuple[str, bool, int, int, bool, int]] = []
         self.deny_nets: list[tuple[int, bytes, bytes]] = []
         for rule, origin in deny or []:  # before every allowing name: the first decides
             if rule.suffix or rule.name:
                 self.names.append((rule.suffix or rule.name or "", bool(rule.suffix), 0,
-                                   len(self.reasons), True))
+                                   len(self.reasons), True, 0))
                 self.reasons.append(f"denied by {origin}")
             for n in rule.networks:
                 self.deny_nets.append((n.version, n.network_address.packed, n.netmask.packed))
@@ -202,7 +244,7 @@ class Policy:
                 if rule.binaries:
                     self.programs[len(self.reasons)] = rule.binaries
                 self.names.append((rule.suffix or rule.name or "", bool(rule.suffix),
-                                   rule.port or 0, len(self.reasons), False))
+                                   rule.port or 0, len(self.reasons), False, rule.carries))
                 self.reasons.append(what)
         self._dns = {(a.version, int(a)) for a in dns}
         for version, value in sorted(self._dns):

@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ztsa.sandbox.offer import HostOffer
+
 MAX_DISK = 8 << 30  # bytes of the private HOME and TMPDIR: no ordinary build meets it
 SHARE = 2  # the tree's inotify limits: the user's divided by this
 
@@ -41,23 +45,34 @@ def _read_int(path: str) -> int:
         return 0
 
 
-def inotify_share(proc: str = "/proc") -> tuple[int, int]:
-    """The tree's own inotify limits, (instances, watches): half of the user's, at least
-    one each; (0, 0) when the kernel has none to read."""
+def inotify_limits(proc: str = "/proc") -> tuple[int, int]:
+    """The user's inotify limits on this host, (instances, watches); (0, 0) when the
+    kernel has none to read (a probe: ztsa.sandbox.offer)."""
     instances = _read_int(os.path.join(proc, "sys/user/max_inotify_instances"))
     watches = _read_int(os.path.join(proc, "sys/user/max_inotify_watches"))
+    if instances <= 0 or watches <= 0:
+        return (0, 0)
+    return (instances, watches)
+
+
+def inotify_share(limits: tuple[int, int]) -> tuple[int, int]:
+    """The tree's own inotify limits from the user's: half of each, at least one;
+    (0, 0) when there are none."""
+    instances, watches = limits
     if instances <= 0 or watches <= 0:
         return (0, 0)
     return (max(1, instances // SHARE), max(1, watches // SHARE))
 
 
-def missing(namespaces: int, keep_caps: int, inotify: tuple[int, int]) -> list[str]:
-    """What of the three this run cannot hold. namespaces: plan.Namespaces (0: none,
-    1: mount, started by root, 2: user and mount)."""
+def missing(offer: HostOffer, keep_caps: bool = False) -> list[str]:
+    """What of the three a run on this host cannot hold. keep_caps: root keeping
+    capabilities (--keep-cap), which keeps the host's user namespace, so no inotify
+    limits of the tree's own (the run's choice, not the kernel's lack)."""
     out = []
-    if namespaces == 0 or inotify == (0, 0) or (namespaces == 1 and keep_caps):
+    if not offer.mounts or inotify_share(offer.inotify_limits) == (0, 0) or (
+            offer.root and keep_caps):
         out.append(INOTIFY_MISSING)
-    if namespaces == 0:
+    if not offer.mounts:
         out += [LOCKS_MISSING, DISK_MISSING]
     return out
 

@@ -7,7 +7,6 @@ import errno
 import gc
 import os
 import sys
-from collections.abc import Sequence
 
 from ztsa.printable import printable
 from ztsa.sandbox import (
@@ -25,7 +24,6 @@ from ztsa.sandbox import (
 )
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.auditlog import AuditLog
-from ztsa.sandbox.controls import NETNS_MISSING, PIDNS_MISSING, USERNS_MISSING
 from ztsa.sandbox.paths import find_program, private_dir, reap_stale, remove_tree
 from ztsa.sandbox.policy import Policy
 from ztsa.sandbox.tracer import OPTIONS, Tracer, TracerError
@@ -35,6 +33,8 @@ if TYPE_CHECKING:
     import signal as _signal
     from typing import IO
 
+    from ztsa.sandbox.offer import HostOffer
+    from ztsa.sandbox.request import ExecRequest
     from ztsa.sandbox.syscalls import Decoder
 else:  # its constants and signal(), without signal.py's enum conversions
     import _signal
@@ -109,156 +109,171 @@ def _passwd_home() -> str | None:
         return None
 
 
-def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: str,
-            keep_caps: list[str], pass_fds: list[int], env_specs: Sequence[str] = (),
-            home: str | None = None, keep_tmp: bool = False,
-            allow_write: Sequence[str] = (), strict: bool = True,
-            protect_extra: Sequence[str] = (), allow_read: Sequence[str] = (),
-            max_procs: int = plan.MAX_PROCS, max_memory: int | None = None,
-            quiet: bool = False, git_identity: bool = True, agent_names: Sequence[str] = (),
-            secrets: dict[str, str] | None = None, deny_env: set[str] | None = None,
-            deny_read: Sequence[str] = (), audit_only: bool = False,
-            ocsf: bool = False, syscalls: Decoder | None = None,
-            read_only: Sequence[str] = (), keep_pth: bool = False,
-            tool_config: bool = True, parse_cache: bool = True,
-            max_disk: int = resources.MAX_DISK) -> int:
-    """Run argv confined; return ztsa's exit status (CMD's, or 125/126/127).
-    strict: refuse (exit 3) when the kernel lacks a confinement control; quiet: no
-    summary line on stderr; git_identity: the private HOME gets the caller's git
-    user.name and user.email; agent_names: --agent presets (their hosts are in the
-    policy already); secrets: --secret's variables, set for CMD and never logged;
-    deny_env, deny_read: what a policy file forbids passing or reading (ztsa.tiers);
-    audit_only: deny nothing on the network or in the file system but what a policy
-    denies and the agent files, and log what the enforced run would have refused;
-    ocsf: the log as OCSF events (written when the run ends); syscalls:
-    --trace-syscalls' decoder (every call of the tree a `syscall` event); read_only:
-    files the tree may never change (the policy files), with ztsa's own installation;
-    keep_pth: --keep-pth, a code-running .pth the run wrote into a workspace venv is
-    kept when a RECORD the run wrote lists it (ztsa.sandbox.bytecode);
-    max_memory: --max-memory, each process's data and, with a cgroup, the whole tree's
-    memory (None: plan.MAX_MEMORY a process, cgroup.default_total() for the tree);
-    tool_config: the private HOME gets filtered copies of the caller's Cargo, npm, pip,
-    uv, git and SSH configuration, read-only (ztsa.sandbox.toolconf; parse_cache: a
-    TOML file's parse through the parse cache); max_disk: --max-disk, bytes of the
-    private HOME and TMPDIR (a tmpfs; 0, and with keep_tmp: on the host's disk)."""
-    each = max_memory or plan.MAX_MEMORY
-    total = max_memory or cgroup.default_total()
-    log = AuditLog(log_stream, secrets, ocsf=ocsf)
-    private, lock = private_dir(reapable=not keep_tmp)  # 0700, removed at the end
+def policy(request: ExecRequest, offer: HostOffer) -> tuple[Policy, list[str]]:
+    """The run's allowlist, and lines for stderr. In the tree's own network namespace
+    names are followed when the tree resolves them; without one (no user namespaces)
+    they are resolved once, now, and what a policy denies is dropped from their
+    addresses. ValueError."""
+    from ztsa.sandbox.policy import PolicyError, parse_net, resolvers
+
+    rules, notes = list(request.net), []
+    if not offer.netns:
+        programs = {r.spec: r.binaries for r in request.net if r.binaries}
+        try:
+            rules = [parse_net(r.spec) if r.name else r for r in request.net
+                     if r.spec not in request.agent_hosts]
+        except PolicyError as exc:
+            raise ValueError(f"--allow-net: {exc}") from None
+        for spec in request.agent_hosts:  # the agent's, not the person's: said, not refused
+            try:
+                rules.append(parse_net(spec))
+            except PolicyError as exc:
+                notes.append(f"ztsa: --agent: {exc}; the agent cannot reach it")
+        rules = [r._replace(binaries=programs[r.spec]) if r.spec in programs else r
+                 for r in rules]
+        if programs:
+            notes.append("ztsa: net.allow rules for listed programs need the tree's network "
+                         "namespace; here they allow nothing")
+        if request.deny:  # names resolved now: drop what a policy denies
+            rules = [r._replace(networks=tuple(n for n in r.networks if not any(
+                d.networks and any(n.version == x.version and n.overlaps(x)
+                                   for x in d.networks) for d, _ in request.deny)))
+                     if r.name else r for r in rules]
+    try:  # --audit-only asks upstream for every name
+        dns = resolvers(list(request.dns)) if (
+            request.dns or request.names_a_host or request.audit_only) else []
+    except ValueError as exc:
+        raise ValueError(f"--dns: {exc}") from None
+    return Policy(rules, list(request.allow_unix), request.workspace, dns,
+                  request.allow_listen, list(request.deny)), notes
+
+
+def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
+            log_stream: IO[str] | None, secrets: dict[str, str] | None = None,
+            syscalls: Decoder | None = None) -> int:
+    """Run the request confined; return ztsa's exit status (CMD's, or 125/126/127, or
+    3 when the untrusted profile lacks a control, or 2 when the host cannot run what was
+    asked). Prepares what the plan names (the private home and TMPDIR, CMD's
+    environment, the agents' state, the tool configuration's copies, the tree's cgroup,
+    the first ruleset), then plans (plan.make) and runs it. log_stream: the audit log,
+    closed here; secrets: --secret's values, set for CMD and never logged; syscalls:
+    --trace-syscalls' decoder."""
+    each = request.max_memory or plan.MAX_MEMORY
+    total = request.max_memory or cgroup.default_total()
+    log = AuditLog(log_stream, secrets, ocsf=request.ocsf)
+    private, lock = private_dir(reapable=not request.keep_tmp)  # 0700, removed at the end
     group: cgroup.Group | None = None
+    home = request.home
     try:
         own_home = os.path.join(private, "home")
         tmpdir = os.path.join(private, "tmp")
         os.mkdir(own_home, 0o700)
         os.mkdir(tmpdir, 0o700)
-        env = child_environment(dict(os.environ), list(env_specs), home or own_home, tmpdir)
+        env = child_environment(dict(os.environ), list(request.env_specs), home or own_home,
+                                tmpdir)
         real_home = _passwd_home() or os.environ.get("HOME")
         # $HOME first: the one the caller's own git and toolchains use
         homes = [h for h in dict.fromkeys([os.environ.get("HOME"), real_home]) if h]
         for name, value in toolchains.variables(dict(os.environ), homes).items():
             env.setdefault(name, value)
-        ns = plan.namespaces(os.geteuid() == 0 or nat.userns_available())
         env.update(secrets or {})
-        for name in deny_env or ():  # never passed, the default few included
+        for name in request.deny_env:  # never passed, the default few included
             if name not in ("HOME", "TMPDIR"):
                 env.pop(name, None)
         # after the secrets: the agent's private configuration approves the key it gets
-        setup = agents.prepare(list(agent_names), homes[0], own_home,
-                               mounts=ns != plan.Namespaces.NONE,
-                               workspace=policy.workspace, env=env) if (
-            agent_names and homes and not home) else None
+        setup = agents.prepare(list(request.agents), homes[0], own_home,
+                               mounts=offer.mounts, workspace=policy.workspace,
+                               env=env) if (request.agents and homes and not home) else None
         if setup is not None:
             for name, value in setup.env:
-                if name not in (deny_env or ()):
+                if name not in request.deny_env:
                     env.setdefault(name, value)
         identity = toolchains.git_identity(homes, dict(os.environ)) if (
-            git_identity and not home) else None
+            request.git_identity and not home) else None
         if identity is not None:
             fd = os.open(os.path.join(own_home, ".gitconfig"),
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "w") as f:
                 f.write(identity)
         shown: tuple[str, ...] = ()
-        if tool_config and homes and not home:
+        if request.tool_config and homes and not home:
             from ztsa.sandbox import toolconf
 
-            conf = toolconf.prepare(homes, own_home, dict(os.environ), env, parse_cache)
+            conf = toolconf.prepare(homes, own_home, dict(os.environ), env,
+                                    request.parse_cache)
             for line in conf.notes:
                 print(line, file=sys.stderr)
             shown = conf.files
         # the tree's totals: its own cgroup beneath ztsa's, where ztsa may make one
-        group, why = cgroup.make(log.run, max_procs + 1, total)  # + 1: the keeper
-        # the tree's share of its user's inotify, locks and disk (ztsa.sandbox.resources)
-        disk = 0 if keep_tmp or ns == plan.Namespaces.NONE else max_disk
-        inotify = resources.inotify_share()
-        lacking = resources.missing(int(ns), cap_mask(keep_caps), inotify)
+        group, why = cgroup.make(log.run, request.max_procs + 1, total)  # + 1: the keeper
+        mode = plan.decide(request, offer)
+        # the tree's share of its user's inotify, locks and disk (ztsa.sandbox.resources;
+        # root keeping capabilities chose to go without inotify limits of the tree's)
+        lacking = resources.missing(offer, keep_caps=bool(request.keep_cap_mask))
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir,
-                  max_procs=max_procs, max_memory=each, max_disk=disk,
-                  **({"inotify": list(inotify)} if resources.INOTIFY_MISSING not in lacking
-                     else {}),
+                  max_procs=request.max_procs, max_memory=each, max_disk=mode.max_disk,
+                  **({"inotify": list(mode.inotify)} if mode.inotify != (0, 0) else {}),
                   **({"resources_missing": lacking} if lacking else {}),
                   limits=group.kind if group else "rlimits",
                   **({"max_memory_total": total} if group else {"limits_why": why}),
                   **({"secrets": sorted(secrets)} if secrets else {}),
-                  **({"agents": list(agent_names)} if agent_names else {}))
-        writable = [policy.workspace, private, *(p for p in [home] if p), *allow_write,
-                    *(setup.writable if setup else ())]
+                  **({"agents": list(request.agents)} if request.agents else {}))
+        writable = [policy.workspace, private, *(p for p in [home] if p),
+                    *request.allow_write, *(setup.writable if setup else ())]
         # real_home: the user's home by the password database, $HOME being the caller's
         # to set (and a tree of an earlier run may have written the script that set it)
         also = [h for h in [os.environ.get("HOME")] if h]
-        fs = landlock.plan(nat.landlock_abi(), writable, real_home, also=also,
-                           hidden=list(deny_read))
-        missing = list(fs.missing)
-        unreadable = landlock.unreadable([real_home, *also], list(deny_read))
-        # hidden by mounts as well, whatever Landlock's rules can hold: what no run may
-        # read (under --audit-only, a policy's denials)
-        hidden = list(deny_read) if audit_only else [p for p in unreadable if p != "/dev"]
-        # what decides later runs: the policy files and ztsa's own installation
-        keep = [*read_only, *protect.own_installation(writable)]
-        if deny_read and ns == plan.Namespaces.NONE and not fs.handled & landlock.READ:
-            print(f"ztsa: a policy's fs.deny_read ({', '.join(deny_read)}) cannot be enforced "
-                  "here: no mount namespace, and Landlock's read rules cannot hold it; CMD "
-                  "was not started", file=sys.stderr)
+        deny_read = list(request.deny_read)
+        fs = landlock.plan(offer.landlock_abi, writable, real_home, also=also,
+                           hidden=deny_read)
+        try:  # what decides later runs: the policy files and ztsa's own installation
+            read_only = (*request.policy_files,
+                         *_own_state([*request.allow_write, *([home] if home else [])]),
+                         *protect.own_installation(writable))
+        except ValueError as exc:
+            print(f"ztsa: {exc}", file=sys.stderr)
             log.close()
             return EXIT_USAGE
-        judged: tuple[landlock.Plan, list[str]] | None = None
-        if audit_only:
-            if ns == plan.Namespaces.NONE or not nat.pidns_available():
-                print("ztsa: --audit-only needs user and PID namespaces, which this system "
-                      "refuses (see `ztsa doctor`); CMD was not started", file=sys.stderr)
-                log.close()
-                return EXIT_USAGE
-            judged = (fs, unreadable)
-            fs = landlock.audit_plan(fs.abi, list(deny_read))
-        if ns == plan.Namespaces.NONE:
-            missing.append(USERNS_MISSING)
-        if ns == plan.Namespaces.NONE or not nat.pidns_available():
-            missing.append(PIDNS_MISSING)
-        if ns == plan.Namespaces.NONE:
-            missing.append(NETNS_MISSING)
-        # what the kernel lacks (root keeping capabilities chose it: the env event says)
-        missing += resources.missing(int(ns), 0, inotify)
+        site = plan.Site(
+            program="", env=tuple(env.items()), fs=fs, writable=tuple(writable),
+            audit_fs=landlock.audit_plan(fs.abi, deny_read)
+            if request.audit_only and mode.pid_ns else None,
+            unreadable=tuple(landlock.unreadable([real_home, *also], deny_read)),
+            real_home=real_home,
+            # hidden like a home: $HOME, and where the private directories of all runs
+            # are, but for this one's
+            also_homes=(*also, os.path.dirname(private)),
+            read_only=read_only,
+            # an agent's state; the tool configuration's copies read-only, bound onto
+            # themselves
+            binds=(*(setup.binds if setup else ()),
+                   *((p, p, False) for p in shown if mode.namespaces != plan.Namespaces.NONE)),
+            log_fd=log.stream.fileno() if log.stream is not None else -1,
+            log_path=getattr(log_stream, "name", None),
+            net=policy.net_plan() if mode.netns else plan.NetPlan(),
+            secrets=tuple((secrets or {}).items()), run_id=log.run,
+            own_session=not terminal.among_stdio(), private_dir=private)
+        try:
+            missing = plan.missing(request, offer, fs)
+        except plan.Refusal as no:
+            print(no.message, file=sys.stderr)
+            log.close()
+            return no.code
         if missing:
             for control in missing:
                 print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
             log.event("confinement", missing=missing, landlock_abi=fs.abi,
-                      refused=strict)
-            if strict:
+                      refused=request.strict)
+            if request.strict:
                 print("ztsa: the untrusted profile needs every control; CMD was not started",
                       file=sys.stderr)
                 log.close()
                 return EXIT_GATE
-        return _execute(argv, policy, log, log_stream, cwd, keep_caps, pass_fds, env, fs,
-                        ns, list(protect_extra), real_home, list(allow_read),
-                        (max_procs, each), quiet, setup, secrets, judged, syscalls,
-                        hidden, keep, group, keep_pth,
-                        # the copies read-only: bound onto themselves
-                        [(p, p, False) for p in shown] if ns != plan.Namespaces.NONE else [],
-                        (disk, inotify))
+        return _execute(request, offer, policy, log, site, setup, syscalls, group)
     finally:
         if group is not None:
             cgroup.remove(group)
-        if keep_tmp:
+        if request.keep_tmp:
             print(f"ztsa: kept the private home and TMPDIR in {private}", file=sys.stderr)
         else:
             remove_tree(private)
@@ -268,18 +283,40 @@ def execute(argv: list[str], policy: Policy, log_stream: IO[str] | None, cwd: st
         cgroup.reap_stale()
 
 
-def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str] | None,
-             cwd: str, keep_caps: list[str], pass_fds: list[int], env: dict[str, str],
-             fs: landlock.Plan, ns: plan.Namespaces, protect_extra: list[str],
-             real_home: str | None = None, allow_read: list[str] | None = None,
-             limits: tuple[int, int] = (0, 0), quiet: bool = False,
-             setup: agents.Setup | None = None,
-             secrets: dict[str, str] | None = None,
-             judged: tuple[landlock.Plan, list[str]] | None = None,
-             syscalls: Decoder | None = None, deny_read: list[str] | None = None,
-             read_only: list[str] | None = None, group: cgroup.Group | None = None,
-             keep_pth: bool = False, binds: list[tuple[str, str, bool]] | None = None,
-             shares: tuple[int, tuple[int, int]] = (0, (0, 0))) -> int:
+def _own_state(writable: list[str]) -> list[str]:
+    """ztsa's own state that a writable place of the tree's holds: the parse cache (a
+    planted entry would be a later gate's parse) and the user policy's directory (a
+    planted policy.toml, a later run's allow entries). Made now if missing (0700), so
+    that the tree sees it read-only; nothing when no writable place holds them."""
+    roots = [os.path.realpath(p) for p in writable]
+    if not roots:
+        return []
+    from ztsa import tiers
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                              ".cache")
+    wanted = [os.environ.get("ZTSA_CACHE_DIR") or os.path.join(base, "ztsa"),
+              os.path.dirname(tiers.user_path())]
+    out = []
+    for d in wanted:
+        real = os.path.realpath(d)
+        if not os.path.isabs(d) or not any(real == r or real.startswith(r.rstrip("/") + "/")
+                                           for r in roots):
+            continue
+        try:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"cannot keep ztsa's own {d} from the tree: {exc.strerror}"
+                             ) from None
+        out.append(d)
+    return out
+
+
+def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditLog,
+             site: plan.Site, setup: agents.Setup | None, syscalls: Decoder | None,
+             group: cgroup.Group | None) -> int:
+    argv = list(request.argv)
+    env = dict(site.env)
     program = find_program(argv[0], env.get("PATH"))
     if program is None:
         print(f"ztsa: {argv[0]}: command not found", file=sys.stderr)
@@ -299,32 +336,19 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
         _report_agent_state(log, agentguard.audit(state, keep, (), {}, log.run))
         agent_before[state] = agentguard.snapshot(state, keep, globs)
     layout = git_before.layout
-    allow_read = [*(allow_read or []), *gitguard.outside_gitdirs(policy.workspace, layout)]
     empty = ""
-    if deny_read:  # what a hidden file shows instead (private: removed with the run)
+    if request.deny_read if request.audit_only else [p for p in site.unreadable
+                                                      if p != "/dev"]:
+        # what a hidden file shows instead (private: removed with the run)
         empty = os.path.join(os.path.dirname(env["TMPDIR"]), "denied")
         os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400))
-    run = plan.make(program, argv, env, cwd, policy, fs, ns, protect_extra,
-                    cap_mask(keep_caps), pass_fds,
-                    log.stream.fileno() if log.stream is not None else None,
-                    log_path=getattr(log_stream, "name", None), pid_ns=nat.pidns_available(),
-                    run_id=log.run, real_home=real_home, allow_read=allow_read,
-                    max_procs=limits[0], max_memory=limits[1],
-                    # hidden like a home: $HOME, and where the private directories of
-                    # all runs are, but for this one's
-                    also_homes=[*(h for h in [os.environ.get("HOME")] if h),
-                                os.path.dirname(os.path.dirname(env["TMPDIR"]))], git=layout,
-                    binds=[*(setup.binds if setup else ()), *(binds or ())],
-                    secrets=secrets, audit=judged,
-                    deny_read=deny_read, empty_file=empty, read_only=read_only,
-                    own_session=not terminal.among_stdio(),
-                    private_dir=os.path.dirname(env["TMPDIR"]), max_disk=shares[0],
-                    inotify=shares[1])
-    used_before = resources.fs_used(policy.workspace)
+    run = plan.make(request, offer, site._replace(
+        program=program, git=layout, empty_file=empty,
+        allow_read=(*request.allow_read, *gitguard.outside_gitdirs(policy.workspace, layout))))
     # each refused destination said when first refused, unless --quiet (the helper says
     # its own; the tracer's through the log)
-    run = run._replace(tell=not quiet)
-    log.tell = not quiet
+    log.tell = run.tell
+    used_before = resources.fs_used(policy.workspace)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     try:
         if group is not None:  # before the child runs anything: all of the tree is in it
@@ -353,7 +377,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     # The child runs nothing of CMD's until it is released below.
     nat.set_dumpable(False)
     held = terminal.hold()  # before CMD runs: the terminal's foreground and modes now
-    flags = terminal.flags_of([0, 1, 2, *pass_fds])
+    flags = terminal.flags_of([0, 1, 2, *request.pass_fds])
     os.write(sync_fd, b"g")
     os.close(sync_fd)
     # a signal to ztsa is only recorded: the interpreter writes its number to the wake
@@ -409,7 +433,7 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     after = gitguard.layout_after(policy.workspace, git_before)  # one walk for both
     moved = gitguard.audit(policy.workspace, git_before, log.run, after)
     moved += gitguard.audit_policy(policy.workspace, pyproject_before, log.run)
-    started = bytecode.audit(policy.workspace, code_before, after, log.run, keep_pth)
+    started = bytecode.audit(policy.workspace, code_before, after, log.run, request.keep_pth)
     swept = [f for state, keep, globs in (setup.kept if setup else ())
              for f in agentguard.audit(state, keep, globs, agent_before.get(state, {}),
                                        log.run)]
@@ -438,11 +462,12 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
     if run.pid_ns and run.max_procs and nat.procs_unlimited():
         what = "the PID namespace's own pid_max (--max-procs binds root no more)"
         _say(f"ztsa: this kernel lacks {what}")
-        log.event("confinement", missing=[what], landlock_abi=fs.abi, refused=False)
+        log.event("confinement", missing=[what], landlock_abi=run.landlock.abi,
+                  refused=False)
     if run.inotify != (0, 0) and nat.inotify_unbounded():
         _say(f"ztsa: this kernel lacks {resources.INOTIFY_MISSING}")
-        log.event("confinement", missing=[resources.INOTIFY_MISSING], landlock_abi=fs.abi,
-                  refused=False)
+        log.event("confinement", missing=[resources.INOTIFY_MISSING],
+                  landlock_abi=run.landlock.abi, refused=False)
     grown = (used_after - used_before if used_after is not None and used_before is not None
              else None)
     limited = cgroup.refused(group) if group is not None else cgroup.Refused(0, 0)
@@ -465,13 +490,13 @@ def _execute(argv: list[str], policy: Policy, log: AuditLog, log_stream: IO[str]
               # the workspace's growth: its file system's used bytes (other writers too)
               **({"workspace_fs_used_before": used_before,
                   "workspace_fs_used_after": used_after} if grown is not None else {}))
-    where = f"; audit log: {log_stream.name}" if log_stream is not None else ""
+    where = f"; audit log: {site.log_path}" if site.log_path is not None else ""
     first = list({d[1]: d for d in [*log.first_denials, *nat.helper_first_denials()]
                   }.values())[:3] if denied else []
     private = os.path.dirname(env.get("TMPDIR", "")) + os.sep
     shown = "; first denied: " + printable(", ".join(_denial_hint(*d, private=private)
                                                      for d in first)) if first else ""
-    if not quiet:
+    if run.tell:
         audit = (f"audit only, nothing outside the workspace was enforced: {would} would "
                  f"have been denied (`ztsa policy suggest` turns the log into a policy); "
                  ) if run.audit else ""

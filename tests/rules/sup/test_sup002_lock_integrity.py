@@ -170,3 +170,24 @@ def test_fail_a_tarball_url_with_a_git_like_fragment(machine):
                            "resolved": f"https://github.com/o/b.git#{sha}"}}}))
     out = machine.run("SUP002")
     assert [e.detail.split("@")[0] for e in out.evidence] == ["a"], out
+
+
+def test_a_missing_hash_is_hygiene_and_a_foreign_host_an_attack(machine):
+    """An entry without a hash is what a maintainer forgot: advisory, never gating on its
+    own. An entry from another host is what an attacker plants: it gates, and the
+    entries without a hash are listed beside it."""
+    entry = {"version": "2.1.3", "resolved": "https://registry.npmjs.org/ms/-/ms-2.1.3.tgz"}
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {
+        "node_modules/ms": entry}}))
+    out = machine.run("SUP002")
+    assert out.status is Status.FAIL and out.advisory
+    assert "without an integrity hash" in out.message
+    planted = {"version": "1.0.0", "integrity": "sha512-x",
+               "resolved": "https://npm.evil.invalid/left-pad/-/left-pad-1.0.0.tgz"}
+    machine.ws("package-lock.json", json.dumps({"lockfileVersion": 3, "packages": {
+        "node_modules/ms": entry, "node_modules/left-pad": planted}}))
+    out = machine.run("SUP002")
+    assert out.status is Status.FAIL and not out.advisory
+    details = [e.detail for e in out.evidence]
+    assert any("npm.evil.invalid" in d for d in details)
+    assert any("ms@2.1.3" in d and "no integrity hash" in d for d in details)

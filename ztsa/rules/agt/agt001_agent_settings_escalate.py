@@ -41,7 +41,7 @@ from ztsa.agentfiles import CLAUDE_SETTINGS, get, out_of_reach, settings
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import line_of
 from ztsa.registry import rule
 
@@ -158,7 +158,8 @@ def audit(ctx: Context, f: Findings, rel: str) -> None:
 
 
 @rule(id="AGT001", slug="agent-settings-escalate", title="Agent settings escalate",
-      severity=Severity.CRITICAL, actions="W/B/B")
+      severity=Severity.CRITICAL,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in CLAUDE_SETTINGS:

@@ -41,7 +41,7 @@ from ztsa.agentfiles import CLAUDE_SETTINGS, get, json_file, out_of_reach, setti
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.project import matching
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import ParseError, line_of
 from ztsa.registry import rule
 
@@ -157,7 +157,8 @@ def _cursor_environment(ctx: Context, f: Findings) -> None:
 
 
 @rule(id="AGT002", slug="agent-hooks", title="Agent hooks run host commands",
-      severity=Severity.HIGH, actions="W/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in CLAUDE_SETTINGS:

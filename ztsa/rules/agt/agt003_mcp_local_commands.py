@@ -30,7 +30,7 @@ import re
 from ztsa.agentfiles import MCP_JSON, get, json_file, out_of_reach, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import line_of
 from ztsa.registry import rule
 
@@ -68,7 +68,8 @@ def report(f: Findings, rel: str, text: str, name: str, server: Any) -> None:
 
 
 @rule(id="AGT003", slug="mcp-local-commands", title="MCP servers start local commands",
-      severity=Severity.MEDIUM, actions="W/W/B")
+      severity=Severity.MEDIUM,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel, key in MCP_JSON:

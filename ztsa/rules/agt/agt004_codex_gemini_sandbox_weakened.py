@@ -20,7 +20,7 @@ from __future__ import annotations
 from ztsa.agentfiles import get, json_file, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import line_of
 from ztsa.registry import rule
 
@@ -41,7 +41,8 @@ def codex_tables(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 @rule(id="AGT004", slug="codex-gemini-sandbox-weakened", severity=Severity.HIGH,
-      title="Codex or Gemini project config weakens the sandbox", actions="W/W/B")
+      title="Codex or Gemini project config weakens the sandbox",
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     loaded = f.attempt(toml_file, ctx, CODEX)

@@ -30,7 +30,7 @@ from ztsa.agentfiles import get, json_file, out_of_reach, settings
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.project import matching
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import line_of
 from ztsa.registry import rule
 
@@ -62,7 +62,8 @@ def _settings(f: Findings, doc: dict[str, object], text: str, rel: str) -> None:
 
 
 @rule(id="AGT005", slug="editor-auto-run", title="Editor auto-approve or auto-run",
-      severity=Severity.MEDIUM, actions="W/W/B")
+      severity=Severity.MEDIUM,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     found = settings(f, ctx, SETTINGS)

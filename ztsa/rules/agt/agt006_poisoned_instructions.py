@@ -31,6 +31,10 @@ running it ("NEVER run the real installer", "do not paste") is named as what not
 it is still reported, as advisory, and gates only beside another finding. An agent
 directory whose contents cannot be read is unknown: a symlink out of the workspace
 (`.claude` -> elsewhere), or a git submodule that is not checked out.
+A file an agent loads wherever it sits (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md`, ...:
+ztsa.surfaces.ANYWHERE) acts under `tests/` too; one that acts only at a project's
+top (`.cursor/rules/`, `.github/copilot-instructions.md`, a skill) inside test data or
+a project nothing of the root names is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 Agents follow these files as instructions. Hidden characters let a reviewer see one
@@ -50,7 +54,8 @@ from ztsa.agentfiles import out_of_reach
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.model import Outcome, Severity
+from ztsa.manifests.scope import in_play
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 from ztsa.surfaces import INSTRUCTIONS, instruction_file
 from ztsa.walk import all_files
@@ -242,7 +247,8 @@ class _File:
 
 
 @rule(id="AGT006", slug="poisoned-instructions", title="Poisoned instruction files",
-      severity=Severity.HIGH, actions="W/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     _out_of_reach(ctx, f)
@@ -253,5 +259,6 @@ def check(ctx: Context) -> Outcome:
             _File(f, rel, text).judge()
     return f.outcome(f"{len(files)} instruction file(s) clean",
                      f"{len(f.found) + len(f.advised)} suspicious item(s) in instruction files",
+                     scope=lambda rel: in_play(ctx, rel),
                      advised=f"{len(f.advised)} download(s) piped into a shell, each named as "
                      "what not to do")

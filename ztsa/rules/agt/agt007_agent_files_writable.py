@@ -24,7 +24,7 @@ import os
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 IN_WORKSPACE = (".claude", ".mcp.json", "CLAUDE.md", "AGENTS.md", ".codex",
@@ -34,7 +34,8 @@ IN_HOME = (".claude/settings.json", ".claude.json", ".codex/config.toml",
 
 
 @rule(id="AGT007", slug="agent-files-writable", title="Agent control files writable",
-      severity=Severity.HIGH, actions="-/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in IN_WORKSPACE:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.isolation import detect
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 FLAGS = ("--dangerously-skip-permissions", "--dangerously-bypass-approvals-and-sandbox",
@@ -43,7 +43,8 @@ def bypass_flag(argv: list[str]) -> str | None:
 
 
 @rule(id="AGT008", slug="bypass-without-isolation", title="Bypass mode without isolation",
-      severity=Severity.CRITICAL, actions="B/B/B")
+      severity=Severity.CRITICAL,
+      nature=Nature.ENV_UNGUARDED, actions="B/B/B")
 def check(ctx: Context) -> Outcome:
     chain = ctx.host.ancestors()
     hits = [(pid, argv, flag) for pid, argv in chain if (flag := bypass_flag(argv))]

@@ -8,7 +8,9 @@ or whose container can take the host (`privileged`, `--privileged`, `--pid=host`
 `--cap-add` of SYS_ADMIN or ALL in `runArgs`, those capabilities in `capAdd`, an
 unconfined `securityOpt`, the Docker socket among `mounts` or `runArgs`, and the same in
 the services of the `dockerComposeFile` it names); `.envrc` (direnv); a `.husky/`
-directory; an install hook of the root `package.json` that installs git hooks
+directory that something installs (an install hook or dependency that runs husky, or a
+`core.hooksPath` naming it: a `.husky/` nothing installs runs nothing); an install hook
+of the root `package.json` that installs git hooks
 (`simple-git-hooks`, `lefthook install`, `husky`, `pre-commit install`, `git config
 core.hooksPath`), or a `lefthook` or `simple-git-hooks` dependency with its
 configuration (`lefthook.yml`, a `simple-git-hooks` table), which installs the hooks
@@ -16,12 +18,15 @@ from its own install script (each command the configuration runs is named, by ho
 and, in every git repository in the workspace (the top level, nested ones, submodules'
 `.git/modules/*`, linked worktrees, bare ones): config keys that run a program or send
 git elsewhere (`core.fsmonitor`, `core.hooksPath`, `core.pager`, `include.path`,
-`filter.*`, `credential.helper`, and the rest of `ztsa.gitlayout.RUNS_CODE`), executable
-hooks other than `*.sample` (in `hooks/` and in the directory `core.hooksPath` names;
+`filter.*` other than the git-lfs filter exactly as `git lfs install` writes it,
+`credential.helper`, and the rest of `ztsa.gitlayout.RUNS_CODE`), executable
+hooks other than `*.sample` and git-lfs's own (in `hooks/` and in the directory
+`core.hooksPath` names;
 for an installed pre-commit hook, also each local hook of `.pre-commit-config.yaml`, the
 command it runs on every commit), a `commondir` that is not the repository's own, a
 `.git` file that leads outside the workspace or into its files rather than a git
-directory, and files `ztsa exec` moved aside after a run (`.ztsa-quarantine/`).
+directory. Files `ztsa exec` moved aside after a run (`.ztsa-quarantine/`) are named,
+as advice: they are inert there.
 
 ## Why it matters
 These run before any sandbox exists: an IDE opening the folder, direnv entering it,
@@ -48,22 +53,27 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.follow import describe, follow
 from ztsa.lazy import LazyRe
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import ParseError, line_of, parse_git_config
 from ztsa.registry import rule
 
 
 @rule(id="AGT009", slug="workspace-auto-exec", title="Workspace auto-exec before any sandbox",
-      severity=Severity.HIGH, actions="W/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     _devcontainers(ctx, f)
     if ctx.ws_exists(".envrc"):
         f.fail(".envrc runs when direnv enters the folder", ".envrc")
-    _repositories(ctx, f)
-    if os.path.isdir(ctx.ws_path(".husky")) and not os.path.islink(ctx.ws_path(".husky")):
+    hooks_path = _repositories(ctx, f)
+    installers = _hook_installers(ctx, f)
+    # .husky/ runs only once something points git at it: an install hook or dependency
+    # that runs husky, or a core.hooksPath (husky's own repository, and one whose
+    # husky is gone, hold a .husky/ that nothing installs)
+    if os.path.isdir(ctx.ws_path(".husky")) and not os.path.islink(ctx.ws_path(".husky")) \
+            and ("husky" in installers or any(".husky" in p for p in hooks_path)):
         _husky(ctx, f)
-    _hook_installers(ctx, f)
     _quarantine(ctx, f)
     return f.outcome("nothing in the workspace runs automatically",
                      f"{len(f.found)} auto-exec item(s)")
@@ -151,18 +161,20 @@ HOOK_INSTALLERS = LazyRe(r"\b(simple-git-hooks|lefthook\s+install|husky(?:\s+ins
                          re.IGNORECASE)
 
 
-def _hook_installers(ctx: Context, f: Findings) -> None:
+def _hook_installers(ctx: Context, f: Findings) -> set[str]:
     """vue and vite (`"postinstall": "simple-git-hooks"`), typescript-sdk (`"prepare":
     "npx --no-install lefthook install"`): the install writes git hooks that run on the
-    person's next commit, as .husky/ does."""
+    person's next commit, as .husky/ does. Returns the installers found (a husky
+    dependency is one: husky 4 installs its hooks from its own install script); an
+    unreadable package.json counts as husky, which is never a pass."""
     if not ctx.ws_exists("package.json"):
-        return
+        return set()
     from ztsa.manifests import MAX_MANIFEST_BYTES
     from ztsa.manifests.npm import parse_package_json
     from ztsa.manifests.project import load
 
     pj = f.attempt(load, ctx, "package.json", parse_package_json, MAX_MANIFEST_BYTES)
-    flagged = set()
+    flagged: set[str] = set() if pj is not None else {"husky"}
     for hook in ("preinstall", "install", "postinstall", "prepare") if pj else ():
         cmd = pj.scripts.get(hook) if pj else None
         m = HOOK_INSTALLERS.search(cmd) if cmd else None
@@ -196,6 +208,7 @@ def _hook_installers(ctx: Context, f: Findings) -> None:
                            "package.json", pj.line(cmd[:40]))
     if "lefthook" in flagged:
         _lefthook_runs(ctx, f)
+    return flagged | ({"husky"} & names)
 
 
 LEFTHOOK_CONFIGS = ("lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml")
@@ -233,7 +246,10 @@ def _lefthook_runs(ctx: Context, f: Findings) -> None:
                                or line_of(text or "", cmd[:40]))
 
 
-def _repositories(ctx: Context, f: Findings) -> None:
+def _repositories(ctx: Context, f: Findings) -> list[str]:
+    """Judge every git repository of the workspace; return the core.hooksPath values
+    its configs set."""
+    hooks_paths: list[str] = []
     ws = os.path.realpath(ctx.ws_path(""))
     layout = gitlayout.find(ws)
     for d in layout.unreadable:
@@ -258,6 +274,10 @@ def _repositories(ctx: Context, f: Findings) -> None:
                 continue
             for section, key, value, line in entries:
                 full = f"{section}.{key}"
+                if full.lower() == "core.hookspath":
+                    hooks_paths.append(value)
+                if gitlayout.lfs_default(full, value):
+                    continue  # git-lfs's own filter, as `git lfs install` writes it
                 if gitlayout.runs_code(full, value):
                     f.fail(f"{full} is set to {value[:60]!r}", rel(path), line)
                 elif (section, key) == ("core", "worktree") and not inside(
@@ -295,13 +315,16 @@ def _repositories(ctx: Context, f: Findings) -> None:
             except OSError:
                 continue
             if (not name.endswith(".sample") and stat.S_ISREG(st.st_mode)
-                    and st.st_mode & 0o111):
+                    and st.st_mode & 0o111 and not gitlayout.lfs_hook(
+                        name, gitlayout.read_small(os.path.join(d, name)) or b"")):
                 where = rel(os.path.join(d, name))
                 f.fail(f"git hook {name} is executable" if inside(d) else
                        f"git hook {where} (outside the workspace) is executable",
                        where if inside(d) else None)
                 if inside(d):
                     _pre_commit_runs(ctx, f, os.path.join(d, name), ws)
+
+    return hooks_paths
 
 
 PRE_COMMIT_SHIM = b"File generated by pre-commit"
@@ -395,5 +418,7 @@ def _quarantine(ctx: Context, f: Findings) -> None:
             moved = json.loads(text) if text is not None else []
         except ValueError:
             moved = []
-        f.fail(f"ztsa exec moved aside {len(moved)} file(s) that would have run code "
-               f"(run {run}): review them", manifest)
+        # inert where they are (flattened names, no execute bits): said, never blocking,
+        # or an ordinary venv or test run made every later run fail
+        f.advise(f"ztsa exec moved aside {len(moved)} file(s) that would have run code "
+                 f"(run {run}): `ztsa quarantine list` shows them", manifest)

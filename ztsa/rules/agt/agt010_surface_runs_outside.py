@@ -30,12 +30,13 @@ for it (`docs/surfaces.md`); keep personal tooling in user-level configuration.
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="AGT010", slug="surface-runs-outside", title="A catalogued surface runs code "
-      "outside the sandbox", severity=Severity.HIGH, actions="W/B/B")
+      "outside the sandbox", severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     from ztsa.surfacecheck import check as judge
 

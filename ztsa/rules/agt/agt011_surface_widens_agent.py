@@ -31,12 +31,13 @@ Remove the setting from the repository, or narrow it to what the catalogue calls
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="AGT011", slug="surface-widens-agent", title="A catalogued surface widens an "
-      "agent's reach or feeds it instructions", severity=Severity.HIGH, actions="W/B/B")
+      "agent's reach or feeds it instructions", severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     from ztsa.surfacecheck import check as judge
 

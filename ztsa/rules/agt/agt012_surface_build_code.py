@@ -23,12 +23,13 @@ Use the tool's released distribution with its checksum (`distributionSha256Sum`,
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="AGT012", slug="surface-build-code", title="A catalogued build or install "
-      "surface runs code from an unexpected place", severity=Severity.HIGH, actions="W/B/B")
+      "surface runs code from an unexpected place", severity=Severity.HIGH,
+      nature=Nature.SUPPLY_ATTACK, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     from ztsa.surfacecheck import check as judge
 

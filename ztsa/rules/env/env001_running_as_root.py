@@ -19,14 +19,15 @@ inside a rootless sandbox such as `bwrap --unshare-user --uid 1000`.
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 FIELDS = ("real", "effective", "saved", "filesystem")
 
 
 @rule(id="ENV001", slug="running-as-root", title="Running as root",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.ENV_ESCAPE, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     status = ctx.host.proc_status()
     if status is None or "Uid" not in status:

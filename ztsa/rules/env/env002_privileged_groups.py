@@ -18,14 +18,15 @@ sandbox that drops supplementary groups (`bwrap --unshare-user`, `setpriv --clea
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 PRIVILEGED = frozenset({"docker", "lxd", "sudo", "wheel", "root", "adm", "disk"})
 
 
 @rule(id="ENV002", slug="privileged-groups", title="Member of a privilege-granting group",
-      severity=Severity.HIGH, actions="-/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     status = ctx.host.proc_status()
     if status is None or "Groups" not in status or "Gid" not in status:

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.isolation import detect
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="ENV003", slug="isolation-unconfirmed", title="Isolation not confirmed",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.ENV_ESCAPE, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     iso = detect(ctx)
     evidence = [Evidence(f"{kind}: {sign}") for kind, signs in iso.kinds.items()

@@ -18,14 +18,15 @@ Run under a runtime that installs a filter (Docker and podman do by default, as 
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 MODES = {"0": "disabled", "1": "strict", "2": "filter"}
 
 
 @rule(id="ENV004", slug="no-seccomp", title="No seccomp filter",
-      severity=Severity.MEDIUM, actions="-/W/B")
+      severity=Severity.MEDIUM,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     status = ctx.host.proc_status()
     if status is None or "Seccomp" not in status:

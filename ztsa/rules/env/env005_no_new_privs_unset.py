@@ -15,12 +15,13 @@ always), Docker's `--security-opt no-new-privileges`, or `ztsa exec`.
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="ENV005", slug="no-new-privs-unset", title="NoNewPrivs unset",
-      severity=Severity.MEDIUM, actions="-/W/B")
+      severity=Severity.MEDIUM,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     status = ctx.host.proc_status()
     if status is None or "NoNewPrivs" not in status:

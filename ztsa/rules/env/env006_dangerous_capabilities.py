@@ -22,7 +22,7 @@ non-root user.
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 DANGEROUS = {
@@ -38,7 +38,8 @@ def names(mask: int) -> list[str]:
 
 
 @rule(id="ENV006", slug="dangerous-capabilities", title="Dangerous capabilities",
-      severity=Severity.CRITICAL, actions="W/B/B")
+      severity=Severity.CRITICAL,
+      nature=Nature.ENV_ESCAPE, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     status = ctx.host.proc_status()
     if status is None:

@@ -22,7 +22,7 @@ import os
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 SURFACES = (
@@ -36,7 +36,8 @@ RW_MOUNTS = ("/sys", "/proc/sys")
 
 
 @rule(id="ENV007", slug="kernel-escape-writable", title="Kernel escape surfaces writable",
-      severity=Severity.CRITICAL, actions="W/B/B")
+      severity=Severity.CRITICAL,
+      nature=Nature.ENV_ESCAPE, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     host = ctx.host
     f = Findings()

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ztsa.context import Context
 from ztsa.host import ProbeError
 from ztsa.lazy import LazyRe
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 HOST_IFACES = LazyRe(r"^(docker\d+|veth\w*|br-[0-9a-f]+|virbr\d+|cni\d+|podman\d+|lxcbr\d+)$")
@@ -38,7 +38,8 @@ def _real_uid(status: dict[str, str] | None) -> int | None:
 
 
 @rule(id="ENV008", slug="host-namespaces-shared", title="Host namespaces shared",
-      severity=Severity.MEDIUM, actions="-/W/B")
+      severity=Severity.MEDIUM,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     host = ctx.host
     found: list[Evidence] = []

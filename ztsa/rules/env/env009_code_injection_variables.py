@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.lazy import LazyRe
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 EXACT = frozenset({
@@ -52,7 +52,8 @@ def node_options_injects(value: str) -> bool:
 
 
 @rule(id="ENV009", slug="code-injection-variables", title="Code-injection variables set",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.ENV_ESCAPE, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     names = [name for name in sorted(ctx.host.environ) if name in EXACT or PATTERN.match(name)]
     node = ctx.host.environ.get("NODE_OPTIONS")

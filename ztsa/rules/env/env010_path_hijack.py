@@ -22,14 +22,15 @@ import os
 import stat
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 SYSTEM = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
 
 @rule(id="ENV010", slug="path-hijack", title="PATH hijack",
-      severity=Severity.HIGH, actions="-/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     path = ctx.host.environ.get("PATH")
     if path is None:

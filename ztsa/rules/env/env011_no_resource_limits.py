@@ -18,7 +18,7 @@ Run the agent in a cgroup with limits (`systemd-run --user --scope -p MemoryMax=
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 UNLIMITED_V1 = 1 << 62  # memory.limit_in_bytes reads as a huge page-rounded number
@@ -63,7 +63,8 @@ def _cgroup_limits(ctx: Context, cgroup: str) -> dict[str, str]:
 
 
 @rule(id="ENV011", slug="no-resource-limits", title="No resource limits",
-      severity=Severity.LOW, actions="-/-/W")
+      severity=Severity.LOW,
+      nature=Nature.ENV_LIMITS, actions="-/-/W")
 def check(ctx: Context) -> Outcome:
     cgroup = ctx.host.read_text("/proc/self/cgroup")
     limits = ctx.host.read_text("/proc/self/limits")

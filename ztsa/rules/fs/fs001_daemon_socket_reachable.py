@@ -26,7 +26,7 @@ import stat
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 FIXED = (
@@ -37,7 +37,8 @@ FIXED = (
 
 
 @rule(id="FS001", slug="daemon-socket-reachable", title="Container daemon socket reachable",
-      severity=Severity.CRITICAL, actions="W/B/B")
+      severity=Severity.CRITICAL,
+      nature=Nature.ENV_ESCAPE, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     host = ctx.host
     candidates = list(FIXED)

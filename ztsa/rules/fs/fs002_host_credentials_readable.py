@@ -29,7 +29,7 @@ import re
 from ztsa.context import Context
 from ztsa.host import ProbeError
 from ztsa.lazy import LazyRe
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 PLAIN = (
@@ -46,7 +46,8 @@ PRIVATE_KEY = b"PRIVATE KEY"
 
 
 @rule(id="FS002", slug="host-credentials-readable", title="Host credentials readable",
-      severity=Severity.CRITICAL, actions="-/B/B")
+      severity=Severity.CRITICAL,
+      nature=Nature.ENV_SECRETS, actions="-/B/B")
 def check(ctx: Context) -> Outcome:
     host = ctx.host
     home = host.home

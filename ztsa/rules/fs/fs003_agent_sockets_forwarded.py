@@ -20,12 +20,13 @@ and do not bind the agent or bus sockets into the sandbox (`bwrap` without
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="FS003", slug="agent-sockets-forwarded", title="Agent sockets forwarded",
-      severity=Severity.HIGH, actions="-/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     host, env = ctx.host, ctx.host.environ
     found: list[Evidence] = []

@@ -23,7 +23,7 @@ import os
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 WRITE = ("/etc", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "/etc/sudoers.d",
@@ -33,7 +33,8 @@ READ = ("/etc/shadow", "/proc/1/environ")
 
 
 @rule(id="FS004", slug="system-paths-writable", title="Sensitive system paths writable",
-      severity=Severity.CRITICAL, actions="W/B/B")
+      severity=Severity.CRITICAL,
+      nature=Nature.ENV_ESCAPE, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     f.access(ctx.host, WRITE, os.W_OK, "writable")

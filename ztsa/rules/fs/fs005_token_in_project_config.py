@@ -13,7 +13,9 @@ a server's `env`, `headers` (`http_headers`) and `args` holding a token shape, o
 literal value of a secret-named variable (`*_TOKEN`, `*_API_KEY`, ...) or an
 `Authorization` header. A `${VAR}` placeholder (`${env:VAR}`, `$VAR`) passes, and so
 do example values (`your-key-here`, `<token>`, `xxxx`). The report names file and
-line; the value is never shown.
+line; the value is never shown. What is found only in test data (a scanner's inputs, a
+fixture project's `.npmrc` for a loopback registry) or a project nothing of the root
+installs, builds or names is reported as advisory (ztsa.manifests.scope).
 
 ## Why it matters
 A committed token is readable by every process that can read the repository and by
@@ -32,7 +34,8 @@ import re
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
-from ztsa.model import Outcome, Severity
+from ztsa.manifests.scope import in_play
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 from ztsa.secrets import token_kind
 from ztsa.walk import find_files
@@ -93,7 +96,8 @@ def _mcp(ctx: Context, f: Findings) -> None:
 
 
 @rule(id="FS005", slug="token-in-project-config", severity=Severity.HIGH,
-      title="Auth token in project package-manager config", actions="B/B/B")
+      title="Auth token in project package-manager config",
+      nature=Nature.CREDENTIAL, actions="B/B/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in find_files(ctx, lambda name: name in NAMES):
@@ -118,4 +122,5 @@ def check(ctx: Context) -> Outcome:
                 f.fail(f"{what} value in {rel} (redacted)", path=rel, line=lineno)
     _mcp(ctx, f)
     return f.outcome("no token in project package-manager config",
-                     f"{len(f.found)} credential(s) in project config")
+                     f"{len(f.found)} credential(s) in project config",
+                     scope=lambda rel: in_play(ctx, rel))

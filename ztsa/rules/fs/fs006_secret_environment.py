@@ -20,13 +20,14 @@ only named variables), and give each secret only to the step that needs it.
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 from ztsa.secrets import NOT_SECRET_NAMES, SECRET_NAME, token_kind
 
 
 @rule(id="FS006", slug="secret-environment", title="Secret-like environment variables",
-      severity=Severity.HIGH, actions="-/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.ENV_SECRETS, actions="-/B/B")
 def check(ctx: Context) -> Outcome:
     found: list[Evidence] = []
     for name, value in sorted(ctx.host.environ.items()):

@@ -21,7 +21,7 @@ import os
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 IN_HOME = (".bashrc", ".profile", ".zshrc", ".gitconfig", ".ssh/authorized_keys",
@@ -29,7 +29,8 @@ IN_HOME = (".bashrc", ".profile", ".zshrc", ".gitconfig", ".ssh/authorized_keys"
 
 
 @rule(id="FS007", slug="persistence-files-writable", title="Persistence files writable",
-      severity=Severity.HIGH, actions="-/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     home = ctx.host.home
     if home is None:

@@ -20,7 +20,7 @@ workload identity role, and without credential variables in their environment.
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
@@ -30,7 +30,8 @@ VARS = ("KUBERNETES_SERVICE_HOST", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
 
 
 @rule(id="FS008", slug="cloud-credentials-mounted", severity=Severity.CRITICAL,
-      title="Orchestrator or cloud credentials mounted", actions="-/B/B")
+      title="Orchestrator or cloud credentials mounted",
+      nature=Nature.ENV_SECRETS, actions="-/B/B")
 def check(ctx: Context) -> Outcome:
     found = [Evidence(f"{v} is set") for v in VARS if ctx.host.environ.get(v)]
     if ctx.host.exists(TOKEN):

@@ -18,13 +18,14 @@ the agent in its own network namespace (`bwrap --unshare-net`, `unshare -n`).
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.netinfo import listeners, owners
 from ztsa.registry import rule
 
 
 @rule(id="NET001", slug="wildcard-listener", title="Wildcard TCP listener",
-      severity=Severity.MEDIUM, actions="W/W/B")
+      severity=Severity.MEDIUM,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     wild = [ln for ln in listeners(ctx.host) if ln.wildcard]
     if not wild:

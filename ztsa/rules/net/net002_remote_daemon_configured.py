@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.host import ProbeError
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
@@ -35,7 +35,8 @@ def _loopback(host: str) -> bool:
 
 
 @rule(id="NET002", slug="remote-daemon-configured", severity=Severity.HIGH,
-      title="Container daemon or cluster reachable remotely", actions="W/B/B")
+      title="Container daemon or cluster reachable remotely",
+      nature=Nature.ENV_ESCAPE, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     env = ctx.host.environ
     found: list[Evidence] = []

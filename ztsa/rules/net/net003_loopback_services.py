@@ -19,7 +19,7 @@ no `--allow-net` for these ports), or require authentication on these services.
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.netinfo import listeners
 from ztsa.registry import rule
 
@@ -28,7 +28,8 @@ PORTS = {5432: "PostgreSQL", 3306: "MySQL", 6379: "Redis", 27017: "MongoDB",
 
 
 @rule(id="NET003", slug="loopback-services", title="Host services on loopback",
-      severity=Severity.MEDIUM, actions="-/W/B")
+      severity=Severity.MEDIUM,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     hits = sorted({(ln.port, ln.show()) for ln in listeners(ctx.host)
                    if ln.loopback and ln.port in PORTS})

@@ -20,7 +20,7 @@ hop limit of 1 so that containers cannot reach it.
 from __future__ import annotations
 
 from ztsa.context import Context
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 DEFAULT_ENDPOINTS = (("169.254.169.254", 80), ("fd00:ec2::254", 80))
@@ -28,7 +28,8 @@ TIMEOUT = 1.0
 
 
 @rule(id="NET004", slug="metadata-endpoint-reachable", opt_in="probe_network",
-      title="Cloud metadata endpoint reachable", severity=Severity.HIGH, actions="-/W/B")
+      title="Cloud metadata endpoint reachable", severity=Severity.HIGH,
+      nature=Nature.ENV_HARDENING, actions="-/W/B")
 def check(ctx: Context) -> Outcome:
     if not ctx.options.get("probe_network"):  # the engine skips it too; never send by accident
         return Outcome.unknown("NET004 sends packets and runs only with --probe-network")

@@ -9,8 +9,8 @@ or `bun.lockb` (one that declares none installs nothing); a binary or workspace
 Python project with dependencies (`pyproject.toml` with dependencies, `setup.py`,
 `requirements*.txt`) needs `uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock`,
 `pylock.toml` or a requirements file in which every requirement has `--hash`.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Without a lockfile every install resolves afresh: a newly published malicious
@@ -43,7 +43,7 @@ from ztsa.manifests.project import (
     nearest,
 )
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
@@ -70,7 +70,8 @@ def python_lock(ctx: Context, f: Findings, d: str) -> bool:
 
 
 @rule(id="SUP001", slug="no-lockfile", title="No integrity lockfile",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.cargo import parse_cargo_toml  # lazily: start-up cost
     from ztsa.manifests.npm import parse_package_json

@@ -16,9 +16,11 @@ fetches (Yarn Berry's `conditions: os=darwin & cpu=arm64`, package-lock's
 `os`/`cpu`/`libc`) is not judged: Yarn records no checksum for the platforms it did not
 fetch; so is a variant of a pnpm `runtime:` entry (one archive with its own integrity
 per platform) for another platform, and Node.js's own release host is allowed for
-those. A lockfile that does not parse makes the rule unknown.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+those. A lockfile that does not parse makes the rule unknown. An entry without a hash
+is what a maintainer forgot (hygiene): it is reported as advisory, and gates only beside
+an entry from an untrusted source, which is what an attacker plants.
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Without a hash, the lockfile pins a name and a version but not the bytes: a
@@ -39,8 +41,12 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_LOCK_BYTES
 from ztsa.manifests.locks import allowed_hosts, host_of, lock_entries
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ztsa.manifests.lock import LockEntry
 
 MAX_REPORTS = 50
 
@@ -53,13 +59,15 @@ RUNTIME_HOSTS = frozenset({"nodejs.org"})
 
 
 @rule(id="SUP002", slug="lock-integrity", severity=Severity.HIGH,
-      title="Lock entries without integrity or from an untrusted source", actions="W/B/B")
+      title="Lock entries without integrity or from an untrusted source",
+      nature=Nature.SUPPLY_ATTACK, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     hosts = allowed_hosts(ctx)
-    problems = 0
+    problems = missing = 0
     texts: dict[str, str | None] = {}
     unreported: dict[str, int] = {}  # lockfile -> problems past MAX_REPORTS
+    unhashed: dict[str, int] = {}  # lockfile -> entries without a hash past MAX_REPORTS
     for e in lock_entries(ctx, f):
         url, scheme = e.resolved or "", ""
         if e.ecosystem == "npm" and (m := NPM_URL.search(url)):
@@ -84,20 +92,33 @@ def check(ctx: Context) -> Outcome:
               and not (e.version.startswith("runtime:") and host in RUNTIME_HOSTS)):
             why = f"comes from {host}, which is not an allowed registry"
         elif not e.integrity:
-            why = "has no integrity hash"
+            # a hash a maintainer did not record: hygiene, never gating on its own
+            missing += 1
+            if missing <= MAX_REPORTS:
+                f.advise(f"{e.name}@{e.version} ({e.source}) has no integrity hash",
+                         path=e.source, line=_line(ctx, texts, e))
+            else:
+                unhashed[e.source] = unhashed.get(e.source, 0) + 1
         if why:
             problems += 1
             if problems <= MAX_REPORTS:
-                from ztsa.manifests.lock import entry_line
-
-                if e.source not in texts:
-                    texts[e.source] = ctx.ws_text(e.source, MAX_LOCK_BYTES)
                 f.fail(f"{e.name}@{e.version} ({e.source}) {why}", path=e.source,
-                       line=entry_line(texts[e.source], e))
+                       line=_line(ctx, texts, e))
             else:
                 unreported[e.source] = unreported.get(e.source, 0) + 1
     for source, n in unreported.items():  # each with its file: the scope judges it
-        f.fail(f"{n} more lock entries with the same problems in {source}", path=source)
+        f.fail(f"{n} more lock entries from untrusted sources in {source}", path=source)
+    for source, n in unhashed.items():
+        f.advise(f"{n} more lock entries without an integrity hash in {source}", path=source)
     return f.outcome("every registry lock entry has an integrity hash from an allowed host",
-                     f"{problems} lock entr(ies) without integrity or from an untrusted source",
-                     scope=lambda rel: in_play(ctx, rel))
+                     f"{problems} lock entr(ies) from an untrusted source",
+                     scope=lambda rel: in_play(ctx, rel),
+                     advised=f"{missing} lock entr(ies) without an integrity hash (hygiene)")
+
+
+def _line(ctx: Context, texts: dict[str, str | None], e: LockEntry) -> int | None:
+    from ztsa.manifests.lock import entry_line
+
+    if e.source not in texts:
+        texts[e.source] = ctx.ws_text(e.source, MAX_LOCK_BYTES)
+    return entry_line(texts[e.source], e)

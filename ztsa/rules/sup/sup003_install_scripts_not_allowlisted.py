@@ -23,8 +23,8 @@ A package-lock or pnpm-lock entry whose `os`, `cpu` or `libc` excludes this mach
 an empty lockfile beside a package.json that declares nothing installs nothing. An
 installed tree is read in npm's layout and in pnpm's (`node_modules/.pnpm`); pnpm 10's
 `dangerouslyAllowAllBuilds: true` builds every dependency again.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Install scripts are the most common way malicious npm packages run code: they execute
@@ -40,12 +40,13 @@ from __future__ import annotations
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.scope import in_play
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="SUP003", slug="install-scripts-not-allowlisted", severity=Severity.HIGH,
-      title="Dependency lifecycle scripts not allowlisted", actions="W/B/B")
+      title="Dependency lifecycle scripts not allowlisted",
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.scripts import how_to_allow, scripted  # lazily: start-up cost
 

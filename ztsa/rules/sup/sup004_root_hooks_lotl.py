@@ -6,7 +6,9 @@ The `preinstall`, `install`, `postinstall` and `prepare` scripts of every
 `package.json` they run by name (`npm run X`, `pnpm run X`, `yarn X`, `bun run X`, with
 X's `preX` and `postX`, however deep), and the `install` npm implies for a package
 with a `binding.gyp` (`node-gyp rebuild`, which runs the file's `<!(...)` command
-expansions), for `bash -c`, `sh -c`,
+expansions; not the include-path idiom of every Node-API and NAN addon, `node -p
+"require('node-addon-api').include_dir"`, `node -e "require('nan')"`), for `bash -c`,
+`sh -c`,
 `node -e`/`--eval`, `python -c`, `curl`, `wget` and `nc` (a package runner fetching an
 unpinned package is SUP017's).
 When a hook runs a file of the repository (`node scripts/install.js`, `sh ./setup.sh`,
@@ -17,8 +19,8 @@ string run as code, a Node file that downloads and starts a process through
 named by file and line. A followed file that cannot be judged (unreadable, binary,
 over 1 MiB, deeper than the bound) makes the rule unknown. A hook that runs a file which
 formats, builds (`node-gyp rebuild`) or prints is judged by that, and passes.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 These hooks run on every `npm install` of the repository itself. Inline code and
@@ -40,7 +42,7 @@ from ztsa.follow import describe, follow
 from ztsa.lazy import LazyRe
 from ztsa.manifests.scope import in_play
 from ztsa.manifests.scripts import install_hooks
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 TOOLS = LazyRe(
@@ -48,11 +50,22 @@ TOOLS = LazyRe(
     r"python[0-9.]*\s+-c|curl|wget|nc|ncat|netcat)(?=\s|$|['\"])")
 
 
+# the include-path idiom of every Node-API and NAN addon's binding.gyp: node prints a
+# path the installed package exports, nothing else (`<!(node -p
+# "require('node-addon-api').include_dir")`, `<!(node -e "require('nan')")`); any other
+# program, package or property is judged as any inline code
+GYP_INCLUDE = LazyRe(r"""node\s+(?:-p|--print|-e|--eval)\s+(\\?["'])require\((\\?["'])"""
+                     r"""(?:node-addon-api|nan)\2\)(?:\.(?:include_dir|include|gyp|targets))?\1""")
+
+
 @rule(id="SUP004", slug="root-hooks-lotl", severity=Severity.MEDIUM,
-      title="Root project hooks run living-off-the-land tools", actions="W/W/B")
+      title="Root project hooks run living-off-the-land tools",
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel, hook, cmd, line in install_hooks(ctx, f):
+        if rel.endswith("binding.gyp") and GYP_INCLUDE.fullmatch(cmd.strip()):
+            continue  # every Node-API or NAN addon's include path, from node_modules
         m = TOOLS.search(cmd)
         if m:
             tool = " ".join(m.group("tool").split())

@@ -11,8 +11,8 @@ into a data tool (`| jq`, `| python -m json.tool`) or an inline program that par
 (`exec(`, `eval(`). A finding only in CI workflows or in
 `Dockerfile`s is advisory: those run on a CI runner or in an image build, not where
 the agent installs, builds and tests (a `.devcontainer/` script still counts).
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 The script is fetched at run time and executed unseen: it can change between review
@@ -33,7 +33,7 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import matching
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity, Status
+from ztsa.model import Nature, Outcome, Severity, Status
 from ztsa.parsing import continued_lines
 from ztsa.registry import rule
 
@@ -98,7 +98,8 @@ def runs_elsewhere(rel: str) -> bool:
 
 
 @rule(id="SUP005", slug="piped-shell-installer", title="Piped shell installer",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.SUPPLY_ATTACK, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     here = 0  # findings in what runs where the agent works

@@ -14,8 +14,8 @@ does not parse makes the rule unknown). Cargo dependencies with `git =` but no `
 requirements files and `pyproject.toml`; `[tool.uv.sources]` and Poetry git
 dependencies without `rev`. A Cargo or uv git source that the nearest `Cargo.lock` or
 `uv.lock` pins to a commit passes: `cargo build` and `uv sync` use that commit.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope), and so are the
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory, and so are the
 `devDependencies` of a vendored package: a `package.json` without a lockfile of its own,
 below a project with one that does not list it as a workspace (continue's
 `core/vendor/modules/@xenova/transformers`): npm installs a dependency's
@@ -41,7 +41,7 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_LOCK_BYTES, MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named, named_where
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 TYPE_CHECKING = False
@@ -185,7 +185,8 @@ def _vendored(ctx: Context, rel: str) -> bool:
 
 
 @rule(id="SUP006", slug="unpinned-git-dependency", severity=Severity.HIGH,
-      title="Git or URL dependency not pinned to a commit", actions="W/B/B")
+      title="Git or URL dependency not pinned to a commit",
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.cargo import parse_cargo_toml  # lazily: start-up cost
     from ztsa.manifests.npm import parse_package_json  # lazily: start-up cost

@@ -11,8 +11,8 @@ packages `[tool.uv.sources]` pins to it, redirects no other name and is not coun
 `[[tool.poetry.source]]` (other than the one Poetry names `PyPI`), `.cargo/config.toml`
 source replacement (`replace-with`) and `[registries]`, and the environment variables
 `PIP_*INDEX*`, `UV_*INDEX*`, `PIP_TRUSTED_HOST`, `PIP_FIND_LINKS` and `npm_config_registry`.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Whoever controls the index chooses the code behind every package name: an extra
@@ -33,7 +33,7 @@ from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.project import load, matching, named, named_where
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import line_of, load_toml, parse_ini_pairs
 from ztsa.registry import rule
 
@@ -95,7 +95,8 @@ def _cargo_config(ctx: Context, f: Findings, rel: str) -> None:
 
 
 @rule(id="SUP007", slug="registry-override", title="Registry or index override",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.SUPPLY_ATTACK, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.python import parse_pyproject, parse_requirements  # lazily: start-up cost
 

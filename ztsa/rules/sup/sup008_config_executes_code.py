@@ -11,8 +11,8 @@ lockfile v1` with), and a classic `.yarnrc`'s `yarn-path`; a `.pnpmfile.cjs` or 
 interpreter (a bare toolchain name, `aarch64-linux-gnu-gcc`, is the system's), and
 `[env]` variables that choose a program or load code (`LD_PRELOAD`, `RUSTC_WRAPPER`,
 `RUSTFLAGS`, `CC`, `PATH`, `*_RUNNER`, ...; not plain values such as a feature flag).
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 These run with every install or build, before and around any dependency code:
@@ -35,7 +35,7 @@ from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.common import load_yaml
 from ztsa.manifests.project import load, matching, named
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import line_of, load_toml, parse_ini_pairs
 from ztsa.registry import rule
 
@@ -118,7 +118,8 @@ def _released_yarn(ctx: Context, rel: str, yarn_path: str) -> bool:
 
 
 @rule(id="SUP008", slug="config-executes-code", severity=Severity.HIGH,
-      title="Package-manager config executes repo code", actions="W/B/B")
+      title="Package-manager config executes repo code",
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in named(ctx, ".npmrc"):

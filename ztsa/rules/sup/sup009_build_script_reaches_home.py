@@ -8,8 +8,8 @@ helpers; `env::var("HOME" | "USERPROFILE" | "SSH_AUTH_SOCK" | "AWS_*" |
 `.gnupg` or `.npmrc`; `../../` that leaves the workspace from the crate's directory;
 `read_dir("/")` and `WalkDir::new("/")`. A `build.rs` inside a package (a test
 module) is not a build script. Sources are read as text, never compiled or run.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Build scripts and procedural macros run on `cargo build`, `cargo check` and in the
@@ -31,7 +31,7 @@ from ztsa.lazy import LazyRe, line_hits
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.rust import crates
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 PATTERNS = (
@@ -65,7 +65,8 @@ def _stays_inside(crate_dir: str, line: str) -> bool:
 
 
 @rule(id="SUP009", slug="build-script-reaches-home", severity=Severity.CRITICAL,
-      title="Build script reaches home or traverses the filesystem", actions="W/B/B")
+      title="Build script reaches home or traverses the filesystem",
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     scanned = 0

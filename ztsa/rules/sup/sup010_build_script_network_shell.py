@@ -13,8 +13,8 @@ stamp is fine), also through a wrapper of the build code's own (`fn git(dir, arg
 compile-time database queries: a crate depending on `sqlx` whose sources use its
 `query!` macros, with a `.env` naming `DATABASE_URL` and neither `SQLX_OFFLINE=true`
 nor an offline `.sqlx/` directory, connects to that database while compiling.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 A build that downloads or shells out at build time runs code that was never in the
@@ -34,7 +34,7 @@ from ztsa.lazy import LazyRe, line_hits
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.rust import crates
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 NET_CRATES = frozenset({"reqwest", "ureq", "curl", "hyper", "attohttpc", "isahc", "minreq",
@@ -128,7 +128,8 @@ def _dotenv(ctx: Context, d: str) -> tuple[str, dict[str, str]] | None:
 
 
 @rule(id="SUP010", slug="build-script-network-shell", severity=Severity.HIGH,
-      title="Build script uses network or a shell", actions="-/W/B")
+      title="Build script uses network or a shell",
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     deps_seen: set[str] = set()

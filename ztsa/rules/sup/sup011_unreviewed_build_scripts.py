@@ -5,8 +5,8 @@ Crates in the workspace (including vendored ones) that have a build script or ar
 procedural macros, and are not listed in cargo-deny's `[bans.build]
 allow-build-scripts` (`deny.toml`) or the ztsa policy; and executables or scripts
 (an executable bit or a `#!` line) shipped inside such crates.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 Every build script is a program that runs on `cargo build`. An explicit allowlist
@@ -28,7 +28,7 @@ from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, nearest
 from ztsa.manifests.rust import Crate, crates
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import load_toml
 from ztsa.registry import rule
 from ztsa.walk import all_files
@@ -56,7 +56,8 @@ def shipped_programs(ctx: Context, f: Findings, crate: Crate) -> list[str]:
 
 
 @rule(id="SUP011", slug="unreviewed-build-scripts", title="Unreviewed build scripts",
-      severity=Severity.MEDIUM, actions="-/W/W")
+      severity=Severity.MEDIUM,
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.cargo import deny_allowed_build_scripts  # lazily: start-up cost
 

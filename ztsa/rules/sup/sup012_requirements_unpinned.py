@@ -6,8 +6,8 @@ Every requirement in `requirements*.txt` files, and in the files they include wi
 requirement also carries `--hash=sha256:…`. Editable (`-e`), local path, `file:` and
 URL requirements are flagged. Files are parsed with `packaging`; nothing is resolved
 or downloaded. `requirements*.in` files (pip-compile inputs) are not checked.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 An unpinned requirement installs whatever is newest at install time; a pinned one
@@ -28,7 +28,7 @@ from ztsa.host import ProbeError
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named_where
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Profile, Severity
+from ztsa.model import Nature, Outcome, Profile, Severity
 from ztsa.registry import rule
 
 TYPE_CHECKING = False
@@ -59,7 +59,8 @@ def audit(ctx: Context, f: Findings, rf: RequirementsFile, need_hash: bool) -> N
 
 
 @rule(id="SUP012", slug="requirements-unpinned", title="Requirements not pinned and hashed",
-      severity=Severity.MEDIUM, actions="W/B/B")
+      severity=Severity.MEDIUM,
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.python import parse_requirements  # lazily: start-up cost
 

@@ -20,8 +20,8 @@ repository, an `execute_process`, `add_custom_command` or `add_custom_target` wh
 command fetches with curl, wget or git, a shell's `-c` string included) and
 `meson.build`'s `run_command` or `custom_target` that does. A file that does not parse
 is unknown.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 `pip install` of a source distribution runs `setup.py`, or the backend's build hooks.
@@ -42,7 +42,7 @@ from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import ParseError
 from ztsa.registry import rule
 
@@ -257,7 +257,8 @@ def audit(f: Findings, rel: str, text: str) -> None:
 
 
 @rule(id="SUP013", slug="setup-py-hooks", title="setup.py install hooks",
-      severity=Severity.HIGH, actions="W/B/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in named(ctx, "setup.py"):

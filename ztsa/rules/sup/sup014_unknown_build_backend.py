@@ -8,8 +8,8 @@ their older spellings (`pdm.pep517.api`, `poetry.masonry.api`, `flit.buildapi`,
 `skbuild`'s `scikit_build`) and a few other published backends (sip, pbr,
 py-build-cmake, sphinx-theme-builder, enscons, whey); and URL entries
 (`name @ https://…`) in `requires`.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 `pip install`, `pip wheel` and `uv build` import and run the build backend. An
@@ -28,7 +28,7 @@ from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import load, named
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 KNOWN = ("setuptools", "hatchling", "flit_core", "poetry.core", "pdm.backend", "maturin",
@@ -39,7 +39,8 @@ KNOWN = ("setuptools", "hatchling", "flit_core", "poetry.core", "pdm.backend", "
 
 
 @rule(id="SUP014", slug="unknown-build-backend", title="Unknown or in-tree build backend",
-      severity=Severity.HIGH, actions="-/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.python import parse_pyproject  # lazily: start-up cost
 

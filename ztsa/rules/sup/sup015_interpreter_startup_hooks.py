@@ -6,8 +6,8 @@ interpreter start when the file is in a site directory), and `sitecustomize.py` 
 `usercustomize.py` anywhere in the workspace (imported at start-up when their
 directory is on `sys.path`). A `conftest.py` is an advisory warning: pytest imports it
 on every test run.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 These files run before any code you chose to run, in every Python process: a
@@ -28,12 +28,13 @@ from ztsa.findings import Findings
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import matching, named
 from ztsa.manifests.scope import in_play
-from ztsa.model import Evidence, Outcome, Severity
+from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
 
 @rule(id="SUP015", slug="interpreter-startup-hooks", title="Interpreter startup hooks",
-      severity=Severity.HIGH, actions="W/W/B")
+      severity=Severity.HIGH,
+      nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
     for rel in matching(ctx, lambda p: p.endswith(".pth")):

@@ -6,8 +6,8 @@ install code: the installed `node_modules` packages that SUP003 reports, and the
 with build scripts that SUP011 reports. Only the first bytes of each file are read.
 A hooked package of more than 20,000 files, or with a directory that cannot be
 listed, makes the result unknown: a package is never audited in part.
-What is found only in a project under examples, fixtures, docs or templates that no
-root workspace lists is reported as advisory (ztsa.manifests.scope).
+What is found only in test data or in a project nothing of the root installs, builds
+or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 A package that both runs an install hook and ships a binary can execute code that no
@@ -21,6 +21,7 @@ pinned, checksummed optional dependencies; review why the binary is there.
 
 from __future__ import annotations
 
+import bisect
 import os
 import posixpath
 
@@ -28,7 +29,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.manifests.rust import crates
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 from ztsa.walk import all_files, files_below
 
@@ -54,7 +55,8 @@ def _tree(ctx: Context, top: str) -> list[str]:
 
 
 @rule(id="SUP016", slug="prebuilt-executables", severity=Severity.MEDIUM,
-      title="Prebuilt executables in hooked dependencies", actions="-/-/W")
+      title="Prebuilt executables in hooked dependencies",
+      nature=Nature.HYGIENE, actions="W/W/W")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.scripts import scripted  # lazily: start-up cost
 
@@ -66,11 +68,13 @@ def check(ctx: Context) -> Outcome:
             files_of = f.attempt(_tree, ctx, rel)
             if files_of is not None:
                 hooked.append((s.name, files_of))
-    files = all_files(ctx)
+    files = sorted(all_files(ctx))  # a crate's files are one range of them: bisect
     for crate in crates(ctx, f):
         if crate.build_script:
             prefix = crate.dir + "/" if crate.dir else ""
-            hooked.append((crate.name, [p for p in files if p.startswith(prefix)]))
+            start = bisect.bisect_left(files, prefix)
+            end = bisect.bisect_left(files, prefix + "\U0010ffff") if prefix else len(files)
+            hooked.append((crate.name, files[start:end]))
     for name, candidates in hooked:
         for rel in candidates:
             kind = _magic(f.attempt(ctx.ws_head, rel, 4))

@@ -8,9 +8,9 @@ name (`npm run X` and its cousins, as SUP004 follows them), for a package runner
 at no fixed version: none (`npx only-allow pnpm`), a dist-tag (`@latest`, `@next`) or a
 range (`@^1`, `@1`, `@1.x`), unless told not to install (`--no-install`, `--no`,
 `--offline`). A local file (`npx ./tool.js`) is not fetched; with `--package=SPEC`,
-SPEC is what is fetched, and judged the same way. What is found only in a project
-under examples, fixtures, docs or templates that no root workspace lists is reported
-as advisory (ztsa.manifests.scope).
+SPEC is what is fetched, and judged the same way. What is found only in test data
+or in a project nothing of the root installs, builds or names
+(ztsa.manifests.scope.in_play) is reported as advisory.
 
 ## Why it matters
 A `preinstall` hook runs before anything is installed: `npx only-allow pnpm` fetches
@@ -29,7 +29,7 @@ from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.lazy import LazyRe
 from ztsa.manifests.scope import in_play
-from ztsa.model import Outcome, Severity
+from ztsa.model import Nature, Outcome, Severity
 from ztsa.registry import rule
 
 RUNNER = LazyRe(
@@ -60,7 +60,8 @@ def unpinned_runner(cmd: str) -> str | None:
 
 
 @rule(id="SUP017", slug="install-hook-unpinned-runner", severity=Severity.HIGH,
-      title="Install hooks run a package fetched at no fixed version", actions="W/B/B")
+      title="Install hooks run a package fetched at no fixed version",
+      nature=Nature.SUPPLY_ATTACK, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
     from ztsa.manifests.scripts import install_hooks
 
