@@ -302,8 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
                     choices=AGENT_NAMES, metavar="NAME",
                     help="run a whole coding agent (claude, codex): allow its API hosts, "
                          "show its state directory (settings, hooks and login read-only; "
-                         "transcripts and history writable; shell snapshots, session "
-                         "files and caches the run's own); docs/agents.md")
+                         "transcripts and history writable, what the run writes there "
+                         "moved aside after it, `ztsa quarantine --workspace ~/.claude` "
+                         "restores; shell snapshots, session files and caches the run's "
+                         "own); docs/agents.md")
     ex.add_argument("--secret", dest="secrets", action="append", default=[],
                     metavar="NAME[=SOURCE]",
                     help="give CMD the credential NAME in its environment, from your $NAME,"
@@ -440,7 +442,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "entries,\nnewest first; `restore` moves a file back to its path "
                     "when that path is\nabsent (never overwriting), without execute bits. "
                     "A config ztsa gave its\nold text back is replaced by the tree's "
-                    "version only with --force.\nExit status: 0 done; 1 something could "
+                    "version only with --force.\nAn agent's state directory holds its "
+                    "own (--workspace ~/.claude: what a run\nunder --agent wrote in its "
+                    "kept entries; docs/agents.md).\nExit status: 0 done; 1 something could "
                     "not be listed or restored; 2 usage.")
     debug_option(quar)
     qsub = quar.add_subparsers(dest="action", metavar="ACTION", required=True)

@@ -186,10 +186,21 @@ def _entries(gitdir: str, name: str) -> list[tuple[str, str, str, int]]:
     data = read_small(os.path.join(gitdir, name))
     if data is None:
         return []
-    try:
-        return parse_git_config(data.decode("utf-8", "replace"), name)
-    except ParseError:
-        return []
+    key = (data, name)
+    if key not in _PARSED:
+        try:
+            got = parse_git_config(data.decode("utf-8", "replace"), name)
+        except ParseError:
+            got = []
+        if len(_PARSED) >= 4096:
+            _PARSED.clear()
+        _PARSED[key] = got
+    return _PARSED[key]
+
+
+# _entries by text: nested repositories mostly share one config text (git init's), and
+# each walk (before the run and after it) reads every repository's
+_PARSED: dict[tuple[bytes, str], list[tuple[str, str, str, int]]] = {}
 
 
 def worktree_of(gitdir: str) -> str:

@@ -307,3 +307,52 @@ def test_a_redirect_is_read_as_git_reads_it(tmp_path):
                        (b"gitdir:  ../c\n", str(tmp_path / "g" / " ../c"))):
         (tmp_path / "g" / ".git").write_bytes(text)
         assert gitfile_target(str(tmp_path / "g" / ".git")) == want, text
+
+
+def test_a_control_file_still_as_before_is_not_read_again(ws):
+    config = str(ws / ".git" / "config")
+    # a start 10 s from now: the config's ctime is older than the settled time
+    since = __import__("time").time_ns() + 10_000_000_000
+    before = gitguard.snapshot(gitlayout.find(str(ws)), since_ns=since)
+    was = before[config]
+    assert was.data == (ws / ".git" / "config").read_bytes()
+    assert gitguard.snapshot(gitlayout.find(str(ws)), was=before, since_ns=since)[config] \
+        is was
+    # a hook that has been there a while: judged by what it is, its bytes not kept
+    assert all(s.data is None for p, s in before.items() if "/hooks/" in p)
+
+
+def test_a_change_in_the_snapshots_clock_tick_is_compared_by_its_bytes(ws):
+    """The tree rewrites the config with as many bytes, within the clock tick of the
+    snapshot before the run (coarse timestamps): same inode, size and ctime. A ctime
+    not older than the run's start is never trusted: the bytes are read and differ."""
+    config = ws / ".git" / "config"
+    st = os.lstat(config)
+    forged = gitguard.State("file", st.st_ino, st.st_ctime_ns, st.st_size,
+                            b"x" * st.st_size)
+    since = st.st_ctime_ns  # the run started in the tick the config was written in
+    now = gitguard.snapshot(gitlayout.find(str(ws)), was={str(config): forged},
+                            since_ns=since)[str(config)]
+    assert now.data == config.read_bytes() and now != forged
+    # and a hook written then keeps its bytes in the snapshot before the run
+    hook = ws / ".git" / "hooks" / "pre-commit.sample"
+    assert gitguard.snapshot(gitlayout.find(str(ws)), since_ns=os.lstat(hook).st_ctime_ns
+                             )[str(hook)].data == hook.read_bytes()
+
+
+def test_many_new_repositories_share_one_reading_of_their_config(ws, monkeypatch):
+    """A run that makes many repositories with git's own config (git init, a clone's
+    checkout): each is judged, the config text read by git once."""
+    before = gitguard.before(str(ws))
+    for i in range(30):
+        git("init", "-q", f"sub/r{i}", cwd=ws)
+    calls = []
+    real = gitguard._config_entries
+    monkeypatch.setattr(gitguard, "_config_entries",
+                        lambda data: calls.append(data) or real(data))
+    gitguard._ENTRIES.clear()
+    assert gitguard.audit(str(ws), before, "r1") == []
+    assert len(calls) == 1
+    git("config", "core.fsmonitor", "touch pwned", cwd=ws / "sub" / "r7")
+    moved = gitguard.audit(str(ws), before, "r2")
+    assert [(m.path, m.replaced) for m in moved] == [("sub/r7/.git/config", "safe keys")]

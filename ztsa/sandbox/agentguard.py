@@ -10,7 +10,16 @@ left) and after it, ztsa:
   can plant anything there afterwards;
 - moves aside, into `<state>/.ztsa-quarantine/RUN/`, what is new or changed among the
   files an agent loads as instructions (Claude Code's `projects/*/memory/`), and any
-  directory nested deeper than any agent nests its state.
+  directory nested deeper than any agent nests its state;
+- after the run, moves aside every regular file of the kept entries that the run made
+  or changed (`written`): a transcript, a to-do list, a plan, a history line. The
+  agent writes them from its own process, and the tools it runs are other processes
+  (traced: docs/agents.md), but nothing ztsa sees after the run tells one writer from
+  the other, and a later `claude --resume` would load a tool's words as the agent's
+  own past. A kept file that was there before gets its bytes from before the run back
+  in place (the person's history stays), its run's version beside the others. The
+  quarantine has gitguard's layout and manifest: `ztsa quarantine list --workspace
+  ~/.claude` shows it, `restore` puts back what the person chooses.
 It walks by descriptors (openat with O_NOFOLLOW, unlinkat and renameat on the
 directory it checked), never by path, so no concurrent tree can redirect it; it never
 recurses. What it cannot check it names. It never raises."""
@@ -34,11 +43,19 @@ class Finding(NamedTuple):
     reason: str
     moved_to: str | None = None  # in the quarantine; None: removed, or left (error)
     error: str = ""
+    restored: bool = False  # its bytes from before the run put back in its place
 
 
 # relative path -> (inode, size, mtime_ns, ctime_ns): the tree may set a file's times
 # back after writing it in place, but never its ctime
-Snapshot = dict[str, tuple[int, int, int, int]]
+class Snapshot(dict[str, tuple[int, int, int, int]]):
+    """And the bytes of the kept entries that are files (history.jsonl) as they were, to
+    put back: `kept`."""
+
+    kept: dict[str, bytes] = {}  # noqa: RUF012  (replaced whole, never changed)
+
+
+MAX_KEPT_BYTES = 16 << 20
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -135,57 +152,116 @@ def _instruction(rel: str, patterns: tuple[str, ...]) -> bool:
 
 
 def snapshot(top: str, entries: tuple[str, ...], patterns: tuple[str, ...]) -> Snapshot:
-    """The instruction files (PATTERNS, e.g. projects/*/memory) as they are now."""
-    seen: Snapshot = {}
-    if not patterns:
-        return seen
+    """Every regular file of the kept entries as it is now (the instruction files,
+    PATTERNS, e.g. projects/*/memory, among them), and the bytes of the kept entries
+    that are files (up to MAX_KEPT_BYTES each; a larger one is moved aside whole)."""
+    seen = Snapshot()
+    kept: dict[str, bytes] = {}
 
     def on_file(fd: int, name: str, st: os.stat_result, rel: str) -> None:
-        if _instruction(rel, patterns):
-            seen[rel] = _identity(st)
+        seen[rel] = _identity(st)
+        if "/" not in rel and st.st_size <= MAX_KEPT_BYTES:
+            data = _read_at(fd, name, follow=True)
+            if data is not None:
+                kept[rel] = data
 
     def nothing(*_: object) -> None:
         pass
 
     _walk(top, entries, on_file, nothing, nothing, nothing, [])
+    seen.kept = kept
     return seen
 
 
-def audit(top: str, entries: tuple[str, ...], patterns: tuple[str, ...], was: Snapshot,
-          run_id: str) -> list[Finding]:
+def _read_at(fd: int, name: str, follow: bool = False) -> bytes | None:
+    """A regular file's bytes (up to MAX_KEPT_BYTES + 1), or None."""
+    how = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        f = os.open(name, how, dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(f).st_mode):
+            return None
+        chunks, size = [], 0
+        while size <= MAX_KEPT_BYTES and (chunk := os.read(f, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(f)
+
+
+WRITTEN = ("written by the run, whose tools can write there as well as the agent: a later "
+           "session would load it as the agent's own")
+
+
+def audit(top: str, entries: tuple[str, ...], patterns: tuple[str, ...],
+          was: dict[str, tuple[int, int, int, int]], run_id: str, written: bool = False
+          ) -> list[Finding]:
     """Judge the kept entries of the state directory TOP (call before the run, with a
     fresh snapshot, for what an earlier run left; and once every process of the tree has
-    ended). Never raises: a failure is a Finding with its error."""
+    ended, with WRITTEN: every file the run made or changed since WAS moved aside).
+    Never raises: a failure is a Finding with its error."""
     found: list[Finding] = []
     try:
-        _audit(top, entries, patterns, was, run_id, found)
+        _audit(top, entries, patterns, was, run_id, found, written)
     except Exception as exc:  # the rest of the run's end must happen whatever this met
         found.append(Finding(top, "the check of the agent's state failed",
                              error=f"{type(exc).__name__}: {exc}"))
+    if written and any(f.moved_to for f in found):
+        _manifest(top, run_id, found)
     return found
 
 
-def _audit(top: str, entries: tuple[str, ...], patterns: tuple[str, ...], was: Snapshot,
-           run_id: str, found: list[Finding]) -> None:
+def _manifest(top: str, run_id: str, found: list[Finding]) -> None:
+    """What was moved aside, in gitguard's manifest of the quarantine (paths relative to
+    TOP), so that `ztsa quarantine list --workspace TOP` shows it."""
+    from ztsa.sandbox import gitguard
+
+    gitguard._manifest(top, run_id, [
+        gitguard.Moved(os.path.relpath(f.path, top), f.reason,
+                       None if f.moved_to is None else os.path.relpath(f.moved_to, top),
+                       "restored" if f.restored else "", f.error)
+        for f in found if f.moved_to is not None or f.error])
+
+
+def _audit(top: str, entries: tuple[str, ...], patterns: tuple[str, ...],
+           was: dict[str, tuple[int, int, int, int]], run_id: str, found: list[Finding],
+           written: bool = False) -> None:
+    from ztsa.sandbox.gitguard import _flat
+
     quarantine: list[int] = []  # its descriptor, made on first use
+    kept = was.kept if isinstance(was, Snapshot) else {}
+
+    def place() -> int:
+        if not quarantine:
+            top_fd = os.open(top, NOFOLLOW_DIR)
+            try:
+                for part in (QUARANTINE, run_id):
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o700, dir_fd=top_fd)
+                    nxt = os.open(part, NOFOLLOW_DIR, dir_fd=top_fd)
+                    os.close(top_fd)
+                    top_fd = nxt
+            except BaseException:
+                os.close(top_fd)
+                raise
+            quarantine.append(top_fd)
+        return quarantine[0]
 
     def aside(fd: int, name: str, rel: str, reason: str) -> None:
-        target = rel.replace("/", "__")
+        target = _flat(rel)
         try:
-            if not quarantine:
-                top_fd = os.open(top, NOFOLLOW_DIR)
-                try:
-                    for part in (QUARANTINE, run_id):
-                        with contextlib.suppress(FileExistsError):
-                            os.mkdir(part, 0o700, dir_fd=top_fd)
-                        nxt = os.open(part, NOFOLLOW_DIR, dir_fd=top_fd)
-                        os.close(top_fd)
-                        top_fd = nxt
-                except BaseException:
-                    os.close(top_fd)
-                    raise
-                quarantine.append(top_fd)
-            os.rename(name, target, src_dir_fd=fd, dst_dir_fd=quarantine[0])
+            if "/" not in rel and rel in kept:
+                _copy_back(fd, name, place(), target, kept[rel])
+                found.append(Finding(os.path.join(top, rel), reason,
+                                     os.path.join(top, QUARANTINE, run_id, target),
+                                     restored=True))
+                return
+            os.rename(name, target, src_dir_fd=fd, dst_dir_fd=place())
             found.append(Finding(os.path.join(top, rel), reason,
                                  os.path.join(top, QUARANTINE, run_id, target)))
         except OSError as exc:
@@ -207,6 +283,8 @@ def _audit(top: str, entries: tuple[str, ...], patterns: tuple[str, ...], was: S
         if _instruction(rel, patterns) and was.get(rel) != _identity(st):
             aside(fd, name, rel, "an instruction file of the agent made or changed "
                                  "by the run (it would be loaded into a later session)")
+        elif written and was.get(rel) != _identity(st):
+            aside(fd, name, rel, WRITTEN)
 
     def on_other(fd: int, name: str, st: os.stat_result, rel: str) -> None:
         kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a FIFO, socket or device"
@@ -240,3 +318,29 @@ def _audit(top: str, entries: tuple[str, ...], patterns: tuple[str, ...], was: S
     _walk(top, entries, on_file, on_other, on_dir, deep, found)
     for fd in quarantine:
         os.close(fd)
+
+
+def _copy_back(fd: int, name: str, qdir: int, target: str, old: bytes) -> None:
+    """A kept file (the person's history, maybe their link to it) that the run changed:
+    its bytes now copied into the quarantine as TARGET, then OLD written in its place,
+    through the same descriptor (its inode, mode and links stay the person's)."""
+    f = os.open(name, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+    try:
+        if not stat.S_ISREG(os.fstat(f).st_mode):
+            raise OSError(0, "not a regular file")
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                      | os.O_CLOEXEC, 0o600, dir_fd=qdir)
+        try:
+            while chunk := os.read(f, 1 << 20):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view):]
+        finally:
+            os.close(out)
+        os.ftruncate(f, 0)
+        view = memoryview(old)
+        offset = 0
+        while offset < len(old):
+            offset += os.pwrite(f, view[offset:], offset)
+    finally:
+        os.close(f)

@@ -58,7 +58,20 @@ class Moved(NamedTuple):
 Snapshot = dict[str, State]
 
 
-def _state(path: str) -> State | None:
+# A file whose (kind, inode, ctime, size) is what the snapshot before the run saw, with
+# a ctime this much older than the run's start, is the same file with the same bytes:
+# any change after the start sets its ctime to the clock then (the tree can set an mtime
+# back, never a ctime), at most a clock tick (coarse timestamps) or two seconds (FAT)
+# behind. Such a file is not read again after the run; a newer one always is.
+SETTLED_NS = 5_000_000_000
+
+
+def _state(path: str, read: bool = True, was: State | None = None, settled: int = 0,
+           after: bool = False) -> State | None:
+    """PATH as it is (None: absent). A regular file's bytes only when READ, or when its
+    ctime is not older than SETTLED and its bytes may be compared: before the run
+    always, AFTER it only with a WAS of the same identity (else it differs anyway);
+    WAS itself when PATH is still that file and its ctime older than SETTLED."""
     try:
         st = os.lstat(path)
     except OSError:
@@ -71,20 +84,32 @@ def _state(path: str) -> State | None:
         kind = "file"
     else:
         kind = "other"
-    data = gitlayout.read_small(path) if kind == "file" else None
+    same = (was is not None and was.kind == kind and was.ino == st.st_ino
+            and was.ctime_ns == st.st_ctime_ns and was.size == st.st_size)
+    if same and st.st_ctime_ns < settled:
+        return was
+    data = gitlayout.read_small(path) if kind == "file" and (
+        read or (st.st_ctime_ns >= settled and (same or not after))) else None
     return State(kind, st.st_ino, st.st_ctime_ns, st.st_size, data)
 
 
-def snapshot(layout: gitlayout.Layout, retry: Callable[[str], bool] | None = None
-             ) -> Snapshot:
-    """The control files of layout as they are now, hook directories entry by entry."""
+def snapshot(layout: gitlayout.Layout, retry: Callable[[str], bool] | None = None,
+             was: Snapshot | None = None, since_ns: int = 0) -> Snapshot:
+    """The control files of layout as they are now, hook directories entry by entry.
+    A hook's bytes are not kept (it is judged by what it is), but for one changed
+    within SETTLED_NS of SINCE_NS (the run's start); a file still as WAS saw it
+    (_state) is not read again."""
     out: Snapshot = {}
+    hook_dirs = set(layout.hook_dirs)
+    settled = since_ns - SETTLED_NS if since_ns else 0
+    old = was or {}
+    after = was is not None
     for path in gitlayout.audited_paths(layout):
-        st = _state(path)
+        st = _state(path, True, old.get(path), settled)
         if st is None:
             continue
         out[path] = st
-        if st.kind == "dir" and path in layout.hook_dirs:
+        if st.kind == "dir" and path in hook_dirs:
             try:
                 names = os.listdir(path)
             except PermissionError:
@@ -96,7 +121,7 @@ def snapshot(layout: gitlayout.Layout, retry: Callable[[str], bool] | None = Non
                 continue
             for name in names:
                 entry = os.path.join(path, name)
-                est = _state(entry)
+                est = _state(entry, False, old.get(entry), settled, after)
                 if est is not None:
                     out[entry] = est
     return out
@@ -109,14 +134,46 @@ class Before(NamedTuple):
     policies: dict[str, bytes | str]  # _policy_text of each, but the root pyproject's
     instructions: dict[str, bytes | str]  # the same of each file a tool obeys wherever
     # it sits (ztsa.surfaces.ANYWHERE), but in installed packages
+    # the same of the files at the workspace's top a tool reads (ztsa.surfaces.ROOT,
+    # and what a devcontainer names), for a run without a read-only layer; else None
+    roots: dict[str, bytes | str] | None = None
 
 
-def before(workspace: str) -> Before:
+def before(workspace: str, roots: bool = False) -> Before:
+    """roots: the run has no mount namespace, so nothing keeps the files at the top read-
+    only while it runs: they are judged after it instead."""
     since = time.time_ns()
     layout = gitlayout.find(workspace)
-    return Before(layout, snapshot(layout), since, {
+    return Before(layout, snapshot(layout, since_ns=since), since, {
         p: _policy_text(p) for p in _policy_files(workspace, layout)}, {
-        p: _policy_text(p) for p in _instruction_files(workspace, layout)})
+        p: _policy_text(p) for p in _instruction_files(workspace, layout)},
+        {p: _policy_text(p) for p in _root_files(workspace)} if roots else None)
+
+
+MAX_ROOT_FILES = 10_000  # beneath the top's surfaces (.vscode/, .claude/, ...), at most
+
+
+def _root_files(workspace: str) -> list[str]:
+    """The files at the workspace's top that a tool reads (ztsa.surfaces.ROOT, every file
+    beneath one that is a directory, links not followed) and the files a devcontainer
+    names, absolute. More than MAX_ROOT_FILES cannot be judged: OSError."""
+    from ztsa import surfaces
+
+    out: list[str] = []
+    rels = [r for r in surfaces.root_paths() if r != QUARANTINE]
+    for rel in [*rels, *surfaces.named_by(workspace)]:
+        top = os.path.join(workspace, rel)
+        if not os.path.isdir(top) or os.path.islink(top):
+            out.append(top)
+            continue
+        for d, dirs, files in os.walk(top):
+            dirs[:] = [x for x in dirs if not os.path.islink(os.path.join(d, x))]
+            out += [os.path.join(d, f) for f in files]
+            out += [os.path.join(d, x) for x in dirs if os.path.islink(os.path.join(d, x))]
+            if len(out) > MAX_ROOT_FILES:
+                raise OSError(f"more than {MAX_ROOT_FILES} files beneath the workspace's "
+                              "top-level surfaces: too many to judge after the run")
+    return list(dict.fromkeys(out))
 
 
 def _instruction_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
@@ -197,6 +254,21 @@ def config_entries(data: bytes) -> list[tuple[str, str]] | None:
     """(key, value) of a config text as git itself reads it (includes not followed:
     `git config --file` follows them unless told not to), or None when git cannot
     read it or is not installed."""
+    if data in _ENTRIES:
+        return _ENTRIES[data]
+    got = _config_entries(data)
+    if len(_ENTRIES) >= 4096:
+        _ENTRIES.clear()
+    _ENTRIES[data] = got
+    return got
+
+
+# config_entries by text: the repositories a run makes (a `git init`, a clone, 2,000 of
+# them) mostly have the same config, which one git process then reads once
+_ENTRIES: dict[bytes, list[tuple[str, str]] | None] = {}
+
+
+def _config_entries(data: bytes) -> list[tuple[str, str]] | None:
     import shutil
     import subprocess  # only when a config changed: off every run's start-up
     import tempfile
@@ -289,30 +361,47 @@ def _judge_config(gitdir: str, workspace: str, was: State | None, now: State
     return why, render_config(kept), "safe keys"
 
 
+class _Index:
+    """The layout's lists as sets, for one membership test of each path judged (the
+    lists' length grows with the repositories: 2,000 of them make 6,000 hook
+    directories)."""
+
+    def __init__(self, layout: gitlayout.Layout) -> None:
+        self.named = set(layout.named)
+        self.included = set(layout.included)
+        self.gitdirs = set(layout.gitdirs)
+        self.gitfiles = set(layout.gitfiles)
+        self.hook_dirs = set(layout.hook_dirs)
+
+    def gitdir_of(self, path: str, names: tuple[str, ...]) -> str | None:
+        """The git directory G of which PATH is G/NAME, for one of NAMES."""
+        for t in names:
+            if path.endswith("/" + t) and path[:-len(t) - 1] in self.gitdirs:
+                return path[:-len(t) - 1]
+        return None
+
+
 def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
-           workspace: str) -> Verdict | None:
+           workspace: str, index: _Index | None = None) -> Verdict | None:
     name = os.path.basename(path)
     parent = os.path.dirname(path)
+    at = index or _Index(layout)
     if now.kind == "unreadable":
         return "a hooks directory that could not be read to be judged", None, ""
-    if path in layout.named:
-        if now.kind == "file" and now.data is not None and path in layout.included:
+    if path in at.named:
+        if now.kind == "file" and now.data is not None and path in at.included:
             return _judge_config(parent, workspace, was, now)
         if any(path.endswith("/" + f) for _m, files in gitlayout.MANAGED for f in files):
             return "a configuration an installed git hook runs the commands of", None, ""
         return "a file a repository's config includes or runs", None, ""
-    gitdir = next((g for g in layout.gitdirs if path in
-                   (os.path.join(g, t) for t in gitlayout.TODO_LISTS)), None)
-    if gitdir is not None:
+    if at.gitdir_of(path, gitlayout.TODO_LISTS) is not None:
         text = (now.data or b"").decode("utf-8", "replace")
         if now.kind == "file" and now.data is not None and not any(
                 line.split()[0] in ("exec", "x") for line in text.splitlines()
                 if line.split() and not line.lstrip().startswith("#")):
             return None
         return "a to-do list with a command git would run (`exec`)", None, ""
-    gitdir = next((g for g in layout.gitdirs if path in
-                   (os.path.join(g, t) for t in gitlayout.STRATEGY_FILES)), None)
-    if gitdir is not None:
+    if at.gitdir_of(path, gitlayout.STRATEGY_FILES) is not None:
         if now.kind == "file" and now.data is not None:
             if name == "opts":  # the sequencer's options, in git's config format
                 entries = config_entries(now.data)
@@ -325,23 +414,23 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
             if named is not None and all(n in gitlayout.OWN_STRATEGIES for n in named):
                 return None
         return "a merge strategy git would run as a program (`git-merge-NAME`)", None, ""
-    if parent in layout.hook_dirs:
+    if parent in at.hook_dirs:
         if name.endswith(".sample") and now.kind == "file":
             return None
         return "a hook git would run", None, ""
-    if path in layout.hook_dirs:
+    if path in at.hook_dirs:
         return (None if now.kind == "dir" else
                 (f"a hooks directory that is a {now.kind}", None, ""))
-    if path in layout.gitfiles:
+    if path in at.gitfiles:
         target = gitlayout.gitfile_target(path) if now.kind == "file" else None
-        if target is not None and target in layout.gitdirs:
+        if target is not None and target in at.gitdirs:
             return None
         return "a .git entry that leads out of the workspace's repositories", None, ""
-    if parent in layout.gitdirs and name in gitlayout.CONFIGS:
+    if parent in at.gitdirs and name in gitlayout.CONFIGS:
         return _judge_config(parent, workspace, was, now)
-    if parent in layout.gitdirs and name == "commondir":
+    if parent in at.gitdirs and name == "commondir":
         target = gitlayout.redirect_target(now.data, parent) if now.data else None
-        if now.kind == "file" and target in layout.gitdirs:
+        if now.kind == "file" and target in at.gitdirs:
             return None
         return "a commondir that leads out of the workspace's repositories", None, ""
     return None  # looks elsewhere for objects or attributes only: kept
@@ -448,7 +537,8 @@ def _audit(workspace: str, was: Before, run_id: str,
            layout: gitlayout.Layout | None) -> list[Moved]:
     retry = _readable(workspace, was.since_ns)
     layout = layout or gitlayout.find(workspace, retry)
-    now = snapshot(layout, retry)
+    now = snapshot(layout, retry, was.files, was.since_ns)
+    index = _Index(layout)
     moved: list[Moved] = [
         Moved(os.path.relpath(d, workspace), "a directory that could not be read to be "
               "judged", None, "", "unreadable") for d in layout.unreadable
@@ -460,7 +550,7 @@ def _audit(workspace: str, was: Before, run_id: str,
             old = was.files.get(path)
             if old == state or not path.startswith(workspace + "/"):
                 continue
-            verdict = _judge(path, old, state, layout, workspace)
+            verdict = _judge(path, old, state, layout, workspace, index)
             if verdict is None:
                 continue
             rel = os.path.relpath(path, workspace)
@@ -621,10 +711,17 @@ def _audit_policies(workspace: str, was: Before, layout: gitlayout.Layout, tree:
     repository's word, which the tree is not."""
     moved = _audit_texts(workspace, was.policies, _policy_files(workspace, layout), tree,
                          run_id, _policy_of, "ztsa's own policy for a workspace there")
-    return moved + _audit_texts(
+    moved += _audit_texts(
         workspace, was.instructions, _instruction_files(workspace, layout), tree, run_id,
         lambda _path, text: None if text == "absent" else text,
         "a file a tool obeys in that directory (ztsa.surfaces)")
+    if was.roots is not None:  # nothing kept them read-only during the run
+        moved += _audit_texts(
+            workspace, was.roots, _root_files(workspace), tree, run_id,
+            lambda _path, text: None if text == "absent" else text,
+            "a file a tool reads at the workspace's top (ztsa.surfaces), which no "
+            "read-only layer kept from the tree in this run")
+    return moved
 
 
 def _audit_texts(workspace: str, was: dict[str, bytes | str], now: list[str], tree: _Tree,

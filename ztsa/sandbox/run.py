@@ -325,7 +325,14 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
         return EXIT_NOT_FOUND
     # git's control files as they are: read-only for the tree, and the measure of what
     # it changed (judged when it has ended)
-    git_before = gitguard.before(policy.workspace)
+    try:  # without a mount namespace the top's surfaces are judged after the run
+        git_before = gitguard.before(policy.workspace, roots=plan.decide(
+            request, offer).namespaces == plan.Namespaces.NONE)
+    except OSError as exc:  # what cannot be judged after the run does not run
+        print(f"ztsa: {exc}; CMD was not started", file=sys.stderr)
+        log.event("summary", status=EXIT_GATE, denied=0, execs=0)
+        log.close()
+        return EXIT_GATE
     pyproject_before = gitguard.policy_before(policy.workspace)
     # the bytecode caches and the venvs' start-up files the same walk found, as they are
     code_before = bytecode.before(git_before.layout)
@@ -436,7 +443,7 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
     started = bytecode.audit(policy.workspace, code_before, after, log.run, request.keep_pth)
     swept = [f for state, keep, globs in (setup.kept if setup else ())
              for f in agentguard.audit(state, keep, globs, agent_before.get(state, {}),
-                                       log.run)]
+                                       log.run, written=True)]
     _report_agent_state(log, swept)
     for m in moved:
         log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
@@ -511,7 +518,8 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
 def _report_agent_state(log: AuditLog, found: list[agentguard.Finding]) -> None:
     for f in found:
         log.event("quarantine", path=f.path, reason=f.reason, moved_to=f.moved_to,
-                  replaced="", **({"error": f.error} if f.error else {}))
+                  replaced="restored" if f.restored else "",
+                  **({"error": f.error} if f.error else {}))
         if f.error:
             _say(f"ztsa: {printable(f.path)}: {printable(f.reason)}: {printable(f.error)}; "
                  "look at it before running the agent outside ztsa")
@@ -519,7 +527,11 @@ def _report_agent_state(log: AuditLog, found: list[agentguard.Finding]) -> None:
     if done:
         names = ", ".join(f"{printable(f.path)} ({printable(f.reason)})" for f in done[:3])
         _say(f"ztsa: {len(done)} thing(s) the tree left in the agent's state removed or "
-             f"moved aside: {names}{', ...' if len(done) > 3 else ''}")
+             f"moved aside: {names}{', ...' if len(done) > 3 else ''}"
+             + "".join(f"; `ztsa quarantine list --workspace {printable(d)}` shows them, "
+                       "`restore` takes them back" for d in sorted({
+                           f.moved_to.partition("/.ztsa-quarantine/")[0] for f in done
+                           if f.moved_to})))
     log.counts["quarantined"] = log.counts.get("quarantined", 0) + len(found)
 
 
