@@ -85,7 +85,6 @@ OTHER = ("perl", "ruby", "php")
 PREFIX = ("exec", "env", "sudo", "time", "nice", "nohup", "command", "cross-env", "xargs")
 VALUED = {"-r", "--require", "--import", "--loader", "--experimental-loader", "-W", "-X",
           "--env-file", "--title", "--config", "-o", "--rcfile", "--init-file"}
-SPLIT = LazyRe(r"&&|\|\||[;|&\n]")
 ASSIGN = LazyRe(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -93,6 +92,34 @@ class Ref(NamedTuple):
     lang: str  # js, sh, py, other
     rel: str  # workspace-relative path as named (not yet resolved)
     base: str  # the directory it is relative to
+
+
+def _segments(command: str) -> list[str]:
+    """command split at its unquoted `&&`, `||`, `;`, `|`, `&` and line ends: a `;` or a
+    `|` inside `sh -c '…'` or `python -c "…"` belongs to the program."""
+    out, cur, quote, i = [], [], "", 0
+    while i < len(command):
+        c = command[i]
+        if c == "\\" and quote != "'" and i + 1 < len(command):
+            cur.append(command[i:i + 2])
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in ";|&\n":
+            out.append("".join(cur))
+            cur = []
+            while i + 1 < len(command) and command[i + 1] in "|&":
+                i += 1
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return out
 
 
 def _words(segment: str) -> list[str]:
@@ -114,7 +141,7 @@ def _refs(command: str, cwd: str, depth: int = 0) -> tuple[list[Ref], list[tuple
     """(files the command runs, (language, program) of each inline program)."""
     out: list[Ref] = []
     inline: list[tuple[str, str]] = []
-    for segment in SPLIT.compiled.split(command):
+    for segment in _segments(command):
         words = _words(segment)
         while words and (ASSIGN.match(words[0]) or words[0] in PREFIX
                          or (words[0].startswith("-") and len(words) > 1)):
@@ -437,7 +464,7 @@ def package_scripts(ctx: Context, command: str, cwd: str) -> list[tuple[str, str
     todo, seen = [(command, 0)], set()
     while todo:
         line, depth = todo.pop(0)
-        for segment in SPLIT.compiled.split(line):
+        for segment in _segments(line):
             words = _words(segment)
             while words and (ASSIGN.match(words[0]) or words[0] in PREFIX):
                 words = words[1:]
@@ -553,7 +580,7 @@ def downloader(command: str) -> str | None:
     command = printed_text_removed(command)
     if FETCH_SUBST.search(command):
         return FETCH_SUBST.search(command).group(0).lstrip("$(` ")  # type: ignore[union-attr]
-    for segment in SPLIT.compiled.split(command):
+    for segment in _segments(command):
         words = _words(segment)
         while words and (ASSIGN.match(words[0]) or words[0] in PREFIX):
             words = words[1:]
@@ -611,7 +638,9 @@ def judge(ctx: Context, f: Findings, what: str, cmd: str, cwd: str, rel: str | N
             f.fail(f"{what}: {cmd[:80]!r}, which runs {tool}: a download outside the "
                    "sandbox" + (f" (in {each[:60]!r})" if each != cmd else ""), rel, line)
             break
-    for h in done.downloads[:1]:  # one is enough to say it: the file downloads
+    said = {(h.path, h.line) for h in done.hazards}
+    for h in [d for d in done.downloads if (d.path, d.line) not in said][:1]:
+        # one is enough to say it: the file downloads
         f.fail(describe(h, what) + ": a download outside the sandbox", h.path, h.line)
     deps = _dependencies(ctx, cwd)
     for each in done.commands:
