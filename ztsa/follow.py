@@ -565,7 +565,9 @@ DOWNLOADERS = ("curl", "wget", "nc", "ncat", "netcat", "aria2c", "fetch")
 FETCH_SUBST = LazyRe(r"(?:\$\(|`)\s*(?:curl|wget|nc|ncat|aria2c)\b")
 # what `echo` or `printf` prints is text, not a command: `echo "run: curl … | sh"`
 # (unless a command substitution in it runs)
-PRINTED = LazyRe(r"\b(?:echo|printf)\s+(?:-\w+\s+)*(?:\"(?:[^\"\\$`]|\\.)*\"|'[^']*')")
+# (a `$VAR`, `${VAR}` or make's `$(VAR)` in it is text too)
+PRINTED = LazyRe(r"\b(?:echo|printf)\s+(?:-\w+\s+)*"
+                 r"(?:\"(?:[^\"\\$`]|\\.|\$(?!\()|\$\(\w+\))*\"|'[^']*')")
 
 
 def printed_text_removed(line: str) -> str:
