@@ -306,6 +306,22 @@ def _in_repo(value: str) -> bool:
     return not posixpath.normpath(v).startswith("..")
 
 
+def p_outside_workspace(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """Each directory (a string, a list, `{path = ...}`) is outside the workspace: an
+    absolute path or the home's (`~/.cargo/bin`). A workspace directory first on PATH
+    (jdx/mise's `_.path = ["./target/debug"]`, `{{config_root}}/bin`) makes what the
+    agent builds or writes there run later as the person's own commands."""
+    items = hit.value if isinstance(hit.value, list) else [hit.value]
+    for item in items:
+        d = item.get("path") if isinstance(item, dict) else item
+        if not isinstance(d, str):
+            return "not a path"
+        d = d.strip()
+        if "config_root" in d or "{{" in d or "$" in d or not d.startswith(("/", "~")):
+            return f"puts the workspace's {d[:60]!r} on PATH"
+    return None
+
+
 def p_absent(arg: str, hit: Hit, ctx: Context) -> str | None:
     return "present"
 
@@ -637,6 +653,8 @@ def _credential_like(value: str) -> bool:
 # name -> (what a safe value is, for docs/surfaces.md; the predicate)
 SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
     "absent": ("the key or file is absent", p_absent),
+    "outside-workspace": ("every directory it names is outside the workspace (absolute, "
+                          "or the home's)", p_outside_workspace),
     "false": ("a boolean false", p_bool(False)),
     "true": ("a boolean true", p_bool(True)),
     "empty": ("an empty list, object or string", p_empty),
