@@ -56,6 +56,10 @@ class Followed(NamedTuple):
     commands: tuple[str, ...] = ()
     # the lines of followed shell files that run a download tool as a command
     downloads: tuple[Hazard, ...] = ()
+    # the commands followed files start: a shell file's lines, the command a Node or
+    # Python file's spawn line builds (`spawnSync("npm", ["install", "pnpm"])`), as
+    # Hazards whose `what` is the command
+    spawned: tuple[Hazard, ...] = ()
 
 
 def describe(h: Hazard, origin: str) -> str:
@@ -308,6 +312,8 @@ def _strings(line: str) -> str:
     (`path.join(__dirname, 'tools', 'x.sh')`, `os.path.join(...)`) is one word."""
     line = PATH_JOIN.compiled.sub(
         lambda m: '"' + "/".join(_literals(m.group(1) or m.group(2) or "")) + '"', line)
+    # an options object (`{ stdio: "inherit", cwd: "x" }`, `dict(...)`) is no argument
+    line = re.sub(r"\{[^{}]*\}|\b(?:cwd|env|stdio|shell|encoding)\s*=\s*[^,)]*", "", line)
     return " ".join(_literals(line))
 
 
@@ -501,6 +507,7 @@ def _follow(ctx: Context, command: str, cwd: str) -> Followed:
         errors.append(exc)
     first: list[Ref] = []
     downloads: list[Hazard] = []
+    spawned: list[Hazard] = []
     i = 0
     while i < len(commands):  # the command, its scripts, their `sh -c` programs
         line = commands[i]
@@ -547,16 +554,20 @@ def _follow(ctx: Context, command: str, cwd: str) -> Followed:
         lang = _lang(rel, text, ref.lang if ref.lang != "other" else "other")
         here = (*chain, rel)
         hazards += [Hazard(rel, line, what, here) for line, what in scan(rel, text, lang)]
-        if lang == "sh":
-            for n, code in _lines(text, lang):
+        for n, code in _lines(text, lang):
+            if lang == "sh":
+                spawned.append(Hazard(rel, n, code, here))
                 tool = downloader(code)
                 if tool:
                     downloads.append(Hazard(rel, n, f"runs {tool}: {_excerpt(code)}", here))
+            elif (lang == "js" and JS_SPAWN.search(code)) or (lang == "py" and
+                                                               PY_RUN.search(code)):
+                spawned.append(Hazard(rel, n, _strings(code), here))
         more = _further(rel, text, lang, cwd)  # its inline programs: its lines, scanned
         # a script's own relative names are often relative to its directory
         todo += [(r, here, posixpath.dirname(rel)) for r in reversed(more)]
     return Followed(tuple(sorted(set(hazards))), tuple(errors), tuple(files),
-                    tuple(dict.fromkeys(commands)), tuple(downloads))
+                    tuple(dict.fromkeys(commands)), tuple(downloads), tuple(spawned))
 
 
 # -- judging a command that runs outside the sandbox ----------------------------------------
