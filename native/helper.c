@@ -2,7 +2,8 @@
    CMD. It is CMD's parent and an ancestor of the whole tree, with the tree's
    credentials, namespaces and first Landlock domain, and no filter. It answers the
    filter's user notifications: the name-creating syscalls (create.c), the calls that
-   change a file's metadata (metadata.c), umask (caller.c), and the network calls of a
+   change a file's metadata (metadata.c), umask (caller.c), file locks (locks.c), and
+   the network calls of a
    tree in its own network namespace (net*.c, unixsock.c; the helper runs exactly when
    the tree has one). For each it copies the arguments once into its own memory
    (caller.c), takes the directory descriptors, checks that the notification is still
@@ -45,6 +46,8 @@ static struct reply decide(const struct helper *h, const struct seccomp_notif *r
     }
     if (op == ZTSA_OP_UMASK)
         return umask_notification(req);
+    if (op == ZTSA_OP_LOCK)
+        return locks_notification(h, req, c); /* fcntl: its lock requests only */
     if (!c)
         return RESULT(-ENOSYS);
     int open = op == ZTSA_OP_OPEN;

@@ -1,8 +1,8 @@
 /* The file helper's files: the process the spawned child becomes once it has forked
    CMD (see helper.c). Its state is struct helper, built whole by helper_main before any
-   feature starts: given to each handler the loop calls (create, metadata, audit-only,
-   the DNS service, the deferred calls, the relay's half), and to the init of the
-   features whose calls come from everywhere (the caller, the log, paths, the
+   feature starts: given to each handler the loop calls (create, metadata, locks,
+   audit-only, the DNS service, the deferred calls, the relay's half), and to the init
+   of the features whose calls come from everywhere (the caller, the log, paths, the
    network). */
 #ifndef ZTSA_HELPER_H
 #define ZTSA_HELPER_H
@@ -153,6 +153,13 @@ int meta_op(int op);
 long meta_notification(const struct helper *h, const struct seccomp_notif *req,
                        const struct ztsa_syscall *c, int *cont);
 int meta_writable_at(int dirfd, const char *path); /* on a writable mount of the tree's */
+/* the file fd is: the same, or pid's own mount */
+int meta_writable_fd(const struct helper *h, int fd, pid_t pid);
+
+/* locks.c: flock and fcntl's lock requests (ZTSA_OP_LOCK; c: req's row of the table),
+   refused on files outside the writable places */
+struct reply locks_notification(const struct helper *h, const struct seccomp_notif *req,
+                                const struct ztsa_syscall *c);
 
 /* audit.c (--audit-only): log req's file-system call when the enforced view would have
    refused it; refuses nothing */

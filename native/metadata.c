@@ -167,6 +167,10 @@ static int writable(int proc, int fd, pid_t pid) {
     return rw;
 }
 
+int meta_writable_fd(const struct helper *h, int fd, pid_t pid) {
+    return writable(h->proc, fd, pid);
+}
+
 /* Is path (from dirfd, links followed, as an open follows them) on a writable mount of
    the tree's namespace? Unknown (no STATX_MNT_ID): yes, as before it was asked. */
 int meta_writable_at(int dirfd, const char *path) {

@@ -199,6 +199,10 @@ int ztsa_procs_unlimited(void) {
     return S.shared ? __atomic_load_n(&S.shared->no_pid_max, __ATOMIC_RELAXED) : 0;
 }
 
+int ztsa_inotify_unbounded(void) {
+    return S.shared ? __atomic_load_n(&S.shared->no_inotify, __ATOMIC_RELAXED) : 0;
+}
+
 /* ---- the run ---- */
 
 static void on_sigchld(int sig) {

@@ -58,7 +58,8 @@ enum ztsa_op {
     ZTSA_OP_BIND,
     ZTSA_OP_SEND,        /* sendto, sendmsg, sendmmsg */
     ZTSA_OP_LISTEN,
-    ZTSA_OP_EXEC
+    ZTSA_OP_EXEC,
+    ZTSA_OP_LOCK         /* flock; fcntl, whose lock requests alone reach the helper */
 };
 
 /* The role of an argument. A call names at most two files: (DIRFD, PATH), the one it
@@ -86,7 +87,8 @@ enum ztsa_arg {
     ZTSA_ARG_OPTION,     /* prctl's */
     ZTSA_ARG_WHICH,      /* setpriority's and ioprio_set's kind of target */
     ZTSA_ARG_PID,        /* the process (or thread) the call changes; 0: the caller */
-    ZTSA_ARG_CLONEFLAGS, ZTSA_ARG_RESOURCE, ZTSA_ARG_NEWLIMIT, ZTSA_ARG_ARGV, ZTSA_ARG_ENVP
+    ZTSA_ARG_CLONEFLAGS, ZTSA_ARG_RESOURCE, ZTSA_ARG_NEWLIMIT, ZTSA_ARG_ARGV, ZTSA_ARG_ENVP,
+    ZTSA_ARG_LOCKOP      /* flock's: LOCK_SH, LOCK_EX, LOCK_UN, with LOCK_NB */
 };
 
 /* One row of the table. */
@@ -299,6 +301,13 @@ struct ztsa_plan {
     /* CMD in a session of its own: ztsa's controlling terminal is none of its stdio, so
        the tree's /dev/tty would be a terminal it was never given (an agent's) */
     int own_session;
+    /* per-user resources (mounts.c, child.c): private_dir (the run's HOME and TMPDIR)
+       covered by a tmpfs of max_disk bytes holding a copy of what it held (0: none);
+       the tree's user namespace's own inotify limits (0: none) */
+    const char *private_dir;
+    unsigned long long max_disk;
+    int inotify_instances;
+    int inotify_watches;
 };
 
 enum ztsa_audit_kind {
@@ -341,6 +350,9 @@ const char *ztsa_helper_first_denial(int i);
 /* 1 when the PID namespace could not take max_procs as its pid_max (RLIMIT_NPROC, which
    does not bind root, was set instead). */
 int ztsa_procs_unlimited(void);
+/* 1 when the tree got no inotify limits of its own (no user namespace of its own could
+   take them): its instances and watches count against its user's only. */
+int ztsa_inotify_unbounded(void);
 
 /* The Landlock ABI version of the running kernel, or -errno (-ENOSYS, -EOPNOTSUPP). */
 int ztsa_landlock_abi(void);

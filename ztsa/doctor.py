@@ -7,6 +7,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ztsa.sandbox.offer import HostOffer
+
 
 def _tree_cgroup() -> str:
     """What would hold the tree's totals: a cgroup of its own (made and removed here to
@@ -18,6 +20,19 @@ def _tree_cgroup() -> str:
         return f"rlimits only ({why})"
     cgroup.remove(group)
     return group.kind
+
+
+def _resources(host: HostOffer) -> dict[str, Any]:
+    """The tree's share of its user's resources (ztsa.sandbox.resources): its own inotify
+    limits, locks refused outside the writable places, the private HOME and TMPDIR's
+    bound; None where this machine offers none."""
+    from ztsa.sandbox import resources
+
+    namespaces = host.mounts
+    inotify = resources.inotify_share(host.inotify_limits)
+    return {"inotify_limits": list(inotify) if namespaces and inotify != (0, 0) else None,
+            "locks_outside_refused": namespaces,
+            "private_disk_bound": "tmpfs, --max-disk" if namespaces else None}
 
 
 def probe() -> dict[str, Any]:
@@ -48,6 +63,7 @@ def probe() -> dict[str, Any]:
         # capabilities: where one is there, so is the other
         "network_namespace": host.netns,
         "tree_cgroup": _tree_cgroup(),
+        "tree_resources": _resources(host),
         "missing": missing,
     }
     profiles = {
@@ -80,6 +96,14 @@ def render_text(doc: dict[str, Any]) -> str:
     lines.append(f"a network namespace for the tree (ztsa answers its DNS): "
                  f"{yes(c['network_namespace'])}")
     lines.append(f"the tree's memory and process totals: {c['tree_cgroup']}")
+    r = c["tree_resources"]
+    lines.append("the tree's own inotify limits: " + (
+        "{} instances, {} watches".format(*r["inotify_limits"]) if r["inotify_limits"]
+        else "NO (it can take all of its user's)"))
+    lines.append(f"locks on files outside the writable places refused: "
+                 f"{yes(r['locks_outside_refused'])}")
+    lines.append("the private HOME and TMPDIR bounded: " + (
+        r["private_disk_bound"] or "NO (the host's disk)"))
     lines.append("")
     lines += [f"--profile {p}: {what}" for p, what in doc["profiles"].items()]
     return "\n".join(lines) + "\n"

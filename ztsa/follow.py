@@ -30,6 +30,7 @@ import posixpath
 import re
 
 from ztsa.context import Context
+from ztsa.findings import Findings
 from ztsa.host import ProbeError
 from ztsa.lazy import LazyRe
 from ztsa.records import NamedTuple
@@ -50,6 +51,15 @@ class Followed(NamedTuple):
     hazards: tuple[Hazard, ...]
     errors: tuple[ProbeError, ...]  # what could not be judged: the rule is unknown
     files: tuple[str, ...]  # every file read
+    # every command line that runs: the command, its `sh -c` programs, the package.json
+    # scripts it runs by name (`pnpm fix` -> `ultracite fix`)
+    commands: tuple[str, ...] = ()
+    # the lines of followed shell files that run a download tool as a command
+    downloads: tuple[Hazard, ...] = ()
+    # the commands followed files start: a shell file's lines, the command a Node or
+    # Python file's spawn line builds (`spawnSync("npm", ["install", "pnpm"])`), as
+    # Hazards whose `what` is the command
+    spawned: tuple[Hazard, ...] = ()
 
 
 def describe(h: Hazard, origin: str) -> str:
@@ -60,13 +70,25 @@ def describe(h: Hazard, origin: str) -> str:
 
 # -- which files a command runs --------------------------------------------------------
 JS = ("node", "nodejs", "bun", "deno", "tsx", "ts-node", "babel-node", "esno", "esrun")
-SH = ("sh", "bash", "zsh", "dash", "ksh", "source", ".")
+SH = ("sh", "bash", "zsh", "dash", "ksh", "source", ".", "source_env", "source_env_if_exists")
+# `uv run X`, `poetry run X`, ...: X runs, in the project's environment
+ENV_RUNNERS = ("uv", "poetry", "pdm", "pipenv", "hatch", "rye")
+# their options that take a value (`uv run --with ruff x.py`)
+RUNNER_VALUED = {"--with", "--with-editable", "--with-requirements", "--python", "-p",
+                 "--group", "--only-group", "--no-group", "--extra", "--package",
+                 "--directory", "--project", "--env-file", "--index", "--default-index",
+                 "--exclude-newer", "-w", "--env"}
+# package managers whose `run X` (and, but npm's, bare `X`) runs package.json's script X
+SCRIPT_RUNNERS = ("npm", "pnpm", "yarn", "bun")
+# a variable standing for a directory at the start of a path: the project's directory
+# (`$CLAUDE_PROJECT_DIR/.claude/hooks/x.sh`), the script's own (`$(dirname "$0")/x.sh`):
+# the rest of the path is looked for in the repository all the same
+VAR_PREFIX = LazyRe(r"^(?:\$\{?\w+\}?|\$\([^)]*\))/+")
 PY = LazyRe(r"^(?:python[0-9.]*|pypy[0-9.]*)$")
 OTHER = ("perl", "ruby", "php")
 PREFIX = ("exec", "env", "sudo", "time", "nice", "nohup", "command", "cross-env", "xargs")
 VALUED = {"-r", "--require", "--import", "--loader", "--experimental-loader", "-W", "-X",
           "--env-file", "--title", "--config", "-o", "--rcfile", "--init-file"}
-SPLIT = LazyRe(r"&&|\|\||[;|&\n]")
 ASSIGN = LazyRe(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -74,6 +96,34 @@ class Ref(NamedTuple):
     lang: str  # js, sh, py, other
     rel: str  # workspace-relative path as named (not yet resolved)
     base: str  # the directory it is relative to
+
+
+def _segments(command: str) -> list[str]:
+    """command split at its unquoted `&&`, `||`, `;`, `|`, `&` and line ends: a `;` or a
+    `|` inside `sh -c '…'` or `python -c "…"` belongs to the program."""
+    out, cur, quote, i = [], [], "", 0
+    while i < len(command):
+        c = command[i]
+        if c == "\\" and quote != "'" and i + 1 < len(command):
+            cur.append(command[i:i + 2])
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in ";|&\n":
+            out.append("".join(cur))
+            cur = []
+            while i + 1 < len(command) and command[i + 1] in "|&":
+                i += 1
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return out
 
 
 def _words(segment: str) -> list[str]:
@@ -87,9 +137,15 @@ def _words(segment: str) -> list[str]:
 
 def refs(command: str, cwd: str) -> tuple[list[Ref], list[str]]:
     """(files the command runs, inline programs it runs: `sh -c '…'`, `node -e '…'`)."""
+    found, inline = _refs(command, cwd)
+    return found, [program for _lang, program in inline]
+
+
+def _refs(command: str, cwd: str, depth: int = 0) -> tuple[list[Ref], list[tuple[str, str]]]:
+    """(files the command runs, (language, program) of each inline program)."""
     out: list[Ref] = []
-    inline: list[str] = []
-    for segment in SPLIT.compiled.split(command):
+    inline: list[tuple[str, str]] = []
+    for segment in _segments(command):
         words = _words(segment)
         while words and (ASSIGN.match(words[0]) or words[0] in PREFIX
                          or (words[0].startswith("-") and len(words) > 1)):
@@ -98,6 +154,17 @@ def refs(command: str, cwd: str) -> tuple[list[Ref], list[str]]:
             continue
         prog = posixpath.basename(words[0])
         args = words[1:]
+        if prog in ENV_RUNNERS and args[:1] == ["run"] and depth < 4:
+            rest = args[1:]
+            while rest and rest[0].startswith("-"):
+                rest = rest[2:] if rest[0] in RUNNER_VALUED else rest[1:]
+            if rest and rest[0].endswith(".py"):
+                out.append(Ref("py", rest[0], cwd))
+            elif rest:
+                sub, more = _refs(" ".join(_quote(w) for w in rest), cwd, depth + 1)
+                out += sub
+                inline += more
+            continue
         if prog in JS or prog in SH or PY.match(prog) or prog in OTHER:
             lang = "js" if prog in JS else "sh" if prog in SH else \
                 "py" if PY.match(prog) else "other"
@@ -107,9 +174,9 @@ def refs(command: str, cwd: str) -> tuple[list[Ref], list[str]]:
             while i < len(args):
                 a = args[i]
                 if a in ("-c", "-e", "--eval", "-p", "--print") and i + 1 < len(args):
-                    inline.append(args[i + 1])
-                    if lang == "sh":
-                        sub, more = refs(args[i + 1], cwd)
+                    inline.append((lang, args[i + 1]))
+                    if lang == "sh" and depth < 4:
+                        sub, more = _refs(args[i + 1], cwd, depth + 1)
                         out += sub
                         inline += more
                     break
@@ -128,15 +195,21 @@ def refs(command: str, cwd: str) -> tuple[list[Ref], list[str]]:
                     continue
                 out.append(Ref(lang, a, cwd))
                 break
-        elif "/" in words[0] and not words[0].startswith(("/", "~", "$")):
+        elif "/" in words[0] and not words[0].startswith(("/", "~")):
             out.append(Ref("", words[0], cwd))  # ./bin/setup, scripts/x.sh: by its name
     return out, inline
+
+
+def _quote(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
 
 
 def _resolve(ctx: Context, ref: Ref, also: str | None) -> str | None:
     """The repository file a reference names (Node's extensions and index files), or
     None when the repository holds none: outside the workspace, absent."""
-    name = ref.rel
+    name = VAR_PREFIX.compiled.sub("", ref.rel)
     if name.startswith(("/", "~", "$")) or "$" in name or "`" in name:
         return None
     for base in dict.fromkeys([ref.base, *([also] if also is not None else [])]):
@@ -188,7 +261,9 @@ SAVED = LazyRe(r"\b(?:curl\b[^\n|;&]*?(?:\s-o\s*|\s--output[\s=]|\s>\s*)|"
                r"wget\b[^\n|;&]*?(?:\s-O\s*|\s--output-document[\s=]))[\"']?"
                r"(?P<file>[^\s\"'|;&>]+)")
 RC_FILE = LazyRe(r"(?:~/|\$HOME/|\$\{HOME\}/|[\"'/])\.(bashrc|zshrc|bash_profile|zprofile|"
-                 r"zshenv|zlogin|profile|bash_login|config/fish/config\.fish)\b")
+                 r"zshenv|zlogin|profile|bash_login|config/fish/config\.fish)\b|"
+                 r"(?<![\w.])/etc/(profile\.d/[\w.-]+|profile|bash\.bashrc|bashrc|zsh/\w+|"
+                 r"zshrc|zshenv|zprofile|environment)\b")
 WRITES = LazyRe(r">>|(?<![<>=!-])>(?!=)|\btee\b|appendFile|writeFile|createWriteStream|"
                 r"open\([^)]*[\"'][aw]|\.write\(")
 CREDENTIALS = LazyRe(r"(?:~/|\$HOME/|\$\{HOME\}/|homedir\(\)[^\n]{0,12}[\"']|[\"'/])"
@@ -197,6 +272,11 @@ CREDENTIALS = LazyRe(r"(?:~/|\$HOME/|\$\{HOME\}/|homedir\(\)[^\n]{0,12}[\"']|[\"
                      r"\.config/gh/hosts\.yml|\.gnupg)|"
                      r"(?:~/|\$HOME/|\$\{HOME\}/|homedir\(\)[^\n]{0,12}[\"'])"
                      r"(\.npmrc|\.netrc|\.pypirc)\b")
+# a download kept as a file: saved (SAVED), or unpacked (`curl … | tar -x`)
+UNPACKED = LazyRe(r"\b(?:curl|wget)\b[^\n;&]*?\|\s*(?:sudo\s+)?(?:tar|unzip|gunzip|bsdtar)\b")
+# ... made a program: given the execute bit, or put in a directory of programs
+INSTALLED = LazyRe(r"\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+\w*x|0?[0-7]?[1357][0-7]{2})\b|"
+                   r"\b(?:mv|cp|install|ln)\b[^\n;&|]*?/(?:s?bin|\.local/bin)(?:/|[\"'\s]|$)")
 JS_FETCH = LazyRe(r"\bfetch\s*\(|\bhttps?\.(?:get|request)\s*\(|\baxios\b|\bgot\s*\(|"
                   r"node-fetch|\bundici\b|XMLHttpRequest|\bdownload\w*\s*\(")
 JS_WRITE = LazyRe(r"writeFile(?:Sync)?\s*\(|createWriteStream\s*\(|\bpipeline\s*\(")
@@ -232,6 +312,8 @@ def _strings(line: str) -> str:
     (`path.join(__dirname, 'tools', 'x.sh')`, `os.path.join(...)`) is one word."""
     line = PATH_JOIN.compiled.sub(
         lambda m: '"' + "/".join(_literals(m.group(1) or m.group(2) or "")) + '"', line)
+    # an options object (`{ stdio: "inherit", cwd: "x" }`, `dict(...)`) is no argument
+    line = re.sub(r"\{[^{}]*\}|\b(?:cwd|env|stdio|shell|encoding)\s*=\s*[^,)]*", "", line)
     return " ".join(_literals(line))
 
 
@@ -264,6 +346,8 @@ def scan(rel: str, text: str, lang: str) -> list[tuple[int, str]]:
     lines = _lines(text, lang)
     code = "\n".join(line for _, line in lines)
     saved: dict[str, int] = {}
+    kept: list[int] = []  # lines that unpack a download
+    values: dict[str, str] = {}  # a shell file's literal assignments
     for lineno, line in lines:
         if any(p.search(line) for p in PIPED):
             out.append((lineno, f"pipes a download into an interpreter: {_excerpt(line)}"))
@@ -277,9 +361,21 @@ def scan(rel: str, text: str, lang: str) -> list[tuple[int, str]]:
             if at < lineno and _runs_name(line, name):
                 out.append((lineno, f"runs {name!r}, downloaded at line {at}: "
                                     f"{_excerpt(line)}"))
+        if lang == "sh":  # `rc=/etc/bash.bashrc` ... `tee -a "$rc"`: the path, named
+            assign = ASSIGNED.match(line)
+            if assign:
+                values[assign.group(1)] = assign.group(2)
+            line = _expand(line, values)
         rc = RC_FILE.search(line)
         if rc and (WRITES.search(line) or (lang != "sh" and WRITES.search(code))):
-            out.append((lineno, f"writes to the shell start-up file ~/.{rc.group(1)}"))
+            name = f"~/.{rc.group(1)}" if rc.group(1) else f"/etc/{rc.group(2)}"
+            out.append((lineno, f"writes to the shell start-up file {name}"))
+        if (saved or kept) and lang == "sh" and INSTALLED.search(line) and not any(
+                n == lineno for n, _ in out):
+            out.append((lineno, "installs a downloaded program (line "
+                                f"{min([*saved.values(), *kept])}): {_excerpt(line)}"))
+        if UNPACKED.search(line):
+            kept.append(lineno)
         cred = CREDENTIALS.search(line)
         if cred:
             out.append((lineno, "reads the credential path "
@@ -300,13 +396,26 @@ def scan(rel: str, text: str, lang: str) -> list[tuple[int, str]]:
     return sorted(set(out))
 
 
+ASSIGNED = LazyRe(r"^\s*(?:local\s+|export\s+|readonly\s+)?([A-Za-z_]\w*)=[\"']?"
+                  r"([^\s\"'$`;|&]+)[\"']?\s*$")
+
+
+def _expand(line: str, values: dict[str, str]) -> str:
+    """line with `$name` and `${name}` of literal assignments replaced by their values."""
+    if not values or "$" not in line:
+        return line
+    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?",
+                  lambda m: values.get(m.group(1), m.group(0)), line)
+
+
 def _runs_name(line: str, name: str) -> bool:
     """Does a shell line run the file `name`: through an interpreter, `chmod +x`, or by
     its path?"""
     n = re.escape(name)
     return re.search(rf"(?:\b(?:ba|z|da|k)?sh|\bsource|(?:^|[\s;&|])\.|\bpython[0-9.]*|"
                      rf"\bnode|\bperl|\bruby|\bchmod\s+\S+)\s+[\"']?(?:[^\s\"']*/)?{n}\b|"
-                     rf"(?:^|[\s;&|(])[\"']?(?:\.|\$\w+|\$\{{\w+\}}|[^\s\"']*)/{n}\b(?!\.)",
+                     rf"(?:^\s*|[;&|(]\s*|\b(?:exec|then|do|else|sudo|nohup|env|time)\s+)"
+                     rf"[\"']?(?:\.|\$\w+|\$\{{\w+\}}|[^\s\"']*)/{n}\b(?!\.)",
                      line) is not None
 
 
@@ -344,13 +453,74 @@ def follow(ctx: Context, command: str, cwd: str = "") -> Followed:
     return memo[key]
 
 
+def package_scripts(ctx: Context, command: str, cwd: str) -> list[tuple[str, str]]:
+    """(name, command) of the package.json scripts (of cwd's package.json) that `command`
+    runs by name: `npm run X` / `npm test`, `pnpm [run] X`, `yarn [run] X`, `bun run X`,
+    with X's `preX` and `postX`, and what those run by name in turn (3 deep)."""
+    from ztsa.manifests import MAX_MANIFEST_BYTES
+    from ztsa.manifests.npm import parse_package_json
+    from ztsa.manifests.project import load
+
+    rel = posixpath.join(cwd, "package.json") if cwd else "package.json"
+    if not any(re.search(rf"(?:^|[\s;&|(]){m}\s", command + " ") for m in SCRIPT_RUNNERS) \
+            or not ctx.ws_exists(rel):
+        return []
+    scripts = load(ctx, rel, parse_package_json, MAX_MANIFEST_BYTES).scripts
+    out: list[tuple[str, str]] = []
+    todo, seen = [(command, 0)], set()
+    while todo:
+        line, depth = todo.pop(0)
+        for segment in _segments(line):
+            words = _words(segment)
+            while words and (ASSIGN.match(words[0]) or words[0] in PREFIX):
+                words = words[1:]
+            if len(words) < 2 or posixpath.basename(words[0]) not in SCRIPT_RUNNERS:
+                continue
+            args = [w for w in words[1:] if not w.startswith("-")]
+            if not args:
+                continue
+            name = args[1] if args[0] in ("run", "run-script") and len(args) > 1 else \
+                {"t": "test", "tst": "test"}.get(args[0], args[0])
+            if words[0] == "npm" and args[0] not in ("run", "run-script", "test", "t",
+                                                     "tst", "start", "stop", "restart"):
+                continue
+            for each in (f"pre{name}", name, f"post{name}"):
+                if each in scripts and each not in seen and depth < MAX_DEPTH:
+                    seen.add(each)
+                    out.append((each, scripts[each]))
+                    todo.append((scripts[each], depth + 1))
+    return out
+
+
+INLINE_FETCH = LazyRe(r"\b(?:curl|wget)\b|\bfetch\s*\(|\bhttps?\.(?:get|request)\b|"
+                      r"\burlopen\b|\burlretrieve\b|\brequests\.|\bhttpx\.|https?://")
+
+
 def _follow(ctx: Context, command: str, cwd: str) -> Followed:
     hazards: list[Hazard] = []
     errors: list[ProbeError] = []
     files: list[str] = []
-    first, inline = refs(command, cwd)
-    for program in inline:  # `sh -c '…'`, `node -e '…'` in the command itself
-        hazards += [Hazard("", line, what, ()) for line, what in scan("", program, "sh")]
+    commands = [command]
+    try:
+        commands += [cmd for _name, cmd in package_scripts(ctx, command, cwd)]
+    except ProbeError as exc:
+        errors.append(exc)
+    first: list[Ref] = []
+    downloads: list[Hazard] = []
+    spawned: list[Hazard] = []
+    i = 0
+    while i < len(commands):  # the command, its scripts, their `sh -c` programs
+        line = commands[i]
+        i += 1
+        hazards += [Hazard("", n, what, ()) for n, what in scan("", line, "sh")]
+        found, inline = _refs(line, cwd)
+        first += found
+        for lang, program in inline:  # `sh -c '…'`, `node -e '…'`
+            if lang == "sh":
+                commands.append(program)
+            elif lang in ("js", "py") and INLINE_FETCH.search(program):
+                hazards.append(Hazard("", 1, "runs an inline program that downloads: "
+                                             f"{_excerpt(program)}", ()))
     todo: list[tuple[Ref, tuple[str, ...], str | None]] = [(ref, (), None) for ref in first]
     todo.reverse()
     seen: set[str] = set()
@@ -384,7 +554,120 @@ def _follow(ctx: Context, command: str, cwd: str) -> Followed:
         lang = _lang(rel, text, ref.lang if ref.lang != "other" else "other")
         here = (*chain, rel)
         hazards += [Hazard(rel, line, what, here) for line, what in scan(rel, text, lang)]
+        for n, code in _lines(text, lang):
+            if lang == "sh":
+                spawned.append(Hazard(rel, n, code, here))
+                tool = downloader(code)
+                if tool:
+                    downloads.append(Hazard(rel, n, f"runs {tool}: {_excerpt(code)}", here))
+            elif (lang == "js" and JS_SPAWN.search(code)) or (lang == "py" and
+                                                               PY_RUN.search(code)):
+                spawned.append(Hazard(rel, n, _strings(code), here))
         more = _further(rel, text, lang, cwd)  # its inline programs: its lines, scanned
         # a script's own relative names are often relative to its directory
         todo += [(r, here, posixpath.dirname(rel)) for r in reversed(more)]
-    return Followed(tuple(hazards), tuple(errors), tuple(files))
+    return Followed(tuple(sorted(set(hazards))), tuple(errors), tuple(files),
+                    tuple(dict.fromkeys(commands)), tuple(downloads), tuple(spawned))
+
+
+# -- judging a command that runs outside the sandbox ----------------------------------------
+# a program that fetches, as a command of its own (`curl …`, `VERSION=$(curl …)`)
+DOWNLOADERS = ("curl", "wget", "nc", "ncat", "netcat", "aria2c", "fetch")
+FETCH_SUBST = LazyRe(r"(?:\$\(|`)\s*(?:curl|wget|nc|ncat|aria2c)\b")
+# what `echo` or `printf` prints is text, not a command: `echo "run: curl … | sh"`
+# (unless a command substitution in it runs)
+# (a `$VAR`, `${VAR}` or make's `$(VAR)` in it is text too)
+PRINTED = LazyRe(r"\b(?:echo|printf)\s+(?:-\w+\s+)*"
+                 r"(?:\"(?:[^\"\\$`]|\\.|\$(?!\()|\$\(\w+\))*\"|'[^']*')")
+
+
+def printed_text_removed(line: str) -> str:
+    """line without the quoted text `echo` and `printf` print: an install hint is no
+    command."""
+    return PRINTED.compiled.sub("echo ''", line)
+
+
+def downloader(command: str) -> str | None:
+    """The download tool a command line runs as a command (`curl …`, `$(wget …)`), if
+    any; not one it only names (`command -v curl`, `echo "curl …"`)."""
+    command = printed_text_removed(command)
+    if FETCH_SUBST.search(command):
+        return FETCH_SUBST.search(command).group(0).lstrip("$(` ")  # type: ignore[union-attr]
+    for segment in _segments(command):
+        words = _words(segment)
+        while words and (ASSIGN.match(words[0]) or words[0] in PREFIX):
+            words = words[1:]
+        if words and posixpath.basename(words[0]) in DOWNLOADERS:
+            return posixpath.basename(words[0])
+    return None
+
+
+def _package(spec: str) -> str:
+    """`@scope/name@1` -> `@scope/name`, `name@latest` -> `name`."""
+    return "@" + spec[1:].partition("@")[0] if spec.startswith("@") else spec.partition("@")[0]
+
+
+def _dependencies(ctx: Context, cwd: str) -> set[str]:
+    """The packages cwd's package.json (or the root's) depends on: `npx NAME` of one runs
+    the installed copy, which the lockfile pins."""
+    from ztsa.manifests import MAX_MANIFEST_BYTES
+    from ztsa.manifests.npm import parse_package_json
+    from ztsa.manifests.project import load
+
+    names: set[str] = set()
+    for d in dict.fromkeys([cwd, ""]):
+        rel = posixpath.join(d, "package.json") if d else "package.json"
+        try:
+            if ctx.ws_exists(rel):
+                names |= {n for _f, n, _s in load(ctx, rel, parse_package_json,
+                                                   MAX_MANIFEST_BYTES).deps()}
+        except ProbeError:
+            continue  # then nothing is known installed: every runner is judged
+    return names
+
+
+def judge(ctx: Context, f: Findings, what: str, cmd: str, cwd: str, rel: str | None,
+          line: int | None) -> bool:
+    """A command that runs outside the sandbox (a git hook, an agent hook, a status line,
+    a worktree setup, `.envrc`), judged by what it runs: a download piped or saved and
+    run, a fetched string run as code, a download tool run as a command, a package
+    fetched at no fixed version, a write to a shell start-up file or a read of a
+    credential path (in the command, its `sh -c` programs, the package.json scripts it
+    runs by name, or the repository files those run: ztsa.follow) fails, naming file and
+    line; a file that cannot be judged is unknown; the rest (a formatter, a linter, a
+    test run, a tool started by name) is listed as advice. True when it failed."""
+    from ztsa.rules.sup.sup017_install_hook_unpinned_runner import RUNNER, unpinned_runner
+
+    before = len(f.found)
+    done = follow(ctx, cmd, cwd)
+    for h in done.hazards:
+        if h.path:
+            f.fail(describe(h, what), h.path, h.line)
+        else:
+            f.fail(f"{what}: {cmd[:80]!r}, which {h.what}", rel, line)
+    for each in done.commands if not any(not h.path for h in done.hazards) else ():
+        tool = downloader(each)
+        if tool:
+            f.fail(f"{what}: {cmd[:80]!r}, which runs {tool}: a download outside the "
+                   "sandbox" + (f" (in {each[:60]!r})" if each != cmd else ""), rel, line)
+            break
+    said = {(h.path, h.line) for h in done.hazards}
+    for h in [d for d in done.downloads if (d.path, d.line) not in said][:1]:
+        # one is enough to say it: the file downloads
+        f.fail(describe(h, what) + ": a download outside the sandbox", h.path, h.line)
+    deps = _dependencies(ctx, cwd)
+    for each in done.commands:
+        runner = next((r for m in RUNNER.finditer(each) if _package(m.group("pkg")) not in deps
+                       for r in [unpinned_runner(m.group(0))] if r), None)
+        if runner:
+            f.fail(f"{what}: {cmd[:80]!r}, which runs {runner}, a package fetched at no "
+                   "fixed version", rel, line)
+            break
+    for exc in done.errors:
+        f.error(exc)
+    failed = len(f.found) > before
+    if not failed and not done.errors:
+        f.advise(f"{what}: {cmd[:80]!r}" + (f" ({', '.join(done.files[:3])} read: nothing "
+                                              "downloaded and run)" if done.files else ""),
+                 rel, line)
+    return failed

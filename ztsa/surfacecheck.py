@@ -306,6 +306,22 @@ def _in_repo(value: str) -> bool:
     return not posixpath.normpath(v).startswith("..")
 
 
+def p_outside_workspace(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """Each directory (a string, a list, `{path = ...}`) is outside the workspace: an
+    absolute path or the home's (`~/.cargo/bin`). A workspace directory first on PATH
+    (jdx/mise's `_.path = ["./target/debug"]`, `{{config_root}}/bin`) makes what the
+    agent builds or writes there run later as the person's own commands."""
+    items = hit.value if isinstance(hit.value, list) else [hit.value]
+    for item in items:
+        d = item.get("path") if isinstance(item, dict) else item
+        if not isinstance(d, str):
+            return "not a path"
+        d = d.strip()
+        if "config_root" in d or "{{" in d or "$" in d or not d.startswith(("/", "~")):
+            return f"puts the workspace's {d[:60]!r} on PATH"
+    return None
+
+
 def p_absent(arg: str, hit: Hit, ctx: Context) -> str | None:
     return "present"
 
@@ -560,9 +576,40 @@ def p_build_module_inert(arg: str, hit: Hit, ctx: Context) -> str | None:
         if ctx.ws_lstat(rel) is None:
             continue
         text = ctx.ws_text(rel, MAX_BYTES) or ""
-        m = BUILD_HAZARDS.search(text)
-        return f"{rel} calls {m.group()!r} at build time" if m else None
+        return _build_module_hazard(ctx, rel, text)
     return f"names {value!r}, no module of the repository (one a build requirement installs)"
+
+
+PROCESS_CALL = LazyRe(r"\b(?:subprocess\.\w+|os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|"
+                      r"pty\.spawn)\s*\(")
+
+
+def _build_module_hazard(ctx: Context, rel: str, text: str) -> str | None:
+    """What in a build module runs code from elsewhere: a network call, a payload decoded
+    or evaluated (BUILD_HAZARDS but the process calls), or a command it starts that
+    downloads, pipes a download into an interpreter, runs a package at no fixed version,
+    or runs a repository file that does (ztsa.follow). A command that runs a tool by name
+    (OpenHands' build script: `npm install`, `npm run package-vsix`) is the build's own
+    work, judged by what it runs."""
+    from ztsa.follow import downloader, follow, printed_text_removed
+    from ztsa.rules.sup.sup005_piped_shell_installer import PATTERNS as PIPED
+    from ztsa.rules.sup.sup017_install_hook_unpinned_runner import unpinned_runner
+
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    for m in BUILD_HAZARDS.finditer(code):
+        if m.group() not in ("subprocess",) and not m.group().startswith("os."):
+            return f"{rel} calls {m.group()!r} at build time"
+    for m in PROCESS_CALL.finditer(code):
+        call = code[m.end():m.end() + 400].split(")", 1)[0]
+        command = " ".join(re.findall(r"[\"']([^\"'\n]*)[\"']", call))
+        if any(p.search(command) for p in PIPED) or downloader(
+                printed_text_removed(command)) or unpinned_runner(command):
+            return f"{rel} runs {command[:60]!r} at build time"
+        for h in follow(ctx, command, "").hazards:  # a call spread over lines
+            return f"{rel} runs {' -> '.join(h.chain) or command[:60]!r}, which {h.what}"
+    for h in follow(ctx, f"python {rel}", "").hazards:
+        return f"{rel} runs {' -> '.join(h.chain)}, which {h.what} (line {h.line})"
+    return None
 
 
 def p_no_script_hazard(arg: str, hit: Hit, ctx: Context) -> str | None:
@@ -606,6 +653,8 @@ def _credential_like(value: str) -> bool:
 # name -> (what a safe value is, for docs/surfaces.md; the predicate)
 SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
     "absent": ("the key or file is absent", p_absent),
+    "outside-workspace": ("every directory it names is outside the workspace (absolute, "
+                          "or the home's)", p_outside_workspace),
     "false": ("a boolean false", p_bool(False)),
     "true": ("a boolean true", p_bool(True)),
     "empty": ("an empty list, object or string", p_empty),
@@ -644,7 +693,8 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
     "no-outside-import": ("imports no file outside the repository (`@~/...`, `@/etc/...`, "
                           "`@../...` above the top)", p_no_outside_import),
     "build-module-inert": ("the module or script it names is a file of the repository that "
-                           "runs no command, reaches no network and decodes nothing to run",
+                           "reaches no network, decodes nothing to run, and runs only "
+                           "commands that download nothing (a tool by name: `npm ci`)",
                            p_build_module_inert),
     "no-script-hazard": ("starts no process, reaches no network, reads no credential or "
                          "environment", p_no_script_hazard),

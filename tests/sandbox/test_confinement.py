@@ -9,6 +9,7 @@ import pytest
 
 from ztsa.model import Profile, Report
 from ztsa.output import Format, render
+from ztsa.sandbox import resources
 from ztsa.sandbox.controls import (
     NETNS_MISSING,
     PIDNS_MISSING,
@@ -22,18 +23,24 @@ from ztsa.sandbox.offer import HostOffer
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "report-schema.json").read_text())
 
 
-def lacking(abi: int, userns: bool, euid: int, pidns: bool) -> list[str]:
+def lacking(abi: int, userns: bool, euid: int, pidns: bool,
+            inotify: tuple[int, int] = (128, 65536)) -> list[str]:
     return missing_controls(HostOffer(euid=euid, userns=userns, pidns=pidns,
-                                      landlock_abi=abi))
+                                      landlock_abi=abi, inotify_limits=inotify))
 
 
 def test_what_each_kernel_lacks():
     assert lacking(7, userns=True, euid=1000, pidns=True) == []
     # root needs no user namespace
     assert lacking(7, userns=False, euid=0, pidns=True) == []
-    # without one there is no PID namespace either (it is made in the user namespace)
+    # without one there is no PID namespace either (it is made in the user namespace),
+    # nor the tree's own share of its user's resources (issue #45)
     assert lacking(7, userns=False, euid=1000, pidns=True) == [
-        USERNS_MISSING, PIDNS_MISSING, NETNS_MISSING]
+        USERNS_MISSING, PIDNS_MISSING, NETNS_MISSING, resources.INOTIFY_MISSING,
+        resources.LOCKS_MISSING, resources.DISK_MISSING]
+    # no inotify limits to read: none to share
+    assert lacking(7, userns=True, euid=1000, pidns=True, inotify=(0, 0)) == [
+        resources.INOTIFY_MISSING]
     assert lacking(7, userns=True, euid=1000, pidns=False) == [PIDNS_MISSING]
     assert lacking(5, userns=True, euid=0, pidns=True) == [SCOPE_MISSING]
     lacks = lacking(1, userns=True, euid=1000, pidns=True)

@@ -224,6 +224,14 @@ def libseccomp_bpf(trace_all_sends: bool, trace_fs: bool, notify_connect: bool,
             rule(USER_NOTIF, name, scmp.Arg(arg, scmp.MASKED_EQ, SET_ID_BITS, 0))
         for nr in META_ENOSYS:
             f.add_rule(enosys, nr)
+        # locks to the helper (native/locks.c): fcntl's lock requests, and flock but an
+        # unlock (LOCK_UN, with LOCK_NB or not: any other low bit set, or LOCK_UN's clear)
+        for cmd in flt.F_LOCKS:
+            rule(USER_NOTIF, "fcntl", low32_eq(1, cmd))
+        for b in range(32):
+            if b not in (2, 3):
+                rule(USER_NOTIF, "flock", scmp.Arg(1, scmp.MASKED_EQ, 1 << b, 1 << b))
+        rule(USER_NOTIF, "flock", scmp.Arg(1, scmp.MASKED_EQ, flt.LOCK_UN, 0))
     with tempfile.TemporaryFile() as out:
         f.export_bpf(out)
         out.seek(0)
@@ -317,7 +325,8 @@ HIGH_HALVES = (0, 1 << 32, 0xFFFFFFFF << 32)
 TRIGGERS = (*FAMILIES, AF_NETLINK, AF_PACKET, termios.TIOCSTI, termios.TIOCLINUX,
             termios.FIOASYNC, F_SETSIG, fcntl.F_SETFL, os.O_ASYNC, *flt.FS_IOCTL_ALLOWED,
             *TTY_LASTING, *flt.CONSOLE_IOCTLS, 0x4B45, 0x4BFF, 0x560B, 0x40085600,
-            fcntl.F_SETLEASE, fcntl.F_NOTIFY, fcntl.F_GETLEASE,
+            fcntl.F_SETLEASE, fcntl.F_NOTIFY, fcntl.F_GETLEASE, *flt.F_LOCKS, flt.LOCK_UN,
+            flt.LOCK_UN | flt.LOCK_NB, fcntl.LOCK_EX, fcntl.LOCK_SH | flt.LOCK_NB,
             *(t << 8 for t in flt.FS_IOCTL_TYPES), 0x40086602, 0x401C5820, 0x40087602,
             0x50009418, 0x40806685,
             PR_SET_SECCOMP, PR_SET_DUMPABLE, os.O_CREAT, os.O_WRONLY, os.O_RDWR, os.O_TRUNC,
@@ -332,7 +341,8 @@ VALUES = sorted({
     ~os.O_CREAT & 0xFFFFFFFF,
 })
 # the syscalls whose verdict depends on an argument, and which argument
-ARG_DEPENDENT = {"clone": 0, "socket": 0, "ioctl": 1, "fcntl": 1, "prctl": 0, "open": 1,
+ARG_DEPENDENT = {"clone": 0, "socket": 0, "ioctl": 1, "fcntl": 1, "flock": 1, "prctl": 0,
+                 "open": 1,
                  "openat": 2, "sendto": 4, "chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2,
                  "creat": 1, "mknod": 1, "mknodat": 2}
 NUMBERS = range(512)  # past the last syscall of both tables (456 in libseccomp 2.5.4)

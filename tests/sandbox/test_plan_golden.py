@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ztsa import gitlayout
-from ztsa.sandbox import landlock, plan, protect
+from ztsa.sandbox import landlock, plan, protect, resources
 from ztsa.sandbox import native as nat
 from ztsa.sandbox.filter import build
 from ztsa.sandbox.offer import HostOffer
@@ -27,10 +27,13 @@ from ztsa.sandbox.request import ExecRequest
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("ZTSA_UPDATE_GOLDEN") == "1"
 
-ROOT = HostOffer(euid=0, userns=True, pidns=True, landlock_abi=7)
-USER = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=7)
-NO_USERNS = HostOffer(euid=1000, userns=False, pidns=False, landlock_abi=7)
-NO_LANDLOCK = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=0)
+INOTIFY = (128, 65536)  # the user's inotify limits (instances, watches)
+ROOT = HostOffer(euid=0, userns=True, pidns=True, landlock_abi=7, inotify_limits=INOTIFY)
+USER = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=7, inotify_limits=INOTIFY)
+NO_USERNS = HostOffer(euid=1000, userns=False, pidns=False, landlock_abi=7,
+                      inotify_limits=INOTIFY)
+NO_LANDLOCK = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=0,
+                        inotify_limits=INOTIFY)
 ONLINK = ((4, bytes([192, 168, 1, 0]), bytes([255, 255, 255, 0])),)
 
 
@@ -90,7 +93,8 @@ class Tree:
             audit_fs=ruleset(offer.landlock_abi, [str(self.ws)]) if req.audit_only else None,
             unreadable=(str(self.home / ".ssh"), str(self.home / ".aws")),
             real_home=str(self.home), also_homes=(str(self.private.parent),),
-            net=policy.net_plan(), run_id="golden", git=gitlayout.find(str(self.ws)))
+            net=policy.net_plan(), run_id="golden", git=gitlayout.find(str(self.ws)),
+            private_dir=str(self.private))
         return site._replace(**changes)
 
 
@@ -188,9 +192,11 @@ def cases(t: Tree) -> dict[str, tuple[ExecRequest, HostOffer, plan.Site]]:
     case("user_landlock_missing_workspace_in_home", NO_LANDLOCK,
          t.request(workspace=in_home, cwd=in_home))
     case("root_quiet_limits", ROOT,
-         t.request(quiet=True, max_procs=64, max_memory=512 << 20, keep_cap_mask=1 << 10,
-                   pass_fds=(5,)), own_session=True,
+         t.request(quiet=True, max_procs=64, max_memory=512 << 20, max_disk=32 << 20,
+                   keep_cap_mask=1 << 10, pass_fds=(5,)), own_session=True,
          secrets=(("TOKEN", "s3cret"),))
+    # --keep-tmp: the private HOME and TMPDIR on the host's disk, to be kept
+    case("user_keep_tmp", USER, t.request(keep_tmp=True))
     return out
 
 
@@ -206,7 +212,7 @@ CASES = ["root_default", "user_with_userns", "user_without_userns",
          "root_agent_claude", "user_allow_net_names", "user_address_rules_only",
          "user_without_userns_address_rules_only", "user_landlock_missing",
          "user_landlock_missing_workspace_in_home",
-         "root_quiet_limits"]
+         "root_quiet_limits", "user_keep_tmp"]
 
 
 def test_the_cases_are_the_golden_files(tree):
@@ -237,6 +243,7 @@ def test_the_plan_asks_the_host_nothing(tree, monkeypatch):
 
     for name in ("userns_available", "pidns_available", "landlock_abi", "spawn"):
         monkeypatch.setattr(nat, name, tripwire)
+    monkeypatch.setattr(resources, "inotify_limits", tripwire)
     for name in ("geteuid", "getuid", "getegid", "getpid", "tcgetpgrp"):
         monkeypatch.setattr(os, name, tripwire)
     monkeypatch.setattr(os, "environ", {})

@@ -36,7 +36,7 @@ KERNEL_NAMES = {
     "OPTVAL": {"optval"}, "OPTLEN": {"optlen"}, "REQUEST": {"cmd"}, "FCMD": {"cmd"},
     "CMDARG": {"arg"}, "OPTION": {"option"}, "WHICH": {"which"}, "PID": {"pid", "who"},
     "CLONEFLAGS": {"flags"}, "RESOURCE": {"resource"}, "NEWLIMIT": {"new_rlim"},
-    "ARGV": {"argv"}, "ENVP": {"envp"},
+    "ARGV": {"argv"}, "ENVP": {"envp"}, "LOCKOP": {"cmd"},
 }
 # the arguments that name a file or qualify how it is named
 FILE_ARGS = {"filename", "pathname", "path", "oldname", "newname", "old", "new", "dfd",

@@ -34,7 +34,8 @@ def missing_controls(offer: HostOffer) -> list[str]:
 
 
 def namespace_controls(offer: HostOffer) -> list[str]:
-    """The namespaces among them (the rest is Landlock's: its ruleset names them)."""
+    """The namespaces among them, and the tree's share of its user's resources that
+    they hold (the rest is Landlock's: its ruleset names them)."""
     missing = []
     if not offer.mounts:
         missing.append(USERNS_MISSING)
@@ -42,6 +43,9 @@ def namespace_controls(offer: HostOffer) -> list[str]:
         missing.append(PIDNS_MISSING)
     if not offer.netns:
         missing.append(NETNS_MISSING)
+    from ztsa.sandbox import resources  # the tree's share of its user's (issue #45)
+
+    missing += resources.missing(offer)
     return missing
 
 

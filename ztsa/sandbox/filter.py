@@ -42,6 +42,10 @@ What it does (x86_64):
   blocks every outside open of it (root's too) for up to the lease-break time and tells
   the tree when one happens; dnotify tells it when outside processes change a
   directory;
+- with the file helper, flock (but an unlock) and fcntl's F_SETLK, F_SETLKW, F_OFD_SETLK
+  and F_OFD_SETLKW: SECCOMP_RET_USER_NOTIF. A lock needs only a readable descriptor, and
+  one the tree held on an outside file would make the host's lockers wait: the helper
+  takes it only on a file in the writable places (native/locks.c);
 - signal-driven I/O: fcntl F_SETFL with O_ASYNC, F_SETSIG and ioctl FIOASYNC: EPERM. A
   file's SIGIO (or the F_SETSIG signal) goes to the owner F_SETOWN named, and Landlock's
   signal scope judges whoever set that owner: on a file the tree inherits (its stdio,
@@ -172,6 +176,8 @@ TTY_LASTING = (0x540A, 0x540C, 0x541D, 0x5423, 0x5437, 0x5457,
 CONSOLE_IOCTLS = (0x4B00, 0x5600)
 F_SETFL, F_SETSIG, O_ASYNC = 4, 10, 0o20000
 F_SETLEASE, F_NOTIFY = 1024, 1026
+F_LOCKS = (6, 7, 37, 38)  # F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
+LOCK_NB, LOCK_UN = 4, 8
 # the ioctl type bytes of the file systems' own requests, and what of them the tree may
 # use: requests that read, and the clones that write only what the descriptor may
 FS_IOCTL_TYPES = (0x66, 0x76, 0x58, 0x94, 0xF5)  # 'f', 'v', 'X', btrfs, f2fs
@@ -356,6 +362,16 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
             (LD_ABS, 0, 0, arg_lo(pid_first)),
             (JEQ, "allow", "trace_pid", 0),
         ]
+    # a lock but an unlock goes to the helper, which refuses one on a file outside the
+    # writable places (native/locks.c)
+    flock: list[Insn | str] = [
+        "flock",
+        ld("flock", lib.ZTSA_ARG_LOCKOP),
+        (JEQ, "allow", 0, LOCK_UN),
+        (JEQ, "allow", "trace_fs", LOCK_UN | LOCK_NB),
+    ] if trace_fs else []
+    if trace_fs:
+        prog += [(JEQ, "flock", 0, NR["flock"])]
     if notify_connect:  # before the TRACED checks: the first equal number decides
         prog += [(JEQ, "trace_fs", 0, NR["connect"])]
     if notify_net:
@@ -399,9 +415,11 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "eperm", 0, F_SETSIG),
         (JEQ, "eperm", 0, F_SETLEASE),
         (JEQ, "eperm", 0, F_NOTIFY),
+        *((JEQ, "trace_fs", 0, cmd) for cmd in (F_LOCKS if trace_fs else ())),
         (JEQ, 0, "allow", F_SETFL),
         ld("fcntl", lib.ZTSA_ARG_CMDARG),
         (JSET, "eperm", "allow", O_ASYNC),
+        *flock,
         "setsockopt",
         ld("setsockopt", lib.ZTSA_ARG_LEVEL),
         (JEQ, "sockopt_ip", 0, IPPROTO_IP),

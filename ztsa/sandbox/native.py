@@ -161,6 +161,8 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.pid_ns, c.scoped = int(plan.pid_ns), plan.landlock.scoped
     c.run_id = cstr(plan.run_id)
     c.max_procs, c.max_memory = plan.max_procs, plan.max_memory
+    c.private_dir, c.max_disk = cstr(plan.private_dir), plan.max_disk
+    c.inotify_instances, c.inotify_watches = plan.inotify
     c.own_session = int(plan.own_session)
     c.netns = int(plan.netns)
     c.tell = int(plan.tell)
@@ -289,6 +291,12 @@ def procs_unlimited() -> bool:
     """The tree's PID namespace refused --max-procs as its pid_max (a kernel before 6.14):
     RLIMIT_NPROC stood in, which does not bind root."""
     return bool(lib.ztsa_procs_unlimited())
+
+
+def inotify_unbounded() -> bool:
+    """The tree of the last spawn got no inotify limits of its own (no user namespace
+    of its own could take them)."""
+    return bool(lib.ztsa_inotify_unbounded())
 
 
 def helper_would_deny() -> int:

@@ -5,9 +5,10 @@ The one place that asks the kernel which confinement controls it has: `ztsa exec
 view, the missing controls (ztsa.sandbox.controls) and `ztsa doctor`. Tests give
 `plan.make` a `HostOffer` of their own: no decision of the plan asks the host.
 
-`probe()` costs what `ztsa exec` needs anyway: the Landlock ABI (one system call) and
-the namespaces (one short-lived child, ztsa_ns_probe). The seccomp features only
-`ztsa doctor` shows (ctypes' import and a few system calls) are `features()`."""
+`probe()` costs what `ztsa exec` needs anyway: the Landlock ABI (one system call), the
+namespaces (one short-lived child, ztsa_ns_probe) and the user's inotify limits (two
+small reads of /proc/sys/user). The seccomp features only `ztsa doctor` shows (ctypes'
+import and a few system calls) are `features()`."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ class HostOffer(NamedTuple):
     userns: bool
     pidns: bool  # ... and PID and IPC namespaces whose init mounts a /proc of its own
     landlock_abi: int  # 0: no Landlock
+    # the user's inotify limits, (instances, watches), /proc/sys/user/max_inotify_*: the
+    # tree's user namespace gets a share as its own (ztsa.sandbox.resources); (0, 0):
+    # none to read, so no share to give
+    inotify_limits: tuple[int, int] = (0, 0)
 
     @property
     def root(self) -> bool:
@@ -48,9 +53,11 @@ class HostOffer(NamedTuple):
 def probe() -> HostOffer:
     """This process's offer (the native module's probes, each made once a process)."""
     from ztsa.sandbox import native as nat
+    from ztsa.sandbox.resources import inotify_limits
 
     return HostOffer(euid=os.geteuid(), userns=nat.userns_available(),
-                     pidns=nat.pidns_available(), landlock_abi=nat.landlock_abi())
+                     pidns=nat.pidns_available(), landlock_abi=nat.landlock_abi(),
+                     inotify_limits=inotify_limits())
 
 
 # -- what only `ztsa doctor` shows -------------------------------------------------------

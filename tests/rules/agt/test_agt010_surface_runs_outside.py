@@ -80,3 +80,16 @@ def test_unknown_when_a_file_is_oversized(machine):
     machine.ws(".continue/mcpServers/x.yaml", "a: " + "b" * (2 << 20) + "\n")
     out = machine.run("AGT010")
     assert out.status is Status.UNKNOWN and "larger than" in out.message
+
+
+def test_mise_puts_a_workspace_directory_first_on_path(machine):
+    """jdx/mise: `[env] _.path = ["./target/debug"]` makes what the agent builds there run
+    later as the person's commands whenever mise is active in the folder; the home's or
+    an absolute directory does not."""
+    machine.ws("mise.toml", '[env]\n_.path = ["~/.local/bin", "/opt/x/bin"]\n')
+    assert machine.run("AGT010").status is Status.PASS
+    for bad in ('["./target/debug"]', '"{{config_root}}/bin"', '[{path = "tools/bin"}]'):
+        machine.ws("mise.toml", f"[env]\n_.path = {bad}\n")
+        out = machine.run("AGT010")
+        assert out.status is Status.FAIL and not out.advisory, (bad, out)
+        assert out.evidence[0].detail.startswith("mise-env-path:")

@@ -191,3 +191,26 @@ def test_a_missing_hash_is_hygiene_and_a_foreign_host_an_attack(machine):
     details = [e.detail for e in out.evidence]
     assert any("npm.evil.invalid" in d for d in details)
     assert any("ms@2.1.3" in d and "no integrity hash" in d for d in details)
+
+
+def test_a_git_hosts_archive_of_one_commit_with_its_hash_is_pinned(machine):
+    """oxc: pnpm's `gitHosted` tarball `codeload.github.com/o/r/tar.gz/<40 hex>` with
+    its sha512 is a git source pinned to a commit and to its bytes: it passes. The same
+    host at a branch, or without the hash, or another host's tarball, still fails."""
+    sha = "2d8c023d796e1884e53ad527d3c68214c866a9e1"
+
+    def lock(url: str, integrity: str = "sha512-7KYF6c0Bx==") -> str:
+        res = f"integrity: {integrity}, " if integrity else ""
+        return ("lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n"
+                f"      lit:\n        specifier: {url}\n        version: {url}\n"
+                f"packages:\n  lit@{url}:\n    resolution: {{gitHosted: true, {res}"
+                f"tarball: {url}}}\n    version: 0.0.0\nsnapshots:\n  lit@{url}: {{}}\n")
+    machine.ws("package.json", '{"name": "x"}')
+    machine.ws("pnpm-lock.yaml", lock(f"https://codeload.github.com/lit/dist/tar.gz/{sha}"))
+    assert machine.run("SUP002").status is Status.PASS
+    for url, integrity in ((f"https://codeload.github.com/lit/dist/tar.gz/{sha}", ""),
+                           ("https://codeload.github.com/lit/dist/tar.gz/main", "sha512-x=="),
+                           (f"https://evil.invalid/lit/dist/tar.gz/{sha}", "sha512-x==")):
+        machine.ws("pnpm-lock.yaml", lock(url, integrity))
+        out = machine.run("SUP002")
+        assert out.status is Status.FAIL and not out.advisory, (url, integrity, out)

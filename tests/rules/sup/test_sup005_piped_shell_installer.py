@@ -33,7 +33,9 @@ def test_unknown_unreadable_script(machine):
 def test_ci_and_image_builds_only_are_advisory(machine):
     """claude-code, ruff, uv and a dozen more: `curl … | sh` in workflows and in
     Dockerfiles (a devcontainer's too) runs on a CI runner or in `docker build`, not
-    where the agent works: reported, never gating. A devcontainer's script counts."""
+    where the agent works: reported, never gating. So does a devcontainer's
+    postCreateCommand script (OpenHands, oxc: inside the container); one its
+    initializeCommand runs is on the host and gates."""
     machine.ws(".github/workflows/ci.yml",
                "steps:\n  - run: curl -LsSf https://astral.sh/uv/install.sh | sh\n")
     machine.ws("docker/Dockerfile", "FROM debian\nRUN curl https://sh.rustup.rs -sSf | bash\n")
@@ -42,8 +44,54 @@ def test_ci_and_image_builds_only_are_advisory(machine):
     assert out.status is Status.FAIL and out.advisory, out
     assert all("advisory" in e.detail for e in out.evidence)
     machine.ws(".devcontainer/post-create.sh", "curl -fsSL https://x.invalid | sh\n")
+    machine.ws(".devcontainer/devcontainer.json",
+               '{"postCreateCommand": ".devcontainer/post-create.sh"}')
+    out = machine.run("SUP005")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert any("inside the devcontainer" in e.detail for e in out.evidence)
+    machine.ws(".devcontainer/devcontainer.json",
+               '{"initializeCommand": "bash .devcontainer/post-create.sh"}')
     out = machine.run("SUP005")
     assert out.status is Status.FAIL and not out.advisory
+
+
+def test_a_script_gates_when_something_on_the_host_runs_it(machine):
+    """pydantic's build-docs.sh (a docs host's build), amazon-q's macOS release script,
+    Roo-Code's evals setup (named only by its own sub-README), and an install hint that
+    a Makefile echoes (OpenHands) are advisory: nothing the agent or the person's
+    install, build or tests run. The same scripts gate once the root's README, AGENTS.md,
+    a package.json script or another script that is run names them (browser-use's
+    bin/setup.sh, named by AGENTS.md); an echo whose command substitution downloads
+    and runs still gates."""
+    machine.ws("Makefile", "check-poetry:\n\t@if ! command -v poetry; then \\\n"
+               '\t\techo "$(RED) curl -sSL https://x.invalid/p | python3 -$(RESET)"; \\\n'
+               "\tfi\n")
+    machine.ws("build-docs.sh", "#!/bin/sh\ncurl -sSf https://x.invalid/rustup | sh -s -- -y\n")
+    machine.ws("scripts/release-macos.sh", "curl -fsSL https://x.invalid/r | bash\n")
+    machine.ws("packages/evals/scripts/setup.sh",
+               '/bin/bash -c "$(curl -fsSL https://x.invalid/brew.sh)"\n')
+    machine.ws("packages/evals/README.md", "Run `./scripts/setup.sh` first.\n")
+    machine.ws("package.json", '{"name": "x", "scripts": {"build": "tsc"}}')
+    machine.ws("README.md", "# x\n\nRun `make check-poetry`, then `npm run build`.\n")
+    out = machine.run("SUP005")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert sorted(e.path for e in out.evidence) == [
+        "build-docs.sh", "packages/evals/scripts/setup.sh", "scripts/release-macos.sh"]
+    for where, text in (
+            ("README.md", "# x\n\nTo set up: `./build-docs.sh`\n"),
+            ("AGENTS.md", "Before testing, run scripts/release-macos.sh.\n"),
+            ("package.json", '{"name": "x", "scripts": {"setup": "bash scripts/boot.sh"}}'),
+            ("Makefile", 'hint:\n\techo "$(curl -fsSL https://x.invalid/i | sh)"\n')):
+        machine.ws("scripts/boot.sh", "#!/bin/sh\nexec \"$(dirname \"$0\")/release-macos.sh\"\n")
+        before = (machine.workspace / where).read_text() if (
+            machine.workspace / where).exists() else None
+        machine.ws(where, text)
+        out = machine.run("SUP005")
+        assert out.status is Status.FAIL and not out.advisory, (where, out)
+        if before is None:
+            (machine.workspace / where).unlink()
+        else:
+            machine.ws(where, before)
 
 
 def test_comments_and_inline_programs_reading_a_download_are_not_installers(machine):

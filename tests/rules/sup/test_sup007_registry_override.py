@@ -69,3 +69,40 @@ def test_fail_an_index_that_is_not_explicit_or_a_pypi_named_elsewhere(machine):
     out = machine.run("SUP007")
     assert out.status is Status.FAIL
     assert {e.path for e in out.evidence} == {"pyproject.toml", "p/pyproject.toml"}
+
+
+def test_the_registry_of_the_projects_own_scope_with_a_hashed_lock_is_advice(machine):
+    """gemini-cli: `@google:registry=` names Google's publish proxy for the project's own
+    `@google/*` packages, and package-lock.json pins every `@google` dependency with its
+    sha512: advice. A scope the project only consumes, a scoped dependency the lockfile
+    does not hold, or an entry without its hash, still fail."""
+    import json
+
+    def lock(with_hash: bool = True) -> str:
+        entry = {"version": "1.30.0",
+                 "resolved": "https://registry.npmjs.org/@acme/genai/-/genai-1.30.0.tgz"}
+        if with_hash:
+            entry["integrity"] = "sha512-3MRcgczBFbUat1wIlZoLJ0vCCfXgm7Qxjh59cZi2X08Rg=="
+        return json.dumps({"name": "root", "lockfileVersion": 3, "packages": {
+            "": {"name": "root", "workspaces": ["packages/*"]},
+            "node_modules/@acme/cli-core": {"resolved": "packages/core", "link": True},
+            "packages/core": {"name": "@acme/cli-core", "version": "1.0.0"},
+            "node_modules/@acme/genai": entry}}, indent=2)
+    machine.ws("package.json", json.dumps({"name": "root", "workspaces": ["packages/*"]}))
+    machine.ws("packages/core/package.json", json.dumps(
+        {"name": "@acme/cli-core", "dependencies": {"@acme/genai": "1.30.0"}}))
+    machine.ws("package-lock.json", lock())
+    machine.ws(".npmrc", "@acme:registry=https://publish-proxy.acme.example\n")
+    out = machine.run("SUP007")
+    assert out.status is Status.FAIL and out.advisory, out
+    machine.ws(".npmrc", "@other:registry=https://publish-proxy.acme.example\n")
+    assert not machine.run("SUP007").advisory  # a scope it does not publish under
+    machine.ws(".npmrc", "@acme:registry=https://publish-proxy.acme.example\n")
+    machine.ws("packages/core/package.json", json.dumps({"name": "@acme/cli-core",
+               "dependencies": {"@acme/genai": "1.30.0", "@acme/new": "^1"}}))
+    assert not machine.run("SUP007").advisory  # a dependency the lockfile does not hold
+    machine.ws("packages/core/package.json", json.dumps(
+        {"name": "@acme/cli-core", "dependencies": {"@acme/genai": "1.30.0"}}))
+    machine.ws("package-lock.json", lock(with_hash=False))
+    out = machine.run("SUP007")
+    assert out.status is Status.FAIL and not out.advisory

@@ -83,3 +83,18 @@ def test_fail_yarn_settings_in_the_old_syntax(machine):
     assert out.status is Status.FAIL and out.evidence[0].detail.startswith("yarn-path"), out
     machine.ws(".yarnrc", 'registry "https://registry.yarnpkg.com"\n')
     assert machine.run("SUP008").status is Status.PASS
+
+
+def test_node_options_that_load_nothing_pass_and_code_loading_ones_fail(machine):
+    """trpc: `.npmrc` `node-options = --no-warnings # comment` quiets warnings (npm strips
+    the inline comment); memory limits and source maps load nothing either. A flag that
+    loads a file, opens a debugger port, reads an OpenSSL config or one ztsa does not
+    know still fails."""
+    machine.ws(".npmrc", "node-options = --no-warnings --max-old-space-size=8192 "
+               "--enable-source-maps # deprecation noise\n")
+    assert machine.run("SUP008").status is Status.PASS
+    for bad in ("--no-warnings --import ./register.mjs", "--inspect=0.0.0.0:9229",
+                "--openssl-config=./openssl.cnf", "--no-warnings --frobnicate"):
+        machine.ws(".npmrc", f"node-options = {bad}\n")
+        out = machine.run("SUP008")
+        assert out.status is Status.FAIL and not out.advisory, (bad, out)

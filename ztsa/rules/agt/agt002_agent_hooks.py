@@ -19,6 +19,17 @@ starts. And hooks a Claude Code skill, subagent or command defines in its YAML f
 matter (`.claude/skills/*/SKILL.md`, `.claude/agents/*.md`, `.claude/commands/*.md`),
 which run while it is active.
 
+Each command is judged by what it runs (`ztsa.follow.judge`), as git hooks are: a
+download piped or saved and run, a fetched string run as code, a download tool run as a
+command (`curl`, `wget`), a package fetched at no fixed version (`npx x`), a download
+installed as a program, a write to a shell start-up file or a read of a credential path
+fails, in the command itself, its `sh -c` programs, the package.json scripts it runs by
+name (`pnpm fix`) or the repository files those run (`bash .claude/hooks/x.sh`,
+`uv run tools/x.py`, up to 3 files deep); a file that cannot be judged is unknown. A
+hook that runs a formatter, a linter, a test run or a tool by name is advice.
+`apiKeyHelper` and the other credential keys fail whatever they run: the repository
+chooses the program that hands over the agent's credentials.
+
 When an agent directory (`.claude`, `.codex`, `.cursor`, ...) is a git submodule not
 checked out, or a symlink out of the workspace, the rule is unknown: what it will hold
 cannot be judged.
@@ -29,8 +40,9 @@ with the developer's permissions and outside the agent's own sandbox. A reposito
 that ships them runs its code as soon as an agent opens it.
 
 ## How to fix
-Remove hooks from the repository's agent settings, or review every command they run
-like any other code; keep personal hooks in user-level settings.
+Remove the download from the hook (install tools from a package manager with a lockfile
+or a signed system package), or remove hooks from the repository's agent settings and
+keep personal hooks in user-level settings.
 """
 
 from __future__ import annotations
@@ -40,6 +52,7 @@ import re
 from ztsa.agentfiles import CLAUDE_SETTINGS, get, json_file, out_of_reach, settings, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.follow import judge
 from ztsa.manifests.project import matching
 from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import ParseError, line_of
@@ -55,25 +68,26 @@ def claude(ctx: Context, f: Findings, rel: str) -> None:
     if loaded is None:
         return
     doc, text = loaded
-    command_hooks(f, rel, text, doc.get("hooks"))
+    command_hooks(ctx, f, rel, text, doc.get("hooks"))
     status = doc.get("statusLine")
     if isinstance(status, dict) and status.get("command"):
-        f.fail(f"statusLine runs {str(status['command'])[:80]!r}", path=rel,
-               line=line_of(text, '"statusLine"'))
+        judge(ctx, f, "statusLine", str(status["command"]), "", rel,
+              line_of(text, '"statusLine"'))
     for key in COMMAND_KEYS:
         if doc.get(key):
             f.fail(f"{key} runs {str(doc[key])[:80]!r}", path=rel, line=line_of(text, f'"{key}"'))
 
 
-def command_hooks(f: Findings, rel: str, text: str, hooks: Any) -> None:
-    """Claude's shape: `hooks.<Event>[].hooks[]` entries of type `command`."""
+def command_hooks(ctx: Context, f: Findings, rel: str, text: str, hooks: Any) -> None:
+    """Claude's shape: `hooks.<Event>[].hooks[]` entries of type `command`, each judged
+    by what it runs (ztsa.follow.judge)."""
     for event, groups in hooks.items() if isinstance(hooks, dict) else ():
         for group in groups if isinstance(groups, list) else []:
             for hook in get(group, "hooks") or []:
                 if isinstance(hook, dict) and hook.get("type") == "command":
                     cmd = str(hook.get("command", ""))
-                    f.fail(f"{event} hook runs {cmd[:80]!r}", path=rel,
-                           line=line_of(text, cmd) if cmd else line_of(text, event))
+                    judge(ctx, f, f"{event} hook", cmd, "", rel,
+                          line_of(text, cmd) if cmd else line_of(text, event))
 
 
 # where a skill, subagent or command of Claude Code can define hooks of its own, in its
@@ -100,7 +114,7 @@ def front_matter_hooks(ctx: Context, f: Findings) -> None:
                 f.error(exc, rel)  # a hooks key, maybe, in what no parser agrees on
             continue
         if isinstance(doc, dict):
-            command_hooks(f, rel, text, doc.get("hooks"))
+            command_hooks(ctx, f, rel, text, doc.get("hooks"))
 
 
 # Claude Code settings whose value is a program it runs (credentials, telemetry headers)
@@ -123,7 +137,7 @@ def event_hooks(ctx: Context, f: Findings, rel: str) -> None:
                         if isinstance(entry, dict) and isinstance(entry.get(k), str)
                         and entry[k].strip()), None)
             if cmd is not None:
-                f.fail(f"{event} hook runs {cmd[:80]!r}", path=rel, line=line_of(text, cmd))
+                judge(ctx, f, f"{event} hook", cmd, "", rel, line_of(text, cmd))
 
 
 def kiro_hook(ctx: Context, f: Findings, rel: str) -> None:
@@ -134,8 +148,8 @@ def kiro_hook(ctx: Context, f: Findings, rel: str) -> None:
     then = doc.get("then")
     if isinstance(then, dict) and then.get("type") == "runCommand" and then.get("command"):
         when = get(doc, "when", "type") or "an event"
-        f.fail(f"{when} hook runs {str(then['command'])[:80]!r}", path=rel,
-               line=line_of(text, str(then["command"])))
+        judge(ctx, f, f"{when} hook", str(then["command"]), "", rel,
+              line_of(text, str(then["command"])))
 
 
 def _cursor_environment(ctx: Context, f: Findings) -> None:
@@ -146,14 +160,14 @@ def _cursor_environment(ctx: Context, f: Findings) -> None:
     if loaded is None or not isinstance(loaded[0], dict):
         return
     doc, text = loaded
-    commands = [(k, doc.get(k)) for k in ("install", "start")]
+    commands = [(f"{k} command", doc.get(k)) for k in ("install", "start")]
     terminals = doc.get("terminals")
-    commands += [("a terminal", t.get("command")) for t in terminals or []
+    commands += [("terminal command", t.get("command")) for t in terminals or []
                  if isinstance(t, dict)] if isinstance(terminals, list) else []
     for what, cmd in commands:
         if isinstance(cmd, str) and cmd.strip():
-            f.fail(f"Cursor's background agent runs {what} {cmd.strip()[:80]!r} when its "
-                   "machine starts", path=rel, line=line_of(text, cmd[:40]))
+            judge(ctx, f, f"Cursor's background agent ({what}, at machine start)",
+                  cmd.strip(), "", rel, line_of(text, cmd[:40]))
 
 
 @rule(id="AGT002", slug="agent-hooks", title="Agent hooks run host commands",
@@ -166,9 +180,14 @@ def check(ctx: Context) -> Outcome:
     loaded = f.attempt(toml_file, ctx, ".codex/config.toml")
     if loaded is not None:
         doc, text = loaded
-        if doc.get("notify"):
-            f.fail(f"notify runs {doc['notify']!r}"[:100], path=".codex/config.toml",
-                   line=line_of(text, "notify"))
+        notify = doc.get("notify")
+        if notify:
+            import shlex
+
+            cmd = " ".join(shlex.quote(str(w)) for w in notify) if isinstance(
+                notify, list) else str(notify)
+            judge(ctx, f, "notify", cmd, "", ".codex/config.toml",
+                  line_of(text, "notify"))
     claude(ctx, f, ".codex/hooks.json")  # Codex's and Gemini CLI's take Claude's shape
     claude(ctx, f, ".gemini/settings.json")
     for rel in [*EVENT_HOOK_FILES, *matching(ctx, lambda p: p.startswith(".github/hooks/")
@@ -178,7 +197,8 @@ def check(ctx: Context) -> Outcome:
         kiro_hook(ctx, f, rel)
     for rel in matching(ctx, lambda p: p.startswith(".clinerules/hooks/")
                         and not p.rsplit("/", 1)[-1].lower().endswith((".md", ".txt"))):
-        f.fail(f"Cline runs the hook script {rel.rsplit('/', 1)[-1]!r} at its event", path=rel)
+        judge(ctx, f, f"Cline's hook script {rel.rsplit('/', 1)[-1]!r}",
+              f"./{rel}", "", rel, None)
     for rel in matching(ctx, lambda p: p.startswith(".codex/environments/")
                         and p.endswith(".toml")):
         env = f.attempt(toml_file, ctx, rel)
@@ -188,13 +208,14 @@ def check(ctx: Context) -> Outcome:
         setup = doc.get("setup")
         script = setup.get("script") if isinstance(setup, dict) else None
         if isinstance(script, str) and script.strip():
-            first = script.strip().splitlines()[0]
-            f.fail(f"[setup] script runs when a worktree is made: {first[:80]!r}", path=rel,
-                   line=line_of(text, "[setup]"))
+            judge(ctx, f, "[setup] script (at worktree creation)", script.strip(), "",
+                  rel, line_of(text, "[setup]"))
     _cursor_environment(ctx, f)
     front_matter_hooks(ctx, f)
     # a submodule not checked out, or a symlink out: what it will hold is unknown
     out_of_reach(ctx, f, (".claude", ".codex", ".cursor", ".gemini", ".github", ".windsurf",
                           ".clinerules", ".kiro"))
-    return f.outcome("no agent hook runs a host command",
-                     f"{len(f.found)} agent hook(s) run host commands")
+    return f.outcome("no agent hook runs a host command that downloads or runs fetched code",
+                     f"{len(f.found)} agent hook(s) run host commands that download or run "
+                     "fetched code", advised="agent hooks run host commands, judged by what "
+                     "they run: nothing downloaded and run")

@@ -5,9 +5,12 @@ MCP server definitions that start a local program: `.mcp.json`, `.cursor/mcp.jso
 `.gemini/settings.json`, `.roo/mcp.json`, `.kiro/settings/mcp.json` and
 `.amazonq/mcp.json` (`mcpServers.*.command`), `.vscode/mcp.json` (`servers.*.command`)
 and VS Code's `mcp` setting in `.vscode/settings.json` (`mcp.servers.*.command`), and
-`.codex/config.toml` (`[mcp_servers.*] command`). The evidence flags the worst
-forms: `npx -y` of a package without a version, `uvx`, `sh -c`, and docker with the
-daemon socket.
+`.codex/config.toml` (`[mcp_servers.*] command`). The worst forms fail: `npx -y` of a
+package without a version, `uvx`, `sh -c`, and docker with the daemon socket. Any other
+command is judged by what it runs (`ztsa.follow.judge`), as agent hooks are: a download
+run, a download tool, a package at no fixed version, or a repository file that does
+either, fails; a tool by name (`hk mcp --root .`) or a repository server whose file
+downloads nothing is advice.
 
 When one of those directories is a git submodule not checked out, or a symlink out of
 the workspace, the rule is unknown: what it will hold cannot be judged.
@@ -57,14 +60,26 @@ def worse(command: str, args: list[str]) -> str:
     return ""
 
 
-def report(f: Findings, rel: str, text: str, name: str, server: Any) -> None:
+def report(ctx: Context, f: Findings, rel: str, text: str, name: str, server: Any) -> None:
+    """A server's command: its worst forms fail; the rest is judged by what it runs
+    (ztsa.follow.judge), as a hook is: a tool by name, or a repository file that
+    downloads nothing and runs nothing fetched, is advice."""
     if not isinstance(server, dict) or not server.get("command"):
         return
+    import shlex
+
+    from ztsa.follow import judge
+
     command = str(server["command"])
     args = [str(a) for a in server.get("args") or [] if isinstance(a, str | int)]
-    f.fail(f"MCP server {name!r} starts {' '.join([command, *args])[:100]!r}"
-           f"{worse(command, args)}", path=rel, line=line_of(text, f'"{name}"')
-           or line_of(text, name))
+    line = line_of(text, f'"{name}"') or line_of(text, name)
+    bad = worse(command, args)
+    if bad:
+        f.fail(f"MCP server {name!r} starts {' '.join([command, *args])[:100]!r}{bad}",
+               path=rel, line=line)
+        return
+    judge(ctx, f, f"MCP server {name!r}", " ".join(shlex.quote(w) for w in [command, *args]),
+          "", rel, line)
 
 
 @rule(id="AGT003", slug="mcp-local-commands", title="MCP servers start local commands",
@@ -79,15 +94,17 @@ def check(ctx: Context) -> Outcome:
         doc, text = loaded
         servers = get(doc, *key)
         for name, server in (servers.items() if isinstance(servers, dict) else []):
-            report(f, rel, text, name, server)
+            report(ctx, f, rel, text, name, server)
     loaded_toml = f.attempt(toml_file, ctx, ".codex/config.toml")
     if loaded_toml is not None:
         doc, text = loaded_toml
         servers = doc.get("mcp_servers")
         for name, server in (servers.items() if isinstance(servers, dict) else []):
-            report(f, ".codex/config.toml", text, name, server)
+            report(ctx, f, ".codex/config.toml", text, name, server)
     # a submodule not checked out, or a symlink out: what it will hold is unknown
     out_of_reach(ctx, f, (".cursor", ".vscode", ".gemini", ".codex", ".roo", ".kiro",
                           ".amazonq"))
     return f.outcome("no project MCP server starts a local command",
-                     f"{len(f.found)} MCP server(s) start local commands")
+                     f"{len(f.found)} MCP server(s) start local commands that fetch or run "
+                     "fetched code", advised="MCP servers start local commands, judged by "
+                     "what they run: nothing downloaded and run")

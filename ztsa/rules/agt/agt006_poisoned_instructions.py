@@ -24,8 +24,13 @@ split over the lines of a paragraph.
 
 The phrases: a download run as code (`curl … | sh`, `bash <(curl …)`, `sh -c "$(wget
 …)"`, `curl … | python`, as SUP005 reads them), `--dangerously-skip-permissions`,
-`bypassPermissions`, "ignore previous instructions" (not when it is quoted on its line:
-named as an example of an attack, not said). A download piped into a shell that is
+`bypassPermissions`, "ignore previous instructions" (not when it is named as an example
+of an attack rather than said: quoted on its line, in a markdown table row, or in a code
+block labelled as another format, ```html or ```markdown). A download run as code that
+is a quoted string in a code block of data or another language (```json `"preinstall":
+"curl … | bash"`) is a value shown, not a command: advisory. One or two lone zero-width
+characters, carrying no text, are advisory (what they split is judged with them
+removed); a run of them, more, or any other kind gates. A download piped into a shell that is
 inline code in prose, outside a code block, under a heading or after words that forbid
 running it ("NEVER run the real installer", "do not paste") is named as what not to do:
 it is still reported, as advisory, and gates only beside another finding. An agent
@@ -130,6 +135,25 @@ def _quoted(line: str, start: int, end: int) -> bool:
     return any(q.start() < start and end <= q.end() for q in QUOTED.finditer(line))
 
 
+# code blocks whose lines are data or another language's code, not commands to run
+DATA_FENCES = frozenset({"json", "jsonc", "json5", "yaml", "yml", "toml", "js", "javascript",
+                         "ts", "typescript", "html", "xml", "markdown", "md", "diff",
+                         "python", "py"})
+MAX_LONE = 2
+
+
+def _named_example(line: str, fence: str | None) -> bool:
+    """Is every "ignore previous instructions" on the line named, not said: quoted, shown
+    in a code block labelled as another format (```html, ```markdown: how an injection
+    looks there), or in a markdown table row (a scanner's catalogue of patterns: `|
+    Ignore previous instructions | "…" | Critical |`)? A bare code block is read as any
+    other text."""
+    if fence in DATA_FENCES or re.match(r"^\s*\|.*\|\s*$", line):
+        return True
+    rx = PHRASES[-1][0]
+    return all(_quoted(line, m.start(), m.end()) for m in rx.finditer(line))
+
+
 def is_instruction_file(rel: str) -> bool:
     """One of the catalogue's instruction files (ztsa.surfaces.INSTRUCTIONS)."""
     return instruction_file(rel)
@@ -163,12 +187,21 @@ class _File:
 
     def _hidden(self) -> None:
         total: list[hiddentext.Run] = []
+        runs = [run for norm in self.lines for run in norm.runs]
+        # a zero-width character or two, alone, splitting a word (a scanner's reference
+        # page showing "ig\u200bnore"): no text rides on them, and what they split is
+        # judged with them removed; a run, more of them, or another kind gates
+        lone = len(runs) <= MAX_LONE and all(
+            r.kind == "zero-width character" and r.size == 1 for r in runs) and not any(
+            norm.smuggled for norm in self.lines)
+        report = self.f.advise if lone else self.f.fail
         for lineno, norm in enumerate(self.lines, start=1):
             for run in norm.runs:
                 total.append(run)
                 if len(total) <= MAX_REPORTS:
-                    self.f.fail(hiddentext.run_detail(run, lineno), path=self.rel,
-                                line=lineno)
+                    report(hiddentext.run_detail(run, lineno) + (
+                        ": a lone zero-width character, carrying no text (advisory)"
+                        if lone else ""), path=self.rel, line=lineno)
             for how, text in norm.smuggled:
                 clean = hiddentext.normalise(text).clean
                 for i, _ in said(clean):
@@ -177,16 +210,17 @@ class _File:
         if len(total) > MAX_REPORTS:
             self.f.fail(f"{len(total) - MAX_REPORTS} more run(s) of hidden characters "
                         "not listed", path=self.rel)
-        if total:
+        if total and not lone:
             self.f.fail(f"{sum(r.size for r in total)} hidden character(s): "
                         f"{hiddentext.describe(total)}", path=self.rel)
 
     def _lines(self) -> None:
-        fenced, heading = False, ""
+        fenced, heading, lang = False, "", ""
         for lineno, norm in enumerate(self.lines, start=1):
             line = norm.clean
             if line.lstrip().startswith(("```", "~~~")):
                 fenced = not fenced
+                lang = line.lstrip()[3:].strip().split(" ")[0].lower() if fenced else ""
             elif not fenced and line.startswith("#"):
                 heading = line
             found = said(line)
@@ -201,7 +235,15 @@ class _File:
                 if i == 0 and not fenced and _forbidden(line, m.start(), m.end(), heading):
                     self.f.advise(f"line {lineno} {what}, named as what not to do (advisory)",
                                   path=self.rel, line=lineno)
-                elif not (i == len(PHRASES) - 1 and _quoted(line, m.start(), m.end())):
+                elif i == 0 and fenced and lang in DATA_FENCES and _quoted(
+                        line, m.start(), m.end()):
+                    # sentry's supply-chain reference: `"preinstall": "curl … | bash"` in
+                    # a ```json example is a value shown, not a command to run
+                    self.f.advise(f"line {lineno} {what}, as a string in a {lang} example "
+                                  "(advisory)", path=self.rel, line=lineno)
+                elif i == len(PHRASES) - 1 and _named_example(line, lang if fenced else None):
+                    continue
+                else:
                     self.f.fail(f"line {lineno} {what}{note}", path=self.rel, line=lineno)
 
     def _paragraphs(self) -> list[tuple[int, int]]:
@@ -260,5 +302,5 @@ def check(ctx: Context) -> Outcome:
     return f.outcome(f"{len(files)} instruction file(s) clean",
                      f"{len(f.found) + len(f.advised)} suspicious item(s) in instruction files",
                      scope=lambda rel: in_play(ctx, rel),
-                     advised=f"{len(f.advised)} download(s) piped into a shell, each named as "
-                     "what not to do")
+                     advised=f"{len(f.advised)} item(s) named as examples or as what not to "
+                     "do (advisory)")

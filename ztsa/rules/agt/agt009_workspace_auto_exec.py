@@ -51,7 +51,7 @@ from ztsa import gitlayout
 from ztsa.agentfiles import get, json_file
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.follow import describe, follow
+from ztsa.follow import judge
 from ztsa.lazy import LazyRe
 from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import ParseError, line_of, parse_git_config
@@ -65,7 +65,7 @@ def check(ctx: Context) -> Outcome:
     f = Findings()
     _devcontainers(ctx, f)
     if ctx.ws_exists(".envrc"):
-        f.fail(".envrc runs when direnv enters the folder", ".envrc")
+        _envrc(ctx, f)
     hooks_path = _repositories(ctx, f)
     installers = _hook_installers(ctx, f)
     # .husky/ runs only once something points git at it: an install hook or dependency
@@ -363,29 +363,8 @@ def _pre_commit_runs(ctx: Context, f: Findings, hook: str, ws: str) -> None:
 
 def judge_hook(ctx: Context, f: Findings, what: str, cmd: str, cwd: str, rel: str,
                line: int | None) -> None:
-    """A command a git hook runs, judged by what it runs (ztsa.follow): the repository
-    files it runs that download and run code, write shell start-up files or read
-    credentials fail, naming file and line; a file that cannot be judged is unknown;
-    the rest (a formatter, a linter, a test run) is listed as advice."""
-    from ztsa.rules.sup.sup004_root_hooks_lotl import TOOLS
-
-    done = follow(ctx, cmd, cwd)
-    inline = [h for h in done.hazards if not h.path]
-    for h in inline:
-        f.fail(f"{what}: {cmd[:80]!r}, which {h.what}", rel, line)
-    lotl = TOOLS.search(cmd)
-    if lotl and not inline:  # an inline interpreter or a download tool, outside any sandbox
-        f.fail(f"{what}: {cmd[:80]!r}, which runs {' '.join(lotl.group('tool').split())}",
-               rel, line)
-    for h in done.hazards:
-        if h.path:
-            f.fail(describe(h, what), h.path, h.line)
-    for exc in done.errors:
-        f.error(exc)
-    if not done.hazards and not done.errors and not lotl:
-        f.advise(f"{what}: {cmd[:80]!r}" + (f" ({', '.join(done.files[:3])} read: nothing "
-                                              "downloaded and run)" if done.files else ""),
-                 rel, line)
+    """A command a git hook runs, judged by what it runs (ztsa.follow.judge)."""
+    judge(ctx, f, what, cmd, cwd, rel, line)
 
 
 def _husky(ctx: Context, f: Findings) -> None:
@@ -403,6 +382,72 @@ def _husky(ctx: Context, f: Findings) -> None:
     for name in hooks:
         judge_hook(ctx, f, f"husky runs .husky/{name}", f"sh .husky/{name}", "",
                    f".husky/{name}", None)
+
+
+# direnv's standard library: what each of these does is direnv's own code, judged by
+# its arguments below (`use flake` by the dev shell's shellHook)
+PATH_ADD = LazyRe(r"^\s*(?:PATH_add|path_add\s+PATH)\s+(.+)$|"
+                  r"^\s*(?:export\s+)?PATH=[\"']?(?:\$PWD|\$\{PWD\}|\$\(pwd\)|\.)/?([^:\"']*)")
+USE_NIX = LazyRe(r"^\s*use\s+(flake|nix)\b([^|;&#\n]*)")
+
+
+def _envrc(ctx: Context, f: Findings) -> None:
+    """`.envrc` runs in the person's shell, outside any sandbox, whenever direnv enters
+    the folder (once they have allowed it): judged by what it runs, as a git hook is.
+    Its lines, the repository files it sources or runs, and, for `use flake` / `use nix`,
+    the dev shell's `shellHook`s (Nix files of the repository) fail on a download run,
+    a fetched string run as code, a download tool, a write to a shell start-up file or a
+    credential read; a flake from elsewhere (`use flake github:o/r`) runs that project's
+    shellHook; `PATH_add DIR` puts a directory of the workspace first on the PATH, so
+    what the agent writes there runs later as the person's commands. The rest (`use
+    flake` of a dev shell that only sets variables, `dotenv`, `watch_file`) is advice."""
+    text = f.attempt(ctx.ws_text, ".envrc", 1 << 20)
+    if text is None:
+        return
+    judge(ctx, f, ".envrc (run when direnv enters the folder)", "sh .envrc", "", ".envrc",
+          None)
+    nix = False
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = "" if raw.lstrip().startswith("#") else raw
+        m = PATH_ADD.match(line)
+        if m:
+            d = (m.group(1) or m.group(2) or "").strip().strip("\"'")
+            if d and not d.startswith(("/", "~", "$HOME")):
+                f.fail(f".envrc puts the workspace's {d!r} first on PATH: what is written "
+                       "there runs later as the person's own commands", ".envrc", lineno)
+        for use in USE_NIX.finditer(line):
+            nix = True
+            ref = use.group(2).strip().split()[0] if use.group(2).strip() else ""
+            if ref and not ref.startswith((".", "/")) and ":" in ref:
+                f.fail(f".envrc uses the flake {ref!r} from outside the repository: its "
+                       "dev shell's shellHook runs when direnv enters the folder",
+                       ".envrc", lineno)
+    if nix:
+        _shell_hooks(ctx, f)
+
+
+# a Nix `shellHook = '' … '';` (an indented string, `''` escaped as `'''`) or "…"
+NIX_HOOK = LazyRe(r"\bshellHook\s*=\s*(?:''((?:[^']|'(?!')|''')*)''|\"((?:[^\"\\]|\\.)*)\")")
+MAX_NIX_FILES = 64
+
+
+def _shell_hooks(ctx: Context, f: Findings) -> None:
+    """Each `shellHook` of the repository's Nix files, judged as the commands it is: the
+    dev shell `use flake` or `use nix` enters runs it."""
+    from ztsa.manifests.project import matching
+
+    files = [rel for rel in matching(ctx, lambda p: p.endswith(".nix"))
+             if not rel.startswith("node_modules/")]
+    if len(files) > MAX_NIX_FILES:
+        f.error(f"{len(files)} Nix files: more than {MAX_NIX_FILES} to read for the dev "
+                "shell's shellHook", ".envrc")
+        return
+    for rel in files:
+        text = f.attempt(ctx.ws_text, rel, 1 << 20)
+        for m in NIX_HOOK.finditer(text or ""):
+            body = m.group(1) if m.group(1) is not None else m.group(2)
+            judge(ctx, f, f"the dev shell's shellHook ({rel})", body, "", rel,
+                  (text or "").count("\n", 0, m.start()) + 1)
 
 
 def _quarantine(ctx: Context, f: Findings) -> None:

@@ -9,7 +9,9 @@ Every registry or URL entry of every lockfile carries an integrity hash:
 an entry resolved over plain `http://` (in any case: `HTTP://` too), a JS lock entry
 over another scheme than https (`ftp:`), or one from a host that is not on the allowlist
 (`registry.npmjs.org`, `registry.yarnpkg.com`, crates.io, `pypi.org`,
-`files.pythonhosted.org`, plus `--allow-registry HOST`). Git and path entries are
+`files.pythonhosted.org`, plus `--allow-registry HOST`), except a git host's archive of
+one commit with its integrity hash (`codeload.github.com/o/r/tar.gz/<40 hex>`): a git
+source pinned to a commit and to its bytes. Git and path entries are
 SUP006's concern, except a `git+file:` one: a repository on this machine, outside every
 registry and the reviewed tree, fails here even at a commit. An entry this machine never
 fetches (Yarn Berry's `conditions: os=darwin & cpu=arm64`, package-lock's
@@ -54,6 +56,14 @@ MAX_REPORTS = 50
 # the URL in an npm lock entry's source: `https://…`, `git+file:…`, Berry's `name@https://…`
 NPM_URL = LazyRe(r"(?:^|@)([A-Za-z][A-Za-z0-9+.-]*):/")
 
+# a git host's archive of one commit (pnpm's `gitHosted` tarball, npm's for a
+# `github:o/r#<sha>` dependency): a git source pinned to a commit, SUP006's, not a registry
+GIT_ARCHIVE = LazyRe(r"^https://(?:codeload\.github\.com/[\w.-]+/[\w.-]+/tar\.gz/|"
+                     r"github\.com/[\w.-]+/[\w.-]+/archive/(?:refs/tags/)?|"
+                     r"gitlab\.com/[\w./-]+/-/archive/|"
+                     r"bitbucket\.org/[\w.-]+/[\w.-]+/get/)[0-9a-f]{40}\b")
+
+
 # where pnpm fetches a `runtime:` dependency (Node.js's own release archives)
 RUNTIME_HOSTS = frozenset({"nodejs.org"})
 
@@ -89,7 +99,8 @@ def check(ctx: Context) -> Outcome:
         elif scheme not in ("", "https"):
             why = f"is resolved over {scheme}: ({url[:80]}), from no allowed registry"
         elif ((host := host_of(url)) is not None and host not in hosts
-              and not (e.version.startswith("runtime:") and host in RUNTIME_HOSTS)):
+              and not (e.version.startswith("runtime:") and host in RUNTIME_HOSTS)
+              and not (e.integrity and GIT_ARCHIVE.match(url))):
             why = f"comes from {host}, which is not an allowed registry"
         elif not e.integrity:
             # a hash a maintainer did not record: hygiene, never gating on its own

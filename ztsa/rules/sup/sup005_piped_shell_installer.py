@@ -8,9 +8,18 @@ interpreter: `curl … | sh` (or bash, zsh, python, node, sudo sh), `wget -O- �
 (a `#` line, or an unquoted `#` after a space) are not commands, and a download piped
 into a data tool (`| jq`, `| python -m json.tool`) or an inline program that parses it
 (`| node -e '…'`, `| python -c '…'`) is data, unless that program runs what it reads
-(`exec(`, `eval(`). A finding only in CI workflows or in
+(`exec(`, `eval(`); nor is an install hint `echo` or `printf` prints (`echo "run: curl
+… | sh"`; an `echo "$(curl … | sh)"` runs it). A finding only in CI workflows or in
 `Dockerfile`s is advisory: those run on a CI runner or in an image build, not where
-the agent installs, builds and tests (a `.devcontainer/` script still counts).
+the agent installs, builds and tests. A shell script, or a devcontainer's file, gates
+only when something on the host runs it: a `package.json`, `Makefile` or `justfile` of
+the repository, the root's README and other entry documents, or an agent, editor or
+shell-environment surface of the catalogue (`AGENTS.md`, `.claude/`, `.vscode/`,
+`.envrc`, `mise.toml`, ...) names it, or a script so named does (3 deep), or a
+devcontainer's `initializeCommand` does; a script nothing names (a docs host's build, a
+release script for another OS, a sub-project's own setup) and a devcontainer's
+`postCreateCommand` script (it runs inside the container: AGT011 judges what that
+container may reach) are advisory.
 What is found only in test data or in a project nothing of the root installs, builds
 or names (ztsa.manifests.scope.in_play) is reported as advisory.
 
@@ -26,9 +35,11 @@ tool from a package manager with a lockfile.
 from __future__ import annotations
 
 import posixpath
+import re
 
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.host import ProbeError
 from ztsa.lazy import LazyRe
 from ztsa.manifests import MAX_MANIFEST_BYTES
 from ztsa.manifests.project import matching
@@ -97,12 +108,88 @@ def runs_elsewhere(rel: str) -> bool:
     return rel.startswith(".github/workflows/") or dockerfile
 
 
+def _flow_files(ctx: Context) -> list[str]:
+    """The files that say what runs where the agent works, on the host: the root's and
+    every in-play project's package.json, Makefiles and justfiles, the root's entry
+    documents (README, CONTRIBUTING, ...), and the agent, editor and shell-environment
+    surfaces of the catalogue (ztsa.surfaces: `AGENTS.md`, `.claude/`, `.vscode/`,
+    `.envrc`, `mise.toml`, `.husky/`, ...) but the devcontainer's, which run inside it."""
+    from ztsa.manifests.scope import ENTRY_FILES, ENTRY_PREFIXES
+    from ztsa.surfaces import ROOT, anywhere_names
+
+    roots = tuple(s.path for s in ROOT if not s.path.startswith((".devcontainer", ".ztsa")))
+    names = set(anywhere_names())
+
+    def flow(rel: str) -> bool:
+        base = posixpath.basename(rel)
+        if "/" not in rel and (rel in ENTRY_FILES or rel.upper().startswith(ENTRY_PREFIXES)):
+            return True
+        if rel.startswith(tuple(r + "/" for r in roots)) or rel in roots or base in names:
+            return True
+        return base in FLOW_NAMES or base.endswith(".mk")
+
+    return [rel for rel in matching(ctx, flow) if in_play(ctx, rel)]
+
+
+FLOW_NAMES = frozenset({"package.json", "Makefile", "makefile", "GNUmakefile", "justfile",
+                        "Justfile", ".justfile", "Taskfile.yml", "Taskfile.yaml",
+                        ".pre-commit-config.yaml", "lefthook.yml", "lefthook.yaml"})
+MAX_FLOW_FILES = 400
+
+
+SCRIPT_NAME = LazyRe(r"(?:[\w.-]+/)*[\w.-]+\.(?:sh|bash)(?![\w-])")
+
+
+def _names(text: str, here: str) -> set[str]:
+    """The shell scripts text (of a file in directory here) names: each path as written,
+    from the root and from here (`./build-docs.sh`, `$(dirname "$0")/x.sh`)."""
+    out = set()
+    for m in SCRIPT_NAME.finditer(text):
+        name = m.group(0)
+        out.add(posixpath.normpath(name))
+        out.add(posixpath.normpath(posixpath.join(here, name)))
+    return out
+
+
+def scripts_run(ctx: Context) -> set[str] | None:
+    """The shell scripts some flow of the host names (_flow_files), or that a script so
+    named names in turn (3 deep): what the install, build, tests, the repository's
+    documents or the agent's files run. A devcontainer's initializeCommand runs on the
+    host too. None when a flow cannot be read: then every script counts as run."""
+    named: set[str] = set()
+    try:
+        for rel in _flow_files(ctx)[:MAX_FLOW_FILES]:
+            named |= _names(ctx.ws_text(rel, MAX_MANIFEST_BYTES) or "", posixpath.dirname(rel))
+        for dc in matching(ctx, lambda p: p.startswith(".devcontainer") and
+                           p.endswith(".json")):
+            text = ctx.ws_text(dc, MAX_MANIFEST_BYTES) or ""
+            for m in re.finditer(r"\"initializeCommand\"\s*:\s*(?:\"[^\"]*\"|\[[^\]]*\]|"
+                                 r"\{[^}]*\})", text):
+                named |= _names(m.group(0), "")
+        scripts = set(matching(ctx, lambda p: p.endswith((".sh", ".bash"))))
+        run: set[str] = set()
+        for _ in range(3):
+            more = (named & scripts) - run
+            if not more:
+                break
+            run |= more
+            for rel in more:
+                named |= _names(ctx.ws_text(rel, MAX_MANIFEST_BYTES) or "",
+                                posixpath.dirname(rel))
+    except ProbeError:
+        return None
+    return run
+
+
 @rule(id="SUP005", slug="piped-shell-installer", title="Piped shell installer",
       severity=Severity.HIGH,
       nature=Nature.SUPPLY_ATTACK, actions="W/B/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.follow import printed_text_removed
+
     f = Findings()
     here = 0  # findings in what runs where the agent works
+    hits: list[tuple[str, int, str]] = []
     for rel in matching(ctx, in_scope):
         text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
         if not text:
@@ -112,16 +199,37 @@ def check(ctx: Context) -> Outcome:
         for lineno, line in continued_lines(text):
             if not json:  # a comment (shell, make, Dockerfile, YAML) is not a command
                 line, quote = uncommented(line, quote)
-            if any(p.search(line) for p in PATTERNS):
-                elsewhere = runs_elsewhere(rel)
-                here += not elsewhere and in_play(ctx, rel)
-                f.fail(f"pipes a download into an interpreter: {line.strip()[:100]!r}"
-                       + (" (runs in CI or an image build: advisory)" if elsewhere else ""),
-                       path=rel, line=lineno)
+            # an install hint printed (`echo "… curl … | sh"`) is text, not a command
+            if any(p.search(printed_text_removed(line)) for p in PATTERNS):
+                hits.append((rel, lineno, line))
+    run = scripts_run(ctx) if any(_loose(rel) for rel, _, _ in hits) else set()
+    for rel, lineno, line in hits:
+        why = ""
+        if runs_elsewhere(rel):
+            why = " (runs in CI or an image build: advisory)"
+        elif _in_devcontainer(rel) and not (rel.endswith(".json") and "initializeCommand" in line) \
+                and (run is not None and rel not in run):
+            why = " (runs inside the devcontainer, not on the host: advisory)"
+        elif _loose(rel) and run is not None and rel not in run:
+            why = (" (a script that nothing of the install, build, tests, the repository's "
+                   "documents or the agent's files runs: advisory)")
+        here += not why and in_play(ctx, rel)
+        f.fail(f"pipes a download into an interpreter: {line.strip()[:100]!r}" + why,
+               path=rel, line=lineno)
     out = f.outcome("no download is piped into an interpreter",
                     f"{len(f.found)} piped shell installer(s)",
                     scope=lambda rel: in_play(ctx, rel))
     if out.status is Status.FAIL and not here:
-        return Outcome.failed(out.message + ", all in CI workflows or image builds",
-                              out.evidence, advisory=True)
+        return Outcome.failed(out.message + ", none where the agent installs, builds and "
+                              "tests", out.evidence, advisory=True)
     return out
+
+
+def _in_devcontainer(rel: str) -> bool:
+    return rel.startswith(".devcontainer/") or "/.devcontainer/" in rel or \
+        rel.endswith(".devcontainer.json")
+
+
+def _loose(rel: str) -> bool:
+    """A shell script or a devcontainer file: it runs only when something runs it."""
+    return rel.endswith(".sh") or _in_devcontainer(rel)

@@ -2,7 +2,10 @@
 
 ## What it checks
 Settings that send installs to another package source: `.npmrc` `registry=` and
-`@scope:registry=` (other than the npm registry itself), `.yarnrc` `registry`,
+`@scope:registry=` (other than the npm registry itself; the registry of a scope the
+project publishes under is advice when the lockfile beside it holds every package of
+that scope the project depends on, each with its integrity hash: the bytes are fixed
+wherever they come from), `.yarnrc` `registry`,
 `.yarnrc.yml` `npmRegistryServer` (also per scope), requirements options `-i`,
 `--index-url`, `--extra-index-url` (other than PyPI itself), `--trusted-host`,
 `-f`/`--find-links`, `[[tool.uv.index]]` and `index-url`/`extra-index-url` under
@@ -25,6 +28,8 @@ your own user configuration and keep integrity hashes in the lockfile.
 """
 
 from __future__ import annotations
+
+import posixpath
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -60,7 +65,51 @@ def _npmrc(ctx: Context, f: Findings, rel: str) -> None:
     text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
     for key, value, line in parse_ini_pairs(text or ""):
         if (key == "registry" or key.endswith(":registry")) and _non_default(value):
+            scope = key.rpartition(":")[0]
+            if scope.startswith("@") and f.attempt(_scope_locked, ctx, rel, scope):
+                f.advise(f"{key} = {value[:80]}: the lockfile pins every {scope} package "
+                         "to its bytes, so the override serves only a package added later "
+                         "(and publishing)", path=rel, line=line)
+                continue
             f.fail(f"{key} = {value[:80]}", path=rel, line=line)
+
+
+NPM_LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock",
+             "bun.lock")
+
+
+def _scope_locked(ctx: Context, rel: str, scope: str) -> bool:
+    """gemini-cli's `@google:registry=` (Google's publish proxy): does the project publish
+    under that scope (a package.json of its own is named in it), and does the lockfile
+    beside the .npmrc hold, with an integrity hash, every package of that scope that the
+    project's package.json files (its own packages aside) depend on? Then an install
+    fetches bytes the lockfile fixes, wherever they come from."""
+    from ztsa.manifests import MAX_MANIFEST_BYTES as LIMIT
+    from ztsa.manifests.locks import entries
+    from ztsa.manifests.npm import parse_package_json
+
+    d = posixpath.dirname(rel)
+    locks = [posixpath.join(d, n) for n in NPM_LOCKS if ctx.ws_exists(posixpath.join(d, n))]
+    if not locks:
+        return False
+    locked: set[str] = set()
+    for lock in locks:
+        for e in entries(ctx, lock):
+            if e.name.startswith(scope + "/"):
+                if e.kind in ("registry", "url") and not e.integrity:
+                    return False
+                locked.add(e.name)
+    manifests = [p for p in named(ctx, "package.json")
+                 if (not d or p.startswith(d + "/")) and "node_modules/" not in p]
+    own, wanted = set(), set()
+    for pj_rel in manifests:
+        pj = load(ctx, pj_rel, parse_package_json, LIMIT)
+        own.add(str(pj.data.get("name")))
+        wanted |= {n for _f, n, _s in pj.deps() if n.startswith(scope + "/")}
+    # the project publishes under that scope (its own packages' names): the registry is
+    # where it publishes; a scope the project only consumes stays an override
+    mine = any(n.startswith(scope + "/") for n in own)
+    return mine and bool(locked) and not (wanted - own - locked)
 
 
 def _yarnrc_yml(ctx: Context, f: Findings, rel: str) -> None:

@@ -2,7 +2,9 @@
 
 ## What it checks
 Project configuration that makes the package manager run a program of the
-repository's choosing: `.npmrc` `script-shell`, `node-options`, `shell` and `git`;
+repository's choosing: `.npmrc` `script-shell`, `node-options` (unless it holds only
+flags that load nothing: `--no-warnings`, `--max-old-space-size=N`,
+`--enable-source-maps`, ...), `shell` and `git`;
 `.yarnrc.yml` `yarnPath` (unless its file is a released Yarn, byte for byte, by
 SHA-256) and `plugins` (in YAML, or in the old syntax Yarn reads a file headed `# yarn
 lockfile v1` with), and a classic `.yarnrc`'s `yarn-path`; a `.pnpmfile.cjs` or `.pnpmfile.mjs`;
@@ -27,6 +29,7 @@ name like any other code (`yarn set version` writes a released Yarn, which passe
 from __future__ import annotations
 
 import posixpath
+import re
 
 from ztsa.context import Context
 from ztsa.findings import Findings
@@ -52,6 +55,25 @@ CODE_VARS = {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES
              "CARGO_ENCODED_RUSTFLAGS", "RUSTDOCFLAGS", "CC", "CXX", "AR", "LD", "LINKER",
              "PATH", "PYO3_PYTHON", "PYTHON_SYS_EXECUTABLE", "NODE_OPTIONS", "BASH_ENV", "ENV",
              "PROTOC", "CMAKE", "PKG_CONFIG", "CARGO_BUILD_RUSTC_WRAPPER"}
+
+
+# node flags that change warnings, limits, diagnostics or defaults and load nothing;
+# any other (`--require`, `--import`, `--loader`, `--inspect`, `--openssl-config`,
+# `--env-file`, one this list does not know) is judged a program of the repository's
+INERT_NODE_FLAGS = LazyRe(
+    r"^--(?:no-warnings|no-deprecation|trace-warnings|trace-deprecation|throw-deprecation|"
+    r"pending-deprecation|trace-uncaught|enable-source-maps|no-experimental-fetch|"
+    r"experimental-vm-modules|openssl-legacy-provider|use-openssl-ca|use-bundled-ca|"
+    r"no-network-family-autoselection|report-on-fatalerror|"
+    r"disable-warning=[\w-]+|max-old-space-size=\d+|max-semi-space-size=\d+|"
+    r"stack-size=\d+|max-http-header-size=\d+|unhandled-rejections=[\w-]+|"
+    r"dns-result-order=[\w-]+|heapsnapshot-near-heap-limit=\d+)$")
+
+
+def _inert_node_options(value: str) -> bool:
+    """Do `.npmrc`'s node-options hold only flags that load no code (INERT_NODE_FLAGS)?"""
+    words = re.split(r"[#;]", value, maxsplit=1)[0].strip().strip("\"'").split()
+    return bool(words) and all(INERT_NODE_FLAGS.match(w) for w in words)
 
 
 def _repo_program(value: object) -> bool:
@@ -125,6 +147,8 @@ def check(ctx: Context) -> Outcome:
     for rel in named(ctx, ".npmrc"):
         text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES) or ""
         for key, value, line in parse_ini_pairs(text):
+            if key == "node-options" and _inert_node_options(value):
+                continue  # trpc: `--no-warnings`, memory limits, source maps load nothing
             if key in NPMRC_KEYS:
                 f.fail(f"{key} = {value[:80]}", path=rel, line=line)
     for rel in named(ctx, ".yarnrc.yml"):

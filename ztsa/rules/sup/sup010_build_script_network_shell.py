@@ -8,7 +8,12 @@ proc-macro source for `std::net`, `TcpStream`, `UdpSocket` and the HTTP crates
 `curl`, `wget`, `sh`, `bash`, `nc`, `python` and friends, and of `git` with a network
 subcommand (`clone`, `fetch`, `pull`, `ls-remote`, `submodule`; `git log` for a version
 stamp is fine), also through a wrapper of the build code's own (`fn git(dir, args)` and
-`git(dir, ["fetch", ...])`, in any of its files); network crates in
+`git(dir, ["fetch", ...])`, in any of its files: when it only fetches one revision it
+names (`fetch … rev`) and the repository's TOML data pins every `rev` to a full commit,
+as helix's languages.toml does its grammars, it is advisory: pinned like a lockfile);
+a function reached only when an opt-in environment variable is set (`if
+env::var("FETCH_FEED").is_ok() { download() }`, every call of it so guarded) is
+advisory, since the ordinary build never runs it; network crates in
 `[build-dependencies]` (`cc`, `cmake`, `pkg-config` and the like are fine); and
 compile-time database queries: a crate depending on `sqlx` whose sources use its
 `query!` macros, with a `.env` naming `DATABASE_URL` and neither `SQLX_OFFLINE=true`
@@ -58,7 +63,7 @@ GIT_COMMAND = LazyRe(r"Command::new\s*\(\s*\"(?:[^\"]*/)?git(?:\.exe)?\"\s*\)")
 GIT_NETWORK_ARG = LazyRe(r"\"(clone|fetch|pull|ls-remote|submodule)\"")
 
 
-def _git_wrapper(texts: dict[str, str], f: Findings, crate_name: str,
+def _git_wrapper(ctx: Context, texts: dict[str, str], f: Findings, crate_name: str,
                  reported: set[str]) -> None:
     """A build's git over the network where the subcommand is not beside the Command:
     the crate's build code makes a git Command and names a network subcommand."""
@@ -67,9 +72,79 @@ def _git_wrapper(texts: dict[str, str], f: Findings, crate_name: str,
     for rel, text in texts.items():
         m = GIT_NETWORK_ARG.search(text)
         if m and rel not in reported:
-            f.fail(f"build code of {crate_name} runs git over the network (through a "
-                   f"wrapper): {m.group(1)!r}", path=rel, line=text.count("\n", 0, m.start()) + 1)
+            line = text.count("\n", 0, m.start()) + 1
+            what = (f"build code of {crate_name} runs git over the network (through a "
+                    f"wrapper): {m.group(1)!r}")
+            # helix: `git fetch --depth 1 origin <rev>` of grammars whose revisions
+            # languages.toml pins to commits, as a lockfile would
+            pinned = f.attempt(pinned_revisions, ctx) if all(
+                REV_FETCH.search(t[g.start():g.start() + 200])
+                for t in texts.values() for g in GIT_NETWORK_ARG.finditer(t)
+                if g.group(1) == "fetch") and not any(
+                g.group(1) in ("clone", "pull", "submodule") for t in texts.values()
+                for g in GIT_NETWORK_ARG.finditer(t)) else None
+            if pinned:
+                f.advise(f"{what}, of the revisions the repository pins ({pinned}): "
+                         "advisory", path=rel, line=line)
+            else:
+                f.fail(what, path=rel, line=line)
             return
+
+
+# a condition that holds only when a variable is set: `env::var("X").is_ok()`,
+# `.is_some()`, `Ok(..)`, `== "1"`; `.is_err()` (set to turn it off) is no opt-in
+OPT_IN = LazyRe(r"env::var(?:_os)?\s*\(\s*\"(\w+)\"\s*\)\s*(?:\.is_ok\(\)|\.is_some\(\)|"
+                r"\.as_deref\(\)\s*==\s*Ok|\.ok\(\)\s*==\s*Some|==\s*Ok)|"
+                r"if\s+let\s+(?:Ok|Some)\s*\([^)]*\)\s*=\s*(?:std::)?env::var(?:_os)?\s*\(\s*\"(\w+)\"")
+FN_NAME = LazyRe(r"\bfn\s+(\w+)\s*[<(]")
+
+
+def opt_in(text: str, at: int) -> str | None:
+    """The environment variable that must be set for the function holding offset `at` to
+    run, when every call of it in text sits under such a condition (amazon-q's build.rs
+    curls its feed only `if std::env::var("FETCH_FEED").is_ok()`); else None."""
+    import re
+
+    fns = [m for m in FN_NAME.finditer(text, 0, at)]
+    if not fns:
+        return None
+    name = fns[-1].group(1)
+    calls = [m for m in re.finditer(rf"(?<![\w:])(?<!fn )\b{re.escape(name)}\s*\(", text)
+             if text[max(0, m.start() - 3):m.start()] != "fn "]
+    if not calls:
+        return None  # nothing here calls it: another file might, unguarded
+    found = None
+    for call in calls:
+        before = text[max(0, call.start() - 240):call.start()]
+        guard = [g for g in OPT_IN.finditer(before)]
+        if not guard or "}" in before[guard[-1].end():]:
+            return None
+        found = guard[-1].group(1) or guard[-1].group(2)
+    return found
+
+
+# a git fetch of one revision the build names (`git fetch --depth 1 origin <rev>` then
+# `checkout <rev>`), where the repository's data pins every revision to a commit
+REV_FETCH = LazyRe(r"\"fetch\"[^;\n]*\b(?:rev|revision|commit|sha)\b")
+PINNED_REV = LazyRe(r"(?<![\w-])(?:rev|revision|commit)\s*=\s*\"([^\"]*)\"")
+
+
+def pinned_revisions(ctx: Context) -> str | None:
+    """'languages.toml: 303 revisions, each a full commit' when the TOML files at the
+    root hold `rev = "…"` entries and every one is a full commit hash; else None."""
+    import re
+
+    from ztsa.manifests.project import matching
+
+    counts = []
+    for rel in matching(ctx, lambda p: "/" not in p and p.endswith(".toml")):
+        text = ctx.ws_text(rel, MAX_MANIFEST_BYTES) or ""
+        revs = PINNED_REV.compiled.findall(text)
+        if revs and not all(re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", r) for r in revs):
+            return None
+        if revs:
+            counts.append(f"{rel}: {len(revs)} revisions, each a full commit")
+    return "; ".join(counts) or None
 
 
 SQLX_QUERY = LazyRe(r"\bsqlx::query(?:_as|_scalar|_file|_file_as)?(?:_unchecked)?!\s*\(|"
@@ -103,6 +178,14 @@ def _sqlx(ctx: Context, f: Findings) -> None:
                        f"{env[0]} while compiling", path=path,
                        line=text.count("\n", 0, m.start()) + 1)
                 break
+
+
+def _offset(text: str, lineno: int) -> int:
+    """The offset of line lineno (1-based) in text."""
+    at = 0
+    for _ in range(lineno - 1):
+        at = text.index("\n", at) + 1
+    return at
 
 
 def _ancestors(d: str) -> list[str]:
@@ -142,12 +225,18 @@ def check(ctx: Context) -> Outcome:
             text = f.attempt(ctx.ws_text, rel, MAX_MANIFEST_BYTES)
             texts[rel] = text or ""
             for lineno, i, m in line_hits(text or "", [rx for rx, _ in SOURCE]):
+                var = f.attempt(opt_in, text or "", _offset(text or "", lineno))
+                if var:
+                    f.advise(f"build code of {crate.name} {SOURCE[i][1]}: "
+                             f"{m.group(0)[:60]!r}, only when {var} is set (advisory)",
+                             path=rel, line=lineno)
+                    continue
                 f.fail(f"build code of {crate.name} {SOURCE[i][1]}: {m.group(0)[:60]!r}",
                        path=rel, line=lineno)
                 if i == len(SOURCE) - 1:
                     git_direct.add(rel)
         if not git_direct:
-            _git_wrapper(texts, f, crate.name, git_direct)
+            _git_wrapper(ctx, texts, f, crate.name, git_direct)
         bdeps = crate.manifest.data.get("build-dependencies") if crate.manifest else None
         for name in sorted(bdeps) if isinstance(bdeps, dict) else []:
             if name in NET_CRATES and crate.manifest:

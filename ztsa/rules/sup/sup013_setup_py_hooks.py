@@ -13,7 +13,9 @@ hatch's (`hatch_build.py`, and every file a `[tool.hatch.build.hooks.custom]` or
 hooks (`[tool.hatch.metadata.hooks.custom]`): any of the calls above anywhere in the
 file, since the whole file is the hook, however imported (`from subprocess import
 run`). Each finding says what the call does where its arguments tell: runs a download
-as code, runs a command, downloads. Beside a `pyproject.toml` whose backend is
+as code, runs a command, downloads. A hook whose only such calls download, and that
+names no file of code (`.py`, `.pth`, `.so`, an archive, ...), fetches data (a CA
+bundle, a schema) at build time: advisory. Beside a `pyproject.toml` whose backend is
 scikit-build-core or meson-python, the build files it runs: `CMakeLists.txt` downloads
 (`file(DOWNLOAD)`, `FetchContent_Declare` or `ExternalProject_Add` with a URL or git
 repository, an `execute_process`, `add_custom_command` or `add_custom_target` whose
@@ -100,6 +102,9 @@ def call_name(node: ast.Call, aliases: dict[str, str]) -> str:
     return aliases[head] + dot + rest if head in aliases else name
 
 
+# names of files of code: a hook that names one may write what it downloads as code
+CODE_SUFFIXES = (".py", ".pth", ".pyc", ".so", ".dylib", ".dll", ".exe", ".sh", ".js",
+                 ".whl", ".tar.gz", ".tgz", ".zip", ".egg")
 SHELLS = ("os.system", "os.popen", "subprocess.", "os.exec", "os.spawn")
 NETWORK = ("urllib.", "urlopen", "urlretrieve", "requests.", "socket.")
 
@@ -149,9 +154,20 @@ def audit_hook(f: Findings, rel: str, text: str, backend: str) -> None:
         return
     aliases = _aliases(tree)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    for node in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
-        name = call_name(node, aliases)
-        if name in BAD_CALLS:
+    bad = [(node, call_name(node, aliases)) for node in sorted(
+        calls, key=lambda n: (n.lineno, n.col_offset))]
+    bad = [(node, name) for node, name in bad if name in BAD_CALLS]
+    # awslabs/mcp's hook fetches a CA bundle over https into the wheel: a download of
+    # data, with nothing in the file that runs code or writes a file of code, is advice
+    data_only = all(name.startswith(NETWORK) for _, name in bad) and not any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str)
+        and n.value.lower().endswith(CODE_SUFFIXES) for n in ast.walk(tree))
+    for node, name in bad:
+        if data_only:
+            f.advise(f"the {backend} build hook calls {name}(): downloads data at build "
+                     "time, and nothing in the hook runs code (advisory)", path=rel,
+                     line=node.lineno)
+        else:
             f.fail(f"the {backend} build hook calls {name}(){what_it_does(node, name)}",
                    path=rel, line=node.lineno)
 
