@@ -139,8 +139,9 @@ static struct {
 
 /* SIGCHLD goes to the process: while the loop's thread blocks it, another thread
    (Python's, such as cgroup.py's keep-warm one) may take it, and ppoll would sleep on
-   with the tree stopped. So the handler writes a byte here that wakes the loop. The
-   safety net: should a wakeup be lost all the same, the loop looks again this soon. */
+   with the tree stopped. So the handler writes a byte here that wakes the loop (made
+   once, never closed: a late handler in another thread cannot write into a reused fd).
+   The safety net: should a wakeup be lost all the same, the loop looks this soon. */
 static int chld_pipe[2] = {-1, -1};
 #define WAIT_NET_NS 250000000L
 
@@ -196,10 +197,6 @@ int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
 void ztsa_trace_end(void) {
     sigprocmask(SIG_SETMASK, &R.mask_before, NULL);
     sigaction(SIGCHLD, &R.chld_before, NULL);
-    int r = chld_pipe[0], w = chld_pipe[1]; /* closed once the handler is gone */
-    chld_pipe[0] = chld_pipe[1] = -1;
-    close(r);
-    close(w);
 }
 
 int ztsa_procs(int *out, int max) {

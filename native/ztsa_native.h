@@ -308,7 +308,7 @@ enum ztsa_role {
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
                      unsigned long tag_exec, unsigned long tag_net, unsigned long tag_pid,
                      int syscalls);
-/* The run is over: SIGCHLD's disposition and mask as before, its self-pipe closed. */
+/* The run is over: SIGCHLD's disposition and mask as before. */
 void ztsa_trace_end(void);
 
 /* The next event for Python. allow: the C loop performs the connects it allows
