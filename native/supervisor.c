@@ -205,8 +205,20 @@ int ztsa_inotify_unbounded(void) {
 
 /* ---- the run ---- */
 
+/* SIGCHLD goes to the process: while the loop's thread blocks it, another thread
+   (Python's, such as cgroup.py's keep-warm one) may take it, and ppoll would sleep on
+   with the tree stopped. So the handler writes a byte here that wakes the loop (made
+   once, never closed: a late handler in another thread cannot write into a reused fd).
+   The safety net: should a wakeup be lost all the same, the loop looks this soon. */
+static int chld_pipe[2] = {-1, -1};
+#define WAIT_NET_NS 250000000L
+
 static void on_sigchld(int sig) {
     (void)sig; /* only to end ppoll: the loop reads what happened with waitpid */
+    int saved = errno;
+    ssize_t ignored = write(chld_pipe[1], "", 1); /* full or closed: nothing to do */
+    (void)ignored;
+    errno = saved;
 }
 
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
@@ -224,11 +236,14 @@ int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
     if (!p)
         return -ENOMEM;
     p->started = 1; /* seized, not auto-attached: it has no first stop */
-    /* SIGCHLD is blocked except inside ppoll, so one that comes between an empty
-       waitpid and the ppoll is not lost */
+    if (chld_pipe[0] < 0 && pipe2(chld_pipe, O_NONBLOCK | O_CLOEXEC) < 0)
+        return -errno;
+    /* SIGCHLD blocked here but in ppoll: one after an empty waitpid waits for it. In
+       another thread it is a byte on chld_pipe (SA_RESTART: that thread's calls go on) */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigchld;
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGCHLD, &sa, &s->R.chld_before) < 0)
         return -errno;
@@ -635,6 +650,13 @@ int ztsa_wait(const struct ztsa_allow *allow, struct ztsa_event *ev) {
     sigprocmask(SIG_SETMASK, NULL, &during);
     sigdelset(&during, SIGCHLD);
     for (;;) {
+        /* a signal to ztsa is handed over when the tree is idle, and at least every 64
+           events when it is not: before waitpid, so that no stop it took is dropped */
+        if (++s->R.events >= 64) {
+            s->R.events = 0;
+            if (signalled(s, ev))
+                return 0;
+        }
         int st;
         pid_t pid = waitpid(-1, &st, __WALL | WNOHANG);
         if (pid < 0 && errno == ECHILD) {
@@ -643,19 +665,19 @@ int ztsa_wait(const struct ztsa_allow *allow, struct ztsa_event *ev) {
         }
         if (pid < 0 && errno != EINTR)
             return -errno;
-        if (pid <= 0 || ++s->R.events >= 64) {
-            /* a signal to ztsa is handed over when the tree is idle, and at least every
-               64 events when it is not */
+        if (pid <= 0) {
             s->R.events = 0;
             if (signalled(s, ev))
                 return 0;
-        }
-        if (pid <= 0) {
-            /* nothing yet: sleep until a SIGCHLD or a signal to ztsa (which Python's
-               handler turns into a byte on the wake fd) */
-            struct pollfd pfd = {s->R.wake_fd, POLLIN, 0};
-            if (ppoll(&pfd, s->R.wake_fd >= 0 ? 1 : 0, NULL, &during) < 0 && errno != EINTR)
+            /* nothing yet: sleep until a SIGCHLD, a signal to ztsa (which Python's
+               handler turns into a byte on the wake fd), or the safety net's time */
+            struct pollfd pfd[2] = {{chld_pipe[0], POLLIN, 0}, {s->R.wake_fd, POLLIN, 0}};
+            struct timespec net = {0, WAIT_NET_NS};
+            if (ppoll(pfd, s->R.wake_fd >= 0 ? 2 : 1, &net, &during) < 0 && errno != EINTR)
                 return -errno;
+            char drain[64]; /* emptied before waitpid: a later SIGCHLD writes again */
+            while (read(chld_pipe[0], drain, sizeof drain) > 0)
+                continue;
             continue;
         }
         ev->kind = 0;
