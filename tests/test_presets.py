@@ -33,8 +33,11 @@ REQUIRED = {
 
 def ztsa(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None
          ) -> subprocess.CompletedProcess[str]:
+    # from / by default: the installed ztsa, with its native module (a checkout installed
+    # with `pip install .` has none of its own)
     return subprocess.run([sys.executable, "-m", "ztsa", *args], capture_output=True,
-                          text=True, timeout=60, cwd=cwd, env={**os.environ, **(env or {})})
+                          text=True, timeout=60, cwd=cwd or "/",
+                          env={**os.environ, **(env or {})})
 
 
 @pytest.fixture

@@ -93,11 +93,13 @@ def _not_blocking(results: list[Result]) -> list[str]:
 def render_warnings(report: Report, *, color: bool = False) -> str:
     """What `ztsa exec` says on stderr when its gate passes: the repository's hygiene
     warnings (the rules it ran for them; nothing of the machine), or nothing."""
-    from ztsa.registry import load_rules
+    # the generated index names each rule's nature: loading every rule module to learn
+    # it would cost each `ztsa exec` the imports its gate avoided
+    from ztsa.rules._index import RULES as index
 
-    rules = load_rules()
     warned = [r for r in report.results if r.status in (Status.FAIL, Status.UNKNOWN)
-              and not r.gating and r.id in rules and rules[r.id].nature is Nature.HYGIENE]
+              and not r.gating and r.id in index
+              and index[r.id][2] == Nature.HYGIENE.value]
     if not warned:
         return ""
     # a line each: this is said before every command, and `ztsa check` has the rest
