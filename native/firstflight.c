@@ -20,15 +20,15 @@
 
 static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
 
-/* a host name as DNS names it: labels of [a-z0-9-_], 1-63 bytes, 253 at most; copied
-   lowercased (a trailing dot dropped) into out. 1, or 0 when it is none (an IP literal
-   names no name: all-digit last label) */
+/* a host name as DNS names it: labels of [a-z0-9-_], 1-63 bytes, none starting with
+   `-`, 253 at most; copied lowercased (a trailing dot dropped) into out. 1, or 0 when
+   it is none (an IP literal names no name: all-digit last label) */
 static int host_name(const unsigned char *p, size_t n, char *out, size_t size) {
     if (n && p[n - 1] == '.')
         n--;
     if (n == 0 || n > 253 || n + 1 > size)
         return 0;
-    size_t label = 0, last = 0;
+    size_t label = 0;
     int digits = 1;
     for (size_t i = 0; i < n; i++) {
         int c = lower(p[i]);
@@ -36,9 +36,9 @@ static int host_name(const unsigned char *p, size_t n, char *out, size_t size) {
             if (label == 0)
                 return 0;
             label = 0;
-            last = i + 1;
             digits = 1;
-        } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_') {
+        } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
+                   || (c == '-' && label > 0)) {
             if (++label > 63)
                 return 0;
             digits &= c >= '0' && c <= '9';
@@ -47,7 +47,6 @@ static int host_name(const unsigned char *p, size_t n, char *out, size_t size) {
         }
         out[i] = (char)c;
     }
-    (void)last;
     if (label == 0 || digits)
         return 0;
     out[n] = 0;

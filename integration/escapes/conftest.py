@@ -152,28 +152,35 @@ def _reachable(path: str) -> tuple[str, list[tuple[str, str]]]:
 
 def _python_for_user() -> tuple[list[str], list[str]]:
     """(mount commands, python argv) so that an unprivileged user can run this Python:
-    bind-mount its installation out of an unreadable parent (e.g. /root, where pyenv
-    keeps the interpreter a virtual environment links to), and name site-packages
-    explicitly (the interpreter's site module does not find them there)."""
+    bind-mount its installation out of an unreadable parent (e.g. a 0700 temporary
+    directory, or /root where pyenv keeps the interpreter a venv links to), and name
+    site-packages explicitly (the interpreter's site module may not find them there)."""
     import sysconfig
 
-    # a virtual environment is found by the pyvenv.cfg beside the interpreter's link:
-    # resolving the link would lose it, so the link is kept unless its target is hidden
     in_venv = sys.prefix != sys.base_prefix
     real = os.path.realpath(sys.executable)
-    exe = os.path.abspath(sys.executable) if in_venv else real
     purelib = os.path.realpath(sysconfig.get_paths()["purelib"])
-    user_exe, exe_mounts = _reachable(real)
-    user_lib, lib_mounts = _reachable(purelib)
-    mounts = exe_mounts + [m for m in lib_mounts if m not in exe_mounts]
+    if in_venv and not _base_hidden():
+        # the venv's own link, reached where it is mounted: its pyvenv.cfg beside it
+        exe, mounts = _reachable(os.path.abspath(sys.executable))
+    else:  # the interpreter itself (a venv's base under /root: without its pyvenv.cfg)
+        exe, mounts = _reachable(real)
+    lib, lib_mounts = _reachable(purelib)
+    mounts += [m for m in lib_mounts if m not in mounts]
     if not mounts:
-        return [], [exe]
+        return [], [os.path.abspath(sys.executable) if in_venv else real]
     cmds: list[str] = []
     for src, mnt in mounts:
         os.makedirs(mnt, exist_ok=True)
         os.chmod(mnt, 0o755)
         cmds += [*(["&&"] if cmds else []), "mount", "--bind", src, mnt]
-    return cmds, ["env", f"PYTHONPATH={user_lib}", user_exe]
+    return cmds, ["env", f"PYTHONPATH={lib}", exe]
+
+
+def _base_hidden() -> bool:
+    """Does the interpreter a venv links to lie where the test user cannot reach it (and
+    so its packages only through PYTHONPATH)?"""
+    return bool(_reachable(os.path.realpath(sys.executable))[1])
 
 
 def ensure_user() -> str:
@@ -198,6 +205,12 @@ class Runner:
             return sys.executable
         _mount, python = _python_for_user()
         return python[-1]
+
+    @property
+    def python_needs_path(self) -> bool:
+        """CMD's Python (self.python) finds its packages only through PYTHONPATH: the
+        unprivileged case where the venv's base interpreter is hidden (pyenv's in /root)."""
+        return self.mode != "root" and sys.prefix != sys.base_prefix and _base_hidden()
 
     def visible(self, path: str) -> tuple[str, list[tuple[str, str]]]:
         """(a path to `path` the tree's user can reach, the bind mounts that make it so):
@@ -226,7 +239,9 @@ class Runner:
                      *logging, *[f"--allow-net={a}" for a in allow],
                      *extra, "--", *cmd]
         if self.mode == "root":  # root, or the suite's own unprivileged user
-            ztsa = [launcher] if launcher else [sys.executable, "-m", "ztsa"]
+            # -I: the installed ztsa whatever the caller's directory (a checkout's own
+            # has no native module), as the launcher starts it
+            ztsa = [launcher] if launcher else [sys.executable, "-I", "-m", "ztsa"]
             argv = [*setenv, *wrap, *ztsa, *ztsa_args]
         else:  # user, nouserns
             user = ensure_user()

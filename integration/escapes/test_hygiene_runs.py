@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,9 @@ def _run(run, *cmd: str, **kw):
     unprivileged case that user's own HOME and a PATH of system directories, not root's,
     and no PYTHONPATH given back to CMD (ENV009 would rightly block it): the test venv's
     interpreter finds its packages by its own pyvenv.cfg."""
+    if run.python_needs_path:
+        pytest.skip("this venv's interpreter is hidden from the test user (pyenv's under "
+                    "/root): its packages would need PYTHONPATH, which ENV009 blocks")
     if run.mode != "root":
         home = run.workspace.parent / "ztsa-escape-home"
         home.mkdir(exist_ok=True)
@@ -71,7 +73,7 @@ def test_pytest_runs_in_a_pinned_python_project_under_the_default_profile(run, f
     os.chmod(run.workspace / "conftest.py", 0o666)
     env_flag = ["--env", "ZTSA_TEST_FAIL=1"] if fails else []
     # no --profile: exec's default (untrusted)
-    proc = _run(run, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    proc = _run(run, run.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 "test_sample.py", profile="untrusted", extra=env_flag)
     assert proc.returncode == (1 if fails else 0), proc.stderr + proc.stdout
     assert marker.read_text() == "yes"
@@ -85,7 +87,7 @@ def test_pytest_runs_in_a_pinned_python_project_under_the_default_profile(run, f
 
 def test_quiet_keeps_the_warnings_to_itself(run):
     _git_project(run.workspace, PYPROJECT_TESTS)
-    proc = _run(run, sys.executable, "-c", "print('ran')", profile="untrusted",
+    proc = _run(run, run.python, "-c", "print('ran')", profile="untrusted",
                 extra=["--quiet"])
     assert proc.returncode == 0 and proc.stdout == "ran\n", proc.stderr
     assert "SUP012" not in proc.stderr

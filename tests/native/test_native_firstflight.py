@@ -228,3 +228,11 @@ def test_rule_names_match_as_the_dns_service_matches_them():
     assert m(b"a.test", b"a.test", 0) and not m(b"b.a.test", b"a.test", 0)
     assert m(b"b.a.test", b".a.test", 1) and not m(b"a.test", b".a.test", 1)
     assert not m(b"evila.test", b".a.test", 1)
+
+
+def test_a_label_starting_with_a_hyphen_names_no_host():
+    """Found by the mutation test in CI: `-pi.corp.test` (a hostname's labels never start
+    with `-`) is no name, so no wildcard rule can match it."""
+    for bad in ("-pi.corp.test", "api.-corp.test"):
+        assert judge(python_hello(bad))[1] != bad
+    assert judge(python_hello("a-pi.corp.test"))[:2] == (TLS, "a-pi.corp.test")

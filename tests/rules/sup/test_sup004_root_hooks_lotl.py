@@ -61,10 +61,8 @@ def test_fail_a_followed_file_runs_a_download_and_its_twin_passes(machine, tmp_p
     assert out.status is Status.FAIL and not out.advisory, out
     assert [(e.path, e.line) for e in out.evidence] == where
     assert all("runs" in e.detail and "download" in e.detail for e in out.evidence)
-    import conftest
-
     (tmp_path / "twin").mkdir()
-    twin = conftest.Machine(tmp_path / "twin")
+    twin = type(machine)(tmp_path / "twin")  # the fixture's class: `conftest` is ambiguous
     twin.fixture(benign)
     assert twin.run("SUP004").status is Status.PASS
 
