@@ -254,7 +254,10 @@ class Runner:
             # and ztsa passes CMD a minimal environment: name it
             if pythonpath:
                 ztsa_args = [ztsa_args[0], "--env", "PYTHONPATH", *ztsa_args[1:]]
-            ztsa = [launcher] if launcher else [*python, "-m", "ztsa"]
+            # -P: not the caller's directory first (a checkout's ztsa has no native
+            # module); PYTHONPATH still names the installed one
+            safe = ["-P"] if sys.version_info >= (3, 11) else []
+            ztsa = [launcher] if launcher else [*python, *safe, "-m", "ztsa"]
             inner = " ".join(map(_q, [*setenv, *wrap, *ztsa, *ztsa_args]))
             setpriv = (f"setpriv --reuid {user} --regid {user} --clear-groups "
                        f"--inh-caps=-all --bounding-set=-all {inner}")
