@@ -5,9 +5,11 @@ inotify_init, a host-side `flock -n` and write lock, what reached the host's dis
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import glob
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -35,8 +37,10 @@ def _as_tree_user(run, argv: list[str]) -> list[str]:
 
 def _start(run, *cmd: str, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen[str], Path]:
     argv, log_path = run.command(*cmd, extra=list(extra))
+    # a session of its own: _end signals its whole group, so ztsa gets the SIGTERM also
+    # where it runs under `unshare ... sh -c` (which would not pass it on)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=run.workspace)
+                            text=True, cwd=run.workspace, start_new_session=True)
     return proc, log_path
 
 
@@ -55,7 +59,8 @@ def _wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 60) -> N
 def _end(run, proc: subprocess.Popen[str], log_path: Path
          ) -> tuple[str, str, list[dict[str, object]]]:
     """Stop the tree (SIGTERM to ztsa, forwarded) and read what it said."""
-    proc.terminate()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
     try:
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
