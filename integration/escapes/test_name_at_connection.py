@@ -62,13 +62,11 @@ def with_extension(hello: bytes, ext_type: int, body: bytes) -> bytes:
     return hello[:3] + struct.pack(">H", len(rec)) + bytes(rec)
 
 
-class Sink:
-    """A listener on 203.0.113.10 (the far namespace) that records the bytes each
-    connection brought before it ended."""
+class _Listener:
+    """A listener on 203.0.113.10 (the far namespace), each connection served by
+    `_conn` in a thread of its own."""
 
     def __init__(self, w: World) -> None:
-        self.got: list[int] = []
-        self.lock = threading.Lock()
         self.s = w.in_ns(lambda: socket.create_server((CDN, 0), backlog=64), far=True)
         self.port = self.s.getsockname()[1]
         self.s.settimeout(0.2)
@@ -87,6 +85,23 @@ class Sink:
             threading.Thread(target=self._conn, args=(c,), daemon=True).start()
 
     def _conn(self, c: socket.socket) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.stop = True
+        self.t.join(2)
+        self.s.close()
+
+
+class Sink(_Listener):
+    """A listener that records the bytes each connection brought before it ended."""
+
+    def __init__(self, w: World) -> None:
+        self.got: list[int] = []
+        self.lock = threading.Lock()
+        super().__init__(w)
+
+    def _conn(self, c: socket.socket) -> None:
         c.settimeout(15)
         n = 0
         with contextlib.suppress(OSError):
@@ -102,11 +117,6 @@ class Sink:
         time.sleep(1)
         with self.lock:
             return sorted(self.got)
-
-    def close(self) -> None:
-        self.stop = True
-        self.t.join(2)
-        self.s.close()
 
 
 @pytest.fixture
@@ -309,7 +319,7 @@ def _readable(run, ca: Path) -> Path:
     return mine
 
 
-class TlsServer:
+class TlsServer(_Listener):
     """An HTTPS server on 203.0.113.10 serving BODY for every GET, recording the SNI of
     each handshake."""
 
@@ -321,22 +331,7 @@ class TlsServer:
         self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.ctx.load_cert_chain(cert, key)
         self.ctx.sni_callback = lambda obj, name, ctx: self.snis.append(name)
-        self.s = w.in_ns(lambda: socket.create_server((CDN, 0), backlog=64), far=True)
-        self.port = self.s.getsockname()[1]
-        self.s.settimeout(0.2)
-        self.stop = False
-        self.t = threading.Thread(target=self._serve, daemon=True)
-        self.t.start()
-
-    def _serve(self) -> None:
-        while not self.stop:
-            try:
-                c, _ = self.s.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=self._conn, args=(c,), daemon=True).start()
+        super().__init__(w)
 
     def _conn(self, c: socket.socket) -> None:
         c.settimeout(15)
@@ -353,11 +348,6 @@ class TlsServer:
             t.close()
         except OSError:
             c.close()
-
-    def close(self) -> None:
-        self.stop = True
-        self.t.join(2)
-        self.s.close()
 
 
 @pytest.fixture
