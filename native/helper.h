@@ -180,6 +180,7 @@ int net_wait_take(void); /* the NET_WAIT socket (-1: none), now the caller's */
 void net_wait_forget(void);
 int net_is_host(int fd);
 int net_host_socket(int dup);
+int net_host_connect(int dup, const void *sa, unsigned int len, long *r);
 long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
                       unsigned int len, const char *rule);
 int net_install(const struct seccomp_notif *req, int fd, int target);
