@@ -173,6 +173,12 @@ const struct ztsa_plan *helper_plan(void);
 #define NET_UNIX 0x40000001L     /* a bind to a Unix socket address: unixsock.c's */
 #define NET_DEFER 0x40000002L    /* answered later, when the connection is made */
 #define NET_WAIT 0x40000003L     /* made again later, when net_wait_take's fd is writable */
+/* argument ROLE (enum ztsa_arg) of the notified call, placed by the one table (~0: the
+   call has none, a value no descriptor, length or address check lets through) */
+static inline unsigned long long req_arg(const struct seccomp_notif *req, int role) {
+    int i = sys_arg(ztsa_sys(req->data.nr), role);
+    return i >= 0 ? req->data.args[i] : ~0ULL;
+}
 void net_init(const struct helper *h);
 long net_notification(const struct seccomp_notif *req);
 long net_wait(int fd);

@@ -286,12 +286,12 @@ static long connect_here(const struct seccomp_notif *req, int dup, const unsigne
 
 static long net_connect(const struct seccomp_notif *req) {
     pid_t pid = (pid_t)req->pid;
-    int fd = (int)(unsigned int)req->data.args[0];
-    unsigned int len = (unsigned int)req->data.args[2];
+    int fd = (int)(unsigned int)req_arg(req, ZTSA_ARG_FD);
+    unsigned int len = (unsigned int)req_arg(req, ZTSA_ARG_ADDRLEN);
     unsigned char sa[128];
     if (len > sizeof sa)
         return -EINVAL;
-    if (len && caller_read(pid, req->data.args[1], sa, len) < 0)
+    if (len && caller_read(pid, req_arg(req, ZTSA_ARG_ADDR), sa, len) < 0)
         return -EFAULT;
     unsigned short family = 0;
     if (len >= 2)
