@@ -411,21 +411,25 @@ def without_prefix(settings: dict[str, Any]) -> dict[str, Any]:
 def _managed_launcher(path: str) -> None:
     """A managed install's programs must be root's: a launcher (or the interpreter record
     beside it) the user may change would let them change what confines them."""
+    import stat
+
     for p in (path, os.path.join(os.path.dirname(path), "ztsa-interpreter")):
         p = os.path.realpath(p)
+        below = False  # a directory above the file: sticky (/tmp, /var/tmp) is enough
         while True:
             try:
                 st = os.stat(p)
             except FileNotFoundError:
                 break
-            if st.st_uid != 0 or st.st_mode & 0o022:
+            others = st.st_mode & 0o022 and not (below and st.st_mode & stat.S_ISVTX)
+            if st.st_uid != 0 or others:
                 raise Refused(f"--scope managed: {p} is not root's alone (owner uid "
                               f"{st.st_uid}, mode {st.st_mode & 0o7777:o}); install ztsa "
                               "where only root writes (e.g. a root-owned virtual "
                               "environment under /opt) and name it with --launcher")
             if p == "/":
                 break
-            p = os.path.dirname(p)
+            p, below = os.path.dirname(p), True
 
 
 def _no_constant(name: str) -> Any:
