@@ -208,12 +208,12 @@ def main(name: str, options: list[str]) -> int:
     if flags:
         return setup(flags, options, agent)
     try:
-        guarded = _guard_options(options) if agent.answer is None else None
         event = json.loads(sys.stdin.buffer.read())
         if not isinstance(event, dict):
             raise ValueError("the event is not a JSON object")
-        if guarded is not None:
-            answer = guard(event, *guarded, os.environ)
+        if agent.answer is None:
+            _shell_call(event, agent)  # an event that is not one, named first
+            answer = guard(event, *_guard_options(options), os.environ)
         else:
             answer = rewrite(event, options, ztsa_argv(), agent)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -385,8 +385,6 @@ def with_prefix(settings: dict[str, Any], prefix: str) -> dict[str, Any]:
     """The settings with `env.CLAUDE_CODE_SHELL_PREFIX` naming the wrapper; Refused when
     it names another program (a prefix of the person's own, which ztsa would replace)."""
     env = settings.get("env", {})
-    if not isinstance(env, dict):
-        raise Refused("`env` is not an object; the settings are left as they are")
     old = env.get(PREFIX_VAR)
     if old not in (None, "", prefix) and not is_ztsa_prefix(old):
         raise Refused(f"`env` already sets {PREFIX_VAR} to {old!r}, a program that is not "
@@ -438,7 +436,8 @@ def _no_constant(name: str) -> Any:
 
 def load_settings(path: str, agent: Agent = CLAUDE) -> tuple[str | None, dict[str, Any]]:
     """The file's text (None when there is none) and its settings; Refused when it is not
-    a JSON object whose `hooks` and `hooks.EVENT` have the agent's shapes (Gemini CLI
+    a JSON object whose `hooks`, `hooks.EVENT` (and Claude Code's `env`) have the
+    agent's shapes (Gemini CLI
     also reads comments in it: such a file is refused, ztsa would not keep them)."""
     try:
         with open(path, "rb") as f:
@@ -457,6 +456,8 @@ def load_settings(path: str, agent: Agent = CLAUDE) -> tuple[str | None, dict[st
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict) or not isinstance(hooks.get(agent.event, []), list):
         raise Refused(f"{path}: `hooks` is not an object of lists; it is left as it is")
+    if agent is CLAUDE and not isinstance(settings.get("env", {}), dict):
+        raise Refused(f"{path}: `env` is not an object; it is left as it is")
     return text, settings
 
 
