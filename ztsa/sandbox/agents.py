@@ -371,9 +371,10 @@ def version_warning(names: list[str], command: str, path: str | None) -> list[st
 
 def hook_warning(names: list[str], workspace: str) -> list[str]:
     """One line for each settings file of Claude Code that holds ztsa's own Bash hook
-    (`ztsa hook claude`), under --agent claude: inside the sandbox that hook cannot run
-    ztsa (its launcher is in the hidden home, and a ztsa run does not nest in another),
-    so its entry blocks every Bash call, and the agent is told only that ztsa failed."""
+    (`ztsa hook claude`: its shell prefix in `env`, its guard, or an older ztsa's
+    rewriting entry), under --agent claude: inside the sandbox neither the wrapper (in
+    the hidden home) nor ztsa can run (a ztsa run does not nest in another), so every
+    Bash call fails or is blocked, and the agent is told only that ztsa failed."""
     if "claude" not in names:
         return []
     paths = [os.path.join(os.path.expanduser("~"), ".claude", "settings.json"),
@@ -386,22 +387,25 @@ def hook_warning(names: list[str], workspace: str) -> list[str]:
                 text = f.read(1 << 20)
         except OSError:
             continue
-        if b"ztsa" not in text or b"hook" not in text:  # the parser only where it may be
+        if b"ztsa" not in text and b"claude-shell" not in text:  # parse only where it may be
             continue
         import json
 
-        from ztsa.hook import is_ztsa_hook
+        from ztsa.hook import PREFIX_VAR, is_ztsa_hook, is_ztsa_prefix
         from ztsa.printable import printable
 
         try:
             settings = json.loads(text)
         except (ValueError, RecursionError):
             continue
-        hooks = settings.get("hooks") if isinstance(settings, dict) else None
+        if not isinstance(settings, dict):
+            continue
+        hooks, env = settings.get("hooks"), settings.get("env")
         groups = hooks.get("PreToolUse") if isinstance(hooks, dict) else None
-        if isinstance(groups, list) and any(
-                is_ztsa_hook(h) for g in groups if isinstance(g, dict)
-                and isinstance(g.get("hooks"), list) for h in g["hooks"]):
+        if (isinstance(env, dict) and is_ztsa_prefix(env.get(PREFIX_VAR))) or (
+                isinstance(groups, list) and any(
+                    is_ztsa_hook(h) for g in groups if isinstance(g, dict)
+                    and isinstance(g.get("hooks"), list) for h in g["hooks"])):
             lines.append(f"ztsa: {printable(path)} holds ztsa's Bash hook: under --agent "
                          "claude it cannot run ztsa, so every Bash call is blocked; the "
                          "whole agent under ztsa needs no hook: remove it for these runs "

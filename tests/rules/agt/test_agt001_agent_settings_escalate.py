@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from ztsa.model import Status
 
 BENIGN = {
@@ -131,6 +133,32 @@ def test_fail_wildcard_tools_edits_env_redirects_and_plugins(machine):
                   "'local'", "skills@local"):
         assert quiet not in details, quiet
     assert len(out.evidence) == 11
+
+
+@pytest.mark.parametrize("doc, needle", [
+    ({"env": {"CLAUDE_CODE_SHELL_PREFIX": ""}}, "CLAUDE_CODE_SHELL_PREFIX=''"),
+    ({"env": {"CLAUDE_CODE_SHELL_PREFIX": "./tools/run"}}, "'./tools/run'"),
+    ({"disableAllHooks": True}, "disableAllHooks is true"),
+])
+def test_fail_a_project_that_would_switch_the_shell_prefix_or_the_hooks_off(
+        machine, doc, needle):
+    """A project's settings win over the user's: its own (or an empty) shell prefix runs
+    the Bash tool elsewhere (or unconfined), and disableAllHooks removes the user's
+    hooks, ztsa hook claude's guard among them (issue #40)."""
+    text = json.dumps(doc, indent=2)
+    machine.ws(".claude/settings.local.json", text)
+    out = machine.run("AGT001")
+    assert out.status is Status.FAIL and not out.advisory
+    assert len(out.evidence) == 1 and needle in out.evidence[0].detail
+    key = "CLAUDE_CODE_SHELL_PREFIX" if "env" in doc else "disableAllHooks"
+    assert out.evidence[0].line == next(i for i, line in enumerate(text.splitlines(), 1)
+                                        if key in line)
+
+
+def test_pass_hooks_left_on(machine):
+    machine.ws(".claude/settings.json", json.dumps({"disableAllHooks": False,
+                                                    "env": {"DEBUG": "1"}}))
+    assert machine.run("AGT001").status is Status.PASS
 
 
 def test_unknown_an_agent_directory_that_is_a_submodule_not_checked_out(machine):

@@ -21,7 +21,11 @@ formatter or test runner (`Bash(python -m pytest tests/*)`). Also:
 pre-approved edit of a Makefile, a hook or a test is a pre-approved command); `env`
 values that redirect the agent's traffic or load code into what it runs (`*_BASE_URL`,
 proxies, `NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONPATH`, CA bundles, `GIT_SSH_COMMAND`,
-...); and plugin marketplaces or plugins from outside the repository that it adds for
+...); `env` setting `CLAUDE_CODE_SHELL_PREFIX` (the program every Bash command, hook and
+MCP server runs through: one that replaces `ztsa hook claude`'s, or empty, which runs
+them unconfined) and `disableAllHooks` true (which removes every hook but the managed
+ones, `ztsa hook claude`'s guard among them); and plugin marketplaces or plugins from
+outside the repository that it adds for
 whoever opens it (`extraKnownMarketplaces`, `enabledPlugins`; a marketplace that is a
 directory of the repository is its own content, which AGT002 and AGT006 read). A file
 that does not parse makes the rule unknown.
@@ -120,9 +124,16 @@ def audit(ctx: Context, f: Findings, rel: str) -> None:
     if get(doc, "permissions", "defaultMode") == "acceptEdits":
         hit("permissions.defaultMode is acceptEdits: every edit (a Makefile, a hook, a test) "
             "is made without a prompt", "acceptEdits")
+    if get(doc, "disableAllHooks") is True:
+        hit("disableAllHooks is true: every hook of the user's and the project's settings "
+            "is off, a guard such as `ztsa hook claude`'s among them", "disableAllHooks")
     env = doc.get("env")
     for name, value in env.items() if isinstance(env, dict) else ():
-        if isinstance(name, str) and REDIRECTS.match(name):
+        if name == "CLAUDE_CODE_SHELL_PREFIX":
+            hit(f"env sets CLAUDE_CODE_SHELL_PREFIX={str(value)[:60]!r}: every Bash command, "
+                "shell-form hook and MCP server runs through it, in place of the one the "
+                "user's settings name (`ztsa hook claude`'s)", f'"{name}"')
+        elif isinstance(name, str) and REDIRECTS.match(name):
             hit(f"env sets {name}={str(value)[:60]!r}: it redirects the agent's traffic or "
                 "loads code into what it runs", f'"{name}"')
     markets = doc.get("extraKnownMarketplaces")
