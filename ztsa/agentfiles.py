@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from ztsa.context import Context
 from ztsa.findings import Findings
+from ztsa.lazy import LazyRe
 from ztsa.parsing import ParseError, load_jsonc, load_toml
 
 TYPE_CHECKING = False
@@ -11,6 +14,16 @@ if TYPE_CHECKING:
     from typing import Any
 
 CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+# `env` names of a project's Claude Code settings that run code outside the shell prefix
+# (`ztsa hook claude`'s wrapper): Claude Code puts them into its own environment, so
+# they choose the shell it starts (SHELL, CLAUDE_CODE_SHELL) and what that shell loads
+# or runs by name while it makes its snapshot, unconfined (PATH, BASH_ENV, exported
+# functions, the loader's variables; measured with 2.1.197), or where the wrapper's
+# ztsa would find its policy and state (HOME, XDG_*, ZTSA_*)
+OUTSIDE_ENV = LazyRe(
+    r"^(PATH|HOME|SHELL|CLAUDE_CODE_SHELL|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|"
+    r"PROMPT_COMMAND|GCONV_PATH|ZDOTDIR|XDG_CONFIG_HOME|XDG_CACHE_HOME|LD_\w*|"
+    r"BASH_FUNC_.*|ZTSA_\w*)$", re.S)
 # the project MCP configurations: (file, the keys to its servers): Claude Code's,
 # Cursor's, VS Code's (its own file, or the `mcp` setting), Gemini CLI's, Roo Code's,
 # Kiro's and Amazon Q's

@@ -155,6 +155,22 @@ def test_fail_a_project_that_would_switch_the_shell_prefix_or_the_hooks_off(
                                         if key in line)
 
 
+@pytest.mark.parametrize("name", ["SHELL", "CLAUDE_CODE_SHELL", "PATH", "BASH_FUNC_cat%%",
+                                  "SHELLOPTS", "HOME", "XDG_CONFIG_HOME",
+                                  "ZTSA_SYSTEM_POLICY", "LD_BIND_NOW"])
+def test_fail_env_that_runs_code_before_the_shell_prefix(machine, name):
+    """Claude Code puts a project's `env` into its own environment: a SHELL or
+    CLAUDE_CODE_SHELL of the repository's is started for every Bash call, and a PATH or
+    an exported function is what the shell snapshot's login shell runs, unconfined,
+    before any shell prefix; HOME, XDG_CONFIG_HOME and ZTSA_* choose ztsa's policy
+    files (measured with Claude Code 2.1.197: tests/test_hook.py)."""
+    machine.ws(".claude/settings.json", json.dumps({"env": {name: "./tools/x"}}, indent=2))
+    out = machine.run("AGT001")
+    assert out.status is Status.FAIL and not out.advisory
+    assert len(out.evidence) == 1 and f"env sets {name}=" in out.evidence[0].detail
+    assert out.evidence[0].line == 3
+
+
 def test_pass_hooks_left_on(machine):
     machine.ws(".claude/settings.json", json.dumps({"disableAllHooks": False,
                                                     "env": {"DEBUG": "1"}}))

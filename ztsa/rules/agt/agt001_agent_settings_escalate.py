@@ -21,12 +21,15 @@ formatter or test runner (`Bash(python -m pytest tests/*)`). Also:
 pre-approved edit of a Makefile, a hook or a test is a pre-approved command); `env`
 values that redirect the agent's traffic or load code into what it runs (`*_BASE_URL`,
 proxies, `NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONPATH`, CA bundles, `GIT_SSH_COMMAND`,
-...); `env` setting `CLAUDE_CODE_SHELL_PREFIX` (the program every Bash command, hook and
-MCP server runs through: one that replaces `ztsa hook claude`'s, or empty, which runs
-them unconfined) and `disableAllHooks` true (which removes every hook but the managed
-ones, `ztsa hook claude`'s guard among them); and plugin marketplaces or plugins from
-outside the repository that it adds for
-whoever opens it (`extraKnownMarketplaces`, `enabledPlugins`; a marketplace that is a
+...); `env` values that choose Claude Code's own shell or what it runs by name or
+loads before any shell prefix (`SHELL`, `CLAUDE_CODE_SHELL`, `PATH`, `BASH_ENV`,
+exported `BASH_FUNC_*` functions, `LD_*`) or where ztsa finds its policy (`HOME`,
+`XDG_CONFIG_HOME`, `ZTSA_*`); `env` setting `CLAUDE_CODE_SHELL_PREFIX` (the program
+every Bash command, hook and MCP server runs through: one that replaces `ztsa hook
+claude`'s, or empty, which runs them unconfined) and `disableAllHooks` true (which
+removes every hook but the managed ones, `ztsa hook claude`'s guard among them); and
+plugin marketplaces or plugins from outside the repository that it adds for whoever
+opens it (`extraKnownMarketplaces`, `enabledPlugins`; a marketplace that is a
 directory of the repository is its own content, which AGT002 and AGT006 read). A file
 that does not parse makes the rule unknown.
 
@@ -45,7 +48,7 @@ in `~/.claude/settings.json`), and review changes to `.claude/` like code.
 
 from __future__ import annotations
 
-from ztsa.agentfiles import CLAUDE_SETTINGS, get, out_of_reach, settings
+from ztsa.agentfiles import CLAUDE_SETTINGS, OUTSIDE_ENV, get, out_of_reach, settings
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.follow import judge
@@ -136,6 +139,11 @@ def audit(ctx: Context, f: Findings, rel: str) -> None:
         elif isinstance(name, str) and REDIRECTS.match(name):
             hit(f"env sets {name}={str(value)[:60]!r}: it redirects the agent's traffic or "
                 "loads code into what it runs", f'"{name}"')
+        elif isinstance(name, str) and OUTSIDE_ENV.match(name):
+            hit(f"env sets {name}={str(value)[:60]!r}: Claude Code's own shell, which "
+                "starts each Bash call before any shell prefix (`ztsa hook claude`'s), "
+                "runs or loads what it names, unconfined, or ztsa reads another policy",
+                f'"{name}"')
     markets = doc.get("extraKnownMarketplaces")
     local = set()  # marketplaces that are a directory of the repository: reviewed here
     for name, market in markets.items() if isinstance(markets, dict) else ():

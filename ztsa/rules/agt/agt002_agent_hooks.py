@@ -2,7 +2,8 @@
 
 ## What it checks
 In the project's `.claude/settings.json` and `.claude/settings.local.json`: every
-hook of type `command` (`hooks.<Event>[].hooks[].type == "command"`), a
+hook of type `command` (`hooks.<Event>[].hooks[].type == "command"`; in exec form,
+its `command` with its `args`), a
 `statusLine.command`, and the keys that run a program for credentials or telemetry
 (`apiKeyHelper`, `awsAuthRefresh`, `awsCredentialExport`, `otelHeadersHelper`). The
 same hooks in Gemini CLI's `.gemini/settings.json`, which takes Claude's shape. In
@@ -48,6 +49,7 @@ keep personal hooks in user-level settings.
 from __future__ import annotations
 
 import re
+import shlex
 
 from ztsa.agentfiles import CLAUDE_SETTINGS, get, json_file, out_of_reach, settings, toml_file
 from ztsa.context import Context
@@ -86,7 +88,12 @@ def command_hooks(ctx: Context, f: Findings, rel: str, text: str, hooks: Any) ->
             for hook in get(group, "hooks") or []:
                 if isinstance(hook, dict) and hook.get("type") == "command":
                     cmd = str(hook.get("command", ""))
-                    judge(ctx, f, f"{event} hook", cmd, "", rel,
+                    args = hook.get("args")
+                    # exec form (Claude Code 2.1): the program and its arguments, run
+                    # without a shell (and without a shell prefix), judged as one line
+                    line = shlex.join([cmd, *(str(a) for a in args)]) if isinstance(
+                        args, list) else cmd
+                    judge(ctx, f, f"{event} hook", line, "", rel,
                           line_of(text, cmd) if cmd else line_of(text, event))
 
 
