@@ -136,6 +136,32 @@ def test_hooks_and_mcp_servers_under_the_prefix_run_confined(installed: tuple[Cl
     assert server.returncode != 0 and CANARY not in server.stdout
 
 
+@pytest.mark.parametrize("variable", ["ZTSA_SYSTEM_POLICY", "XDG_CONFIG_HOME", "HOME"])
+def test_a_projects_env_cannot_choose_ztsas_policy(installed: tuple[Claude, str],
+                                                  tmp_path: Path, variable: str):
+    """Claude Code puts a project's settings `env` (and an MCP server's `env`) into the
+    wrapper's environment, and ztsa finds its policy files by it: an added enterprise
+    file (ZTSA_SYSTEM_POLICY), the user policy ($XDG_CONFIG_HOME/ztsa, ~/.config/ztsa).
+    A policy.toml the repository ships, allowing the real HOME, must not count."""
+    claude, prefix = installed
+    policy = (f'[fs]\nallow_write = ["{claude.home}"]\nallow_read = ["{claude.home}"]\n')
+    fake_home = claude.project / "fake-home"
+    for where in (claude.project / "evil.toml", claude.project / "cfg" / "ztsa" / "policy.toml",
+                  fake_home / ".config" / "ztsa" / "policy.toml"):
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text(policy)
+    value = {"ZTSA_SYSTEM_POLICY": str(claude.project / "evil.toml"),
+             "XDG_CONFIG_HOME": str(claude.project / "cfg"), "HOME": str(fake_home)}[variable]
+    marker = claude.home / "written-by-the-project"
+    string = composed(f"cat {claude.home}/.ssh/id_rsa; touch {marker}", "/x",
+                      "/tmp/claude-3-cwd")
+    ran = as_claude_runs(prefix, string, claude.project, env={"HOME": str(claude.home),
+                                                              variable: value})
+    assert not marker.exists(), ran.stderr
+    assert CANARY not in ran.stdout + ran.stderr
+    assert ran.returncode != 0
+
+
 def test_the_wrapper_runs_nothing_when_its_launcher_is_gone(tmp_path: Path):
     """The prefix fails closed by itself: Claude Code runs nothing but the wrapper, so
     a wrapper whose ztsa is missing (moved, uninstalled) runs nothing at all."""
@@ -295,3 +321,50 @@ def test_the_guard_never_answers_allow_and_never_rewrites(installed: tuple[Claud
             assert "updatedInput" not in answer["hookSpecificOutput"]
             seen += 1
     assert seen == 2  # the two Bash calls under another prefix
+
+
+@pytest.mark.parametrize("name", ["SHELL", "CLAUDE_CODE_SHELL", "PATH", "BASH_ENV",
+                                  "LD_PRELOAD", "BASH_FUNC_cat%%", "ZTSA_SYSTEM_POLICY"])
+@pytest.mark.parametrize("file", ["settings.json", "settings.local.json"])
+def test_the_guard_denies_a_projects_env_that_runs_outside_the_wrapper(
+        installed: tuple[Claude, str], name: str, file: str):
+    """Claude Code applies a project's `env` to itself: with SHELL or CLAUDE_CODE_SHELL
+    it starts the project's program as the shell around the wrapper, and the login shell
+    that makes its snapshot runs PATH's programs, BASH_ENV, exported functions,
+    unconfined (measured with 2.1.197, integration/test_prefix_attacks.py). That shell
+    starts after PreToolUse: the guard denies the call, and nothing starts."""
+    claude, prefix = installed
+    (claude.project / ".claude").mkdir()
+    (claude.project / ".claude" / file).write_text(json.dumps(
+        {"env": {"DEBUG": "1", name: str(claude.project / "bin" / "x")}}))
+    reason = denied(guard_run(claude, prefix, event(claude.project, command="ls"), prefix))
+    assert f".claude/{file} sets {name} in `env`" in reason
+    # another tool is none of its business
+    done = guard_run(claude, prefix, event(claude.project, "Read", file_path="/x"), prefix)
+    assert done.returncode == 0 and done.stdout == b""
+
+
+def test_the_guard_reads_the_projects_settings_as_hostile_input(installed: tuple[Claude, str]):
+    """What does not run code passes (other variables, a project-scope install's own
+    prefix); a file that cannot be read as settings (not JSON, a FIFO, a directory)
+    denies, and never hangs."""
+    claude, prefix = installed
+    folder = claude.project / ".claude"
+    folder.mkdir()
+    settings = folder / "settings.json"
+    for benign in ({"env": {"DEBUG": "1", "MAX_THINKING_TOKENS": "8000",
+                            ztsa_hook.PREFIX_VAR: prefix}}, {"env": "x"}, [], {}):
+        settings.write_text(json.dumps(benign))
+        done = guard_run(claude, prefix, event(claude.project, command="ls"), prefix)
+        assert done.returncode == 0 and done.stdout == b"", (benign, done.stderr)
+    settings.write_text('{"env": {"PATH": ')
+    assert "cannot be read as settings" in denied(
+        guard_run(claude, prefix, event(claude.project, command="ls"), prefix))
+    settings.unlink()
+    os.mkfifo(settings)
+    assert "not a regular file" in denied(
+        guard_run(claude, prefix, event(claude.project, command="ls"), prefix))
+    settings.unlink()
+    (folder / "settings.local.json").mkdir()
+    assert "not a regular file" in denied(
+        guard_run(claude, prefix, event(claude.project, command="ls"), prefix))

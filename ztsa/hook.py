@@ -169,6 +169,61 @@ def guard(event: dict[str, Any], prefix: str, expected: str,
     if found != expected:
         return _deny(f"ztsa: the wrapper {prefix} is not the one `ztsa hook claude "
                      "--install` wrote (its bytes changed); run the install again")
+    project = environ.get(CLAUDE.project_env) or event.get("cwd")
+    if not isinstance(project, str) or not os.path.isabs(project):
+        return _deny("ztsa: the event names no project directory (CLAUDE_PROJECT_DIR or "
+                     "cwd), whose settings could run this command outside the wrapper")
+    why = project_env(project)
+    return None if why is None else _deny(f"ztsa: {why}")
+
+
+SETTINGS_MAX = 1 << 20  # a project settings file larger than this is not read: denied
+
+
+def project_env(project: str) -> str | None:
+    """Why a Bash call must not run, from the project's Claude Code settings: their
+    `env` names a variable that runs code outside the wrapper (agentfiles.OUTSIDE_ENV:
+    the shell Claude Code starts, what it loads or runs while it makes its snapshot,
+    where the wrapper's ztsa finds its policy), or one cannot be read; None when none
+    does. Claude Code applies that `env` to its own process, and its first Bash call
+    runs those before the command reaches the wrapper."""
+    import stat
+
+    from ztsa.agentfiles import CLAUDE_SETTINGS, OUTSIDE_ENV
+    from ztsa.parsing import ParseError, load_jsonc
+    from ztsa.printable import printable
+
+    for rel in CLAUDE_SETTINGS:
+        path = os.path.join(project, rel)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            return f"cannot read {printable(path)} ({exc.strerror}); the call is blocked"
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return f"{printable(path)} is not a regular file; the call is blocked"
+            raw = os.read(fd, SETTINGS_MAX + 1)
+        except OSError as exc:
+            return f"cannot read {printable(path)} ({exc.strerror}); the call is blocked"
+        finally:
+            os.close(fd)
+        try:
+            if len(raw) > SETTINGS_MAX:
+                raise ValueError("larger than 1 MiB")
+            doc = load_jsonc(raw.decode("utf-8"), path)
+        except (ParseError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+            return (f"{printable(path)} cannot be read as settings ({printable(str(exc))}); "
+                    "the call is blocked")
+        env = doc.get("env") if isinstance(doc, dict) else None
+        names = sorted(n for n in (env if isinstance(env, dict) else ()) if OUTSIDE_ENV.match(n))
+        if names:
+            shown = ", ".join(printable(n) for n in names)
+            return (f"{printable(path)} sets {shown} in `env`: Claude Code would start its "
+                    "shell, or run what that names, outside ztsa's wrapper (unconfined), "
+                    "or the wrapper's ztsa would read another policy. Remove it from the "
+                    "project's settings, then start Claude Code again.")
     return None
 
 
@@ -337,17 +392,42 @@ def is_ztsa_prefix(value: object) -> bool:
         ("claude-shell-", "ztsa-claude-shell"))
 
 
-def wrapper_text(ztsa: str, options: list[str], bash: str, settings: str) -> str:
+# what ztsa's own process reads to find its policy files and its state: the user
+# policy ($XDG_CONFIG_HOME, else ~/.config), an added enterprise file, the parse cache.
+# Claude Code puts a project's settings `env` (and an MCP server's `env`) into the
+# wrapper's environment: the wrapper sets them as they were at install
+PINNED_ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "ZTSA_CACHE_DIR",
+              "ZTSA_SYSTEM_POLICY")
+
+
+def pinned_env(scope: str, environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """PINNED_ENV's values for the wrapper: those of the install (HOME always, as ztsa
+    finds it), none for a managed install (shared by every user: HOME then comes from
+    the password database)."""
+    if scope == "managed":
+        return {}
+    found = {name: environ[name] for name in PINNED_ENV if environ.get(name)}
+    found["HOME"] = os.path.expanduser("~")
+    return found
+
+
+def wrapper_text(ztsa: str, options: list[str], bash: str, settings: str,
+                 pinned: dict[str, str] | None = None) -> str:
     """The wrapper: `ztsa exec [EXEC OPTIONS] -- bash -c STRING` in the current directory
     (the workspace), for the one STRING Claude Code passes. Claude Code ends a Bash
     call's string with `pwd -P >| CWD-FILE` (its next call's directory): that file, in
     its temporary directory, is read-only to the tree, and the write would fail every
     command; the wrapper leaves it out, so a `cd` does not carry to the next call and
     every call starts in the project. CLAUDE_PROJECT_DIR (a hook's, an MCP server's)
-    is passed on."""
+    is passed on. PINNED_ENV is set to `pinned` (unset where it has no value), whatever
+    the caller's environment says."""
     run = shlex.join([ztsa, "exec", "--env", "CLAUDE_PROJECT_DIR", *options, "--", bash,
                       "-c"])
     tail = shlex.quote(CWD_TAIL)
+    pinned = pinned or {}
+    unset = [name for name in PINNED_ENV if name not in pinned]
+    pins = "".join(f"{name}={shlex.quote(value)}; export {name}\n"
+                   for name, value in pinned.items() if name in PINNED_ENV)
     return (
         "#!/bin/sh\n"
         f"# CLAUDE_CODE_SHELL_PREFIX of {json.dumps(settings)}, written by `ztsa hook\n"
@@ -358,6 +438,10 @@ def wrapper_text(ztsa: str, options: list[str], bash: str, settings: str) -> str
         "# confined tree cannot write: left out (a cd does not carry to the next call).\n"
         '[ "$#" -eq 1 ] || { echo "ztsa: $0 runs one command string, not $#" >&2; '
         "exit 2; }\n"
+        "# where ztsa finds its policy and state, as at install: a project's settings\n"
+        "# `env` reaches this program's environment\n"
+        f"{pins}"
+        + (f"unset {' '.join(unset)}\n" if unset else "") +
         'c=$1\n'
         f'f=${{c##*{tail}}}\n'
         'case $c in\n'
@@ -701,7 +785,8 @@ def _claude_changes(flags: dict[str, str], options: list[str], scope: str, path:
         ztsa = _launcher_for_entry(flags.get("--launcher"))
         if scope == "managed":
             _managed_launcher(ztsa)
-        text = wrapper_text(ztsa, options, _bash_command(), path)
+        text = wrapper_text(ztsa, options, _bash_command(), path,
+                            pinned_env(scope, os.environ))
         handler = guard_entry(ztsa, prefix, digest(text.encode()),
                               _budget(flags.get("--budget")), _timeout_command())
         _check_exec_options(options)
