@@ -10,7 +10,10 @@ package without a version, `uvx`, `sh -c`, and docker with the daemon socket. An
 command is judged by what it runs (`ztsa.follow.judge`), as agent hooks are: a download
 run, a download tool, a package at no fixed version, or a repository file that does
 either, fails; a tool by name (`hk mcp --root .`) or a repository server whose file
-downloads nothing is advice.
+downloads nothing is advice. A server whose `env` sets a loader variable (`LD_*`) or
+another that runs code or chooses ztsa's policy in the program that starts it (`ztsa
+hook claude`'s wrapper, which Claude Code starts with that `env`: `BASH_ENV`, `HOME`,
+`XDG_CONFIG_HOME`, `ZTSA_*`, ...) fails.
 
 When one of those directories is a git submodule not checked out, or a symlink out of
 the workspace, the rule is unknown: what it will hold cannot be judged.
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from ztsa.agentfiles import MCP_JSON, get, json_file, out_of_reach, toml_file
+from ztsa.agentfiles import MCP_JSON, OUTSIDE_ENV, get, json_file, out_of_reach, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.model import Nature, Outcome, Severity
@@ -73,6 +76,15 @@ def report(ctx: Context, f: Findings, rel: str, text: str, name: str, server: An
     command = str(server["command"])
     args = [str(a) for a in server.get("args") or [] if isinstance(a, str | int)]
     line = line_of(text, f'"{name}"') or line_of(text, name)
+    env = server.get("env")
+    loads = sorted(k for k in (env if isinstance(env, dict) else ())
+                   if isinstance(k, str) and k != "PATH" and OUTSIDE_ENV.match(k))
+    if loads:
+        # the server's env is the environment of the program that starts it: a shell
+        # prefix such as `ztsa hook claude`'s wrapper loads LD_PRELOAD before any sandbox
+        f.fail(f"MCP server {name!r} sets {', '.join(loads)[:100]} in its env: the program "
+               "that starts it (a shell prefix, ztsa's wrapper) loads or reads it before "
+               "any sandbox", path=rel, line=line_of(text, f'"{loads[0]}"') or line)
     bad = worse(command, args)
     if bad:
         f.fail(f"MCP server {name!r} starts {' '.join([command, *args])[:100]!r}{bad}",
