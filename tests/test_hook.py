@@ -162,6 +162,28 @@ def test_a_projects_env_cannot_choose_ztsas_policy(installed: tuple[Claude, str]
     assert ran.returncode != 0
 
 
+def test_claude_project_dir_is_passed_on_only_as_the_workspace(
+        installed: tuple[Claude, str], tmp_path: Path):
+    """ztsa shows a confined command, read-only, the directories its environment names,
+    even in the hidden home; CLAUDE_PROJECT_DIR comes from a project's settings `env`
+    (Claude Code gives it to the Bash tool as set there) or an MCP server's `env`.
+    Measured with 2.1.197: `"CLAUDE_PROJECT_DIR": "~/notes"` let a Bash call read them.
+    The wrapper passes it on only when it names the directory the call runs in."""
+    claude, prefix = installed
+    notes = claude.home / "notes"
+    notes.mkdir()
+    (notes / "n.txt").write_text(CANARY + "\n")
+    link = tmp_path / "link-to-project"
+    link.symlink_to(claude.project)
+    show = f'echo "P=$CLAUDE_PROJECT_DIR"; cat {notes}/n.txt'
+    for given, kept in ((str(notes), False), (f"{claude.project}/../home/notes", False),
+                        ("notes", False), (str(claude.project), True), (str(link), True)):
+        ran = as_claude_runs(prefix, show, claude.project,
+                             env={"CLAUDE_PROJECT_DIR": given, "CDPATH": str(claude.home)})
+        assert CANARY not in ran.stdout + ran.stderr, given
+        assert ("P=" + given in ran.stdout.splitlines()) is kept, (given, ran.stdout)
+
+
 def test_the_wrapper_runs_nothing_when_its_launcher_is_gone(tmp_path: Path):
     """The prefix fails closed by itself: Claude Code runs nothing but the wrapper, so
     a wrapper whose ztsa is missing (moved, uninstalled) runs nothing at all."""
@@ -324,7 +346,8 @@ def test_the_guard_never_answers_allow_and_never_rewrites(installed: tuple[Claud
 
 
 @pytest.mark.parametrize("name", ["SHELL", "CLAUDE_CODE_SHELL", "PATH", "BASH_ENV",
-                                  "LD_PRELOAD", "BASH_FUNC_cat%%", "ZTSA_SYSTEM_POLICY"])
+                                  "LD_PRELOAD", "BASH_FUNC_cat%%", "ZTSA_SYSTEM_POLICY",
+                                  "CLAUDE_PROJECT_DIR"])
 @pytest.mark.parametrize("file", ["settings.json", "settings.local.json"])
 def test_the_guard_denies_a_projects_env_that_runs_outside_the_wrapper(
         installed: tuple[Claude, str], name: str, file: str):

@@ -19,9 +19,11 @@ CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 # they choose the shell it starts (SHELL, CLAUDE_CODE_SHELL) and what that shell loads
 # or runs by name while it makes its snapshot, unconfined (PATH, BASH_ENV, exported
 # functions, the loader's variables; measured with 2.1.197), or where the wrapper's
-# ztsa would find its policy and state (HOME, XDG_*, ZTSA_*)
+# ztsa would find its policy and state (HOME, XDG_*, ZTSA_*), or what of the hidden home
+# ztsa shows a confined command (the directories PATH and CLAUDE_PROJECT_DIR name)
 OUTSIDE_ENV = LazyRe(
-    r"^(PATH|HOME|SHELL|CLAUDE_CODE_SHELL|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|"
+    r"^(PATH|HOME|SHELL|CLAUDE_CODE_SHELL|CLAUDE_PROJECT_DIR|BASH_ENV|ENV|SHELLOPTS|"
+    r"BASHOPTS|PS4|"
     r"PROMPT_COMMAND|GCONV_PATH|ZDOTDIR|XDG_CONFIG_HOME|XDG_CACHE_HOME|LD_\w*|"
     r"BASH_FUNC_.*|ZTSA_\w*)$", re.S)
 # the project MCP configurations: (file, the keys to its servers): Claude Code's,

@@ -419,8 +419,10 @@ def wrapper_text(ztsa: str, options: list[str], bash: str, settings: str,
     its temporary directory, is read-only to the tree, and the write would fail every
     command; the wrapper leaves it out, so a `cd` does not carry to the next call and
     every call starts in the project. CLAUDE_PROJECT_DIR (a hook's, an MCP server's)
-    is passed on. PINNED_ENV is set to `pinned` (unset where it has no value), whatever
-    the caller's environment says."""
+    is passed on when it names the current directory (a project's settings `env`, or
+    an MCP server's, may set it to any directory, which ztsa would show the tree).
+    PINNED_ENV is set to `pinned` (unset where it has no value), whatever the caller's
+    environment says."""
     run = shlex.join([ztsa, "exec", "--env", "CLAUDE_PROJECT_DIR", *options, "--", bash,
                       "-c"])
     tail = shlex.quote(CWD_TAIL)
@@ -442,6 +444,12 @@ def wrapper_text(ztsa: str, options: list[str], bash: str, settings: str,
         "# `env` reaches this program's environment\n"
         f"{pins}"
         + (f"unset {' '.join(unset)}\n" if unset else "") +
+        "# CLAUDE_PROJECT_DIR is passed on only as the workspace itself: ztsa shows the\n"
+        "# directory it names, read-only, even in the hidden home\n"
+        'if [ -n "${CLAUDE_PROJECT_DIR+set}" ]; then\n'
+        '  [ "$(cd "$CLAUDE_PROJECT_DIR" 2>/dev/null && pwd -P)" = "$(pwd -P)" ] || '
+        "unset CLAUDE_PROJECT_DIR\n"
+        "fi\n"
         'c=$1\n'
         f'f=${{c##*{tail}}}\n'
         'case $c in\n'

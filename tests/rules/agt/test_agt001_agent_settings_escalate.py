@@ -157,7 +157,7 @@ def test_fail_a_project_that_would_switch_the_shell_prefix_or_the_hooks_off(
 
 @pytest.mark.parametrize("name", ["SHELL", "CLAUDE_CODE_SHELL", "PATH", "BASH_FUNC_cat%%",
                                   "SHELLOPTS", "HOME", "XDG_CONFIG_HOME",
-                                  "ZTSA_SYSTEM_POLICY", "LD_BIND_NOW"])
+                                  "ZTSA_SYSTEM_POLICY", "LD_BIND_NOW", "CLAUDE_PROJECT_DIR"])
 def test_fail_env_that_runs_code_before_the_shell_prefix(machine, name):
     """Claude Code puts a project's `env` into its own environment: a SHELL or
     CLAUDE_CODE_SHELL of the repository's is started for every Bash call, and a PATH or

@@ -13,7 +13,8 @@ either, fails; a tool by name (`hk mcp --root .`) or a repository server whose f
 downloads nothing is advice. A server whose `env` sets a loader variable (`LD_*`) or
 another that runs code or chooses ztsa's policy in the program that starts it (`ztsa
 hook claude`'s wrapper, which Claude Code starts with that `env`: `BASH_ENV`, `HOME`,
-`XDG_CONFIG_HOME`, `ZTSA_*`, ...) fails.
+`XDG_CONFIG_HOME`, `ZTSA_*`, ...), or names what of the hidden home the sandbox shows
+the server (`PATH`, `CLAUDE_PROJECT_DIR`), fails.
 
 When one of those directories is a git submodule not checked out, or a symlink out of
 the workspace, the rule is unknown: what it will hold cannot be judged.
@@ -78,13 +79,15 @@ def report(ctx: Context, f: Findings, rel: str, text: str, name: str, server: An
     line = line_of(text, f'"{name}"') or line_of(text, name)
     env = server.get("env")
     loads = sorted(k for k in (env if isinstance(env, dict) else ())
-                   if isinstance(k, str) and k != "PATH" and OUTSIDE_ENV.match(k))
+                   if isinstance(k, str) and OUTSIDE_ENV.match(k))
     if loads:
         # the server's env is the environment of the program that starts it: a shell
-        # prefix such as `ztsa hook claude`'s wrapper loads LD_PRELOAD before any sandbox
+        # prefix such as `ztsa hook claude`'s wrapper loads LD_PRELOAD before any sandbox,
+        # and ztsa shows a confined server the directories PATH names
         f.fail(f"MCP server {name!r} sets {', '.join(loads)[:100]} in its env: the program "
                "that starts it (a shell prefix, ztsa's wrapper) loads or reads it before "
-               "any sandbox", path=rel, line=line_of(text, f'"{loads[0]}"') or line)
+               "any sandbox, or it names what of the home the sandbox shows",
+               path=rel, line=line_of(text, f'"{loads[0]}"') or line)
     bad = worse(command, args)
     if bad:
         f.fail(f"MCP server {name!r} starts {' '.join([command, *args])[:100]!r}{bad}",
