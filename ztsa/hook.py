@@ -10,8 +10,10 @@ workspace. Nothing rewrites the call, so an allow, ask or deny rule, and an appr
 saved at a prompt, keep their meaning. A PreToolUse entry in exec form (Claude Code does
 not put the prefix before it) runs `ztsa hook claude --prefix WRAPPER --digest SHA256`,
 the *guard*: it denies a Bash call when `CLAUDE_CODE_SHELL_PREFIX` is not that wrapper
-(another settings file overrides it) or the wrapper's bytes changed, and otherwise says
-nothing. It never answers `allow`.
+(another settings file overrides it), the wrapper's bytes changed, or the project's
+settings `env` sets a variable that runs code before the wrapper (the shell Claude Code
+starts, what that shell loads or runs by name) or changes what ztsa reads or shows, and
+otherwise says nothing. It never answers `allow`.
 
 Gemini CLI (`gemini`, BeforeTool): the hook reads the event (JSON) on standard input and
 answers with the shell call (run_shell_command) rewritten to `ztsa exec --workspace
