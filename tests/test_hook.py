@@ -162,13 +162,14 @@ def test_a_projects_env_cannot_choose_ztsas_policy(installed: tuple[Claude, str]
     assert ran.returncode != 0
 
 
-def test_claude_project_dir_is_passed_on_only_as_the_workspace(
+def test_the_env_names_no_directory_of_the_home_to_show(
         installed: tuple[Claude, str], tmp_path: Path):
     """ztsa shows a confined command, read-only, the directories its environment names,
     even in the hidden home; CLAUDE_PROJECT_DIR comes from a project's settings `env`
     (Claude Code gives it to the Bash tool as set there) or an MCP server's `env`.
     Measured with 2.1.197: `"CLAUDE_PROJECT_DIR": "~/notes"` let a Bash call read them.
-    The wrapper passes it on only when it names the directory the call runs in."""
+    The wrapper passes it on only when it names the directory the call runs in, and
+    sets the toolchain roots ztsa shows (PYENV_ROOT, ...) as at install."""
     claude, prefix = installed
     notes = claude.home / "notes"
     notes.mkdir()
@@ -182,6 +183,11 @@ def test_claude_project_dir_is_passed_on_only_as_the_workspace(
                              env={"CLAUDE_PROJECT_DIR": given, "CDPATH": str(claude.home)})
         assert CANARY not in ran.stdout + ran.stderr, given
         assert ("P=" + given in ran.stdout.splitlines()) is kept, (given, ran.stdout)
+    # so are a toolchain's roots (ztsa.sandbox.toolchains): set as at install
+    for name in ("PYENV_ROOT", "NVM_DIR", "RUSTUP_HOME"):
+        ran = as_claude_runs(prefix, f"cat {notes}/n.txt", claude.project,
+                             env={name: str(notes)})
+        assert CANARY not in ran.stdout + ran.stderr, name
 
 
 def test_the_wrapper_runs_nothing_when_its_launcher_is_gone(tmp_path: Path):

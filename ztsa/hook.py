@@ -34,6 +34,8 @@ import shlex
 import sys
 from dataclasses import dataclass
 
+from ztsa.sandbox.toolchains import ROOTS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -394,12 +396,13 @@ def is_ztsa_prefix(value: object) -> bool:
         ("claude-shell-", "ztsa-claude-shell"))
 
 
-# what ztsa's own process reads to find its policy files and its state: the user
-# policy ($XDG_CONFIG_HOME, else ~/.config), an added enterprise file, the parse cache.
-# Claude Code puts a project's settings `env` (and an MCP server's `env`) into the
-# wrapper's environment: the wrapper sets them as they were at install
+# what ztsa's own process reads to find its policy files and its state (the user policy
+# in $XDG_CONFIG_HOME, else ~/.config; an added enterprise file; the parse cache), and
+# the toolchain roots it shows the tree even in the hidden home (PYENV_ROOT, NVM_DIR,
+# ...: ztsa.sandbox.toolchains). Claude Code puts a project's settings `env` (and an MCP
+# server's `env`) into the wrapper's environment: the wrapper sets them as at install
 PINNED_ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "ZTSA_CACHE_DIR",
-              "ZTSA_SYSTEM_POLICY")
+              "ZTSA_SYSTEM_POLICY", *(name for _, name, _ in ROOTS))
 
 
 def pinned_env(scope: str, environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
