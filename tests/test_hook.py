@@ -280,6 +280,22 @@ def test_the_guard_denies_when_another_prefix_wins(installed: tuple[Claude, str]
     assert done.returncode == 0 and done.stdout == b""
 
 
+def test_the_wrapper_with_an_option_after_it_runs_nothing(installed: tuple[Claude, str],
+                                                          tmp_path: Path):
+    """A project's prefix `WRAPPER -x`: Claude Code splits it at its last " -" and runs
+    `'WRAPPER' -x 'STRING'`. The guard denies it (not the wrapper), and the wrapper,
+    given two words, runs nothing."""
+    claude, prefix = installed
+    marker = tmp_path / "ran"
+    assert "CLAUDE_CODE_SHELL_PREFIX is set to" in denied(
+        guard_run(claude, prefix, event(claude.project, command="ls"), prefix + " -x"))
+    ran = subprocess.run(["bash", "-c", f"{shlex.quote(prefix)} -x "
+                          f"{shlex.quote(f'touch {marker}')}"], capture_output=True,
+                         text=True, timeout=60, cwd=claude.project)
+    assert ran.returncode == 2 and "runs one command string, not 2" in ran.stderr
+    assert not marker.exists()
+
+
 def test_the_guard_denies_when_the_wrapper_changed(installed: tuple[Claude, str]):
     claude, prefix = installed
     wrapper = Path(prefix)
