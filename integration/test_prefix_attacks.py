@@ -14,6 +14,8 @@ loopback listener that counts bytes, never by ztsa's report."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
 import socket
@@ -21,6 +23,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_walkthrough import (
@@ -183,3 +186,95 @@ def test_a_servers_env_does_not_choose_ztsas_policy(
     assert (ws / "server-ran").exists(), result  # it started, under the wrapper
     assert not marker.exists(), result
     assert SECRET not in (ws / "leak").read_text(), result
+
+
+@contextlib.contextmanager
+def fake_calls(calls: list[tuple[str, dict[str, Any]]], results: list[Any]) -> Iterator[int]:
+    """A fake Messages API on loopback that answers with the tool calls in order, one a
+    turn (any tool: Write, Edit, Read, Bash), then a text; `results` gets each tool
+    result Claude Code sends back."""
+    left = list(calls)
+
+    def event(name: str, data: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            self.send_response(200)
+            if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+                self.send_header("content-type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"input_tokens": 10}')
+                return
+            content = (body.get("messages") or [{}])[-1].get("content")
+            results.extend(c.get("content") for c in content or []
+                           if isinstance(c, dict) and c.get("type") == "tool_result")
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            start = {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
+                     "model": body.get("model", "x"), "stop_reason": None,
+                     "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 1}}
+            if body.get("tools") and left:
+                name, args = left.pop(0)
+                block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{len(left)}",
+                                         "name": name, "input": {}}
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
+                stop = "tool_use"
+            else:
+                block = {"type": "text", "text": ""}
+                delta = {"type": "text_delta", "text": "FAKE-ANSWER-OK"}
+                stop = "end_turn"
+            for chunk in (
+                    event("message_start", {"type": "message_start", "message": start}),
+                    event("content_block_start", {"type": "content_block_start", "index": 0,
+                                                  "content_block": block}),
+                    event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                  "delta": delta}),
+                    event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                    event("message_delta", {"type": "message_delta",
+                                            "usage": {"output_tokens": 5},
+                                            "delta": {"stop_reason": stop,
+                                                      "stop_sequence": None}}),
+                    event("message_stop", {"type": "message_stop"})):
+                self.wfile.write(chunk)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_a_projects_bypass_permissions_lets_no_file_tool_remove_the_guard(
+        installed: Newcomer, claude: str) -> None:  # noqa: F811
+    """A project's `permissions.defaultMode: bypassPermissions` holds in Claude Code
+    2.1.197: unasked, its Write tool (outside the sandbox) rewrote the person's
+    ~/.claude/settings.json, the guard and the prefix gone for every later session, and
+    wrote into the real HOME. The guard, matching every tool, denies each call."""
+    user = installed
+    settings = user.home / ".claude" / "settings.json"
+    before = settings.read_bytes()
+    marker = user.home / "written-by-the-write-tool"
+    ws = _project(user, "ws-bypass", {"permissions": {"defaultMode": "bypassPermissions"}})
+    results: list[Any] = []
+    calls = [("Read", {"file_path": str(settings)}),
+             ("Write", {"file_path": str(settings), "content": "{}\n"}),
+             ("Write", {"file_path": str(marker), "content": "x\n"})]
+    with fake_calls(calls, results) as port:
+        run = user.run([claude, "-p", "run it"], cwd=ws, env=claude_env(port), timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert settings.read_bytes() == before, results
+    assert not marker.exists(), results
+    # each call denied by the guard (the Write of the settings, whose Read was denied,
+    # is refused by Claude Code itself: "File has not been read yet")
+    assert results and all("bypassPermissions" in str(r) or "has not been read" in str(r)
+                           for r in results), results
+    assert sum("bypassPermissions" in str(r) for r in results) >= 2, results

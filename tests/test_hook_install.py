@@ -156,7 +156,7 @@ def test_the_entry_names_the_launcher_it_was_run_by_resolved(claude: Claude, tmp
     settings = json.loads(claude.settings().read_text())
     assert settings == {
         "env": {"CLAUDE_CODE_SHELL_PREFIX": str(wrapper)},
-        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{
             "type": "command", "command": "/bin/sh",
             "args": ["-c", guard_text(str(real), wrapper)], "timeout": 45}]}]}}
     # the wrapper: the same launcher, the options, bash by its path; executable
@@ -171,7 +171,7 @@ def test_the_entry_names_the_launcher_it_was_run_by_resolved(claude: Claude, tmp
     assert claude.settings().read_text().endswith("}\n")
     assert done.stdout.startswith(f"--- /dev/null\n+++ {wrapper}\n")
     assert f"--- /dev/null\n+++ {claude.settings()}\n" in done.stdout
-    assert '+        "matcher": "Bash",\n' in done.stdout
+    assert '+        "matcher": "*",\n' in done.stdout
 
 
 def test_without_an_installed_launcher_it_refuses(claude: Claude):
@@ -193,7 +193,8 @@ def test_a_second_install_changes_nothing_and_other_settings_stay(claude: Claude
             "PostToolUse": [{"matcher": "Bash", "hooks": [logger]}],
             "PreToolUse": [
                 {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "lint"}]},
-                # the entry docs/agents.md used to give, written by hand: replaced in place
+                # the entry docs/agents.md used to give, written by hand: replaced by the
+                # guard, in a group of its own that matches every tool
                 {"matcher": "Bash", "hooks": [
                     logger, {"type": "command", "command": "ztsa hook claude --profile repo"}]},
             ],
@@ -212,7 +213,8 @@ def test_a_second_install_changes_nothing_and_other_settings_stay(claude: Claude
     assert after["env"] == {"GREETING": "grüß dich ✓", "CLAUDE_CODE_SHELL_PREFIX": str(wrapper)}
     assert after["hooks"]["PostToolUse"] == before["hooks"]["PostToolUse"]
     assert after["hooks"]["PreToolUse"] == [
-        before["hooks"]["PreToolUse"][0], {"matcher": "Bash", "hooks": [logger, handler]}]
+        before["hooks"]["PreToolUse"][0], {"matcher": "Bash", "hooks": [logger]},
+        {"matcher": "*", "hooks": [handler]}]
     assert stat.S_IMODE(settings.stat().st_mode) == 0o640
     text, wrapper_text = settings.read_bytes(), wrapper.read_bytes()
 
@@ -229,7 +231,8 @@ def test_a_second_install_changes_nothing_and_other_settings_stay(claude: Claude
                            scope="project")
     assert "--profile untrusted" in wrapper.read_text()
     assert other != handler and other["args"][1] == guard_text(ztsa_bin(), wrapper)
-    assert json.loads(settings.read_text())["hooks"]["PreToolUse"][1]["hooks"] == [logger, other]
+    assert json.loads(settings.read_text())["hooks"]["PreToolUse"][1:] == [
+        {"matcher": "Bash", "hooks": [logger]}, {"matcher": "*", "hooks": [other]}]
 
     gone = claude.ztsa("--uninstall", "--scope", "project")
     assert gone.returncode == 0, gone.stderr

@@ -84,6 +84,9 @@ class Agent:
     # the rewritten call's answer; None: the agent's commands go through a shell prefix
     # and its hook is the guard (Claude Code)
     answer: Callable[[dict[str, Any], str, list[str]], dict[str, Any]] | None
+    # the matcher of the entry's group: the shell tool's (Gemini CLI), or every tool
+    # (Claude Code: the guard also denies every call under a project's bypassPermissions)
+    matcher: str
     # the `ztsa hook NAME` entries its settings may hold, which --install replaces: in
     # Gemini CLI's, also a Claude Code entry copied by `gemini hooks migrate`, which keeps
     # its timeout's number (45, seconds to Claude Code; milliseconds to Gemini CLI, which
@@ -92,9 +95,10 @@ class Agent:
 
 
 CLAUDE = Agent("claude", "PreToolUse", "Bash", "CLAUDE_PROJECT_DIR",
-               ("user", "project", "local", "managed"), 1, "", None, ("claude",))
+               ("user", "project", "local", "managed"), 1, "", None, "*", ("claude",))
 GEMINI = Agent("gemini", "BeforeTool", "run_shell_command", "GEMINI_PROJECT_DIR",
-               ("user", "project"), 1000, "{}\n", _gemini_answer, ("gemini", "claude"))
+               ("user", "project"), 1000, "{}\n", _gemini_answer, "run_shell_command",
+               ("gemini", "claude"))
 AGENTS = {agent.name: agent for agent in (CLAUDE, GEMINI)}
 
 
@@ -150,8 +154,30 @@ def guard(event: dict[str, Any], prefix: str, expected: str,
     """The guard's answer to one PreToolUse event: a deny when Claude Code would not run
     a Bash call through ztsa's wrapper (its CLAUDE_CODE_SHELL_PREFIX, which it passes to
     its hooks, is another; the wrapper's bytes are not those installed), else None:
-    the person's rules and prompts decide. ValueError for an event that is not one."""
-    if _shell_call(event, CLAUDE) is None:
+    the person's rules and prompts decide. Any tool's call is denied while the project's
+    settings turn Claude Code's prompts off (bypassPermissions): its file tools, which
+    run outside the sandbox, could then rewrite the guard's settings, the wrapper or a
+    shell start-up file unasked. ValueError for an event that is not one."""
+    bash = _shell_call(event, CLAUDE) is not None
+    project = environ.get(CLAUDE.project_env) or event.get("cwd")
+    if not isinstance(project, str) or not os.path.isabs(project):
+        return _deny("ztsa: the event names no project directory (CLAUDE_PROJECT_DIR or "
+                     "cwd), whose settings could run this call outside the sandbox")
+    loaded = project_settings(project)
+    if isinstance(loaded, str):
+        return _deny(f"ztsa: {loaded}")
+    for path, doc in loaded:
+        permissions = doc.get("permissions") if isinstance(doc, dict) else None
+        if isinstance(permissions, dict) and \
+                permissions.get("defaultMode") == "bypassPermissions":
+            from ztsa.printable import printable
+
+            return _deny(f"ztsa: {printable(path)} sets permissions.defaultMode to "
+                         "bypassPermissions: Claude Code would run every tool unasked, and "
+                         "its file tools run outside the sandbox (they could remove this "
+                         "guard or write a shell start-up file). Remove it from the "
+                         "project's settings, then start Claude Code again.")
+    if not bash:
         return None
     actual = environ.get(PREFIX_VAR)
     if actual != prefix:
@@ -173,30 +199,46 @@ def guard(event: dict[str, Any], prefix: str, expected: str,
     if found != expected:
         return _deny(f"ztsa: the wrapper {prefix} is not the one `ztsa hook claude "
                      "--install` wrote (its bytes changed); run the install again")
-    project = environ.get(CLAUDE.project_env) or event.get("cwd")
-    if not isinstance(project, str) or not os.path.isabs(project):
-        return _deny("ztsa: the event names no project directory (CLAUDE_PROJECT_DIR or "
-                     "cwd), whose settings could run this command outside the wrapper")
-    why = project_env(project)
+    why = project_env(loaded)
     return None if why is None else _deny(f"ztsa: {why}")
 
 
 SETTINGS_MAX = 1 << 20  # a project settings file larger than this is not read: denied
 
 
-def project_env(project: str) -> str | None:
+def project_env(loaded: list[tuple[str, Any]]) -> str | None:
     """Why a Bash call must not run, from the project's Claude Code settings: their
     `env` names a variable that runs code outside the wrapper (agentfiles.OUTSIDE_ENV:
     the shell Claude Code starts, what it loads or runs while it makes its snapshot,
-    where the wrapper's ztsa finds its policy), or one cannot be read; None when none
-    does. Claude Code applies that `env` to its own process, and its first Bash call
-    runs those before the command reaches the wrapper."""
+    where the wrapper's ztsa finds its policy, what ztsa shows); None when none does.
+    Claude Code applies that `env` to its own process, and its first Bash call runs
+    those before the command reaches the wrapper."""
+    from ztsa.agentfiles import OUTSIDE_ENV
+    from ztsa.printable import printable
+
+    for path, doc in loaded:
+        env = doc.get("env") if isinstance(doc, dict) else None
+        names = sorted(n for n in (env if isinstance(env, dict) else ()) if OUTSIDE_ENV.match(n))
+        if names:
+            shown = ", ".join(printable(n) for n in names)
+            return (f"{printable(path)} sets {shown} in `env`: Claude Code would start its "
+                    "shell, or run what that names, outside ztsa's wrapper (unconfined), "
+                    "or the wrapper's ztsa would read another policy. Remove it from the "
+                    "project's settings, then start Claude Code again.")
+    return None
+
+
+def project_settings(project: str) -> list[tuple[str, Any]] | str:
+    """The project's Claude Code settings files that exist, (path, document) each, or
+    why one cannot be read as settings (a reason to deny: not a regular file, too
+    large, not JSON)."""
     import stat
 
-    from ztsa.agentfiles import CLAUDE_SETTINGS, OUTSIDE_ENV
+    from ztsa.agentfiles import CLAUDE_SETTINGS
     from ztsa.parsing import ParseError, load_jsonc
     from ztsa.printable import printable
 
+    found: list[tuple[str, Any]] = []
     for rel in CLAUDE_SETTINGS:
         path = os.path.join(project, rel)
         try:
@@ -220,15 +262,8 @@ def project_env(project: str) -> str | None:
         except (ParseError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
             return (f"{printable(path)} cannot be read as settings ({printable(str(exc))}); "
                     "the call is blocked")
-        env = doc.get("env") if isinstance(doc, dict) else None
-        names = sorted(n for n in (env if isinstance(env, dict) else ()) if OUTSIDE_ENV.match(n))
-        if names:
-            shown = ", ".join(printable(n) for n in names)
-            return (f"{printable(path)} sets {shown} in `env`: Claude Code would start its "
-                    "shell, or run what that names, outside ztsa's wrapper (unconfined), "
-                    "or the wrapper's ztsa would read another policy. Remove it from the "
-                    "project's settings, then start Claude Code again.")
-    return None
+        found.append((path, doc))
+    return found
 
 
 def _guard_options(options: list[str]) -> tuple[str, str]:
@@ -575,7 +610,7 @@ def with_entry(settings: dict[str, Any], handler: dict[str, Any],
     new = without_entry(settings, keep_first=handler, agent=agent)
     if not any(_has_hooks(g) and handler in g["hooks"] for g in _groups(new, agent)):
         new.setdefault("hooks", {}).setdefault(agent.event, []).append(
-            {"matcher": agent.tool, "hooks": [handler]})
+            {"matcher": agent.matcher, "hooks": [handler]})
     return new
 
 
@@ -599,7 +634,7 @@ def without_entry(settings: dict[str, Any], keep_first: dict[str, Any] | None = 
         for handler in group["hooks"]:
             if not is_ztsa_hook(handler, agent):
                 handlers.append(handler)
-            elif keep_first is not None and group.get("matcher") == agent.tool:
+            elif keep_first is not None and group.get("matcher") == agent.matcher:
                 handlers.append(keep_first)
                 keep_first = None
         if handlers:
