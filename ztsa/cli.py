@@ -422,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "exec form, the\nguard, denies a Bash call when another settings file "
                     "overrides the prefix, the\nwrapper changed, or the project's settings "
                     "`env` sets a variable that runs code\nbefore the wrapper (SHELL, PATH, "
-                    "BASH_ENV, LD_*, ...); it denies\nevery tool's call under the project's "
+                    "BASH_ENV, LD_*, ...); it denies every\ntool's call under the project's "
                     "bypassPermissions, and otherwise says nothing.\n\n"
                     "Gemini CLI: a BeforeTool hook that reads the event (JSON) on stdin and "
                     "answers with\nthe run_shell_command call rewritten to `ztsa exec "
