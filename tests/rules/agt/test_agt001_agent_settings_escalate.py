@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -169,6 +170,31 @@ def test_fail_env_that_runs_code_before_the_shell_prefix(machine, name):
     assert out.status is Status.FAIL and not out.advisory
     assert len(out.evidence) == 1 and f"env sets {name}=" in out.evidence[0].detail
     assert out.evidence[0].line == 3
+
+
+@pytest.mark.parametrize("rel, scope", [(".claude/settings.json", "project"),
+                                        (".claude/settings.local.json", "local")])
+@pytest.mark.parametrize("xdg", [None, "/home/agent/cfg"])
+def test_pass_the_prefix_of_this_machines_project_scope_install(machine, monkeypatch, rel,
+                                                                scope, xdg):
+    """`ztsa hook claude --install --scope project` (or local) writes into the project's
+    settings a prefix naming its wrapper in the person's ztsa configuration directory,
+    which no repository or confined run can write: the gate inside that wrapper must
+    not fail every call for it (it did, under untrusted). Another scope's name, or a
+    program of the repository's, still fails."""
+    from ztsa.hook import wrapper_path
+
+    if xdg:
+        machine.environ["XDG_CONFIG_HOME"] = xdg
+    # the install's environment: the same HOME and XDG_CONFIG_HOME as the gate's machine
+    monkeypatch.setattr(os, "environ", dict(machine.environ))
+    own = wrapper_path(scope, os.path.join(machine.context().workspace, rel))
+    other = wrapper_path("local" if scope == "project" else "project",
+                         os.path.join(machine.context().workspace, rel))
+    for prefix, status in ((own, Status.PASS), (other, Status.FAIL),
+                           ("./tools/" + os.path.basename(own), Status.FAIL)):
+        machine.ws(rel, json.dumps({"env": {"CLAUDE_CODE_SHELL_PREFIX": prefix}}))
+        assert machine.run("AGT001").status is status, prefix
 
 
 def test_pass_hooks_left_on(machine):

@@ -26,10 +26,11 @@ loads before any shell prefix (`SHELL`, `CLAUDE_CODE_SHELL`, `PATH`, `BASH_ENV`,
 exported `BASH_FUNC_*` functions, `LD_*`) or where ztsa finds its policy (`HOME`,
 `XDG_CONFIG_HOME`, `ZTSA_*`); `env` setting `CLAUDE_CODE_SHELL_PREFIX` (the program
 every Bash command, hook and MCP server runs through: one that replaces `ztsa hook
-claude`'s, or empty, which runs them unconfined) and `disableAllHooks` true (which
-removes every hook but the managed ones, `ztsa hook claude`'s guard among them); and
-plugin marketplaces or plugins from outside the repository that it adds for whoever
-opens it (`extraKnownMarketplaces`, `enabledPlugins`; a marketplace that is a
+claude`'s, or empty, which runs them unconfined; but the wrapper that `ztsa hook claude
+--install --scope project` or `local` wrote for that file on this machine) and
+`disableAllHooks` true (which removes every hook but the managed ones, `ztsa hook
+claude`'s guard among them); and plugin marketplaces or plugins from outside the
+repository that it adds for whoever opens it (`extraKnownMarketplaces`, `enabledPlugins`; a marketplace that is a
 directory of the repository is its own content, which AGT002 and AGT006 read). A file
 that does not parse makes the rule unknown.
 
@@ -47,6 +48,8 @@ in `~/.claude/settings.json`), and review changes to `.claude/` like code.
 """
 
 from __future__ import annotations
+
+import os
 
 from ztsa.agentfiles import CLAUDE_SETTINGS, OUTSIDE_ENV, get, out_of_reach, settings
 from ztsa.context import Context
@@ -101,6 +104,23 @@ UNSCOPED_EDITS = frozenset(("Edit", "Edit(*)", "Edit(**)", "Edit(/**)", "Edit(./
                             "MultiEdit", "MultiEdit(*)", "MultiEdit(**)", "NotebookEdit"))
 
 
+def _own_wrapper(ctx: Context, rel: str, value: str) -> bool:
+    """The prefix names the wrapper that `ztsa hook claude --install` writes for this
+    settings file on this machine (in the person's ztsa configuration directory, which
+    no repository and no confined run can write): the install's own entry."""
+    import hashlib
+
+    env = ctx.host.environ
+    home = env.get("HOME")
+    base = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
+    if not base:
+        return False
+    scope = "local" if rel.endswith(".local.json") else "project"
+    # as ztsa.hook.wrapper_path names it: the user policy's directory, a hash of the path
+    tag = hashlib.sha256(os.fsencode(os.path.join(ctx.workspace, rel))).hexdigest()[:12]
+    return value == os.path.join(base, "ztsa", f"claude-shell-{scope}-{tag}")
+
+
 def audit(ctx: Context, f: Findings, rel: str) -> None:
     loaded = settings(f, ctx, rel)
     if loaded is None:
@@ -132,6 +152,9 @@ def audit(ctx: Context, f: Findings, rel: str) -> None:
             "is off, a guard such as `ztsa hook claude`'s among them", "disableAllHooks")
     env = doc.get("env")
     for name, value in env.items() if isinstance(env, dict) else ():
+        if name == "CLAUDE_CODE_SHELL_PREFIX" and isinstance(value, str) and \
+                _own_wrapper(ctx, rel, value):
+            continue  # this machine's `ztsa hook claude --install --scope project|local`
         if name == "CLAUDE_CODE_SHELL_PREFIX":
             hit(f"env sets CLAUDE_CODE_SHELL_PREFIX={str(value)[:60]!r}: every Bash command, "
                 "shell-form hook and MCP server runs through it, in place of the one the "
