@@ -30,8 +30,9 @@ claude`'s, or empty, which runs them unconfined; but the wrapper that `ztsa hook
 --install --scope project` or `local` wrote for that file on this machine) and
 `disableAllHooks` true (which removes every hook but the managed ones, `ztsa hook
 claude`'s guard among them); and plugin marketplaces or plugins from outside the
-repository that it adds for whoever opens it (`extraKnownMarketplaces`, `enabledPlugins`; a marketplace that is a
-directory of the repository is its own content, which AGT002 and AGT006 read). A file
+repository that it adds for whoever opens it (`extraKnownMarketplaces`,
+`enabledPlugins`; a marketplace that is a directory of the repository is its own
+content, which AGT002 and AGT006 read). A file
 that does not parse makes the rule unknown.
 
 When `.claude` is a git submodule not checked out, or a symlink out of the workspace,
