@@ -23,8 +23,9 @@ values that redirect the agent's traffic or load code into what it runs (`*_BASE
 proxies, `NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONPATH`, CA bundles, `GIT_SSH_COMMAND`,
 ...); `env` values that choose Claude Code's own shell or what it runs by name or
 loads before any shell prefix (`SHELL`, `CLAUDE_CODE_SHELL`, `PATH`, `BASH_ENV`,
-exported `BASH_FUNC_*` functions, `LD_*`) or where ztsa finds its policy (`HOME`,
-`XDG_CONFIG_HOME`, `ZTSA_*`); `env` setting `CLAUDE_CODE_SHELL_PREFIX` (the program
+exported `BASH_FUNC_*` functions, `LD_*`), where ztsa finds its policy (`HOME`,
+`XDG_CONFIG_HOME`, `ZTSA_*`) or what of the home it shows (`CLAUDE_PROJECT_DIR`); `env`
+setting `CLAUDE_CODE_SHELL_PREFIX` (the program
 every Bash command, hook and MCP server runs through: one that replaces `ztsa hook
 claude`'s, or empty, which runs them unconfined; but the wrapper that `ztsa hook claude
 --install --scope project` or `local` wrote for that file on this machine) and
