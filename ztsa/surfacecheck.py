@@ -410,10 +410,12 @@ def p_with(arg: str, hit: Hit, ctx: Context) -> str | None:
 
 
 def p_in_repo_path(arg: str, hit: Hit, ctx: Context) -> str | None:
-    v = hit.value
-    if isinstance(v, str) and _in_repo(v):
-        return None
-    return "a path outside the repository"
+    """A relative path inside the repository, or a list of them."""
+    for v in hit.value if isinstance(hit.value, list) else [hit.value]:
+        if not isinstance(v, str) or not _in_repo(v):
+            return "a path outside the repository" + (f": {v[:60]!r}" if isinstance(
+                hit.value, list) and isinstance(v, str) else "")
+    return None
 
 
 def p_not_committed_file(arg: str, hit: Hit, ctx: Context) -> str | None:
@@ -618,6 +620,24 @@ def p_no_script_hazard(arg: str, hit: Hit, ctx: Context) -> str | None:
         if m else None
 
 
+def p_runs_nothing_fetched(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A command judged by what it runs (ztsa.follow.judge), as a git hook is: None when
+    it runs nothing downloaded or fetched; a file it runs that cannot be judged raises
+    (the rule is unknown)."""
+    from ztsa.follow import judge as judge_command
+
+    command = command_of(hit.value)
+    if not command:
+        return None
+    scratch = Findings()
+    judge_command(ctx, scratch, "runs", command, "", hit.rel, None)
+    if scratch.found:
+        return scratch.found[0].detail
+    if scratch.errors:
+        raise ProbeError(hit.rel, scratch.errors[0])
+    return None
+
+
 def p_go_release(arg: str, hit: Hit, ctx: Context) -> str | None:
     return None if GO_RELEASE.match(str(hit.value)) else "not a Go release"
 
@@ -698,6 +718,11 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
                            p_build_module_inert),
     "no-script-hazard": ("starts no process, reaches no network, reads no credential or "
                          "environment", p_no_script_hazard),
+    "runs-nothing-fetched": ("a command that runs nothing downloaded or fetched, judged by "
+                             "what it runs (`ztsa.follow.judge`: no download run or saved "
+                             "and run, no fetched code, no package at no fixed version, no "
+                             "shell start-up write, no credential read, in it or in the "
+                             "repository files it runs)", p_runs_nothing_fetched),
     "go-release": ("a Go release (`go1.22.3`)", p_go_release),
     "package-spec": ("`name@version` of npm, pnpm, Yarn or Bun, with an optional hash",
                      p_package_spec),
@@ -816,7 +841,10 @@ def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
 def _matches(ctx: Context, g: str, f: Findings) -> list[str]:
     """The workspace files a glob names: a plain path by one lstat; a glob by its literal
     directory first (a workspace without it costs one stat), then the listings of the
-    directories it names."""
+    directories it names; `**/REST`: REST at the top, and below every directory the
+    workspace walk visits (but in an installed package)."""
+    if g.startswith("**/"):
+        return _anywhere(ctx, g[3:], f)
     if not any(c in g for c in "*?["):
         return [g] if f.attempt(ctx.ws_lstat, g) is not None else []
     head = g[: min(g.find(c) for c in "*?[" if c in g)].rpartition("/")[0]
@@ -828,6 +856,26 @@ def _matches(ctx: Context, g: str, f: Findings) -> list[str]:
                 if fnmatch.fnmatchcase(n, baseglob)]
     return [posixpath.join(d, n) for d in _dirs(ctx, dirglob, f)
             for n in _listing(ctx, d, f) if fnmatch.fnmatchcase(n, baseglob)]
+
+
+def _anywhere(ctx: Context, rest: str, f: Findings) -> list[str]:
+    """REST at the workspace's top (as a plain glob) and below any directory of the walk:
+    a tool that obeys the file in whatever directory it is opened or entered in (mise,
+    direnv, VS Code) obeys a nested one as it does the top's."""
+    from ztsa.manifests.project import named, named_where
+    from ztsa.surfaces import installed
+
+    top = _matches(ctx, rest, f)
+    base = rest.rpartition("/")[2]
+    try:
+        found = named_where(ctx, lambda n: fnmatch.fnmatchcase(n, base)) \
+            if any(c in base for c in "*?[") else named(ctx, base)
+    except ProbeError as exc:
+        f.error(exc)
+        return top
+    below = [p for p in found if "/" in p and fnmatch.fnmatchcase(p, "*/" + rest)
+             and not installed(p)]
+    return list(dict.fromkeys([*top, *below]))
 
 
 def _dirs(ctx: Context, dirglob: str, f: Findings) -> list[str]:
@@ -861,7 +909,9 @@ def _shown(s: Setting, hit: Hit) -> str:
     return f" = {text[:80]!r}" if len(text) <= 80 else f" = {text[:77]!r}..."
 
 
-def audit(ctx: Context, f: Findings, s: Setting) -> None:
+def hits(ctx: Context, f: Findings, s: Setting) -> Iterator[tuple[Hit, str, bool]]:
+    """(value, the text of its file, advisory) of each value a setting's key paths select
+    in each of its files; a file that cannot be read or parsed is an error in f."""
     docs: dict[str, tuple[Any, str]] = ctx.cache.setdefault("surface-docs", {})
     for rel, advisory in files_of(ctx, s, f):
         key = f"{s.format}:{rel}"
@@ -878,26 +928,106 @@ def audit(ctx: Context, f: Findings, s: Setting) -> None:
         for keypath in s.keys or ("",):
             for hit in select(doc, keypath):
                 hit.rel = rel
-                try:
-                    why = judge(s, hit, ctx)
-                except (ProbeError, ValueError, OSError) as exc:  # a path with a NUL...
-                    f.error(f"{s.id}: {rel}: {hit.path}: {exc}", rel)
-                    continue
-                if why is None:
-                    continue
-                last = hit.key or (hit.path.rsplit("/", 1)[-1] if hit.path else "")
-                line = line_of(text, last) if last else None
-                if s.format == "text":  # the line the reason quotes
-                    quoted = re.search(r"'([^']+)'|: (.+)$", why)
-                    needle = (quoted.group(1) or quoted.group(2))[:60] if quoted else ""
-                    line = line_of(text, needle) if needle else None
-                where = f"{hit.path}{_shown(s, hit)}: " if hit.path else ""
-                detail = f"{s.id}: {where}{why} ({s.tool}, {s.acts}; {s.runs})"
-                if advisory:
-                    f.advise(detail + " (a plugin no project setting enables: it acts once "
-                             "a person installs it)", rel, line)
-                else:
-                    f.fail(detail, rel, line)
+                yield hit, text, advisory
+
+
+def line_for(s: Setting, hit: Hit, text: str, why: str) -> int | None:
+    """The line of a value in its file: each level of its key path looked for from the
+    line of the one above it (`[profiles.ci]`, then its `sandbox_mode`); of a whole text,
+    the line the reason quotes."""
+    line = None
+    for part in hit.path.split("/"):
+        part = re.sub(r"\[\d+\]$", "", part)
+        at = line_of(text, part, line or 1) if part else None
+        line = at if at is not None else line
+    if s.format == "text":
+        quoted = re.search(r"'([^']+)'|: (.+)$", why)
+        needle = (quoted.group(1) or quoted.group(2))[:60] if quoted else ""
+        line = line_of(text, needle) if needle else None
+    return line
+
+
+def verdicts(ctx: Context, f: Findings, s: Setting) -> Iterator[tuple[Hit, str, int | None,
+                                                                      bool]]:
+    """(value, why it is not safe, its line, advisory) of each value of a setting that
+    none of its safe predicates accepts; what cannot be judged is an error in f."""
+    for hit, text, advisory in hits(ctx, f, s):
+        try:
+            why = judge(s, hit, ctx)
+        except (ProbeError, ValueError, OSError) as exc:  # a path with a NUL...
+            f.error(f"{s.id}: {hit.rel}: {hit.path}: {exc}", hit.rel)
+            continue
+        if why is not None:
+            yield hit, why, line_for(s, hit, text, why), advisory
+
+
+def audit(ctx: Context, f: Findings, s: Setting) -> None:
+    for hit, why, line, advisory in verdicts(ctx, f, s):
+        where = f"{hit.path}{_shown(s, hit)}: " if hit.path else ""
+        detail = f"{s.id}: {where}{why} ({s.tool}, {s.acts}; {s.runs})"
+        if advisory:
+            f.advise(detail + " (a plugin no project setting enables: it acts once "
+                     "a person installs it)", hit.rel, line)
+        else:
+            f.fail(detail, hit.rel, line)
+
+
+def settings_of(rule_id: str) -> list[Setting]:
+    return [s for s in SETTINGS if rule_of(s) == rule_id]
+
+
+def dotted(hit: Hit) -> str:
+    """A value's key path as the tools' documentation writes it: `profiles.ci.x`."""
+    return hit.path.replace("/", ".")
+
+
+def shown(value: Any) -> str:
+    """A value as its file wrote it: `true`, `never`, a list as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value[:80]
+    import json
+
+    try:
+        return json.dumps(value)[:80]
+    except (TypeError, ValueError):
+        return repr(value)[:80]
+
+
+def older(ctx: Context, f: Findings, rule_id: str,
+          word: Callable[[Setting, Hit, str], str],
+          what: Callable[[Setting, Hit], str] | None = None) -> None:
+    """An older rule's settings (the catalogue's `rule` column) judged as the catalogue
+    judges them, each finding worded by the rule (`word(setting, value, why)`). A value
+    whose safe predicate is `runs-nothing-fetched` is a command judged by what it runs
+    (ztsa.follow.judge, which also lists advice): `what(setting, value)` names it."""
+    from ztsa.follow import judge as judge_command
+
+    for s in settings_of(rule_id):
+        if s.safe == ("runs-nothing-fetched",):
+            for hit, text, _advisory in hits(ctx, f, s):
+                command = command_of(hit.value)
+                if command:
+                    needle = command[:40] if command in text else (hit.key or s.keys[0])
+                    judge_command(ctx, f, what(s, hit) if what else dotted(hit), command,
+                                  "", hit.rel, line_of(text, needle))
+            continue
+        for hit, why, line, advisory in verdicts(ctx, f, s):
+            (f.advise if advisory else f.fail)(word(s, hit, why), hit.rel, line)
+    f.found.sort(key=lambda e: (e.path or "", e.line or 0))
+
+
+def command_of(value: Any) -> str:
+    """A command value as one command line: a string, an argv list (quoted), or the
+    `command` (`run`, `script`) of an object; empty for anything else."""
+    if isinstance(value, dict):
+        value = value.get("command", value.get("run", value.get("script", "")))
+    if isinstance(value, list) and all(isinstance(w, (str, int)) for w in value):
+        import shlex
+
+        return " ".join(shlex.quote(str(w)) for w in value)
+    return value.strip() if isinstance(value, str) else ""
 
 
 def check(ctx: Context, rule_id: str, passed: str, failed: str) -> Outcome:
