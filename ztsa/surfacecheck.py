@@ -349,6 +349,20 @@ def p_not_in(arg: str, hit: Hit, ctx: Context) -> str | None:
     return f"is {v!r}" if isinstance(v, str) and v.strip() in arg.split(",") else None
 
 
+def p_approves_nothing(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """False, an empty list, or a rule set whose every entry denies (`{"rm": false}`):
+    `true`, a list of allowed commands, or an entry that is true or `{"approve": true}`
+    approves without asking."""
+    v = hit.value
+    if isinstance(v, dict):
+        on = [k for k, w in v.items()
+              if w is True or (isinstance(w, dict) and w.get("approve") is True)]
+        return f"approves {str(on[0])[:60]!r} without asking" if on else None
+    if isinstance(v, list):
+        return f"approves {str(v[0])[:60]!r} without asking" if v else None
+    return "approves every use without asking" if v is True else None
+
+
 def p_formatter(arg: str, hit: Hit, ctx: Context) -> str | None:
     return _command_in(FORMATTERS, hit.value, "a known formatter or linter")
 
@@ -680,6 +694,8 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
     "empty": ("an empty list, object or string", p_empty),
     "not": ("any value but ARG", p_not),
     "not-in": ("none of the comma-separated ARG", p_not_in),
+    "approves-nothing": ("false, an empty list, or a rule set whose every entry denies",
+                         p_approves_nothing),
     "formatter": ("a command that is a known formatter or linter, by name, no shell syntax",
                   p_formatter),
     "quiet": ("echo, printf, true or a known formatter, by name, no shell syntax", p_quiet),

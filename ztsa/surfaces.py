@@ -367,6 +367,16 @@ INSTRUCTS = "loads instructions"
 _CC = "https://code.claude.com/docs/en/"
 _CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 _PLUGIN_TEXTS = ("{plugin}/skills/*/SKILL.md", "{plugin}/commands/*.md", "{plugin}/agents/*.md")
+# VS Code obeys the `.vscode/` of whatever folder it opens, and a `.code-workspace`
+# wherever it sits: judged at any depth
+_VSCODE_SETTINGS = ("**/.vscode/settings.json",)
+_CODE_WORKSPACES = ("**/*.code-workspace",)
+# the agent auto-approve settings, by their current names and their older ones
+_VSCODE_APPROVE = ("chat.tools.global.autoApprove", "chat.tools.autoApprove",
+                   "chat.tools.terminal.autoApprove", "chat.tools.terminal.enableAutoApprove",
+                   "chat.tools.edits.autoApprove", "chat.tools.urls.autoApprove",
+                   "chat.agent.terminal.autoApprove", "chat.agent.terminal.allowList",
+                   "github.copilot.chat.agent.terminal.allowList")
 _SHELL_TOOLS = "Bash,WebFetch,Shell,run_shell_command,web_fetch,execute_bash,shell"
 
 SETTINGS = (
@@ -513,28 +523,28 @@ SETTINGS = (
             "https://docs.all-hands.dev/usage/prompting/microagents-repo", rule="AGT006"),
     # VS Code and editors that read its files
     Setting("vscode-executable-settings", "VS Code",
-            (".vscode/settings.json",), "json",
+            _VSCODE_SETTINGS, "json",
             ("python.defaultInterpreterPath", "python.pythonPath", "eslint.runtime",
              "eslint.nodePath", "git.path", "go.goroot", "go.alternateTools/*",
              "terminal.integrated.shell.linux", "rust-analyzer.server.path"),
             OPEN, EDITOR, RUNS, ("not-committed-file",),
             "https://code.visualstudio.com/docs/python/settings-reference"),
     Setting("vscode-rust-analyzer-override", "VS Code (rust-analyzer)",
-            (".vscode/settings.json",), "json",
+            _VSCODE_SETTINGS, "json",
             ("rust-analyzer.check.overrideCommand",
              "rust-analyzer.cargo.buildScripts.overrideCommand",
              "rust-analyzer.checkOnSave.overrideCommand"), OPEN, EDITOR, RUNS,
             ("program-in:cargo",),
             "https://rust-analyzer.github.io/book/configuration.html"),
-    Setting("vscode-terminal-env", "VS Code", (".vscode/settings.json",), "json",
+    Setting("vscode-terminal-env", "VS Code", _VSCODE_SETTINGS, "json",
             ("terminal.integrated.env.linux/*", "terminal.integrated.env.osx/*"), OPEN,
             EDITOR, RUNS, ("not-code-loading-variable",),
             "https://code.visualstudio.com/docs/terminal/profiles"),
-    Setting("vscode-folder-open-task", "VS Code", (".vscode/tasks.json",), "json",
+    Setting("vscode-folder-open-task", "VS Code", ("**/.vscode/tasks.json",), "json",
             ("tasks/*/runOptions/runOn",), FOLDER_OPEN, EDITOR, RUNS, ("not:folderOpen",),
             "https://code.visualstudio.com/docs/debugtest/tasks#_run-behavior",
             rule="AGT005"),
-    Setting("code-workspace-folder-open-task", "VS Code", ("*.code-workspace",), "json",
+    Setting("code-workspace-folder-open-task", "VS Code", _CODE_WORKSPACES, "json",
             ("tasks/tasks/*/runOptions/runOn",), FOLDER_OPEN, EDITOR, RUNS,
             ("not:folderOpen",),
             "https://code.visualstudio.com/docs/editing/workspaces/multi-root-workspaces"),
@@ -678,10 +688,21 @@ SETTINGS = (
             ("sandbox", "tools/sandbox"), SESSION, AGENT, REACH, ("not:false",),
             "https://google-gemini.github.io/gemini-cli/docs/cli/sandbox.html",
             rule="AGT004"),
-    Setting("vscode-chat-auto-approve", "VS Code (Copilot)", (".vscode/settings.json",),
-            "json", ("chat.tools.global.autoApprove", "chat.tools.autoApprove",
-                     "chat.tools.terminal.enableAutoApprove"), OPEN, EDITOR, REACH,
-            ("false",), "https://code.visualstudio.com/docs/copilot/chat/chat-tools",
+    Setting("vscode-chat-auto-approve", "VS Code (Copilot)", _VSCODE_SETTINGS, "json",
+            _VSCODE_APPROVE, OPEN, EDITOR, REACH, ("approves-nothing",),
+            "https://code.visualstudio.com/docs/copilot/chat/chat-tools", rule="AGT005"),
+    Setting("code-workspace-chat-auto-approve", "VS Code (Copilot)", _CODE_WORKSPACES,
+            "json", tuple(f"settings/{k}" for k in _VSCODE_APPROVE), OPEN, EDITOR, REACH,
+            ("approves-nothing",),
+            "https://code.visualstudio.com/docs/editing/workspaces/multi-root-workspaces"
+            "#_settings", rule="AGT005"),
+    Setting("vscode-automatic-tasks", "VS Code", _VSCODE_SETTINGS, "json",
+            ("task.allowAutomaticTasks",), OPEN, EDITOR, RUNS, ("not:on",),
+            "https://code.visualstudio.com/docs/debugtest/tasks#_run-behavior",
+            rule="AGT005"),
+    Setting("code-workspace-automatic-tasks", "VS Code", _CODE_WORKSPACES, "json",
+            ("settings/task.allowAutomaticTasks",), OPEN, EDITOR, RUNS, ("not:on",),
+            "https://code.visualstudio.com/docs/debugtest/tasks#_run-behavior",
             rule="AGT005"),
     Setting("yarn-path", "Yarn", (".yarnrc.yml",), "yaml", ("yarnPath",), INSTALL, INSIDE,
             RUNS, ("absent",), "https://yarnpkg.com/configuration/yarnrc#yarnPath",
