@@ -432,11 +432,21 @@ def p_in_repo_path(arg: str, hit: Hit, ctx: Context) -> str | None:
     return None
 
 
+def _folder(rel: str) -> str:
+    """The folder an editor opened for a settings file: the one holding its `.vscode/`
+    (`${workspaceFolder}`), else the file's own directory."""
+    head, sep, _tail = ("/" + rel).rpartition("/.vscode/")
+    return head.lstrip("/") if sep else posixpath.dirname(rel)
+
+
 def p_not_committed_file(arg: str, hit: Hit, ctx: Context) -> str | None:
     for v in _words(hit.value)[:1] if isinstance(hit.value, (str, list)) else []:
-        if not _in_repo(v):
-            continue  # an installed interpreter or a name on PATH
-        rel = posixpath.normpath(re.sub(r"^\$\{workspace(?:Folder|Root)\}/?", "", v))
+        v = re.sub(r"^\$\{workspace(?:Folder|Root)\}(?:/|$)", "", v.strip())
+        if v.startswith(("/", "~", "$", "%")) or re.match(r"^[A-Za-z]:[\\/]", v):
+            continue  # an installed interpreter
+        rel = posixpath.normpath(posixpath.join(_folder(hit.rel), v))
+        if rel == ".." or rel.startswith("../"):
+            continue  # above the workspace: not the repository's
         st = ctx.ws_lstat(rel) if rel not in (".", "") else None
         if st is not None:
             import stat

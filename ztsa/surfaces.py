@@ -377,6 +377,11 @@ _VSCODE_APPROVE = ("chat.tools.global.autoApprove", "chat.tools.autoApprove",
                    "chat.tools.edits.autoApprove", "chat.tools.urls.autoApprove",
                    "chat.agent.terminal.autoApprove", "chat.agent.terminal.allowList",
                    "github.copilot.chat.agent.terminal.allowList")
+# mise and direnv act on the configuration of whatever directory a shell enters: judged
+# at any depth
+_MISE = tuple(f"**/{name}" for name in ("mise.toml", ".mise.toml", "mise.local.toml",
+                                        ".mise.local.toml", ".config/mise.toml",
+                                        ".config/mise/config.toml", "mise/config.toml"))
 _SHELL_TOOLS = "Bash,WebFetch,Shell,run_shell_command,web_fetch,execute_bash,shell"
 
 SETTINGS = (
@@ -549,21 +554,19 @@ SETTINGS = (
             ("not:folderOpen",),
             "https://code.visualstudio.com/docs/editing/workspaces/multi-root-workspaces"),
     # shell environment managers
-    Setting("direnv-envrc", "direnv", (".envrc",), "text", (), ENTER, SHELL, RUNS,
-            ("absent",), "https://direnv.net/man/direnv-stdlib.1.html", rule="AGT009"),
+    Setting("direnv-envrc", "direnv", ("**/.envrc",), "text", (), ENTER, SHELL, RUNS,
+            ("runs-nothing-fetched",), "https://direnv.net/man/direnv-stdlib.1.html",
+            rule="AGT009"),
     Setting("mise-hooks", "mise",
-            ("mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml",
-             ".config/mise.toml", ".config/mise/config.toml", "mise/config.toml"), "toml",
+            _MISE, "toml",
             ("hooks/*", "tools/*/postinstall"), ENTER, SHELL, RUNS, ("quiet",),
             "https://mise.jdx.dev/hooks.html"),
     Setting("mise-env-source", "mise",
-            ("mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml",
-             ".config/mise.toml", ".config/mise/config.toml", "mise/config.toml"), "toml",
+            _MISE, "toml",
             ("env/_/source", "env/_/source/*", "env/_/source/*/path"), ENTER, SHELL, RUNS,
             ("absent",), "https://mise.jdx.dev/environments/#env-_-source"),
     Setting("mise-env-path", "mise",
-            ("mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml",
-             ".config/mise.toml", ".config/mise/config.toml", "mise/config.toml"), "toml",
+            _MISE, "toml",
             ("env/_/path",), ENTER, SHELL, RUNS, ("outside-workspace",),
             "https://mise.jdx.dev/environments/#env-_-path"),
     Setting("asdf-tool-path", "asdf, mise", (".tool-versions",), "words", ("*",), ENTER,
@@ -750,7 +753,9 @@ def render_settings() -> list[str]:
            "Read by the gate: AGT010 (code run outside `ztsa exec`'s confinement), AGT011",
            "(an agent's reach, endpoints, credentials and instructions) and AGT012 (code",
            "an install or build runs inside it), or the older rule named. Files are globs",
-           "from the workspace's top (`{plugin}`: each plugin directory the in-repo",
+           "from the workspace's top (`**/`: at the top and at any depth, as the tool obeys",
+           "the file of whatever directory it opens or enters, test data included, but not",
+           "in an installed package; `{plugin}`: each plugin directory the in-repo",
            "marketplace `.claude-plugin/marketplace.json` lists); keys are paths with `/`",
            "between levels and `*` for any key or element. A value is safe when one of its",
            "predicates holds; each setting has a malicious and a benign fixture in",

@@ -7,7 +7,9 @@ command runs: a devcontainer (`.devcontainer/devcontainer.json`, `.devcontainer.
 or whose container can take the host (`privileged`, `--privileged`, `--pid=host` or a
 `--cap-add` of SYS_ADMIN or ALL in `runArgs`, those capabilities in `capAdd`, an
 unconfined `securityOpt`, the Docker socket among `mounts` or `runArgs`, and the same in
-the services of the `dockerComposeFile` it names); `.envrc` (direnv); a `.husky/`
+the services of the `dockerComposeFile` it names); `.envrc` (direnv) at any depth
+(direnv runs the one of whatever directory a shell enters: the catalogue's
+`direnv-envrc`, test data included); a `.husky/`
 directory that something installs (an install hook or dependency that runs husky, or a
 `core.hooksPath` naming it: a `.husky/` nothing installs runs nothing); an install hook
 of the root `package.json` that installs git hooks
@@ -64,8 +66,14 @@ from ztsa.registry import rule
 def check(ctx: Context) -> Outcome:
     f = Findings()
     _devcontainers(ctx, f)
-    if ctx.ws_exists(".envrc"):
-        _envrc(ctx, f)
+    from ztsa.surfacecheck import files_of, settings_of
+
+    nix: list[str] = []
+    for s in settings_of("AGT009"):
+        if s.id == "direnv-envrc":  # at any depth: direnv runs the one of each directory
+            nix += [rel for rel, _advisory in files_of(ctx, s, f) if _envrc(ctx, f, rel)]
+    if nix:  # the dev shells `use flake` / `use nix` enter, judged once
+        _shell_hooks(ctx, f, nix[0])
     hooks_path = _repositories(ctx, f)
     installers = _hook_installers(ctx, f)
     # .husky/ runs only once something points git at it: an install hook or dependency
@@ -391,20 +399,22 @@ PATH_ADD = LazyRe(r"^\s*(?:PATH_add|path_add\s+PATH)\s+(.+)$|"
 USE_NIX = LazyRe(r"^\s*use\s+(flake|nix)\b([^|;&#\n]*)")
 
 
-def _envrc(ctx: Context, f: Findings) -> None:
+def _envrc(ctx: Context, f: Findings, rel: str) -> bool:
     """`.envrc` runs in the person's shell, outside any sandbox, whenever direnv enters
-    the folder (once they have allowed it): judged by what it runs, as a git hook is.
-    Its lines, the repository files it sources or runs, and, for `use flake` / `use nix`,
-    the dev shell's `shellHook`s (Nix files of the repository) fail on a download run,
-    a fetched string run as code, a download tool, a write to a shell start-up file or a
-    credential read; a flake from elsewhere (`use flake github:o/r`) runs that project's
-    shellHook; `PATH_add DIR` puts a directory of the workspace first on the PATH, so
-    what the agent writes there runs later as the person's commands. The rest (`use
-    flake` of a dev shell that only sets variables, `dotenv`, `watch_file`) is advice."""
-    text = f.attempt(ctx.ws_text, ".envrc", 1 << 20)
+    its folder (once they have allowed it), at whatever depth: judged by what it runs, as
+    a git hook is, its names relative to its own folder. Its lines, the repository files
+    it sources or runs, and, for `use flake` / `use nix`, the dev shell's `shellHook`s
+    (Nix files of the repository) fail on a download run, a fetched string run as code,
+    a download tool, a write to a shell start-up file or a credential read; a flake from
+    elsewhere (`use flake github:o/r`) runs that project's shellHook; `PATH_add DIR` puts
+    a directory of the workspace first on the PATH, so what the agent writes there runs
+    later as the person's commands. The rest (`use flake` of a dev shell that only sets
+    variables, `dotenv`, `watch_file`) is advice. True when it enters a Nix dev shell."""
+    text = f.attempt(ctx.ws_text, rel, 1 << 20)
     if text is None:
-        return
-    judge(ctx, f, ".envrc (run when direnv enters the folder)", "sh .envrc", "", ".envrc",
+        return False
+    cwd, name = posixpath.split(rel)
+    judge(ctx, f, f"{rel} (run when direnv enters the folder)", f"sh {name}", cwd, rel,
           None)
     nix = False
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -413,17 +423,16 @@ def _envrc(ctx: Context, f: Findings) -> None:
         if m:
             d = (m.group(1) or m.group(2) or "").strip().strip("\"'")
             if d and not d.startswith(("/", "~", "$HOME")):
-                f.fail(f".envrc puts the workspace's {d!r} first on PATH: what is written "
-                       "there runs later as the person's own commands", ".envrc", lineno)
+                f.fail(f"{rel} puts the workspace's {d!r} first on PATH: what is written "
+                       "there runs later as the person's own commands", rel, lineno)
         for use in USE_NIX.finditer(line):
             nix = True
             ref = use.group(2).strip().split()[0] if use.group(2).strip() else ""
             if ref and not ref.startswith((".", "/")) and ":" in ref:
-                f.fail(f".envrc uses the flake {ref!r} from outside the repository: its "
+                f.fail(f"{rel} uses the flake {ref!r} from outside the repository: its "
                        "dev shell's shellHook runs when direnv enters the folder",
-                       ".envrc", lineno)
-    if nix:
-        _shell_hooks(ctx, f)
+                       rel, lineno)
+    return nix
 
 
 # a Nix `shellHook = '' … '';` (an indented string, `''` escaped as `'''`) or "…"
@@ -431,7 +440,7 @@ NIX_HOOK = LazyRe(r"\bshellHook\s*=\s*(?:''((?:[^']|'(?!')|''')*)''|\"((?:[^\"\\
 MAX_NIX_FILES = 64
 
 
-def _shell_hooks(ctx: Context, f: Findings) -> None:
+def _shell_hooks(ctx: Context, f: Findings, envrc: str) -> None:
     """Each `shellHook` of the repository's Nix files, judged as the commands it is: the
     dev shell `use flake` or `use nix` enters runs it."""
     from ztsa.manifests.project import matching
@@ -440,7 +449,7 @@ def _shell_hooks(ctx: Context, f: Findings) -> None:
              if not rel.startswith("node_modules/")]
     if len(files) > MAX_NIX_FILES:
         f.error(f"{len(files)} Nix files: more than {MAX_NIX_FILES} to read for the dev "
-                "shell's shellHook", ".envrc")
+                "shell's shellHook", envrc)
         return
     for rel in files:
         text = f.attempt(ctx.ws_text, rel, 1 << 20)
