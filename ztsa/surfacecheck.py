@@ -60,6 +60,23 @@ CODE_LOADING = LazyRe(
     r"PERL5LIB|RUBYOPT|RUBYLIB|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|GIT_SSH_COMMAND|GIT_SSH|"
     r"GIT_EXEC_PATH|GIT_CONFIG_GLOBAL|GIT_CONFIG_PARAMETERS|EDITOR|VISUAL|PAGER|"
     r"GIT_PAGER|GIT_EDITOR|SHELL)$")
+# what chooses the compiler, linker or a runner of a build, or loads code into it (Cargo's
+# `[env]`), beside CODE_LOADING
+BUILD_VARIABLES = LazyRe(
+    r"^(RUSTC|RUSTC_WRAPPER|RUSTC_WORKSPACE_WRAPPER|RUSTDOC|RUSTFLAGS|"
+    r"CARGO_ENCODED_RUSTFLAGS|RUSTDOCFLAGS|CARGO_BUILD_RUSTC_WRAPPER|CC|CXX|AR|LD|LINKER|"
+    r"PYO3_PYTHON|PYTHON_SYS_EXECUTABLE|PROTOC|CMAKE|PKG_CONFIG|\w+_RUNNER|\w+_LINKER)$")
+# node flags that change warnings, limits, diagnostics or defaults and load nothing;
+# any other (`--require`, `--import`, `--loader`, `--inspect`, `--openssl-config`,
+# `--env-file`, one this list does not know) loads or opens something
+INERT_NODE_FLAGS = LazyRe(
+    r"^--(?:no-warnings|no-deprecation|trace-warnings|trace-deprecation|throw-deprecation|"
+    r"pending-deprecation|trace-uncaught|enable-source-maps|no-experimental-fetch|"
+    r"experimental-vm-modules|openssl-legacy-provider|use-openssl-ca|use-bundled-ca|"
+    r"no-network-family-autoselection|report-on-fatalerror|"
+    r"disable-warning=[\w-]+|max-old-space-size=\d+|max-semi-space-size=\d+|"
+    r"stack-size=\d+|max-http-header-size=\d+|unhandled-rejections=[\w-]+|"
+    r"dns-result-order=[\w-]+|heapsnapshot-near-heap-limit=\d+)$")
 # a mount source that hands the container the person's home, credentials or the host
 HOST_SECRET = LazyRe(
     r"(?:^|[=\s,:])(?:~|\$\{?HOME\}?|\$\{localEnv:(?:HOME|USERPROFILE)\}|/home/[^/\s,]+|"
@@ -209,6 +226,24 @@ def _starlark(text: str, name: str) -> list[dict[str, Any]]:
     return out
 
 
+LEGACY_SYML = LazyRe(r"^(?:#.*\r?\n)*?#\s+yarn\s+lockfile\s+v1\r?\n")
+SYML_LINE = LazyRe(r'^"?([A-Za-z0-9_.@/-]+)"?(?:\s*:\s*|\s+)"?(.*?)"?\s*$')
+
+
+def legacy_syml(text: str) -> dict[str, str]:
+    """The top-level `key value` / `key "value"` lines of Yarn's old configuration syntax
+    (classic `.yarnrc`, a `.yarnrc.yml` headed `# yarn lockfile v1`, which YAML reads as
+    one string)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line or line[0] in " \t#":
+            continue
+        m = SYML_LINE.match(line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
 def parse(fmt: str, text: str, name: str) -> Any:
     from ztsa.parsing import load_jsonc, load_toml
 
@@ -233,6 +268,18 @@ def parse(fmt: str, text: str, name: str) -> Any:
         return _pairs(text, "=", export=True)
     if fmt == "properties":
         return _pairs(text, "=:", export=False)
+    if fmt == "ini":  # npm's .npmrc: `key = value` lines, no sections
+        from ztsa.parsing import parse_ini_pairs
+
+        return {k: v for k, v, _line in parse_ini_pairs(text)}
+    if fmt == "yarnrc":  # .yarnrc.yml, read by Yarn's old parser when headed so
+        if LEGACY_SYML.match(text):
+            return legacy_syml(text)
+        from ztsa.manifests.common import load_yaml
+
+        return load_yaml(text, name)
+    if fmt == "syml":  # Yarn 1's .yarnrc
+        return legacy_syml(text)
     if fmt == "words":
         return {w[0]: " ".join(w[1:]) for w in (ln.split("#", 1)[0].split()
                                                  for ln in text.splitlines()) if w}
@@ -518,8 +565,52 @@ def p_prefix_rule(arg: str, hit: Hit, ctx: Context) -> str | None:
 
 
 def p_not_code_loading(arg: str, hit: Hit, ctx: Context) -> str | None:
-    return f"sets {hit.key}, which loads code or chooses a program" \
-        if CODE_LOADING.match(hit.key) else None
+    """arg `build`: a build's own variables too (BUILD_VARIABLES: the compiler, the
+    linker, a runner)."""
+    if CODE_LOADING.match(hit.key) or (arg == "build" and BUILD_VARIABLES.match(hit.key)):
+        return f"sets {hit.key}, which loads code or chooses a program"
+    return None
+
+
+def p_system_program(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A program of the system, by name or absolute path (`aarch64-linux-gnu-gcc`,
+    `qemu-arm -L /usr/arm`), that is not a shell, an interpreter or a runner."""
+    words = _words(hit.value) if isinstance(hit.value, (str, list)) else []
+    program = words[0] if words else ""
+    if not program:
+        return "not a program"
+    if program.startswith(".") or "$" in program or (
+            "/" in program and not program.startswith("/")):
+        return f"runs {program[:60]!r}, a file of the checkout"
+    if posixpath.basename(program) in RUNNERS:
+        return f"runs {program[:60]!r}, which runs whatever its arguments say"
+    return None
+
+
+def p_inert_node_options(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """Node flags that load nothing (INERT_NODE_FLAGS; npm strips a `#` or `;` comment)."""
+    words = re.split(r"[#;]", str(hit.value), maxsplit=1)[0].strip().strip("\"'").split()
+    bad = next((w for w in words if not INERT_NODE_FLAGS.match(w)), None)
+    if not words:
+        return None
+    return f"passes {bad[:60]!r} to node, which loads or opens something" if bad else None
+
+
+def p_released_yarn(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """The file yarnPath names (beside its .yarnrc.yml) is a released Yarn, byte for byte
+    (ztsa.manifests.yarn_releases): what `yarn set version` writes."""
+    import hashlib
+
+    from ztsa.manifests.yarn_releases import RELEASES
+
+    value = str(hit.value).strip()
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(hit.rel), value))
+    if target.startswith(("../", "/")) or target == "..":
+        return f"runs {value[:60]!r}, outside the repository"
+    data = ctx.ws_bytes(target, 16 << 20) if ctx.ws_exists(target) else None
+    if data is not None and hashlib.sha256(data).hexdigest() in RELEASES:
+        return None
+    return f"runs {value[:60]!r}, not a released Yarn"
 
 
 def p_no_host_secret_mount(arg: str, hit: Hit, ctx: Context) -> str | None:
@@ -728,8 +819,17 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
     "prefix-rule-no-runner": ("no `prefix_rule` allowing a shell, an interpreter or a runner",
                               p_prefix_rule),
     "not-code-loading-variable": ("a variable that loads no code and chooses no program "
-                                  "(not PATH, NODE_OPTIONS, LD_PRELOAD, ...)",
+                                  "(not PATH, NODE_OPTIONS, LD_PRELOAD, ...; with ARG "
+                                  "`build`, not a compiler, linker or runner either: "
+                                  "RUSTC_WRAPPER, RUSTFLAGS, CC, `*_RUNNER`, ...)",
                                   p_not_code_loading),
+    "system-program": ("a program of the system by name or absolute path, not a file of "
+                       "the checkout, a shell, an interpreter or a runner", p_system_program),
+    "inert-node-options": ("node flags that load nothing (`--no-warnings`, "
+                           "`--max-old-space-size=N`, `--enable-source-maps`, ...)",
+                           p_inert_node_options),
+    "released-yarn": ("names a released Yarn, byte for byte (SHA-256), beside the file",
+                      p_released_yarn),
     "no-host-secret-mount": ("mounts neither the home directory, credentials, a daemon "
                              "socket nor a system directory of the host",
                              p_no_host_secret_mount),
