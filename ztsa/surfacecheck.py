@@ -735,13 +735,49 @@ def p_no_script_hazard(arg: str, hit: Hit, ctx: Context) -> str | None:
         if m else None
 
 
+FETCHING_RUNNERS = ("uvx", "bunx", "pnpx", "pipx")
+INLINE_FLAGS = ("-c", "-e", "--eval", "-p", "--print", "--command")
+DAEMON_SOCKET = LazyRe(r"(?:docker|podman|containerd|crio|buildkitd)\.sock\b")
+
+
+def p_no_fetching_launch(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """How a server is started, before what it runs is followed: no package runner that
+    fetches (`uvx`, `bunx`, `pnpx`, `npx -y` of a package at no version), no shell or
+    interpreter given an inline program, no container mounting the home, a daemon
+    socket or a system directory of the host."""
+    words = _words(command_line(hit))
+    if not words:
+        return None
+    base, args = posixpath.basename(words[0]), words[1:]
+    if base == "npx" and ("-y" in args or "--yes" in args):
+        pkgs = [a for a in args if not a.startswith("-")]
+        if pkgs and not re.search(r".@\d", pkgs[0]):
+            return f"npx -y of {pkgs[0][:60]} without a pinned version"
+    if base in FETCHING_RUNNERS:
+        return f"{base} fetches and runs a package"
+    if base in RUNNERS and any(a in INLINE_FLAGS for a in args[:3]):
+        return "runs a shell command line" if base in ("sh", "bash", "zsh", "dash", "ksh",
+                                                       "fish", "csh", "tcsh") else \
+            f"{base} runs a program written inline"
+    if any(DAEMON_SOCKET.search(w) for w in words):
+        return "mounts the container daemon socket"
+    for i, w in enumerate(args):
+        flag, eq, val = w.partition("=")
+        if flag in ("-v", "--volume", "--mount") and (eq or i + 1 < len(args)):
+            why = p_no_host_secret_mount("", Hit("", "", val if eq else args[i + 1], ()),
+                                         ctx)
+            if why:
+                return why
+    return None
+
+
 def p_runs_nothing_fetched(arg: str, hit: Hit, ctx: Context) -> str | None:
     """A command judged by what it runs (ztsa.follow.judge), as a git hook is: None when
     it runs nothing downloaded or fetched; a file it runs that cannot be judged raises
     (the rule is unknown)."""
     from ztsa.follow import judge as judge_command
 
-    command = command_of(hit.value)
+    command = command_line(hit)
     if not command:
         return None
     scratch = Findings()
@@ -844,6 +880,10 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
                            p_build_module_inert),
     "no-script-hazard": ("starts no process, reaches no network, reads no credential or "
                          "environment", p_no_script_hazard),
+    "no-fetching-launch": ("started by no package runner that fetches (`uvx`, `npx -y` of "
+                           "a package at no version), no shell or interpreter given an "
+                           "inline program, no container mounting the home, a daemon "
+                           "socket or a system directory", p_no_fetching_launch),
     "runs-nothing-fetched": ("a command that runs nothing downloaded or fetched, judged by "
                              "what it runs (`ztsa.follow.judge`: no download run or saved "
                              "and run, no fetched code, no package at no fixed version, no "
@@ -867,12 +907,21 @@ def judge(s: Setting, hit: Hit, ctx: Context) -> str | None:
     """None when one of the setting's safe predicates holds, else the first's reason."""
     reasons = []
     for spec in s.safe:
-        name, arg = safe_name(spec)
-        why = SAFE[name][1](arg, hit, ctx)
+        why = holds(spec, hit, ctx)
         if why is None:
             return None
         reasons.append(why)
     return reasons[0]
+
+
+def holds(spec: str, hit: Hit, ctx: Context) -> str | None:
+    """One safe spec: a predicate, or predicates joined by `+` that must all hold."""
+    for part in spec.split("+"):
+        name, arg = safe_name(part)
+        why = SAFE[name][1](arg, hit, ctx)
+        if why is not None:
+            return why
+    return None
 
 
 # -- files ------------------------------------------------------------------------------
@@ -1131,17 +1180,42 @@ def older(ctx: Context, f: Findings, rule_id: str,
     from ztsa.follow import judge as judge_command
 
     for s in settings_of(rule_id):
-        if s.safe == ("runs-nothing-fetched",):
-            for hit, text, _advisory in hits(ctx, f, s):
-                command = command_of(hit.value)
-                if command:
-                    needle = command[:40] if command in text else (hit.key or s.keys[0])
+        parts = s.safe[0].split("+") if len(s.safe) == 1 else []
+        if "runs-nothing-fetched" in parts:
+            rest = "+".join(p for p in parts if p != "runs-nothing-fetched")
+            for hit, text, advisory in hits(ctx, f, s):
+                command = command_line(hit)
+                if not command:
+                    continue
+                try:
+                    why = holds(rest, hit, ctx) if rest else None
+                except (ProbeError, ValueError, OSError) as exc:
+                    f.error(f"{s.id}: {hit.rel}: {hit.path}: {exc}", hit.rel)
+                    continue
+                line = line_for(s, hit, text, "")
+                if why is not None:
+                    (f.advise if advisory else f.fail)(word(s, hit, why), hit.rel, line)
+                else:
                     judge_command(ctx, f, what(s, hit) if what else dotted(hit), command,
-                                  "", hit.rel, line_of(text, needle))
+                                  "", hit.rel, line)
             continue
         for hit, why, line, advisory in verdicts(ctx, f, s):
             (f.advise if advisory else f.fail)(word(s, hit, why), hit.rel, line)
     f.found.sort(key=lambda e: (e.path or "", e.line or 0))
+
+
+def command_line(hit: Hit) -> str:
+    """A command value as one command line, with the `args` list beside a `command` key
+    (an MCP or language server's form)."""
+    command = command_of(hit.value)
+    parent = hit.parents[-1] if hit.parents else None
+    args = parent.get("args") if hit.key == "command" and isinstance(parent, dict) else None
+    if command and isinstance(args, list):
+        import shlex
+
+        command += "".join(" " + shlex.quote(str(a)) for a in args
+                           if isinstance(a, (str, int)))
+    return command
 
 
 def command_of(value: Any) -> str:

@@ -454,7 +454,7 @@ SETTINGS = (
              ".kiro/settings/mcp.json", ".amazonq/mcp.json"), "json",
             ("mcpServers/*/headers/*",), SESSION, AGENT, REDIRECT,
             ("no-env-expansion", "no-plain-http-server"), _CC + "mcp"),
-    Setting("vscode-mcp-remote-url", "VS Code (Copilot)", (".vscode/mcp.json",), "json",
+    Setting("vscode-mcp-remote-url", "VS Code (Copilot)", ("**/.vscode/mcp.json",), "json",
             ("servers/*/url",), SESSION, EDITOR, REDIRECT, ("https-url",),
             "https://code.visualstudio.com/docs/copilot/customization/mcp-servers"),
     # Codex
@@ -670,8 +670,18 @@ SETTINGS = (
     Setting("mcp-local-command", "Claude Code, Cursor, VS Code, Gemini CLI, Roo, Kiro, Amazon Q",
             (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
              ".kiro/settings/mcp.json", ".amazonq/mcp.json"), "json",
-            ("mcpServers/*/command",), SESSION, AGENT, RUNS, ("absent",), _CC + "mcp",
+            ("mcpServers/*/command",), SESSION, AGENT, RUNS,
+            ("no-fetching-launch+runs-nothing-fetched",), _CC + "mcp", rule="AGT003"),
+    Setting("vscode-mcp-local-command", "VS Code (Copilot)",
+            ("**/.vscode/mcp.json", *_VSCODE_SETTINGS), "json",
+            ("servers/*/command", "mcp/servers/*/command"), OPEN, EDITOR, RUNS,
+            ("no-fetching-launch+runs-nothing-fetched",),
+            "https://code.visualstudio.com/docs/copilot/customization/mcp-servers",
             rule="AGT003"),
+    Setting("codex-mcp-local-command", "Codex", (".codex/config.toml",), "toml",
+            ("mcp_servers/*/command",), SESSION, AGENT, RUNS,
+            ("no-fetching-launch+runs-nothing-fetched",),
+            "https://developers.openai.com/codex/mcp", rule="AGT003"),
     Setting("codex-sandbox-mode", "Codex", (".codex/config.toml",), "toml",
             ("sandbox_mode", "profiles/*/sandbox_mode"), SESSION, AGENT, REACH,
             ("not:danger-full-access",), "https://developers.openai.com/codex/security",
@@ -780,7 +790,8 @@ def render_settings() -> list[str]:
            "in an installed package; `{plugin}`: each plugin directory the in-repo",
            "marketplace `.claude-plugin/marketplace.json` lists); keys are paths with `/`",
            "between levels and `*` for any key or element. A value is safe when one of its",
-           "predicates holds; each setting has a malicious and a benign fixture in",
+           "predicates holds (`a+b`: both hold); each setting has a malicious and a benign",
+           "fixture in",
            "`tests/fixtures/surfaces/ID/`.", "",
            "| id | tool | files | keys | acts | who | effect | safe | rule | doc |",
            "|---|---|---|---|---|---|---|---|---|---|"]
@@ -791,7 +802,8 @@ def render_settings() -> list[str]:
                    f"[doc]({s.doc}) |")
     out += ["", "### Safe predicates", "", "| predicate | a value is safe when |",
             "|---|---|"]
-    used = {safe_name(spec)[0] for s in SETTINGS for spec in s.safe}
+    used = {safe_name(part)[0] for s in SETTINGS for spec in s.safe
+            for part in spec.split("+")}
     out += [f"| `{name}` | {what} |" for name, (what, _fn) in SAFE.items() if name in used]
     return out
 
