@@ -185,7 +185,11 @@ def _frontmatter(text: str, name: str) -> Any:
         doc = load_yaml(block, name)
     except ParseError:
         # agents read front matter leniently (an unquoted `description: a: b`): what they
-        # would read, the top-level `key: value` lines, as text
+        # would read, the top-level `key: value` lines, as text; but a key whose value is
+        # a nested block (`hooks:` then indented lines) cannot be read so: undecided
+        nested = re.search(r"^([A-Za-z\"'][\w\"'-]*):[ \t]*(?:#.*)?\n[ \t]+\S", block, re.M)
+        if nested:
+            raise
         return {m.group(1): m.group(2).strip() for m in
                 re.finditer(r"^([A-Za-z][\w-]*):[ \t]*(.*)$", block, re.M)}
     return doc if doc is not None else {}
@@ -997,7 +1001,10 @@ def _listing(ctx: Context, rel: str, f: Findings) -> list[str]:
 def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
     """(file, advisory) of a setting: advisory for a plugin's file that nothing enables."""
     globs: list[tuple[str, bool]] = []
+    excluded = [g[1:] for g in s.files if g.startswith("!")]
     for g in s.files:
+        if g.startswith("!"):
+            continue
         if g.startswith("{plugin}/"):
             rest = g.removeprefix("{plugin}/")
             globs += [(posixpath.join(d, rest) if d else rest, not on)
@@ -1009,6 +1016,9 @@ def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
     found: dict[str, bool] = {}
     for g, advisory in globs:
         for rel in _matches(ctx, g, f):
+            if any(fnmatch.fnmatchcase(posixpath.basename(rel).lower(), x)
+                   for x in excluded):
+                continue
             found[rel] = found.get(rel, True) and advisory
     return list(found.items())[:MAX_FILES]
 
@@ -1111,9 +1121,15 @@ def line_for(s: Setting, hit: Hit, text: str, why: str) -> int | None:
     line of the one above it (`[profiles.ci]`, then its `sandbox_mode`); of a whole text,
     the line the reason quotes."""
     line = None
-    for part in hit.path.split("/"):
+    parts = hit.path.split("/")
+    for n, part in enumerate(parts):
         part = re.sub(r"\[\d+\]$", "", part)
-        at = line_of(text, part, line or 1) if part else None
+        if n == len(parts) - 1 and isinstance(hit.value, str) and hit.value.strip():
+            # a string value: its own line (`"type": "command"` holds the key's name)
+            value = hit.value.strip().splitlines()[0][:40]
+            at = line_of(text, value, line or 1) or line_of(text, part, line or 1)
+        else:
+            at = line_of(text, part, line or 1) if part else None
         line = at if at is not None else line
     if s.format == "text":
         quoted = re.search(r"'([^']+)'|: (.+)$", why)
@@ -1184,7 +1200,8 @@ def older(ctx: Context, f: Findings, rule_id: str,
         if "runs-nothing-fetched" in parts:
             rest = "+".join(p for p in parts if p != "runs-nothing-fetched")
             for hit, text, advisory in hits(ctx, f, s):
-                command = command_line(hit)
+                # a whole file (a hook script) runs by its name
+                command = f"./{hit.rel}" if s.format == "text" else command_line(hit)
                 if not command:
                     continue
                 try:
