@@ -109,6 +109,49 @@ PLACEHOLDER = LazyRe(r"^(?:|changeme|change-me|example|dummy|test|secret|passwor
                      r"your[-_a-z]*|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*+)$", re.I)
 
 
+# -- Claude Code's permission rules: what a pre-approved command runs --------------------
+# a pre-approved command that runs code the repository (a Makefile, package.json's
+# scripts, build.rs, conftest.py, a script the pull request rewrites) or its own
+# arguments choose: approving it approves anything
+RUNS_ANYTHING = LazyRe(
+    r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*("
+    r"(bash|sh|zsh|dash|fish|ksh|python\d*(\.\d+)?|node|deno|bun|bunx|ruby|perl|php|"
+    r"docker|podman|kubectl|sudo|env|xargs|eval|exec|find|make|gmake|just|task|rake|"
+    r"ninja|bazel|gradle|mvn|npx|pnpx|pnpm|yarn|uvx|tox|nox|pytest|py\.test|"
+    r"\./\S+|\.\./\S+|scripts/\S+)(\s|$)"
+    r"|cargo\s+(run|test|build|check|bench|clippy|insta|nextest|doc|install|xtask)\b"
+    r"|npm\s+(run|run-script|test|start|exec|x|install|i|ci|rebuild)\b"
+    r"|uv\s+(run|tool\s+run|sync|pip\s+install)\b"
+    r"|(poetry|pdm|hatch|rye)\s+run\b|go\s+(run|test|generate)\b"
+    r"|dotnet\s+(run|test)\b|pip\d*\s+install\b"
+    r"|python\d*(\.\d+)?\s+-m\s+\S+)")
+# linters, formatters and test runners, by name or as `python -m NAME`: with any
+# arguments they read the repository and run its tests, as every test run does; none
+# takes a command to run (`Bash(python -m pytest tests/*)`)
+CHECKERS = LazyRe(r"^(?:python\d*(?:\.\d+)?\s+-m\s+)?(?:pytest|ruff|mypy|black|isort|"
+                  r"flake8|pylint|pyright|ty)(?:\s+(?:check|format))?(?:\s+[\w./-]+)*/?\s*$")
+# a wildcard over one of these runs anything: their subcommands run the repository's
+# scripts (npm run, uv run, cargo run, go run, pip install of a path, git aliases, gh)
+WHOLE_TOOLS = frozenset(("npm", "uv", "cargo", "go", "pip", "pip3", "git", "gh", "poetry",
+                         "pdm", "hatch", "rye", "dotnet", "deno", "mise", "asdf"))
+UNSCOPED_EDITS = frozenset(("Edit", "Edit(*)", "Edit(**)", "Edit(/**)", "Edit(./**)",
+                            "Write", "Write(*)", "Write(**)", "Write(/**)", "Write(./**)",
+                            "MultiEdit", "MultiEdit(*)", "MultiEdit(**)", "NotebookEdit"))
+# environment names that send an agent's traffic elsewhere (beside CODE_LOADING)
+REDIRECTING = LazyRe(
+    r"^([A-Z0-9_]*_BASE_URL|[A-Za-z_]*_PROXY|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|"
+    r"REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|CLAUDE_CODE_USE_BEDROCK|CLAUDE_CODE_USE_VERTEX)$")
+
+
+class Advice(str):
+    """A predicate's reason that is advice only: listed, never gating on its own."""
+
+
+class Command(str):
+    """A predicate's answer that a value is a command line to judge by what it runs
+    (ztsa.follow.judge): a finding when it runs something fetched, advice otherwise."""
+
+
 class Hit:
     """A value a key path selected: its path, its key and the objects around it."""
 
@@ -253,13 +296,16 @@ def parse(fmt: str, text: str, name: str) -> Any:
 
     if fmt == "json":
         # strict JSON by the C decoder first; comments and trailing commas (VS Code's
-        # files) by the slower reader
+        # files) by the slower reader; every settings file is an object
         import json
 
         try:
-            return json.loads(text)
+            doc = json.loads(text)
         except (ValueError, RecursionError):
-            return load_jsonc(text, name)
+            doc = load_jsonc(text, name)
+        if not isinstance(doc, dict):
+            raise ParseError(name, f"top level is {type(doc).__name__}, not an object")
+        return doc
     if fmt == "toml":
         return load_toml(text, name)
     if fmt == "yaml":
@@ -576,6 +622,83 @@ def p_not_code_loading(arg: str, hit: Hit, ctx: Context) -> str | None:
     return None
 
 
+def p_not_runner(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A command whose program (by its base name, `/bin/bash` too) is not a shell, an
+    interpreter or a runner."""
+    words = _words(hit.value) if isinstance(hit.value, (str, list)) else []
+    program = posixpath.basename(words[0]) if words else ""
+    return f"runs {program!r}, which runs whatever its arguments say" \
+        if program in RUNNERS or re.match(r"^python\d", program) else None
+
+
+def p_no_daemon_socket(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return "the daemon socket" if DAEMON_SOCKET.search(str(hit.value)) else None
+
+
+def p_not_redirecting(arg: str, hit: Hit, ctx: Context) -> str | None:
+    if REDIRECTING.match(hit.key) or CODE_LOADING.match(hit.key):
+        return "it redirects the agent's traffic or loads code into what it runs"
+    return None
+
+
+def _in_repo_market(market: Any) -> bool:
+    source = market.get("source") if isinstance(market, dict) else None
+    path = source.get("path") if isinstance(source, dict) else None
+    return isinstance(source, dict) and source.get("source") == "directory" and \
+        isinstance(path, str) and not path.startswith(("/", "~")) and \
+        ".." not in path.split("/")
+
+
+def p_in_repo_marketplace(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A plugin marketplace that is a directory of the repository (its own content, which
+    AGT002 and AGT006 read)."""
+    return None if _in_repo_market(hit.value) else "from outside the repository"
+
+
+def p_in_repo_plugin(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """Off, or a plugin of a marketplace the same settings add from a directory of the
+    repository."""
+    if not hit.value:
+        return None
+    doc = hit.parents[0] if hit.parents else None
+    markets = doc.get("extraKnownMarketplaces") if isinstance(doc, dict) else None
+    market = markets.get(hit.key.rpartition("@")[2]) if isinstance(markets, dict) else None
+    return None if _in_repo_market(market) else "from outside the repository"
+
+
+def p_allow_rule(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A Claude Code allow rule that pre-approves nothing that runs what the repository or
+    its arguments say: not `Bash` whole, not an unscoped edit, not a wildcard over a
+    whole package or version-control tool or over a command that runs anything. One
+    fixed command line is a Command (judged by what it runs); a wildcard over a
+    checker's arguments is Advice."""
+    entry = hit.value
+    if not isinstance(entry, str):
+        return None
+    if entry.replace(" ", "") in ("Bash", "Bash(*)", "Bash(:*)"):
+        return "every shell command is pre-approved"
+    if entry.replace(" ", "") in UNSCOPED_EDITS:
+        return "any file may be changed without a prompt, a hook or a Makefile included"
+    command = entry.strip()
+    if not (command.startswith("Bash(") and command.endswith(")")):
+        return None
+    command = command[5:-1].strip()
+    wild = command.endswith("*")
+    command = command.removesuffix(":*").removesuffix("*").strip()
+    if wild and command in WHOLE_TOOLS:
+        return f"every {command} subcommand is pre-approved, and some run whatever the " \
+               "repository says"
+    m = RUNS_ANYTHING.match(command)
+    if m and not wild:  # the agent's ordinary work (a lint, a test run): what it runs
+        return Command(command)
+    if m and CHECKERS.match(command):
+        return Advice("a checker or test runner over arguments of the agent's choosing")
+    if m:
+        return f"{m.group(1).split()[0]} runs whatever the repository or its arguments " \
+               "say, without a prompt"
+    return None
+
+
 def p_system_program(arg: str, hit: Hit, ctx: Context) -> str | None:
     """A program of the system, by name or absolute path (`aarch64-linux-gnu-gcc`,
     `qemu-arm -L /usr/arm`), that is not a shell, an interpreter or a runner."""
@@ -863,6 +986,22 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
                                   "`build`, not a compiler, linker or runner either: "
                                   "RUSTC_WRAPPER, RUSTFLAGS, CC, `*_RUNNER`, ...)",
                                   p_not_code_loading),
+    "not-runner": ("a command whose program (by base name) is not a shell, an interpreter "
+                   "or a runner", p_not_runner),
+    "no-daemon-socket": ("no container daemon's socket (docker, podman, containerd, ...)",
+                         p_no_daemon_socket),
+    "not-redirecting-variable": ("a variable that neither sends the agent's traffic "
+                                 "elsewhere (`*_BASE_URL`, proxies, CA bundles) nor loads "
+                                 "code or chooses a program (as `not-code-loading-variable`)",
+                                 p_not_redirecting),
+    "in-repo-marketplace": ("a marketplace that is a directory of the repository",
+                            p_in_repo_marketplace),
+    "in-repo-plugin": ("off, or a plugin of a marketplace the same settings add from a "
+                       "directory of the repository", p_in_repo_plugin),
+    "allow-rule": ("pre-approves no shell whole, no unscoped edit, no wildcard over a whole "
+                   "package or version-control tool or over a command that runs what the "
+                   "repository says; one fixed command line is judged by what it runs, a "
+                   "checker over any arguments is advice", p_allow_rule),
     "system-program": ("a program of the system by name or absolute path, not a file of "
                        "the checkout, a shell, an interpreter or a runner", p_system_program),
     "inert-node-options": ("node flags that load nothing (`--no-warnings`, "
@@ -1217,7 +1356,11 @@ def older(ctx: Context, f: Findings, rule_id: str,
                                   "", hit.rel, line)
             continue
         for hit, why, line, advisory in verdicts(ctx, f, s):
-            (f.advise if advisory else f.fail)(word(s, hit, why), hit.rel, line)
+            if isinstance(why, Command):
+                judge_command(ctx, f, word(s, hit, why), str(why), "", hit.rel, line)
+            else:
+                (f.advise if advisory or isinstance(why, Advice) else f.fail)(
+                    word(s, hit, why), hit.rel, line)
     f.found.sort(key=lambda e: (e.path or "", e.line or 0))
 
 
