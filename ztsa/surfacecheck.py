@@ -1232,6 +1232,8 @@ def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
                    for x in excluded):
                 continue
             found[rel] = found.get(rel, True) and advisory
+    if len(found) > MAX_FILES:  # the rest unread: undecided, never a pass
+        f.error(f"{s.id}: {len(found)} files, more than {MAX_FILES} to judge")
     return list(found.items())[:MAX_FILES]
 
 

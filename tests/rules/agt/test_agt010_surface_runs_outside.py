@@ -143,3 +143,15 @@ def test_nested_vscode_settings_run_a_committed_interpreter(machine):
     machine.ws("packages/app/.vscode/settings.json",
                '{"python.defaultInterpreterPath": "${workspaceFolder}/tools/py"}')
     assert machine.run("AGT010").status is Status.FAIL
+
+
+def test_more_nested_files_than_it_reads_is_unknown(machine, monkeypatch):
+    """Past the bound of files one setting reads, the rest are not judged: unknown, never
+    a pass that left a nested hook unread."""
+    from ztsa import surfacecheck
+
+    monkeypatch.setattr(surfacecheck, "MAX_FILES", 3)
+    for n in range(4):
+        machine.ws(f"packages/p{n}/mise.toml", '[tools]\nnode = "22"\n')
+    out = machine.run("AGT010")
+    assert out.status is Status.UNKNOWN and "more than 3" in out.message, out
