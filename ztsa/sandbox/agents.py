@@ -27,7 +27,9 @@ by ztsa from the person's own file (outside the tree's reach: the real home is h
 from it), never from one a tree wrote; the agent can rewrite its copy, which is
 discarded. Claude Code's copy carries the answers that would otherwise be asked on
 every run, since an answer given inside the run is discarded with the copy
-(`_claude_answers`).
+(`_claude_answers`). Codex's config.toml is a private copy made even when the person
+has none (`made`), with its interactive mode's background server off
+(`_codex_settings`), and the API base it names is the preset's only host (`hosts`).
 
 A preset names the agent versions it was tested with (`tested`); `installed_version`
 reads the version of the agent a run starts from its package files, without running
