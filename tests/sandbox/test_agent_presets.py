@@ -200,6 +200,18 @@ def test_another_codex_version_is_said(tmp_path: Path):
     assert line == (f"ztsa: --agent codex was tested with Codex CLI "
                     f"{', '.join(AGENTS['codex'].tested)}; {codex} is 0.172.0: its state may "
                     "need entries the preset does not know (docs/agents.md)")
+    # its standalone installer's layout (the same as its background server's package)
+    release = tmp_path / "packages" / "standalone" / "releases" / "0.171.0-x86_64-linux-musl"
+    (release / "bin").mkdir(parents=True)
+    (release / "bin" / "codex").write_text("")
+    (release / "bin" / "codex").chmod(0o755)
+    (release / "codex-package.json").write_text(json.dumps(
+        {"layoutVersion": 1, "version": "0.171.0", "variant": "codex"}))
+    (tmp_path / "standalone").mkdir()
+    (tmp_path / "standalone" / "codex").symlink_to(release / "bin" / "codex")
+    assert agents.version_warning(["codex"], "codex", str(tmp_path / "standalone")) == []
+    assert agents.installed_version(AGENTS["codex"], "codex", str(tmp_path / "standalone")) \
+        == (str(tmp_path / "standalone" / "codex"), "0.171.0")
 
 
 def test_another_version_is_said_in_one_line(tmp_path: Path):

@@ -417,6 +417,10 @@ def installed_version(agent: Agent, command: str, path: str | None) -> tuple[str
         return found, _version(os.path.basename(real))
     for _ in range(4):  # bin/claude.exe, bin/codex.js, vendor/TRIPLE/codex/codex
         version = _package_version(os.path.join(parent, "package.json"), agent.package)
+        if version is None and agent.name == "codex":  # its standalone installer's
+            # packages/standalone/releases/VERSION-TRIPLE/bin/codex
+            version = _package_version(os.path.join(parent, "codex-package.json"), "codex",
+                                       key="variant")
         if version is not None:
             return found, version
         if os.path.basename(parent) == "node_modules" or parent == os.path.dirname(parent):
@@ -425,9 +429,9 @@ def installed_version(agent: Agent, command: str, path: str | None) -> tuple[str
     return found, ""
 
 
-def _package_version(path: str, package: str) -> str | None:
-    """The version a package.json of PACKAGE names ("" when unreadable); None when the
-    file is missing or of another package."""
+def _package_version(path: str, package: str, key: str = "name") -> str | None:
+    """The version a package.json of PACKAGE (its KEY) names ("" when unreadable); None
+    when the file is missing or of another package."""
     import json
 
     data = _read(path)
@@ -437,7 +441,7 @@ def _package_version(path: str, package: str) -> str | None:
         meta = json.loads(data)
     except ValueError:
         return None
-    if not isinstance(meta, dict) or meta.get("name") != package:
+    if not isinstance(meta, dict) or meta.get(key) != package:
         return None
     version = meta.get("version")
     return _version(version) if isinstance(version, str) else ""
