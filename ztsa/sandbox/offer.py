@@ -34,6 +34,10 @@ class HostOffer(NamedTuple):
     # tree's user namespace gets a share as its own (ztsa.sandbox.resources); (0, 0):
     # none to read, so no share to give
     inotify_limits: tuple[int, int] = (0, 0)
+    # as root: the mount namespace is made with root's own capabilities; False for a
+    # root without CAP_SYS_ADMIN (a container's under the runtime's defaults), which
+    # makes a user namespace as an ordinary user does (userns says whether it can)
+    root_mountns: bool = True
 
     @property
     def root(self) -> bool:
@@ -42,7 +46,7 @@ class HostOffer(NamedTuple):
     @property
     def mounts(self) -> bool:
         """A mount namespace for the tree (root's own, or in a user namespace)."""
-        return self.root or self.userns
+        return (self.root and self.root_mountns) or self.userns
 
     @property
     def netns(self) -> bool:
@@ -57,7 +61,8 @@ def probe() -> HostOffer:
 
     return HostOffer(euid=os.geteuid(), userns=nat.userns_available(),
                      pidns=nat.pidns_available(), landlock_abi=nat.landlock_abi(),
-                     inotify_limits=inotify_limits())
+                     inotify_limits=inotify_limits(),
+                     root_mountns=os.geteuid() == 0 and nat.root_mount_namespace())
 
 
 # -- what only `ztsa doctor` shows -------------------------------------------------------
