@@ -4,11 +4,12 @@
 #   docker run --rm -v "$PWD:/work:ro" ztsa check /work
 #   docker run --rm ztsa doctor
 #
-# Two stages: `build` compiles the wheel (the compiler, the Python headers and pip's
-# downloads stay there); the image installs only wheels, binary only, from the stage
-# `wheels`, into a venv, and runs as an unprivileged user. To install wheels built
-# elsewhere instead (a release's, or `pip wheel -w DIR .`: ztsa's and its
-# dependencies'), give their directory as the build context `wheels`, which replaces
+# Stages: `build` compiles the wheel (the compiler, the Python headers and pip's
+# downloads stay there); `install` makes a venv from wheels only (binary only, no
+# index), from the stage `wheels`; the image copies that venv (no compiler, no
+# headers, no pip) and runs as an unprivileged user. To install wheels built elsewhere
+# instead (a release's, or `pip wheel -w DIR .`: ztsa's and its dependencies', for the
+# base's Python), give their directory as the build context `wheels`, which replaces
 # the stage of that name (the build stage is then not built):
 #   docker build --build-context wheels=DIR -t ztsa .
 # BASE is any Debian-like image with python3 (3.10 on); the build stage adds the
@@ -36,20 +37,25 @@ RUN /build/bin/pip wheel --no-cache-dir --wheel-dir /wheels .
 FROM scratch AS wheels
 COPY --from=build /wheels/ /
 
-FROM ${BASE}
+# the venv, made where the wheels are (a COPY: a changed wheel is a changed layer)
+FROM ${BASE} AS install
+COPY --from=wheels / /wheels/
 # `python3 -m venv` needs ensurepip: a distribution's Python has it in python3-venv
 RUN set -eu; \
     if ! python3 -c 'import ensurepip' 2>/dev/null; then \
         apt-get update; DEBIAN_FRONTEND=noninteractive apt-get install -y \
-            --no-install-recommends python3-venv; rm -rf /var/lib/apt/lists/*; fi; \
-    useradd --create-home --uid 1000 --user-group --shell /bin/sh agent; \
-    mkdir /work; chown agent:agent /work
-RUN --mount=type=bind,from=wheels,target=/wheels \
-    set -eu; python3 -m venv /opt/ztsa; \
+            --no-install-recommends python3-venv; fi; \
+    python3 -m venv /opt/ztsa; \
     /opt/ztsa/bin/pip install --no-cache-dir --no-index --only-binary=:all: \
         --find-links /wheels ztsa; \
-    # pip is not needed to run ztsa: the image keeps no installer in ztsa's venv
-    /opt/ztsa/bin/pip uninstall --yes pip; \
+    /opt/ztsa/bin/pip uninstall --yes pip
+
+# the image: the base, the venv (no compiler, no headers, no wheels, no pip), a user
+FROM ${BASE}
+COPY --from=install /opt/ztsa /opt/ztsa
+RUN set -eu; \
+    useradd --create-home --uid 1000 --user-group --shell /bin/sh agent; \
+    mkdir /work; chown agent:agent /work; \
     /opt/ztsa/bin/ztsa --version
 ENV PATH=/opt/ztsa/bin:$PATH
 USER agent
