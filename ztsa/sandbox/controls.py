@@ -50,8 +50,9 @@ def namespace_controls(offer: HostOffer) -> list[str]:
 
 
 FIX = ("Run on a kernel with Landlock ABI 5 or later and user namespaces enabled "
-       "(sysctl user.max_user_namespaces > 0), or as root; or choose --profile repo "
-       "or dependency to accept the weaker confinement knowingly.")
+       "(sysctl user.max_user_namespaces > 0), or as root; in a container, `ztsa "
+       "doctor` names the runtime's option that gives it back (docs/container.md); or "
+       "choose --profile repo or dependency to accept the weaker confinement knowingly.")
 EXPLAIN_EXEC001 = f"""EXEC001 confinement-incomplete: a confinement control of ztsa exec is missing
 category exec, severity high; untrusted: block, dependency: warn, repo: warn
 
