@@ -274,6 +274,21 @@ def userns_available() -> bool:
     return code >= 0 and code != 1
 
 
+def pidfd_getfd_available() -> bool:
+    """Can this process take a duplicate of a descriptor of a process it may trace (its
+    own, here)? A seccomp profile may refuse pidfd_getfd whatever its arguments
+    (Docker's default does without CAP_SYS_PTRACE, with EPERM), so the call is made."""
+    r, w = os.pipe()
+    try:
+        dup = int(lib.ztsa_pidfd_getfd(os.getpid(), r))
+        if dup >= 0:
+            os.close(dup)
+        return dup >= 0
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def root_mount_namespace() -> bool:
     """As root: are the tree's namespaces made with root's own capabilities (a mount
     namespace in this user namespace)? False where root lacks CAP_SYS_ADMIN."""

@@ -38,6 +38,10 @@ class HostOffer(NamedTuple):
     # root without CAP_SYS_ADMIN (a container's under the runtime's defaults), which
     # makes a user namespace as an ordinary user does (userns says whether it can)
     root_mountns: bool = True
+    # pidfd_getfd works: the tracer and the file helper perform the tree's connects and
+    # sends on a duplicate of its socket; a seccomp profile may refuse it (Docker's
+    # default, without CAP_SYS_PTRACE)
+    pidfd_getfd: bool = True
 
     @property
     def root(self) -> bool:
@@ -62,13 +66,14 @@ def probe() -> HostOffer:
     return HostOffer(euid=os.geteuid(), userns=nat.userns_available(),
                      pidns=nat.pidns_available(), landlock_abi=nat.landlock_abi(),
                      inotify_limits=inotify_limits(),
-                     root_mountns=os.geteuid() == 0 and nat.root_mount_namespace())
+                     root_mountns=os.geteuid() == 0 and nat.root_mount_namespace(),
+                     pidfd_getfd=nat.pidfd_getfd_available())
 
 
 # -- what only `ztsa doctor` shows -------------------------------------------------------
 SECCOMP_GET_ACTION_AVAIL = 2
 SECCOMP_RET_USER_NOTIF = 0x7FC00000
-SYS_SECCOMP, SYS_PIDFD_GETFD = 317, 438
+SYS_SECCOMP = 317
 APPARMOR_USERNS = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 
 
@@ -94,7 +99,6 @@ def _release(text: str) -> tuple[int, int]:
 
 def features() -> Features:
     import ctypes
-    import errno
     import platform
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -107,8 +111,9 @@ def features() -> Features:
     action = ctypes.c_uint32(SECCOMP_RET_USER_NOTIF)
     notif = syscall_errno(SYS_SECCOMP, ctypes.c_long(SECCOMP_GET_ACTION_AVAIL),
                           ctypes.c_long(0), ctypes.byref(action)) == 0
-    getfd = syscall_errno(SYS_PIDFD_GETFD, ctypes.c_long(-1), ctypes.c_long(-1),
-                          ctypes.c_long(0)) != errno.ENOSYS
+    from ztsa.sandbox import native as nat
+
+    getfd = nat.pidfd_getfd_available()
     try:
         with open(APPARMOR_USERNS) as f:
             restrict = f.read().strip() == "1"
