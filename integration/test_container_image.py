@@ -8,7 +8,9 @@ Opt-in (it builds a root file system and an image: minutes the first time, then 
 a minute): ZTSA_TEST_CONTAINER=1, as root, with podman, runc and mmdebstrap or
 debootstrap installed. integration/container/build.sh does the building, in
 $ZTSA_CONTAINER_DIR (default /var/tmp/ztsa-container); rootless runs use the user
-$ZTSA_CONTAINER_USER (default ztsa-podman), which build.sh makes."""
+$ZTSA_CONTAINER_USER (default ztsa-podman), which build.sh makes. The Dockerfile's own
+build stage (the network: apt and pip) only with ZTSA_TEST_CONTAINER_SOURCE=1 too (and
+ZTSA_CONTAINER_CA where a proxy's CA must be trusted)."""
 
 from __future__ import annotations
 
@@ -89,6 +91,14 @@ def image() -> str:
 
 
 @pytest.fixture(scope="module")
+def source_image(image: str) -> str:
+    if os.environ.get("ZTSA_TEST_CONTAINER_SOURCE") != "1":
+        pytest.skip("opt-in: ZTSA_TEST_CONTAINER_SOURCE=1 builds the Dockerfile's own build "
+                    "stage, which fetches the compiler (apt) and build tools (pip)")
+    return _build("--from-source")
+
+
+@pytest.fixture(scope="module")
 def rootless_image(image: str) -> str:
     return _build("--rootless", USER)
 
@@ -142,6 +152,17 @@ def test_the_image_has_no_compiler_no_pip_and_runs_as_agent(image):
     # the entrypoint is the launcher, which finds the venv's interpreter
     version = podman.run(image, "--version")
     assert version.returncode == 0 and version.stdout.startswith("ztsa, version"), version
+
+
+def test_the_build_stage_leaves_its_compiler_behind(source_image):
+    """The Dockerfile's default path: the wheel compiled in the build stage (gcc and
+    the Python headers installed there), the image without either."""
+    podman = Podman(rootless=False)
+    probe = ("id -u; for c in gcc cc x86_64-linux-gnu-gcc; do command -v $c; done; "
+             "ls /usr/include/python3*/Python.h 2>/dev/null; true")
+    proc = podman.run(source_image, "-c", probe, entrypoint="/bin/sh")
+    assert proc.returncode == 0 and proc.stdout.split() == ["1000"], proc
+    assert podman.run(source_image, "doctor").returncode == 0
 
 
 def test_doctor_under_the_defaults_says_what_is_missing_and_why(image):

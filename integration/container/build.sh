@@ -8,6 +8,14 @@
 #   integration/container/build.sh --rootless USER
 #                                             # as root: the same image in USER's
 #                                             # rootless storage (subuid/subgid set up)
+#   integration/container/build.sh --from-source
+#                                             # the Dockerfile's own build stage (apt's
+#                                             # compiler, pip's downloads: the network),
+#                                             # image localhost/ztsa:fromsource
+#
+# A TLS-intercepting proxy's CA (this machine's pip trusts one): ZTSA_CONTAINER_CA=FILE
+# is mounted as the build containers' /etc/ssl/certs/ca-certificates.crt, which
+# Debian's pip reads (--from-source only; the file is never part of an image).
 #
 # Everything lives in $ZTSA_CONTAINER_DIR (default /var/tmp/ztsa-container), never in
 # the checkout; each step is skipped when its product is there (rm -rf the directory
@@ -20,8 +28,11 @@ repo=$(cd "$here/../.." && pwd)
 W=${ZTSA_CONTAINER_DIR:-/var/tmp/ztsa-container}
 BASE=localhost/ztsa-base:bookworm
 IMAGE=localhost/ztsa:dev
-rootless=
-if [ "${1-}" = --rootless ]; then rootless=${2:?--rootless USER}; fi
+rootless= source=
+case ${1-} in
+--rootless) rootless=${2:?--rootless USER} ;;
+--from-source) source=1 IMAGE=localhost/ztsa:fromsource ;;
+esac
 log() { printf 'build.sh: %s\n' "$*" >&2; }
 mkdir -p "$W"
 
@@ -104,7 +115,15 @@ build() {  # in the current user's storage: the base imported, the image built
         -t "$IMAGE" -f "$repo/Dockerfile" "$repo" >/dev/null
 }
 
-if [ -z "$rootless" ]; then
+if [ -n "$source" ]; then
+    export CONTAINERS_STORAGE_CONF="$W/storage.conf"
+    podman image exists "$BASE" || podman import "$W/rootfs.tar" "$BASE" >/dev/null
+    set -- --build-arg "BASE=$BASE"
+    if [ -n "${ZTSA_CONTAINER_CA-}" ]; then
+        set -- "$@" -v "$ZTSA_CONTAINER_CA:/etc/ssl/certs/ca-certificates.crt:ro"
+    fi
+    podman build --quiet "$@" -t "$IMAGE" -f "$repo/Dockerfile" "$repo" >/dev/null
+elif [ -z "$rootless" ]; then
     export CONTAINERS_STORAGE_CONF="$W/storage.conf"
     build
 else
