@@ -277,6 +277,16 @@ def test_dockers_default_seccomp_profile(image, scene):
     # --profile repo runs with Landlock and the filter alone: still no write outside
     # the workspace, no read of the home's credential
     assert_confined(confined(podman, image, scene, *profile, profile="repo"), scene)
+    # ... and without pidfd_getfd no connect is performed for the tree: refused, said
+    # at start, never let through
+    connect = ("import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+               "c = socket.socket()\ntry:\n    c.connect(s.getsockname()); print('connected')\n"
+               "except OSError as e:\n    print('refused', e.errno)\n")
+    proc = podman.run(*profile, image, "exec", "--profile", "repo", "--", "python3", "-c",
+                      connect)
+    assert proc.returncode == 0, proc.stderr
+    assert "refused 1" in proc.stdout and "connected" not in proc.stdout
+    assert "lacks pidfd_getfd" in proc.stderr
 
 
 def test_rootless_podman(rootless_image, scene):
@@ -284,6 +294,8 @@ def test_rootless_podman(rootless_image, scene):
     keep = ("--userns=keep-id:uid=1000,gid=1000",)
     doc = doctor(podman, rootless_image, *keep)
     assert doc["controls"]["user_namespaces"]
+    assert_confined(confined(podman, rootless_image, scene, *keep, profile="repo"), scene)
+    (scene["ws"] / "marker").unlink()
     proc = confined(podman, rootless_image, scene, *keep, "--security-opt", "unmask=/proc/*")
     assert_confined(proc, scene)
     # the marker is the rootless user's on the host (keep-id maps agent to it)
