@@ -99,8 +99,18 @@ def source_image(image: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def rootless_image(image: str) -> str:
-    return _build("--rootless", USER)
+def rootless_image(image: str):
+    yield _build("--rootless", USER)
+    # rootless podman leaves a process holding its user namespace: end it
+    env = Podman(rootless=True).env
+    pause = Path(env["XDG_RUNTIME_DIR"]) / "libpod" / "tmp" / "pause.pid"
+    uid = int(subprocess.run(["id", "-u", USER], capture_output=True, text=True).stdout)
+    try:
+        pid = int(pause.read_text())
+        if os.stat(f"/proc/{pid}").st_uid == uid:  # that user's, not a reused pid
+            os.kill(pid, 15)
+    except (OSError, ValueError):
+        pass
 
 
 @pytest.fixture

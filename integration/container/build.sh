@@ -122,7 +122,10 @@ if [ -n "$source" ]; then
     if [ -n "${ZTSA_CONTAINER_CA-}" ]; then
         set -- "$@" -v "$ZTSA_CONTAINER_CA:/etc/ssl/certs/ca-certificates.crt:ro"
     fi
-    podman build --quiet "$@" -t "$IMAGE" -f "$repo/Dockerfile" "$repo" >/dev/null
+    # the host's network for its RUN steps: podman's bridge would stay behind, a host
+    # interface in every later run's view (ENV008)
+    podman build --quiet --network host "$@" -t "$IMAGE" -f "$repo/Dockerfile" "$repo" \
+        >/dev/null
 elif [ -z "$rootless" ]; then
     export CONTAINERS_STORAGE_CONF="$W/storage.conf"
     build
@@ -152,5 +155,13 @@ CONF
         XDG_RUNTIME_DIR="/run/user/$uid" CONTAINERS_CONF="$CONTAINERS_CONF" \
         CONTAINERS_STORAGE_CONF="$R/storage.conf" BASE="$BASE" IMAGE="$IMAGE" W="$W" \
         repo="$repo" sh -euc "$(sed -n '/^build() {/,/^}/p' "$0"); build"
+    # rootless podman leaves a process holding its user namespace: ended here (the
+    # next podman command of the user starts another)
+    pause=/run/user/$uid/libpod/tmp/pause.pid
+    p=$(cat "$pause" 2>/dev/null) || p=
+    case $p in
+    '' | *[!0-9]*) ;;
+    *) [ "$(stat -c %u "/proc/$p" 2>/dev/null)" = "$uid" ] && kill "$p" 2>/dev/null || : ;;
+    esac
 fi
 echo "$IMAGE"
