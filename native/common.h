@@ -68,10 +68,18 @@ struct ztsa_shared {
     char first[ZTSA_FIRST_DENIALS][512];
 };
 
-/* supervisor.c: the counters for a spawn, made once when a helper first needs them
+/* counters.c: the counters for a spawn, made once when a helper first needs them
    (MAP_SHARED: the child's processes write, the supervisor reads), zeroed each time;
    NULL when there are none (*err: an errno when they could not be made) */
 struct ztsa_shared *supervisor_counters(int helper, int *err);
+/* counters.c: their memfd (-1: none), for ztsa-ns to map */
+int supervisor_counters_fd(void);
+
+/* planwire.c: the plan on the wire, a sealed memfd (-errno), and read back (NULL, *err
+   EINVAL: it does not decode, EPROTO: another version, ENOMEM) */
+int plan_memfd(const struct ztsa_plan *plan);
+struct ztsa_plan *plan_decode(const unsigned char *b, size_t n, int *err);
+void plan_free(struct ztsa_plan *plan);
 
 /* allow.c (the tracer's and the helper's decisions): ztsa_unix_open with the /proc to
    read the caller's cwd from (proc: a dirfd of a procfs with the caller's pid; -1 for

@@ -1,7 +1,6 @@
 /* Runs in the supervisor, ztsa's own process, on the one thread that seized the tree
    (the kernel refuses ptrace requests from any other): the tracer's wait loop, the
-   process table it owns, the registers of a stop, and the counters the file helper
-   writes; the stateless ptrace, memory and socket calls of the Python tracer are
+   process table it owns, the registers of a stop; the stateless ptrace, memory and socket calls of the Python tracer are
    tracecalls.c's. Nothing here is touched by the child or the file helper.
 
    The loop answers what needs no decision by itself: forks, a new tracee's first stop
@@ -9,8 +8,7 @@
    (PTRACE_LISTEN), signal deliveries, exits, execve's seccomp stop, and, in
    ZTSA_CONNECTS_LOOP mode, the connects ztsa_decide allows. The rest goes to Python as
    one ztsa_event. The process table is this file's alone; Python asks it (ztsa_procs,
-   ztsa_tgid), as it asks the counters (ztsa_helper_*), which ztsa_spawn maps here. The
-   state is one context, struct supervisor. Signals to ztsa are recorded by a handler
+   ztsa_tgid); the counters the file helper shares are counters.c's. The state is one context, struct supervisor. Signals to ztsa are recorded by a handler
    here and handed over as events, never acted on in the handler. */
 #include "common.h"
 
@@ -20,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -67,15 +64,16 @@ struct run {
     int syscalls;          /* --trace-syscalls: the tree resumes to its next system call */
     unsigned long execs, connects;
     int killing;           /* CMD has exited: every new process is killed at once */
+    int setup_exec;        /* root's first exec is ztsa-ns's (the set-up's), not CMD's */
     unsigned events;       /* events answered since the wake fd was last read */
     sigset_t mask_before;
     struct sigaction chld_before;
 };
 
 /* The supervisor's context: its process table, the run (made whole by
-   ztsa_trace_begin), the registers of the last stop read, and the counters the file
-   helper shares (made by ztsa_spawn). One per process, this file's: the entry points
-   Python calls take no handle, so each starts from S and passes it on explicitly. */
+   ztsa_trace_begin) and the registers of the last stop read. One per process, this
+   file's: the entry points Python calls take no handle, so each starts from S and
+   passes it on explicitly. */
 struct supervisor {
     struct table T;
     struct run R;
@@ -85,7 +83,6 @@ struct supervisor {
     struct user_regs_struct cached_regs;
 #endif
     int cached_pid;
-    struct ztsa_shared *shared;
 };
 static struct supervisor S = {.cached_pid = -1};
 
@@ -159,52 +156,6 @@ static int tgid_from_proc(int tid) {
 
 /* ---- the run ---- */
 
-
-/* ---- the counters the file helper shares ---- */
-
-struct ztsa_shared *supervisor_counters(int helper, int *err) {
-    if (helper && !S.shared) {
-        void *m = mmap(NULL, sizeof *S.shared, PROT_READ | PROT_WRITE,
-                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) {
-            *err = errno;
-            return NULL;
-        }
-        S.shared = m;
-    }
-    if (S.shared)
-        memset(S.shared, 0, sizeof *S.shared);
-    return S.shared;
-}
-
-unsigned long ztsa_helper_denials(void) {
-    return S.shared ? __atomic_load_n(&S.shared->denials, __ATOMIC_RELAXED) : 0;
-}
-
-unsigned long ztsa_helper_would_deny(void) {
-    return S.shared ? __atomic_load_n(&S.shared->would, __ATOMIC_RELAXED) : 0;
-}
-
-unsigned long ztsa_helper_connects(void) {
-    return S.shared ? __atomic_load_n(&S.shared->connects, __ATOMIC_RELAXED) : 0;
-}
-
-const char *ztsa_helper_first_denial(int i) {
-    if (!S.shared || i < 0 || i >= ZTSA_FIRST_DENIALS)
-        return "";
-    return S.shared->first[i];
-}
-
-int ztsa_procs_unlimited(void) {
-    return S.shared ? __atomic_load_n(&S.shared->no_pid_max, __ATOMIC_RELAXED) : 0;
-}
-
-int ztsa_inotify_unbounded(void) {
-    return S.shared ? __atomic_load_n(&S.shared->no_inotify, __ATOMIC_RELAXED) : 0;
-}
-
-/* ---- the run ---- */
-
 /* SIGCHLD goes to the process: while the loop's thread blocks it, another thread
    (Python's, such as cgroup.py's keep-warm one) may take it, and ppoll would sleep on
    with the tree stopped. So the handler writes a byte here that wakes the loop (made
@@ -223,7 +174,7 @@ static void on_sigchld(int sig) {
 
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
                      unsigned long tag_exec, unsigned long tag_net, unsigned long tag_pid,
-                     int syscalls) {
+                     int syscalls, int setup_exec) {
     struct supervisor *s = &S;
     free(s->T.slot);
     s->T = (struct table){NULL, 0, 0, 0};
@@ -231,7 +182,8 @@ int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
     s->R = (struct run){.root = root, .keeper = helper && init ? root : 0,
                         .helper = helper && !init ? root : 0, .cmd = helper ? 0 : root,
                         .log = log, .wake_fd = wake_fd, .tag_exec = tag_exec,
-                        .tag_net = tag_net, .tag_pid = tag_pid, .syscalls = syscalls};
+                        .tag_net = tag_net, .tag_pid = tag_pid, .syscalls = syscalls,
+                        .setup_exec = setup_exec};
     struct proc *p = add(s, root, root);
     if (!p)
         return -ENOMEM;
@@ -565,6 +517,11 @@ static int stopped(struct supervisor *s, const struct ztsa_allow *allow, int pid
         cont(s, pid, 0);
         return 1;
     case PTRACE_EVENT_EXEC:
+        if (s->R.setup_exec && pid == s->R.root) { /* ztsa-ns: neither logged nor counted */
+            s->R.setup_exec = 0;
+            cont(s, pid, 0);
+            return 1;
+        }
         if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 && (int)msg != pid)
             drop(s, (int)msg); /* exec from a non-leader thread: that tid is gone */
         p = find(s, pid);

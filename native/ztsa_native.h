@@ -321,10 +321,11 @@ enum ztsa_audit_kind {
 unsigned long ztsa_helper_would_deny(void);
 
 /* Fork a child that waits for the tracer (one byte on *sync_fd), then sets itself up
-   by the plan and execs CMD, or stays as CMD's parent, the file helper. Returns the
-   pid or -errno; *err_fd is the read end that carries the step and errno of a failed
-   set-up or exec (EOF on success). */
-int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd);
+   by the plan and execs CMD, or stays as CMD's parent, the file helper. ns: ztsa-ns's
+   path, which the child execs to do the set-up (the plan on a sealed memfd), or NULL:
+   the set-up in the fork itself. Returns the pid or -errno; *err_fd is the read end
+   that carries the step and errno of a failed set-up or exec (EOF on success). */
+int ztsa_spawn(const struct ztsa_plan *plan, const char *ns, int *sync_fd, int *err_fd);
 
 /* what failed in the child (the high 16 bits of what it writes on the error pipe) */
 enum ztsa_step {
@@ -338,7 +339,9 @@ enum ztsa_step {
     ZTSA_STEP_FILTER = 7,
     ZTSA_STEP_INIT = 8,    /* the tree's /proc, /dev/shm and session keyring */
     ZTSA_STEP_NETNS = 9,   /* the tree's network namespace and ztsa's DNS sockets */
-    ZTSA_STEP_OOM = 10     /* the tree first for the OOM killer (oom_score_adj) */
+    ZTSA_STEP_OOM = 10,    /* the tree first for the OOM killer (oom_score_adj) */
+    ZTSA_STEP_NS = 11,     /* the exec of ztsa-ns */
+    ZTSA_STEP_PLAN = 12    /* ztsa-ns reading the plan (EPROTO: another version's) */
 };
 
 /* What the file helper of the last spawn did, read from memory it shares with the
@@ -395,10 +398,11 @@ enum ztsa_role {
    a signal came (set_wakeup_fd), -1 for none. tag_exec, tag_net and tag_pid are the
    filter's RET_TRACE data; a tag_pid stop that names a process of the tree resumes here,
    any other comes to Python. syscalls (--trace-syscalls): the tree's processes stop at
-   each system call's entry and exit (ZTSA_EV_TRACE). 0 or -errno. */
+   each system call's entry and exit (ZTSA_EV_TRACE). setup_exec: root's first exec is
+   ztsa-ns's, neither logged nor counted. 0 or -errno. */
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
                      unsigned long tag_exec, unsigned long tag_net, unsigned long tag_pid,
-                     int syscalls);
+                     int syscalls, int setup_exec);
 /* The run is over: SIGCHLD's disposition and mask as before. */
 void ztsa_trace_end(void);
 
@@ -518,3 +522,8 @@ struct ztsa_ff_result {
 int ztsa_first_flight(const unsigned char *b, size_t n, struct ztsa_ff_result *out);
 /* firstflight.c: does name match a rule's name (suffix: ".example.com", a wildcard's) */
 int ztsa_ff_matches(const char *name, const char *rule, int suffix);
+/* planwire.c: a plan's bytes on the wire into out (size bytes): their length (more
+   than size: call again), or -errno; and bytes decoded and encoded again (-EINVAL: they
+   do not decode, -EPROTO: another version) */
+long ztsa_plan_encode(const struct ztsa_plan *plan, unsigned char *out, size_t size);
+long ztsa_plan_reencode(const unsigned char *in, size_t n, unsigned char *out, size_t size);

@@ -201,6 +201,14 @@ def cases(t: Tree) -> dict[str, tuple[ExecRequest, HostOffer, plan.Site]]:
          secrets=(("TOKEN", "s3cret"),))
     # --keep-tmp: the private HOME and TMPDIR on the host's disk, to be kept
     case("user_keep_tmp", USER, t.request(keep_tmp=True))
+    # ztsa-ns installed: the set-up is its exec, whatever else the offer says
+    ns = str(t.bin / "ztsa-ns")
+    case("user_ztsa_ns", USER._replace(ns=ns), t.request())
+    case("root_ztsa_ns", ROOT._replace(ns=ns), t.request())
+    # AppArmor restricts user namespaces and no ztsa-ns may make them: none, as
+    # without user namespaces (EXEC001 names what is missing)
+    case("user_apparmor_without_ztsa_ns", NO_USERNS._replace(apparmor_userns=True),
+         t.request())
     return out
 
 
@@ -216,7 +224,8 @@ CASES = ["root_default", "root_without_cap_sys_admin", "user_with_userns", "user
          "root_agent_claude", "user_allow_net_names", "user_address_rules_only",
          "user_without_userns_address_rules_only", "user_landlock_missing",
          "user_landlock_missing_workspace_in_home",
-         "root_quiet_limits", "user_keep_tmp"]
+         "root_quiet_limits", "user_keep_tmp", "user_ztsa_ns", "root_ztsa_ns",
+         "user_apparmor_without_ztsa_ns"]
 
 
 def test_the_cases_are_the_golden_files(tree):

@@ -45,6 +45,13 @@ class Connects(IntEnum):
     HELPER = 2  # the file helper, as seccomp notifications, in the tree's network namespace
 
 
+class Setup(IntEnum):
+    """Which process runs the child's set-up (native/child.c)."""
+
+    FORK = 0  # the fork of ztsa itself (ztsa-ns not installed: a source tree)
+    EXEC = 1  # ztsa-ns, which the fork execs (native/nsmain.c), the plan on a memfd
+
+
 class HomeView(NamedTuple):
     """The real homes (the user's, and $HOME when it differs) and the runs' private base
     under empty read-only tmpfs mounts, with `show` bound back: (path, writable) for the
@@ -134,6 +141,10 @@ class RunPlan(NamedTuple):
     private_dir: str = ""
     max_disk: int = 0
     inotify: tuple[int, int] = (0, 0)
+    # who runs the set-up: ztsa-ns (exec'd from ns, the offer's) wherever it is
+    # installed, so that one path runs on every machine; else the fork itself
+    setup: Setup = Setup.FORK
+    ns: str = ""
 
     @property
     def helper(self) -> bool:
@@ -455,7 +466,8 @@ def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
         shm_show=shm_view(env, program, allow_read, writable) if mode.pid_ns else (),
         filter_options=options, missing=tuple(lacking),
         private_dir=site.private_dir if mode.max_disk else "",
-        max_disk=mode.max_disk if site.private_dir else 0, inotify=mode.inotify)
+        max_disk=mode.max_disk if site.private_dir else 0, inotify=mode.inotify,
+        setup=Setup.EXEC if offer.ns else Setup.FORK, ns=offer.ns)
 
 
 def confinement(request: ExecRequest, offer: HostOffer,

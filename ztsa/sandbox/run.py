@@ -54,7 +54,8 @@ SETUP_STEPS = {1: "the namespaces, read-only agent files",
                4: "NoNewPrivs", 5: "Landlock", 6: "the file helper", 7: "the seccomp filter",
                8: "the tree's /proc, /dev/shm and session keyring",
                9: "the tree's network namespace and ztsa's DNS service in it",
-               10: "making the tree the OOM killer's first choice (oom_score_adj)"}
+               10: "making the tree the OOM killer's first choice (oom_score_adj)",
+               11: "starting ztsa-ns", 12: "ztsa-ns reading the plan"}
 
 CAPS = {
     "CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4,
@@ -370,7 +371,8 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
         log.close()
         return EXIT_INTERNAL
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
-                    connects_in_loop=run.connects == plan.Connects.LOOP, syscalls=syscalls)
+                    connects_in_loop=run.connects == plan.Connects.LOOP, syscalls=syscalls,
+                    setup_exec=run.setup == plan.Setup.EXEC)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)
     except OSError:
