@@ -133,11 +133,13 @@ def installed_ns() -> str:
         if os.path.basename(real) == "ztsa" and os.path.isfile(real):
             found = os.path.join(os.path.dirname(real), NS)
     else:
-        found = _recorded_ns()
+        found = recorded_ns()
     return found if found and os.path.isfile(found) and os.access(found, os.X_OK) else ""
 
 
-def _recorded_ns() -> str:
+def recorded_ns() -> str:
+    """ztsa-ns as the RECORD of the distribution beside the package lists it, "" for
+    none (whether or not it exists now)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     where = os.path.dirname(package)
     try:
