@@ -89,7 +89,7 @@ def container_hints(controls: dict[str, Any], in_container: bool, masked: list[s
 
 
 def probe() -> dict[str, Any]:
-    from ztsa.sandbox import landlock, offer
+    from ztsa.sandbox import apparmor, landlock, offer
     from ztsa.sandbox.controls import missing_controls
 
     host = offer.probe()
@@ -114,6 +114,10 @@ def probe() -> dict[str, Any]:
         # root without it makes a user namespace, as an ordinary user does
         "root_mount_namespace": host.root and host.root_mountns,
         "apparmor_restricts_user_namespaces": feat.apparmor_restricts_userns,
+        # the set-up's executable a run execs (None: the set-up runs in a fork of ztsa)
+        "ztsa_ns": host.ns or None,
+        # where AppArmor restricts: root's copy of ztsa-ns and the commands that make it
+        "apparmor": apparmor.advice(host.apparmor_userns),
         "pid_namespaces": host.pidns,
         # made in the user namespace (as root: directly), by CMD before it drops its
         # capabilities: where one is there, so is the other
@@ -158,6 +162,9 @@ def render_text(doc: dict[str, Any]) -> str:
                  + (" (root without CAP_SYS_ADMIN: the tree's are a user namespace's)"
                     if c["root"] and c["user_namespaces"] and not c["root_mount_namespace"]
                     else ""))
+    lines.append("the set-up (namespaces, helper): " + (
+        f"ztsa-ns, {c['ztsa_ns']}" if c["ztsa_ns"] else "a fork of ztsa (no ztsa-ns installed)"))
+    lines += _apparmor_lines(c["apparmor"])
     lines.append(f"PID and IPC namespaces: {yes(c['pid_namespaces'])}")
     lines.append(f"a network namespace for the tree (ztsa answers its DNS): "
                  f"{yes(c['network_namespace'])}")
@@ -174,3 +181,26 @@ def render_text(doc: dict[str, Any]) -> str:
     lines.append("")
     lines += [f"--profile {p}: {what}" for p, what in doc["profiles"].items()]
     return "\n".join(lines) + "\n"
+
+
+def _apparmor_lines(advice: dict[str, Any] | None) -> list[str]:
+    """Where AppArmor restricts user namespaces: root's copy of ztsa-ns, and the exact
+    commands that install it and the profile that lets it alone make them."""
+    if advice is None:
+        return []
+    state = advice["state"]
+    path = advice["root_copy"]
+    if state == "installed":
+        return [f"  AppArmor: user namespaces through root's copy {path}"]
+    said = {"missing": f"{path} is not installed",
+            "unsafe": f"{path} is not used: someone but root could replace it (it, or a "
+                      "directory above it, is not root's alone)",
+            "stale": f"{path} is another installation's ztsa-ns: install this one's"}[state]
+    lines = [f"  AppArmor: {said}; only a program an AppArmor profile names may make "
+             "user namespaces here, and ztsa's profile names that copy alone"]
+    if not advice.get("commands"):
+        return [*lines, f"  {advice.get('why_no_commands', '')}"]
+    lines.append("  to let ztsa make them (read the profile before root installs it):")
+    lines += [f"    {'as root: ' if who == 'root' else 'as yourself: '}{cmd}"
+              for who, cmd in advice["commands"]]
+    return lines
