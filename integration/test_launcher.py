@@ -248,6 +248,28 @@ def test_the_wheel_records_no_interpreter(built):
     assert scripts["ztsa"].startswith("#!/bin/sh\n")
 
 
+def test_the_wheel_carries_ztsa_ns_beside_the_launcher(built, installed):
+    """ztsa-ns, the child's set-up as an executable: a data file of the wheel's `bin`
+    (the scripts directory of every install scheme), an executable ELF; installed
+    beside the launcher and listed in the install's RECORD, and what a run execs."""
+    import zipfile
+
+    with zipfile.ZipFile(built.wheel) as whl:
+        ns = [i for i in whl.infolist() if i.filename.endswith(".data/data/bin/ztsa-ns")]
+        assert len(ns) == 1, whl.namelist()
+        assert whl.read(ns[0]).startswith(b"\x7fELF")
+        assert (ns[0].external_attr >> 16) & 0o111
+    beside = installed.root / "bin" / "ztsa-ns"
+    assert beside.is_file() and os.access(beside, os.X_OK)
+    info = next(installed.site_dir.glob("ztsa-*.dist-info"))
+    listed = [installed.site_dir / line.rsplit(",", 2)[0]
+              for line in (info / "RECORD").read_text().splitlines() if line]
+    assert any(p.name == "ztsa-ns" and p.resolve() == beside.resolve() for p in listed)
+    proc = _run([installed.root / "bin" / "ztsa", "doctor"], cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert f"the set-up (namespaces, helper): ztsa-ns, {beside}" in proc.stdout
+
+
 def test_a_link_to_the_launcher_starts_its_installation_and_nothing_planted(
         installed, built, tmp_path):
     """Started by its own path, by a link in another directory (as pipx and uv tool
@@ -439,3 +461,8 @@ def test_pipx_and_uv_tool_installs_run(built, tools, tmp_path, tool):
         _plant_interpreter(bin_dir / name, marker)
     _version(["ztsa"], env=env, cwd=tmp_path)
     assert not marker.exists(), marker.read_text()
+    # ztsa-ns beside the launcher in the tool's venv, executable, and what a run execs
+    ns = Path(os.path.realpath(link)).parent / "ztsa-ns"
+    assert ns.is_file() and os.access(ns, os.X_OK), ns
+    proc = _run(["ztsa", "doctor"], env=env, cwd=tmp_path)
+    assert f"ztsa-ns, {ns}" in proc.stdout, proc.stdout + proc.stderr

@@ -6,8 +6,10 @@ view, the missing controls (ztsa.sandbox.controls) and `ztsa doctor`. Tests give
 `plan.make` a `HostOffer` of their own: no decision of the plan asks the host.
 
 `probe()` costs what `ztsa exec` needs anyway: the Landlock ABI (one system call), the
-namespaces (one short-lived child, ztsa_ns_probe) and the user's inotify limits (two
-small reads of /proc/sys/user). The seccomp features only `ztsa doctor` shows (ctypes'
+namespaces (one short-lived child, ztsa_ns_probe: of ztsa-ns where it is installed, the
+program that will make them), the user's inotify limits (two small reads of
+/proc/sys/user), where ztsa-ns is (a few stats) and whether AppArmor restricts user
+namespaces (one read). The seccomp features only `ztsa doctor` shows (ctypes'
 import and a few system calls) are `features()`."""
 
 from __future__ import annotations
