@@ -12,8 +12,9 @@
    by the encoder and by the decoder alike, so the two cannot disagree on the order.
 
    The decoder reads its own copy of the bytes; every length is checked against what is
-   left before anything is allocated, every number against its C type, and each
-   array's count against the plan's count of it. */
+   left before anything is allocated, every number against its C type, each array's
+   count against the plan's count of it, and the plan's modes and flags against their
+   values (plan_sane). */
 #include "common.h"
 
 #include <errno.h>
@@ -183,6 +184,8 @@ static void f_str(struct wire *w, const char **s) {
    allocates count elements of size bytes (one more, zeroed, for a NULL end) */
 static void *f_array(struct wire *w, const void *arr, int count, size_t size, int *present) {
     unsigned long long n = (unsigned long long)(count > 0 ? count : 0);
+    if (w->decode && count < -1) /* -1: none (n_make's second ruleset); else a count */
+        w->bad = w->bad ? w->bad : EINVAL;
     if (!w->decode) {
         *present = arr != NULL;
         if (arr)
@@ -483,6 +486,19 @@ static void plan_fields(struct wire *w, struct ztsa_plan *p) {
 
 /* ---- the encoder (the supervisor) and the decoder (ztsa-ns) ---- */
 
+/* the plan's choices among their values (an enum, a switch), and what the set-up
+   reads without a count: CMD's path and argv, the workspace */
+static int plan_sane(const struct ztsa_plan *p) {
+    int flags[] = {p->drop_caps, p->helper, p->cont, p->pid_ns, p->netns, p->tell,
+                   p->audit, p->own_session};
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+        if (flags[i] != 0 && flags[i] != 1)
+            return 0;
+    return p->namespaces >= ZTSA_NS_NONE && p->namespaces <= ZTSA_NS_USER &&
+           p->connects >= ZTSA_CONNECTS_TRACER && p->connects <= ZTSA_CONNECTS_HELPER &&
+           p->path && p->argv && p->envp && p->workspace && p->n_make >= -1;
+}
+
 /* The plan's bytes into *out (free it), their length, or -errno. */
 static long plan_encode(const struct ztsa_plan *plan, unsigned char **out) {
     struct wire w = {0};
@@ -531,6 +547,8 @@ struct ztsa_plan *plan_decode(const unsigned char *b, size_t n, int *err) {
     plan_fields(&w, plan);
     if (!w.bad && w.pos != w.len)
         w.bad = EINVAL; /* something after the last field */
+    if (!w.bad && !plan_sane(plan))
+        w.bad = EINVAL;
     *(struct block **)((char *)plan + sizeof *plan) = w.blocks;
     if (w.bad) {
         *err = w.bad;

@@ -135,6 +135,17 @@ def test_a_filter_longer_than_the_kernel_takes_is_refused(tmp_path):
     assert refused(data) == errno.EINVAL
 
 
+@pytest.mark.parametrize("change", [{"namespaces": 3}, {"namespaces": -1},
+                                    {"connects": 7}, {"pid_ns": 2}, {"cont": -1}])
+def test_a_choice_outside_its_values_is_refused(tmp_path, change):
+    """What the set-up switches on must be one of its values: a decoded plan is never
+    read as a mode nobody chose."""
+    run = minimal(tmp_path, ("a",))
+    table = allow_table(str(tmp_path))
+    assert nat.plan_reencode(nat.plan_bytes(run, table))
+    assert refused(nat.plan_bytes(run._replace(**change), table)) == errno.EINVAL
+
+
 @FUZZ
 @given(st.data())
 def test_mutated_plans_are_refused_or_read_back_as_themselves(plans, data):
