@@ -194,3 +194,18 @@ def test_doctor_apparmor_profile_prints_the_profile():
                           capture_output=True, text=True, timeout=60, cwd="/")
     assert done.returncode == 0, done.stderr
     assert done.stdout == apparmor.profile()
+
+
+def test_a_run_without_user_namespaces_says_when_apparmor_is_why():
+    """The missing controls a run names stay as they are (handled.py matches them); where
+    AppArmor is the reason, one more line says so and where the fix is."""
+    from ztsa.sandbox.controls import USERNS_MISSING, apparmor_hint, missing_controls
+
+    restricted = offer.HostOffer(euid=1000, userns=False, pidns=False, landlock_abi=7,
+                                 apparmor_userns=True)
+    assert USERNS_MISSING in missing_controls(restricted)
+    assert "ztsa doctor" in (apparmor_hint(restricted) or "")
+    assert apparmor_hint(restricted._replace(apparmor_userns=False)) is None
+    # user namespaces through ztsa-ns (root's copy): nothing to say
+    assert apparmor_hint(restricted._replace(userns=True, ns=offer.ROOT_NS)) is None
+    assert apparmor_hint(restricted._replace(euid=0)) is None

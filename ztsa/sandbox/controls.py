@@ -58,6 +58,15 @@ def namespace_controls(offer: HostOffer) -> list[str]:
     return missing
 
 
+def apparmor_hint(offer: HostOffer) -> str | None:
+    """Why there are no user namespaces, where AppArmor is the reason, and the fix."""
+    if not offer.apparmor_userns or offer.mounts:
+        return None
+    return ("AppArmor lets only programs a profile names make user namespaces here: "
+            "`ztsa doctor` prints the root commands that let ztsa's set-up (ztsa-ns) "
+            "make them")
+
+
 FIX = ("Run on a kernel with Landlock ABI 5 or later and user namespaces enabled "
        "(sysctl user.max_user_namespaces > 0), or as root; in a container, `ztsa "
        "doctor` names the runtime's option that gives it back (docs/container.md); or "

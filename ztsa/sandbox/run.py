@@ -14,6 +14,7 @@ from ztsa.sandbox import (
     agents,
     bytecode,
     cgroup,
+    controls,
     gitguard,
     landlock,
     plan,
@@ -263,6 +264,9 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
         if missing:
             for control in missing:
                 print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
+            hint = controls.apparmor_hint(offer)
+            if hint:
+                print(f"ztsa: {hint}", file=sys.stderr)
             log.event("confinement", missing=missing, landlock_abi=fs.abi,
                       refused=request.strict)
             if request.strict:
