@@ -970,7 +970,7 @@ def p_runs_nothing_fetched(arg: str, hit: Hit, ctx: Context) -> str | None:
     if not command:
         return None
     scratch = Findings()
-    judge_command(ctx, scratch, "runs", command, "", hit.rel, None)
+    judge_command(ctx, scratch, "runs", command, folder(hit.rel), hit.rel, None)
     if scratch.found:
         return scratch.found[0].detail
     if scratch.errors:
@@ -1459,16 +1459,29 @@ def older(ctx: Context, f: Findings, rule_id: str,
                 if why is not None:
                     (f.advise if advisory else f.fail)(word(s, hit, why), hit.rel, line)
                 else:
+                    # a whole file runs by its path from the top
                     judge_command(ctx, f, what(s, hit) if what else dotted(hit), command,
-                                  "", hit.rel, line)
+                                  "" if s.format == "text" else folder(hit.rel), hit.rel,
+                                  line)
             continue
         for hit, why, line, advisory in verdicts(ctx, f, s):
             if isinstance(why, Command):
-                judge_command(ctx, f, word(s, hit, why), str(why), "", hit.rel, line)
+                judge_command(ctx, f, word(s, hit, why), str(why), folder(hit.rel), hit.rel,
+                              line)
             else:
                 (f.advise if advisory or isinstance(why, Advice) else f.fail)(
                     word(s, hit, why), hit.rel, line)
     f.found.sort(key=lambda e: (e.path or "", e.line or 0))
+
+
+def folder(rel: str) -> str:
+    """The folder the command of a setting in file rel runs from: the one VS Code opens
+    for a `.vscode/` file at any depth (`examples/app/.vscode/mcp.json`: `examples/app`,
+    whose package.json says what `npx NAME` finds installed), the top otherwise."""
+    parts = rel.split("/")[:-1]
+    if ".vscode" not in parts:
+        return ""
+    return "/".join(parts[:len(parts) - 1 - parts[::-1].index(".vscode")])
 
 
 def command_line(hit: Hit) -> str:
