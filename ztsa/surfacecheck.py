@@ -732,9 +732,33 @@ def p_no_host_run_arg(arg: str, hit: Hit, ctx: Context) -> str | None:
         return "runArgs hold --pid=host"
     if flag == "--cap-add" and _host_cap(value):
         return f"runArgs add the capability {value}"
-    if flag == "--security-opt" and "unconfined" in value:
-        return f"runArgs hold --security-opt {value}"
+    if flag == "--security-opt":
+        return _unconfined(value, "runArgs hold --security-opt")
     return None
+
+
+def _unconfined(opt: str, said: str) -> str | None:
+    """A container security option that turns a confinement off. `seccomp=unconfined`
+    is what the Go, C++ and Rust devcontainer templates set beside SYS_PTRACE for a
+    debugger (delve and gdb turn address randomisation off, which Docker's default
+    filter refuses): the kernel is reached by more system calls, but the container keeps
+    its namespaces, capabilities and AppArmor profile, so it is advice. Any other
+    unconfined option fails: the AppArmor profile, the system paths
+    (`systempaths=unconfined` unmasks /proc and /sys: a writable core_pattern runs a
+    program on the host)."""
+    opt = opt.strip()
+    if "unconfined" not in opt:
+        return None
+    if re.match(r"seccomp[=:]unconfined$", opt):
+        return Advice(f"{said} {opt}: the container's system-call filter is off (more "
+                      "of the kernel reachable; by itself no way out of the container)")
+    return f"{said} {opt}"
+
+
+def p_no_host_security_opt(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A `securityOpt` (Compose `security_opt`) entry, judged as `--security-opt` is in
+    runArgs (_unconfined)."""
+    return _unconfined(str(hit.value), f"{hit.key} holds")
 
 
 def p_system_program(arg: str, hit: Hit, ctx: Context) -> str | None:
@@ -946,7 +970,7 @@ def p_runs_nothing_fetched(arg: str, hit: Hit, ctx: Context) -> str | None:
     if not command:
         return None
     scratch = Findings()
-    judge_command(ctx, scratch, "runs", command, "", hit.rel, None)
+    judge_command(ctx, scratch, "runs", command, folder(hit.rel), hit.rel, None)
     if scratch.found:
         return scratch.found[0].detail
     if scratch.errors:
@@ -1045,7 +1069,11 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
                            p_no_host_capability),
     "no-host-run-arg": ("no `docker run` argument that gives the container the host "
                         "(`--privileged`, `--pid=host`, a host capability, an unconfined "
-                        "profile)", p_no_host_run_arg),
+                        "AppArmor profile or system paths; `seccomp=unconfined` "
+                        "alone is advice)", p_no_host_run_arg),
+    "no-host-security-opt": ("no unconfined security option (the AppArmor profile, the "
+                             "masking of /proc and /sys); `seccomp=unconfined` alone is "
+                             "advice", p_no_host_security_opt),
     "system-program": ("a program of the system by name or absolute path, not a file of "
                        "the checkout, a shell, an interpreter or a runner", p_system_program),
     "inert-node-options": ("node flags that load nothing (`--no-warnings`, "
@@ -1431,16 +1459,29 @@ def older(ctx: Context, f: Findings, rule_id: str,
                 if why is not None:
                     (f.advise if advisory else f.fail)(word(s, hit, why), hit.rel, line)
                 else:
+                    # a whole file runs by its path from the top
                     judge_command(ctx, f, what(s, hit) if what else dotted(hit), command,
-                                  "", hit.rel, line)
+                                  "" if s.format == "text" else folder(hit.rel), hit.rel,
+                                  line)
             continue
         for hit, why, line, advisory in verdicts(ctx, f, s):
             if isinstance(why, Command):
-                judge_command(ctx, f, word(s, hit, why), str(why), "", hit.rel, line)
+                judge_command(ctx, f, word(s, hit, why), str(why), folder(hit.rel), hit.rel,
+                              line)
             else:
                 (f.advise if advisory or isinstance(why, Advice) else f.fail)(
                     word(s, hit, why), hit.rel, line)
     f.found.sort(key=lambda e: (e.path or "", e.line or 0))
+
+
+def folder(rel: str) -> str:
+    """The folder the command of a setting in file rel runs from: the one VS Code opens
+    for a `.vscode/` file at any depth (`examples/app/.vscode/mcp.json`: `examples/app`,
+    whose package.json says what `npx NAME` finds installed), the top otherwise."""
+    parts = rel.split("/")[:-1]
+    if ".vscode" not in parts:
+        return ""
+    return "/".join(parts[:len(parts) - 1 - parts[::-1].index(".vscode")])
 
 
 def command_line(hit: Hit) -> str:

@@ -615,7 +615,7 @@ SETTINGS = (
     Setting("devcontainer-security-opt", "Dev Containers, Docker Compose",
             (*_DEVCONTAINER_FILES, "{devcontainer-compose}"), "json|yaml",
             ("securityOpt/*", "services/*/security_opt/*"), CONTAINER, HOST, REACH,
-            ("lacks:unconfined",),
+            ("no-host-security-opt",),
             "https://containers.dev/implementors/json_reference/", rule="AGT009"),
     Setting("devcontainer-daemon-socket", "Dev Containers, Docker Compose",
             (*_DEVCONTAINER_FILES, "{devcontainer-compose}"), "json|yaml",

@@ -82,3 +82,53 @@ def test_fail_inline_programs_and_host_mounts_the_old_lists_missed(machine):
     failed = sorted(e.detail.split("'")[1] for e in out.evidence
                     if e.detail.startswith("MCP server") and "starts" in e.detail)
     assert failed == ["d", "h", "py"], out.evidence
+
+
+def test_a_nested_vscode_server_runs_a_command_its_folder_depends_on(machine):
+    """microsoft/playwright's examples/todomvc/.vscode/mcp.json: `npx playwright
+    run-test-mcp-server`, in a folder whose package.json depends on `@playwright/test`,
+    whose package.json (in the repository) provides the `playwright` command, and
+    `playwright` is itself a package of the repository. VS Code opens that folder, so
+    npx runs the installed copy, or before an install fetches the project's own
+    package: advice. The same server where the folder does not depend on it, where the
+    command is no package of the repository (before an install npx would fetch a name
+    anyone may hold), with a floating version, or with `-y` of a package at no version,
+    gates."""
+    machine.ws("packages/playwright-test/package.json", json.dumps({
+        "name": "@playwright/test", "version": "1.60.0", "bin": {"playwright": "cli.js"}}))
+    machine.ws("packages/playwright/package.json", json.dumps({
+        "name": "playwright", "version": "1.60.0", "bin": {"playwright": "cli.js"}}))
+    app = json.dumps({"name": "todomvc-test", "devDependencies": {
+        "@playwright/test": "^1.38.0"}})
+    machine.ws("examples/todomvc/package.json", app)
+    server = {"servers": {"playwright-test": {
+        "type": "stdio", "command": "npx", "args": ["playwright", "run-test-mcp-server"]}}}
+    machine.ws("examples/todomvc/.vscode/mcp.json", json.dumps(server, indent=2))
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert [(e.path, e.line) for e in out.evidence] == [
+        ("examples/todomvc/.vscode/mcp.json", 5)], out.evidence
+
+    def gates() -> bool:
+        got = machine.run("AGT003")
+        return got.status is Status.FAIL and not got.advisory and any(
+            "fetched at no fixed version" in e.detail or "pinned" in e.detail
+            for e in got.evidence)
+
+    machine.ws("examples/todomvc/package.json", json.dumps({"name": "todomvc-test"}))
+    assert gates()  # nothing there provides it
+    machine.ws("examples/todomvc/package.json", app)
+    (machine.workspace / "packages/playwright/package.json").unlink()
+    assert gates()  # no package of the repository: npx would fetch someone's `playwright`
+    machine.ws("packages/playwright/package.json", json.dumps({"name": "playwright"}))
+    for args in (["playwright@latest", "run-test-mcp-server"], ["-y", "playwright"]):
+        machine.ws("examples/todomvc/.vscode/mcp.json", json.dumps({"servers": {"p": {
+            "command": "npx", "args": args}}}, indent=2))
+        assert gates(), args
+    # the same command at the top, where nothing depends on @playwright/test
+    machine.ws(".vscode/mcp.json", json.dumps(server, indent=2))
+    machine.ws("examples/todomvc/.vscode/mcp.json", json.dumps(server, indent=2))
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL and not out.advisory
+    assert {e.path for e in out.evidence if "no fixed version" in e.detail} == {
+        ".vscode/mcp.json"}, out.evidence

@@ -144,7 +144,7 @@ def test_fail_devcontainers_that_can_take_the_host(machine):
         indent=2))
     machine.ws(".devcontainer/devcontainer.json", json.dumps({
         "dockerComposeFile": "compose.yml", "service": "app",
-        "securityOpt": ["seccomp=unconfined"]}, indent=2))
+        "securityOpt": ["systempaths=unconfined"]}, indent=2))
     machine.ws(".devcontainer/compose.yml", "services:\n  app:\n    image: x\n"
                "    volumes:\n      - /var/run/docker.sock:/var/run/docker.sock\n"
                "  db:\n    image: pg\n    privileged: true\n")
@@ -162,7 +162,7 @@ def test_fail_devcontainers_that_can_take_the_host(machine):
         (".devcontainer/gpu/devcontainer.json",
          "its container can take the host: the Docker socket is mounted into it"),
         (".devcontainer/devcontainer.json",
-         "its container can take the host: securityOpt holds seccomp=unconfined"),
+         "its container can take the host: securityOpt holds systempaths=unconfined"),
         (".devcontainer/compose.yml", "service 'app' can take the host: the Docker socket is "
          "mounted into it"),
         (".devcontainer/compose.yml", "service 'db' can take the host: privileged is true")])
@@ -176,6 +176,46 @@ def test_pass_an_ordinary_devcontainer(machine):
         "postCreateCommand": "pip install -e .", "runArgs": ["--cap-add=SYS_PTRACE"],
         "mounts": ["source=cache,target=/cache,type=volume"]}))
     assert machine.run("AGT009").status is Status.PASS
+
+
+def test_a_debugger_template_without_the_seccomp_filter_is_advice(machine):
+    """cli/cli's devcontainer (the Go template): SYS_PTRACE and `--security-opt
+    seccomp=unconfined`, for delve. Without Docker's system-call filter the container
+    reaches more of the kernel, but keeps its namespaces, capabilities and AppArmor
+    profile: advice, in runArgs, `securityOpt` and a Compose service alike. The same
+    template with a host capability, the AppArmor profile off or /proc unmasked still
+    fails."""
+    import json
+
+    machine.ws(".devcontainer/devcontainer.json", json.dumps({
+        "image": "mcr.microsoft.com/devcontainers/go:1.22",
+        "runArgs": ["--cap-add=SYS_PTRACE", "--security-opt", "seccomp=unconfined"]},
+        indent=2))
+    machine.ws(".devcontainer/cpp/devcontainer.json", json.dumps({
+        "dockerComposeFile": "compose.yml", "service": "dev",
+        "capAdd": ["SYS_PTRACE"], "securityOpt": ["seccomp:unconfined"]}, indent=2))
+    machine.ws(".devcontainer/cpp/compose.yml", "services:\n  dev:\n    image: x\n"
+               "    security_opt:\n      - seccomp=unconfined\n")
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert sorted(e.detail.split(": the container")[0] for e in out.evidence) == [
+        "its container is less confined: runArgs hold --security-opt seccomp=unconfined",
+        "its container is less confined: securityOpt holds seccomp:unconfined",
+        "service 'dev' is less confined: security_opt holds seccomp=unconfined"]
+    for extra, said in ((["--cap-add=SYS_ADMIN"], "runArgs add the capability SYS_ADMIN"),
+                        (["--security-opt=apparmor=unconfined"],
+                         "runArgs hold --security-opt apparmor=unconfined"),
+                        (["--security-opt", "systempaths=unconfined"],
+                         "runArgs hold --security-opt systempaths=unconfined"),
+                        (["--privileged"], "runArgs hold --privileged")):
+        machine.ws(".devcontainer/devcontainer.json", json.dumps({
+            "image": "mcr.microsoft.com/devcontainers/go:1.22",
+            "runArgs": ["--cap-add=SYS_PTRACE", "--security-opt", "seccomp=unconfined",
+                        *extra]}, indent=2))
+        out = machine.run("AGT009")
+        assert out.status is Status.FAIL and not out.advisory, (extra, out)
+        assert f"its container can take the host: {said}" in [
+            e.detail for e in out.evidence], (extra, out.evidence)
 
 
 def test_a_hook_manager_dependency_with_its_configuration_is_judged_by_its_hooks(machine):

@@ -14,7 +14,13 @@ catalogue's `no-fetching-launch`): `npx -y` of a package without a version, `uvx
 (`-v /var/run:/var/run`). Any other command is judged by what it runs
 (`ztsa.follow.judge`), as agent hooks are: a download run, a download tool, a package
 at no fixed version, or a repository file that does either, fails; a tool by name (`hk
-mcp --root .`) or a repository server whose file downloads nothing is advice.
+mcp --root .`) or a repository server whose file downloads nothing is advice. A server of
+a `.vscode/` below the top runs in the folder that holds it (the one VS Code opened):
+`npx NAME` of a package that folder's package.json (or the top's) depends on runs the
+installed copy, and so does `npx NAME` of a command such a dependency provides by the
+`bin` of its package.json in the repository when NAME is also a package of the
+repository (`npx playwright` beside `@playwright/test` in Playwright's own repository:
+before an install npx fetches the project's own package): advice.
 
 When one of those directories is a git submodule not checked out, or a symlink out of
 the workspace, the rule is unknown: what it will hold cannot be judged.

@@ -8,7 +8,8 @@ or whose container can take the host (`privileged`, `--privileged`, `--pid=host`
 unconfined `--security-opt` or a `--cap-add` of a host capability in `runArgs`:
 SYS_ADMIN, ALL, SYS_MODULE, DAC_READ_SEARCH, SYS_RAWIO, in any case; those capabilities
 in `capAdd`, an unconfined `securityOpt`, a daemon socket among `mounts` or `runArgs`,
-and the same in the services of the `dockerComposeFile` it names): the catalogue's
+and the same in the services of the `dockerComposeFile` it names; `seccomp=unconfined`
+alone, which the Go, C++ and Rust templates set for a debugger, is advice): the catalogue's
 `devcontainer-*` settings of this rule; `.envrc` (direnv) at any depth (direnv runs the
 one of whatever directory a shell enters: the catalogue's `direnv-envrc`, test data
 included); a `.husky/` directory that something installs (an install hook or dependency
@@ -101,6 +102,12 @@ def word(s: Setting, hit: Hit, why: str) -> str:
             "devcontainer-daemon-socket": "the Docker socket is mounted into it"}.get(s.id)
     if what is None:
         what = why if s.id == "devcontainer-run-args" else f"{hit.key} holds {hit.value}"
+    from ztsa.surfacecheck import Advice
+
+    if isinstance(why, Advice):  # seccomp=unconfined: weaker, not the host
+        where = f"service {hit.path.split('/')[1]!r}" if hit.path.startswith("services/") \
+            else "its container"
+        return f"{where} is less confined: {why}"
     if hit.path.startswith("services/"):
         return f"service {hit.path.split('/')[1]!r} can take the host: {what}"
     return f"its container can take the host: {what}"
