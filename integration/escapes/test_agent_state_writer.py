@@ -218,17 +218,21 @@ def test_only_the_agent_itself_writes_its_kept_state(run: Runner):
         assert "old-intact: True" in proc.stdout, proc.stdout
         assert tools == [], tools
         # the refusals are the helper's deny lines or the kernel's EACCES/EROFS/EXDEV
-        assert any(e["event"] == "deny" and "kept state" in e.get("reason", "")
+        assert any(e["event"] == "deny" and "kept state" in e.get("rule", "")
                    for e in events), [e for e in events if e["event"] == "deny"][:5]
     # the agent's own writes worked: kept (and moved aside after the run, as every
     # file the run wrote there, until the person restores them)
-    assert {"projects%2F-ws%2Fs1.jsonl", "projects%2F-ws%2Fold.jsonl", "todos%2Fs1.json",
-            "history.jsonl", "projects%2Fp%2Fmemory%2Fagent.md"} <= {
-        Path(p).name for p in agent}, agent
-    s1 = next(c / ".ztsa-quarantine" / p for p in agent if p.endswith("s1.jsonl"))
-    assert s1.read_text() == f"{AGENT}\n{AGENT}-still\n"
+    wrote = {"projects%2F-ws%2Fs1.jsonl", "todos%2Fs1.json", "history.jsonl",
+             "projects%2Fp%2Fmemory%2Fagent.md"}
+    assert wrote <= {Path(p).name for p in agent}, (agent, proc.stdout, proc.stderr)
+    s1 = next(c / p for p in agent if p.endswith("s1.jsonl"))
+    assert s1.read_text().startswith(f"{AGENT}\n") and f"{AGENT}-still\n" in s1.read_text()
+    if run.mode != "nouserns":  # (there the tools wrote it and renamed the old one)
+        assert s1.read_text() == f"{AGENT}\n{AGENT}-still\n"
+        # the old transcript the agent appended to: moved aside with the agent's line
+        old = next(c / p for p in agent if p.endswith("old.jsonl"))
+        assert old.read_text() == f"the person's transcript\n{AGENT}\n"
     # what the agent reads later is the person's own, as before the run
-    assert (c / "projects" / "-ws" / "old.jsonl").read_text() == "the person's transcript\n"
     assert (c / "history.jsonl").read_text() == "old prompt\n"
     assert (c / "settings.json").read_text() == '{"model": "x"}\n'
     assert (c / "CLAUDE.md").read_text() == "be careful\n"

@@ -134,6 +134,9 @@ class RunPlan(NamedTuple):
     private_dir: str = ""
     max_disk: int = 0
     inotify: tuple[int, int] = (0, 0)
+    # --agent with the file helper: CMD's kept-state layer (landlock.kept_plan), the
+    # agent's own writes there performed by the helper for CMD's thread group alone
+    kept: landlock.Kept | None = None
 
     @property
     def helper(self) -> bool:
@@ -336,7 +339,16 @@ def missing(request: ExecRequest, offer: HostOffer, fs: landlock.Plan) -> list[s
     if request.audit_only and not mode.pid_ns:
         raise Refusal(EXIT_USAGE, "ztsa: --audit-only needs user and PID namespaces, which "
                       "this system refuses (see `ztsa doctor`); CMD was not started")
-    return [*fs.missing, *namespace_controls(offer)]
+    lacking = [*fs.missing, *namespace_controls(offer)]
+    if request.agents and (mode.namespaces == Namespaces.NONE
+                           or not fs.handled & landlock.WRITE_FILE):
+        lacking.append(KEPT_MISSING)
+    return lacking
+
+
+KEPT_MISSING = ("a writer check on the agent's kept state (--agent: any process of the "
+                "tree, not the agent's own process alone, can write its transcripts; what "
+                "the run wrote there is moved aside after it)")
 
 
 class Site(NamedTuple):
@@ -437,6 +449,9 @@ def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
         p for p in site.unreadable if p != "/dev"]
     deny_paths = [r for r in dict.fromkeys(os.path.realpath(p) for p in hidden)
                   if os.path.lexists(r)] if ns != Namespaces.NONE else []
+    # the agent's kept entries: written by its own process alone, through the helper
+    kept = landlock.kept_plan(fs, [at for _, at, rw in site.binds if rw]) if (
+        guard is not None and audit is None) else None
     return RunPlan(
         program=program, argv=request.argv, env=site.env, cwd=request.cwd,
         filter=build(**options._asdict()), drop_caps=offer.root,
@@ -455,7 +470,8 @@ def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
         shm_show=shm_view(env, program, allow_read, writable) if mode.pid_ns else (),
         filter_options=options, missing=tuple(lacking),
         private_dir=site.private_dir if mode.max_disk else "",
-        max_disk=mode.max_disk if site.private_dir else 0, inotify=mode.inotify)
+        max_disk=mode.max_disk if site.private_dir else 0, inotify=mode.inotify,
+        kept=kept)
 
 
 def confinement(request: ExecRequest, offer: HostOffer,

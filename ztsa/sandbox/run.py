@@ -606,6 +606,8 @@ def _denial_hint(call: str, what: str, rule: str, private: str = "") -> str:
             f"dns {what} ({rule}; an address asked as a name)"
     if call in ("connect", "send", "sendto", "sendmsg", "sendmmsg"):
         return f"{call} {what} ({rule}: --allow-net {what})"
+    if "kept state" in rule:  # the agent's own process alone writes it: no flag
+        return f"{call} {what} ({rule})"
     if private != os.sep and what.startswith(private):
         return f"{call} {what} (an agent's read-only settings, hooks or login: --agent)"
     if "read-only" in rule or "Landlock" in rule:
