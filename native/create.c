@@ -126,6 +126,20 @@ static int kept_refused(struct fs_op *o, int fd) {
     return 1;
 }
 
+/* The same for a name made in dir: an existing name is EEXIST first, as the kernel
+   answers before it asks Landlock (`mkdir -p` of an existing directory succeeds). */
+static int kept_make_refused(struct fs_op *o, int dir, const char *name, int *err) {
+    struct stat st;
+    if (o->agent || dir < 0 || !creation_kept_fd(dir))
+        return 0;
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        *err = EEXIST;
+        return 1;
+    }
+    o->denied = 5;
+    return 1;
+}
+
 /* A file the helper just made in the kept state for another process: unlinked again,
    by its parent and only if that name is still this file (nothing but the helper makes
    or moves names there, so nothing else can have taken it meanwhile). */
@@ -200,11 +214,11 @@ static int op_create(struct fs_op *o) {
         o->denied = 1;
         return 0;
     }
-    if (kept_refused(o, o->par1))
-        return 0;
     /* what the name is now, if anything (one lookup for both checks below) */
     struct stat fst;
     int exists = fstatat(o->dir1, o->n1, &fst, 0) == 0;
+    if (!exists && kept_refused(o, o->par1))
+        return 0; /* a new name in the kept state (an existing one: judged as opened) */
     /* /dev/tty is the caller's controlling terminal, not the helper's */
     if (exists && S_ISCHR(fst.st_mode) && fst.st_rdev == makedev(5, 0)) {
         int r = caller_tty(o->h->proc, (pid_t)o->req->pid, o->flags);
@@ -232,8 +246,10 @@ static int op_create(struct fs_op *o) {
     }
     int fd = open_as_caller(o);
     int err = fd < 0 ? errno : 0;
-    /* the file the whole path, a link or the caller's own /proc names: judged as opened */
-    if (fd >= 0 && kept_refused(o, fd)) {
+    /* the file the whole path, a link or the caller's own /proc names: judged as opened
+       (reading an existing one is no write) */
+    int writes = (o->flags & O_ACCMODE) != O_RDONLY || (o->flags & O_TRUNC) || !exists;
+    if (fd >= 0 && writes && kept_refused(o, fd)) {
         if (!exists)
             unmake(o->h->proc, fd);
         close(fd);
@@ -255,8 +271,9 @@ static int op_mknod(struct fs_op *o) {
         o->denied = 1;
         return 0;
     }
-    if (kept_refused(o, o->dir1))
-        return 0;
+    int err = 0;
+    if (kept_make_refused(o, o->dir1, o->n1, &err))
+        return err;
     if (o->slash1 && o->op == ZTSA_OP_MKNOD)
         return ENOENT; /* as the kernel answers "name/" for anything but a directory */
     int r = o->op == ZTSA_OP_MKDIR ? mkdirat(o->dir1, o->n1, o->mode)
@@ -271,8 +288,9 @@ static int op_symlink(struct fs_op *o) {
         o->denied = 1;
         return 0;
     }
-    if (kept_refused(o, o->par2))
-        return 0;
+    int err = 0;
+    if (kept_make_refused(o, o->par2, o->name2, &err))
+        return err;
     return symlinkat(o->p2, o->par2, o->name2) < 0 ? errno : 0;
 }
 
