@@ -22,7 +22,6 @@ import pwd
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -44,7 +43,8 @@ ATTACKS = {
                 'echo "$M" > "$K/shell-snapshots/snapshot-bash-1-new.sh"',
     "memory-new": 'echo "$M" > "$K/projects/p/memory/evil.md"',
     "memory-append": 'echo "$M" >> "$K/projects/p/memory/MEMORY.md"',
-    "memory-mkdir": 'mkdir -p "$K/projects/q/memory" && echo "$M" > "$K/projects/q/memory/MEMORY.md"',
+    "memory-mkdir": 'mkdir -p "$K/projects/q/memory" && '
+                    'echo "$M" > "$K/projects/q/memory/MEMORY.md"',
     "transcript-append": 'echo "$M" >> "$K/projects/-ws/old.jsonl"',
     "transcript-new": 'echo "$M" > "$K/projects/-ws/newest.jsonl"',
     "transcript-dd": 'printf "%s" "$M" | dd of="$K/projects/-ws/old.jsonl" conv=notrunc '
@@ -273,7 +273,3 @@ def test_a_killed_run_leaves_nothing_a_tool_wrote(run: Runner):
         "the person's transcript\n")
     assert not (c / "skills" / "evil").exists()
     shutil.rmtree(home)
-
-
-if __name__ == "__main__":
-    sys.exit("run with pytest")

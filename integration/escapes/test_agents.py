@@ -765,9 +765,16 @@ def test_the_real_claude_codes_bash_tool_forges_nothing_a_later_session_loads(ru
                         (home / ".claude" / ".ztsa-quarantine").glob("*/*"))
         if run.mode == "nouserns":
             assert FORGED in aside  # the tool did write them: moved aside
-        else:  # refused while the run went on: not even in the quarantine
-            assert FORGED not in aside and "Permission denied" in log.read_text()
-            assert "run it" in aside  # the agent's own transcript, moved aside
+        else:  # refused while the run went on: none of its files, not even aside
+            names = [p.name for p in (home / ".claude" / ".ztsa-quarantine").glob("*/*")]
+            assert not [n for n in names if "forged" in n or "zz-newest" in n
+                        or n.startswith("todos")], names
+            assert "Permission denied" in log.read_text(), log.read_text()
+            # the agent's own transcript, moved aside: the call as the agent made it
+            # (its command's text holds the marker), never a line the tool wrote
+            lines = [x for x in aside.splitlines() if FORGED in x]
+            assert lines and all('"tool_use"' in x or '"tool_result"' in x
+                                 or "toolUseResult" in x for x in lines), lines
     finally:
         api.terminate()
         api.wait(10)
