@@ -60,6 +60,16 @@ ATTACKS = {
     "symlink-in": 'ln -s /etc/passwd "$K/projects/-ws/sym.jsonl"',
     "fifo": 'mkfifo "$K/todos/fifo"',
     "proc-agent-fd": 'echo "$M" >> "/proc/$A/fd/$F"',
+    # the agent's own descriptor of its transcript (opened by the helper), taken
+    "pidfd-getfd": r'''"$PY" -c "
+import os, sys, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+pidfd = os.pidfd_open(int(sys.argv[1]))
+fd = libc.syscall(438, pidfd, int(sys.argv[2]), 0)
+if fd < 0:
+    sys.exit(os.strerror(ctypes.get_errno()))
+os.write(fd, sys.argv[3].encode())
+" "$A" "$F" "$M"''',
     "python-opath": r'''"$PY" -c "
 import os, sys
 fd = os.open(sys.argv[1], os.O_PATH | os.O_DIRECTORY)
