@@ -187,6 +187,8 @@ def test_codex_state_kept_and_its_login_read_only(run: Runner):
     # the rollout the run wrote: moved aside, as everything it writes in the kept entries
     assert not (cx / "sessions" / "r.jsonl").exists()
     assert [p.read_text() for p in (cx / ".ztsa-quarantine").glob("*/sessions*")] == ["s\n"]
+    # Codex's npm launcher starts the agent as its child: no writer check, and it says so
+    assert "moved aside after it, not refused" in proc.stderr
     assert not (cx / "models_cache.json").exists()  # a private copy's, gone
     shutil.rmtree(home)
 

@@ -193,7 +193,8 @@ def cases(t: Tree) -> dict[str, tuple[ExecRequest, HostOffer, plan.Site]]:
     case("root_agent_claude", ROOT,
          t.request(agents=("claude",), net=agent,
                    agent_hosts=tuple(r.spec for r in agent)),
-         binds=tuple((str(claude / e), str(own / e), rw) for e, rw in entries))
+         binds=tuple((str(claude / e), str(own / e), rw) for e, rw in entries),
+         kept=tuple(str(own / e) for e, rw in entries if rw))
     case("user_allow_net_names", USER,
          t.request(net=net("example.com:443", "*.npmjs.org", "192.0.2.7:22"),
                    allow_listen=(8080,)))

@@ -340,8 +340,10 @@ def missing(request: ExecRequest, offer: HostOffer, fs: landlock.Plan) -> list[s
         raise Refusal(EXIT_USAGE, "ztsa: --audit-only needs user and PID namespaces, which "
                       "this system refuses (see `ztsa doctor`); CMD was not started")
     lacking = [*fs.missing, *namespace_controls(offer)]
-    if request.agents and (mode.namespaces == Namespaces.NONE
-                           or not fs.handled & landlock.WRITE_FILE):
+    from ztsa.sandbox.agents import AGENTS
+
+    if any(AGENTS[n].writer_is_cmd for n in request.agents) and (
+            mode.namespaces == Namespaces.NONE or not fs.handled & landlock.WRITE_FILE):
         lacking.append(KEPT_MISSING)
     return lacking
 
@@ -375,6 +377,7 @@ class Site(NamedTuple):
     run_id: str = ""
     own_session: bool = False  # ztsa's controlling terminal is none of its stdio
     private_dir: str = ""  # the run's private directory, HOME and TMPDIR's (mode.max_disk)
+    kept: tuple[str, ...] = ()  # kept agent state written by CMD alone (agents.Setup)
 
 
 def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
@@ -450,7 +453,7 @@ def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
     deny_paths = [r for r in dict.fromkeys(os.path.realpath(p) for p in hidden)
                   if os.path.lexists(r)] if ns != Namespaces.NONE else []
     # the agent's kept entries: written by its own process alone, through the helper
-    kept = landlock.kept_plan(fs, [at for _, at, rw in site.binds if rw]) if (
+    kept = landlock.kept_plan(fs, list(site.kept)) if (
         guard is not None and audit is None) else None
     return RunPlan(
         program=program, argv=request.argv, env=site.env, cwd=request.cwd,

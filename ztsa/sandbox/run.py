@@ -252,7 +252,8 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
             log_path=getattr(log_stream, "name", None),
             net=policy.net_plan() if mode.netns else plan.NetPlan(),
             secrets=tuple((secrets or {}).items()), run_id=log.run,
-            own_session=not terminal.among_stdio(), private_dir=private)
+            own_session=not terminal.among_stdio(), private_dir=private,
+            kept=setup.own_writer if setup else ())
         try:
             missing = plan.missing(request, offer, fs)
         except plan.Refusal as no:
