@@ -368,10 +368,13 @@ static int open_parent_into(struct fs_op *o, int fd, const char *path, char *nam
    errno, or -1 with o->denied set (a path through a magic link or on /proc). */
 static int open_parents(struct fs_op *o) {
     int op = o->op;
-    if (o->own || (makes_file(op) && !creation_protected_name(o->p1))) {
+    if (o->own || (makes_file(op) && !creation_protected_name(o->p1) &&
+                   (o->agent || !creation_kept()))) {
         /* a last component that no protected path has cannot make one: the kernel
            resolves the whole path for us (trailing slashes included), as for the caller,
-           without magic links (openat2) */
+           without magic links (openat2); under --agent another process's file is made
+           in a parent the helper opened, so that a name in the kept state is refused
+           before it exists */
         o->dir1 = o->fd1;
         o->n1 = o->p1;
     } else if (!o->empty_link && op != ZTSA_OP_SYMLINK) {
