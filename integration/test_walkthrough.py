@@ -1,9 +1,11 @@
 """What a new user does first (issue #40), automated, as an ordinary user with a HOME of
 the test's own: ztsa installed from a wheel of this checkout into a fresh virtual
 environment (the README's set-up), the Claude Code hook installed, a Bash call of the
-real Claude Code confined through it, the same call blocked once the hook's ztsa cannot
-run, `--agent claude` over a state directory an unconfined session has used, and
-`--allow-net @npm` against a registry stand-in in a network namespace of the test's own.
+real Claude Code confined through it, the person's allow and deny rules and a saved
+approval judging the model's own command, the same call blocked once the hook's ztsa
+cannot run or a project overrides its prefix, `--agent claude` over a state directory an
+unconfined session has used, and `--allow-net @npm` against a registry stand-in in a
+network namespace of the test's own.
 
 Claude Code runs against a fake Messages API on loopback (bench/agents/fake_api.py): the
 fake model answers with one Bash tool_use, and the test judges by the tool result the
@@ -266,13 +268,19 @@ def _project(user: Newcomer, name: str) -> Path:
 
 
 # -- step 2: the hook installed, a Bash call confined ----------------------------------
+def _wrapper(user: Newcomer) -> Path:
+    return user.home / ".config" / "ztsa" / "claude-shell-user"
+
+
 def test_the_hook_installed_confines_a_bash_call(newcomer: Newcomer, claude: str) -> None:
     user = newcomer
     proc = user.run([str(user.launcher), "hook", "claude", "--install", "--allow-net", "@npm"])
     assert proc.returncode == 0, proc.stderr
     settings = json.loads((user.home / ".claude" / "settings.json").read_text())
-    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert str(user.launcher) in command, command  # by its absolute path
+    assert settings["env"]["CLAUDE_CODE_SHELL_PREFIX"] == str(_wrapper(user))
+    guard = settings["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert str(user.launcher) in guard["args"][1], guard  # by its absolute path
+    assert str(user.launcher) in _wrapper(user).read_text()
     ws = _project(user, "ws-hook")
     outside = user.home / "written-by-the-agent"
     log = user.top / "api-hook.log"
@@ -292,6 +300,113 @@ def test_the_hook_installed_confines_a_bash_call(newcomer: Newcomer, claude: str
     assert not outside.exists()
 
 
+def _permissions(user: Newcomer, **rules: list[str]) -> None:
+    """The person's own permission rules, written into their settings beside ztsa's."""
+    path = user.home / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    settings["permissions"] = rules
+    path.write_text(json.dumps(settings, indent=2))
+
+
+# -- step 2b: the person's rules judge the model's command -------------------------------
+def test_a_deny_rule_still_denies_the_models_command(newcomer: Newcomer, claude: str) -> None:
+    """Issue #40: when the hook rewrote the call, Claude Code matched rules against
+    `ztsa exec ... -- bash -c '...'`: `Bash(rm -rf:*)` no longer matched, and the call
+    was asked about instead of denied. Now the rule sees the model's command."""
+    user = newcomer
+    _permissions(user, deny=["Bash(rm -rf:*)"], allow=["Bash(touch:*)"])
+    ws = _project(user, "ws-deny")
+    victim = user.mkdir(ws / "x")
+    (victim / "keep").write_text("precious\n")
+    user.own(victim)
+    log = user.top / "api-deny.log"
+    with fake_api("rm -rf ./x", log) as port:  # no --allowedTools: the rules alone
+        run = user.run([claude, "-p", "run it"], cwd=ws, env=claude_env(port), timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (victim / "keep").read_text() == "precious\n"
+    assert "has been denied" in results_text(log), log.read_text()
+
+
+def test_an_allow_rule_runs_the_call_confined_without_a_prompt(newcomer: Newcomer,
+                                                               claude: str) -> None:
+    """`Bash(touch:*)` and `Bash(./probe.sh)`: the call runs with no prompt (in -p there
+    is none: an unallowed call is refused), and it runs confined: the script, which
+    Claude Code cannot read into, finds neither the real HOME nor the key in it."""
+    user = newcomer
+    _permissions(user, deny=["Bash(rm -rf:*)"], allow=["Bash(touch:*)", "Bash(./probe.sh)"])
+    ws = _project(user, "ws-allow")
+    (ws / "probe.sh").write_text(f'#!/bin/sh\necho "HOME=$HOME"\ncat {user.home}/.ssh/id_rsa\n'
+                                 "echo probe-ran\n")
+    os.chmod(ws / "probe.sh", 0o755)
+    user.own(ws)
+    log = user.top / "api-allow.log"
+    with fake_api("touch a && ./probe.sh", log) as port:
+        run = user.run([claude, "-p", "run it"], cwd=ws, env=claude_env(port), timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = results_text(log)
+    assert (ws / "a").exists() and "probe-ran" in result, result
+    assert f"HOME={user.home}\n" not in result and "/ztsa-run-" in result, result
+    assert SENTINEL not in result, result
+
+
+def test_what_a_prompt_would_save_is_the_models_command(newcomer: Newcomer,
+                                                        claude: str) -> None:
+    """Claude Code asks (its SDK's permission prompt over stdio, and a PermissionRequest
+    hook) with the rule a "don't ask again" would save. With the rewrite that was
+    `Bash(/path/to/ztsa exec *)`, which approves every later command; now it is the
+    model's own command."""
+    user = newcomer
+    _permissions(user, deny=["Bash(rm -rf:*)"], allow=["Bash(touch:*)"])
+    recorded = user.top / "permission-requests.jsonl"
+    recorded.write_text("")
+    os.chmod(recorded, 0o666)
+    path = user.home / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    settings["hooks"]["PermissionRequest"] = [{"matcher": "Bash", "hooks": [{
+        "type": "command", "command": "/bin/sh", "args": ["-c", f"cat >> {recorded}"]}]}]
+    path.write_text(json.dumps(settings, indent=2))
+    ws = _project(user, "ws-ask")
+    log = user.top / "api-ask.log"
+    command = 'python3 -c "print(6*7)"'
+    requests = []
+    with fake_api(command, log) as port:
+        agent = subprocess.Popen(
+            user.argv([claude, "-p", "--input-format", "stream-json", "--output-format",
+                       "stream-json", "--verbose", "--permission-prompt-tool", "stdio"],
+                      claude_env(port)),
+            cwd=ws, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        assert agent.stdin is not None and agent.stdout is not None
+        try:
+            agent.stdin.write(json.dumps({"type": "user", "message": {
+                "role": "user", "content": "run it"}}) + "\n")
+            agent.stdin.flush()
+            for line in agent.stdout:
+                message = json.loads(line)
+                if message.get("type") == "control_request":
+                    requests.append(message["request"])
+                    agent.stdin.write(json.dumps({"type": "control_response", "response": {
+                        "subtype": "success", "request_id": message["request_id"],
+                        "response": {"behavior": "deny", "message": "not now"}}}) + "\n")
+                    agent.stdin.flush()
+                if message.get("type") == "result":
+                    break
+        finally:
+            agent.stdin.close()
+            agent.wait(60)
+    asked = [r for r in requests if r.get("subtype") == "can_use_tool"]
+    assert len(asked) == 1, requests
+    expected = [{"toolName": "Bash", "ruleContent": command}]
+    assert asked[0]["input"]["command"] == command
+    assert [s["rules"] for s in asked[0]["permission_suggestions"]] == [expected], asked
+    hooked = [json.loads(line) for line in recorded.read_text().splitlines() if line.strip()]
+    assert [s["rules"] for h in hooked for s in h["permission_suggestions"]] == [expected]
+    assert "not now" in results_text(log)
+    del settings["hooks"]["PermissionRequest"]
+    del settings["permissions"]
+    path.write_text(json.dumps(settings, indent=2))
+
+
 # -- step 3: the hook's ztsa made unrunnable, the call blocked -------------------------
 def test_a_hook_whose_ztsa_cannot_run_blocks_the_call(newcomer: Newcomer,
                                                       claude: str) -> None:
@@ -307,14 +422,53 @@ def test_a_hook_whose_ztsa_cannot_run_blocks_the_call(newcomer: Newcomer,
         with fake_api(f"touch {outside}; echo unconfined-ran", log) as port:
             run = user.run([claude, "-p", "run it", "--allowedTools", "Bash"], cwd=ws,
                            env=claude_env(port), timeout=180)
+        assert run.returncode == 0, run.stdout + run.stderr
+        results = [as_text(r) for r in tool_results(log)]
+        assert len(results) == 1, log.read_text()
+        assert not outside.exists()  # the command's effect did not happen
+        assert "unconfined-ran" not in results[0], results
+        assert "the call is blocked" in results[0], results  # and the agent was told
+        # the prefix fails closed by itself: without the guard, the wrapper's ztsa is
+        # missing and Claude Code runs nothing but the wrapper
+        text = settings.read_text()
+        without_guard = json.loads(text)
+        del without_guard["hooks"]
+        settings.write_text(json.dumps(without_guard))
+        try:
+            with fake_api(f"touch {outside}; echo unconfined-ran", log) as port:
+                run = user.run([claude, "-p", "run it", "--allowedTools", "Bash"], cwd=ws,
+                               env=claude_env(port), timeout=180)
+        finally:
+            settings.write_text(text)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert not outside.exists()
+        assert "unconfined-ran" not in results_text(log), log.read_text()
     finally:
         os.rename(moved, user.launcher)
+
+
+# -- step 3b: a project that sets its own prefix --------------------------------------------
+@pytest.mark.parametrize("prefix", ["", "/bin/sh -c"])
+def test_a_project_that_overrides_the_prefix_is_denied(newcomer: Newcomer, claude: str,
+                                                       prefix: str) -> None:
+    """A project's .claude/settings.json `env` wins over the user's: an empty prefix
+    would run the call unconfined, another would run it through the project's program.
+    The guard (in the user's settings, exec form: no prefix before it) denies it."""
+    user = newcomer
+    ws = _project(user, "ws-override-" + str(len(prefix)))
+    user.mkdir(ws / ".claude")
+    (ws / ".claude" / "settings.json").write_text(json.dumps(
+        {"env": {"CLAUDE_CODE_SHELL_PREFIX": prefix}}))
+    user.own(ws)
+    outside = user.home / "written-by-the-project"
+    log = user.top / "api-override.log"
+    with fake_api(f"touch {outside}; echo unconfined-ran", log) as port:
+        run = user.run([claude, "-p", "run it", "--allowedTools", "Bash"], cwd=ws,
+                       env=claude_env(port), timeout=180)
     assert run.returncode == 0, run.stdout + run.stderr
-    results = [as_text(r) for r in tool_results(log)]
-    assert len(results) == 1, log.read_text()
-    assert not outside.exists()  # the command's effect did not happen
-    assert "unconfined-ran" not in results[0], results
-    assert "the call is blocked" in results[0], results  # and the agent was told
+    result = results_text(log)
+    assert not outside.exists() and "unconfined-ran" not in result, result
+    assert "CLAUDE_CODE_SHELL_PREFIX is" in result, result
 
 
 # -- step 4: --agent claude over a used state directory --------------------------------

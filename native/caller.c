@@ -290,7 +290,7 @@ struct reply umask_notification(const struct seccomp_notif *req) {
     U.gen++;
     struct umask_slot *slot = &U.slot[(unsigned int)req->pid % UMASK_SLOTS];
     slot->pid = (pid_t)req->pid;
-    slot->mask = (unsigned int)req->data.args[0] & 0777;
+    slot->mask = (unsigned int)req_arg(req, ZTSA_ARG_MODE) & 0777;
     slot->since = U.changed;
     slot->gen = U.gen;
     return CONTINUE;

@@ -183,6 +183,12 @@ const struct ztsa_plan *helper_plan(void);
 #define NET_UNIX 0x40000001L     /* a bind to a Unix socket address: unixsock.c's */
 #define NET_DEFER 0x40000002L    /* answered later, when the connection is made */
 #define NET_WAIT 0x40000003L     /* made again later, when net_wait_take's fd is writable */
+/* argument ROLE (enum ztsa_arg) of the notified call, placed by the one table (~0: the
+   call has none, a value no descriptor, length or address check lets through) */
+static inline unsigned long long req_arg(const struct seccomp_notif *req, int role) {
+    int i = sys_arg(ztsa_sys(req->data.nr), role);
+    return i >= 0 ? req->data.args[i] : ~0ULL;
+}
 void net_init(const struct helper *h);
 long net_notification(const struct seccomp_notif *req);
 long net_wait(int fd);
@@ -190,6 +196,7 @@ int net_wait_take(void); /* the NET_WAIT socket (-1: none), now the caller's */
 void net_wait_forget(void);
 int net_is_host(int fd);
 int net_host_socket(int dup);
+int net_host_connect(int dup, const void *sa, unsigned int len, long *r);
 long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
                       unsigned int len, const char *rule);
 int net_install(const struct seccomp_notif *req, int fd, int target);

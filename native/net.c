@@ -216,6 +216,21 @@ int net_host_socket(int dup) {
     return s;
 }
 
+/* a host socket like the tree's dup, connecting to sa from the helper's copy: the socket
+   (non-blocking; *r 0 or -EINPROGRESS), or -errno with nothing left open */
+int net_host_connect(int dup, const void *sa, unsigned int len, long *r) {
+    int s = net_host_socket(dup);
+    if (s < 0)
+        return s;
+    *r = connect(s, (const struct sockaddr *)sa, len) < 0 ? -errno : 0;
+    if (*r < 0 && *r != -EINPROGRESS) {
+        int e = (int)*r;
+        close(s);
+        return e;
+    }
+    return s;
+}
+
 /* connect a host socket from the copy, in place of the tree's fd: the syscall's answer
    (NET_DEFER: it comes when the connection does) */
 long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const void *sa,
@@ -233,14 +248,10 @@ long net_swap_connect(const struct seccomp_notif *req, int dup, int fd, const vo
     int version = net_ip_of(sa, len, &a, &port);
     int tree_flags = fcntl(dup, F_GETFL);
     int type = net_sockopt(dup, SOL_SOCKET, SO_TYPE);
-    int s = net_host_socket(dup);
+    long r = 0;
+    int s = net_host_connect(dup, sa, len, &r);
     if (s < 0)
         return s;
-    long r = connect(s, (const struct sockaddr *)sa, len) < 0 ? -errno : 0;
-    if (r < 0 && r != -EINPROGRESS) {
-        close(s);
-        return r;
-    }
     int e = net_install(req, s, fd); /* fails (ENOENT) if the call is no longer live */
     if (e < 0) {
         close(s);
@@ -275,12 +286,12 @@ static long connect_here(const struct seccomp_notif *req, int dup, const unsigne
 
 static long net_connect(const struct seccomp_notif *req) {
     pid_t pid = (pid_t)req->pid;
-    int fd = (int)(unsigned int)req->data.args[0];
-    unsigned int len = (unsigned int)req->data.args[2];
+    int fd = (int)(unsigned int)req_arg(req, ZTSA_ARG_FD);
+    unsigned int len = (unsigned int)req_arg(req, ZTSA_ARG_ADDRLEN);
     unsigned char sa[128];
     if (len > sizeof sa)
         return -EINVAL;
-    if (len && caller_read(pid, req->data.args[1], sa, len) < 0)
+    if (len && caller_read(pid, req_arg(req, ZTSA_ARG_ADDR), sa, len) < 0)
         return -EFAULT;
     unsigned short family = 0;
     if (len >= 2)

@@ -32,9 +32,9 @@ static void note_listener(int s) {
 
 long net_bind(const struct seccomp_notif *req) {
     pid_t pid = (pid_t)req->pid;
-    unsigned int len = (unsigned int)req->data.args[2];
+    unsigned int len = (unsigned int)req_arg(req, ZTSA_ARG_ADDRLEN);
     unsigned char sa[128];
-    if (len < 2 || len > sizeof sa || caller_read(pid, req->data.args[1], sa, len) < 0 ||
+    if (len < 2 || len > sizeof sa || caller_read(pid, req_arg(req, ZTSA_ARG_ADDR), sa, len) < 0 ||
         (sa[0] | sa[1] << 8) == AF_UNIX)
         return NET_UNIX; /* unixsock.c's bind of a socket path, or the kernel's answer */
     const unsigned char *a = NULL;
@@ -43,7 +43,7 @@ long net_bind(const struct seccomp_notif *req) {
     int listed = 0;
     for (int i = 0; version && port && i < H->plan->n_listen; i++)
         listed |= H->plan->listen_ports[i] == port;
-    int fd = (int)(unsigned int)req->data.args[0];
+    int fd = (int)(unsigned int)req_arg(req, ZTSA_ARG_FD);
     int dup = helper_getfd(pid, fd);
     if (dup < 0)
         return -EBADF;
@@ -81,7 +81,7 @@ long net_bind(const struct seccomp_notif *req) {
    helper made for --allow-listen (a connect that failed leaves a host TCP socket
    unbound, and a listen would bind it to a port of the host's, for anyone) */
 long net_listen(const struct seccomp_notif *req) {
-    int dup = helper_getfd((pid_t)req->pid, (int)(unsigned int)req->data.args[0]);
+    int dup = helper_getfd((pid_t)req->pid, (int)(unsigned int)req_arg(req, ZTSA_ARG_FD));
     if (dup < 0)
         return dup == -ESRCH ? -ESRCH : -EBADF;
     long r;
@@ -93,7 +93,7 @@ long net_listen(const struct seccomp_notif *req) {
     if (net_is_host(dup) && !ours)
         r = -EINVAL;
     else
-        r = listen(dup, (int)req->data.args[1]) < 0 ? -errno : 0;
+        r = listen(dup, (int)req_arg(req, ZTSA_ARG_BACKLOG)) < 0 ? -errno : 0;
     close(dup);
     return r;
 }

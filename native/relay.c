@@ -78,14 +78,10 @@ long relay_connect(const struct helper *h, const struct seccomp_notif *req, int 
             p = &R->P[i];
     if (!p)
         return -EAGAIN;
-    int s = net_host_socket(dup);
+    long r = 0;
+    int s = net_host_connect(dup, sa, len, &r);
     if (s < 0)
         return s;
-    long r = connect(s, (const struct sockaddr *)sa, len) < 0 ? -errno : 0;
-    if (r < 0 && r != -EINPROGRESS) {
-        close(s);
-        return r;
-    }
     int keep = fcntl(dup, F_DUPFD_CLOEXEC, 0);
     if (keep < 0) {
         close(s);

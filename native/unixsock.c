@@ -32,7 +32,7 @@ void unixsock_init(const struct helper *h) { H = h; }
    names make no name in the file system. */
 static struct reply bind_here(const struct seccomp_notif *req, const void *sa,
                               unsigned int len) {
-    int sock = helper_getfd((pid_t)req->pid, (int)(unsigned int)req->data.args[0]);
+    int sock = helper_getfd((pid_t)req->pid, (int)(unsigned int)req_arg(req, ZTSA_ARG_FD));
     if (sock < 0)
         return RESULT(sock == -ESRCH ? -ESRCH : -EBADF);
     long r = net_is_host(sock) ? -EINVAL /* bound already: a socket the helper connected */
@@ -72,13 +72,13 @@ static long bind_path(pid_t pid, int sock, int par, const char *name, int slash,
 
 struct reply unixsock_bind(const struct seccomp_notif *req) {
     pid_t pid = (pid_t)req->pid;
-    unsigned int len = (unsigned int)req->data.args[2];
+    unsigned int len = (unsigned int)req_arg(req, ZTSA_ARG_ADDRLEN);
     struct sockaddr_un sa;
     size_t head = offsetof(struct sockaddr_un, sun_path);
     if (len > sizeof sa)
         return RESULT(-EINVAL);
     memset(&sa, 0, sizeof sa);
-    if (len && caller_read(pid, req->data.args[1], &sa, len) < 0)
+    if (len && caller_read(pid, req_arg(req, ZTSA_ARG_ADDR), &sa, len) < 0)
         return RESULT(-EFAULT);
     if (len <= head || sa.sun_family != AF_UNIX || sa.sun_path[0] == 0)
         return bind_here(req, &sa, len);
@@ -89,7 +89,7 @@ struct reply unixsock_bind(const struct seccomp_notif *req) {
     int fd1 = helper_dirfd(pid, AT_FDCWD, path);
     if (fd1 < 0)
         return RESULT(fd1);
-    int sock = helper_getfd(pid, (int)(unsigned int)req->data.args[0]);
+    int sock = helper_getfd(pid, (int)(unsigned int)req_arg(req, ZTSA_ARG_FD));
     if (sock < 0 || !helper_still_valid(req->id)) {
         helper_close_dirfd(fd1);
         if (sock >= 0)
@@ -150,7 +150,7 @@ static void log_connect(pid_t pid, int dup, const unsigned char *sa, unsigned in
 long unixsock_connect(const struct seccomp_notif *req, const unsigned char *sa,
                       unsigned int len) {
     pid_t pid = (pid_t)req->pid;
-    int fd = (int)(unsigned int)req->data.args[0];
+    int fd = (int)(unsigned int)req_arg(req, ZTSA_ARG_FD);
     int dup = helper_getfd(pid, fd);
     if (dup < 0)
         return dup == -ESRCH ? -ESRCH : -EBADF;

@@ -389,7 +389,8 @@ def test_doctor_names_the_controls_and_what_each_profile_does():
     assert set(doc["profiles"]) == {"untrusted", "dependency", "repo"}
     assert doc["profiles"]["untrusted"].startswith(
         "refuses" if c["missing"] else "runs with every control")
-    assert c["network_namespace"] == (c["root"] or c["user_namespaces"])
+    assert c["network_namespace"] == c["user_namespaces"]
+    assert isinstance(doc["hints"], list)
     text = ztsa("doctor", cwd="/").stdout
     assert "Landlock ABI" in text and "--profile untrusted:" in text
     assert "a network namespace for the tree" in text

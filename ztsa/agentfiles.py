@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.parsing import ParseError, load_jsonc, load_toml
+from ztsa.parsing import load_jsonc, load_toml
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 # the project MCP configurations: (file, the keys to its servers): Claude Code's,
 # Cursor's, VS Code's (its own file, or the `mcp` setting), Gemini CLI's, Roo Code's,
 # Kiro's and Amazon Q's
@@ -34,22 +33,6 @@ def toml_file(ctx: Context, rel: str) -> tuple[dict[str, Any], str] | None:
     if text is None:
         return None
     return load_toml(text, rel), text
-
-
-def settings(f: Findings, ctx: Context, rel: str) -> tuple[dict[str, Any], str] | None:
-    """A JSON settings file whose top level is an object; problems are recorded in f."""
-    loaded = f.attempt(json_file, ctx, rel)
-    if loaded is None:
-        return None
-    doc = f.attempt(obj, loaded[0], rel)
-    return (doc, loaded[1]) if doc is not None else None
-
-
-def obj(doc: Any, rel: str) -> dict[str, Any]:
-    """The top level must be an object; anything else is a parse failure."""
-    if not isinstance(doc, dict):
-        raise ParseError(rel, f"top level is {type(doc).__name__}, not an object")
-    return doc
 
 
 def get(doc: Any, *keys: str) -> Any:

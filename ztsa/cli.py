@@ -404,28 +404,39 @@ def build_parser() -> argparse.ArgumentParser:
     pol.set_defaults(func=cmd_policy, parser=pol)
 
     hook = sub.add_parser(
-        "hook", help="an agent hook that runs the agent's shell commands under ztsa exec "
-                     "(claude, gemini); --install writes it into the agent's settings",
+        "hook", help="run an agent's shell commands under ztsa exec (claude: a shell "
+                     "prefix and a guard; gemini: a rewriting hook); --install writes it "
+                     "into the agent's settings",
         formatter_class=_Raw,
-        usage="ztsa hook claude|gemini [EXEC OPTIONS...]\n"
-              "       ztsa hook claude|gemini --install [--scope SCOPE] [--dry-run]\n"
+        usage="ztsa hook claude|gemini --install [--scope SCOPE] [--dry-run]\n"
               "                               [--launcher PATH] [--budget SECONDS]\n"
               "                               [EXEC OPTIONS...]\n"
-              "       ztsa hook claude|gemini --uninstall [--scope SCOPE] [--dry-run]",
-        description="A pre-tool hook (Claude Code: PreToolUse; Gemini CLI: BeforeTool): "
-                    "reads the event (JSON) on\nstdin and answers with the shell command "
-                    "(Bash; run_shell_command) rewritten to run under\n`ztsa exec "
-                    "--workspace PROJECT [EXEC OPTIONS] -- bash -c CMD`. Other tools pass "
-                    "unchanged;\nan unreadable event blocks the call (exit 2). It never "
-                    "answers allow.\n\n"
-                    "--install writes the entry into the agent's settings (--scope user, "
-                    "the default:\n~/.claude/settings.json, ~/.gemini/settings.json; "
-                    "project: .claude/settings.json,\n.gemini/settings.json; claude only, "
-                    "local: .claude/settings.local.json) and prints\nthe change as a diff "
-                    "(--dry-run: only prints it). The entry names this `ztsa` by its\n"
-                    "absolute path (or --launcher PATH), bounds it with `timeout` (--budget, "
-                    "default 30 s)\nand blocks the call (exit 2) whenever it does not "
-                    "answer. --uninstall removes it.\nSee docs/agents.md.")
+              "       ztsa hook claude|gemini --uninstall [--scope SCOPE] [--dry-run]\n"
+              "       ztsa hook claude --prefix WRAPPER --digest SHA256   (the guard)\n"
+              "       ztsa hook gemini [EXEC OPTIONS...]                  (the hook)",
+        description="Claude Code: --install writes a wrapper (~/.config/ztsa/claude-shell-"
+                    "SCOPE...) that runs\n`ztsa exec [EXEC OPTIONS] -- bash -c STRING` in "
+                    "the current directory, and names it\nCLAUDE_CODE_SHELL_PREFIX in the "
+                    "settings' `env`: Claude Code runs each Bash command\n(and each "
+                    "shell-form hook and stdio MCP server) through it, after its permission\n"
+                    "rules have judged the command the model wrote. A PreToolUse entry in "
+                    "exec form, the\nguard, denies a Bash call when another settings file "
+                    "overrides the prefix or the\nwrapper changed, and otherwise says "
+                    "nothing.\n\n"
+                    "Gemini CLI: a BeforeTool hook that reads the event (JSON) on stdin and "
+                    "answers with\nthe run_shell_command call rewritten to `ztsa exec "
+                    "--workspace PROJECT [EXEC OPTIONS]\n-- bash -c CMD`; other tools pass "
+                    "unchanged; an unreadable event blocks the call.\n\n"
+                    "Neither ever answers allow. --install writes the agent's settings "
+                    "(--scope user, the\ndefault: ~/.claude/settings.json, "
+                    "~/.gemini/settings.json; project: .claude/settings.json,\n"
+                    ".gemini/settings.json; claude only: local, .claude/settings.local.json, "
+                    "and managed,\n/etc/claude-code/managed-settings.json, which no project "
+                    "overrides) and prints the\nchange as a diff (--dry-run: only prints "
+                    "it). Each entry names this `ztsa` by its\nabsolute path (or --launcher "
+                    "PATH), bounds it with `timeout` (--budget, default 30 s)\nand blocks "
+                    "the call (exit 2) whenever it does not answer. --uninstall removes "
+                    "it.\nSee docs/agents.md.")
     hook.add_argument("agent", metavar="AGENT", help="claude or gemini")
     hook.add_argument("options", nargs=argparse.REMAINDER, metavar="EXEC OPTIONS",
                       help="options for each `ztsa exec` (e.g. --profile dependency)")

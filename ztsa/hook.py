@@ -1,18 +1,27 @@
-"""`ztsa hook AGENT [EXEC OPTIONS]`: a pre-tool hook that routes every shell command of
-a coding agent through `ztsa exec`, for the agents whose hook can rewrite a call without
-approving it: Claude Code (`claude`, PreToolUse) and Gemini CLI (`gemini`, BeforeTool).
+"""`ztsa hook AGENT`: an agent's shell commands under `ztsa exec`.
 
-The agent runs the hook before each tool call, with the event as JSON on standard
-input. For its shell tool (Bash; run_shell_command) the hook answers with the same
-call, its command now `ztsa exec --workspace PROJECT [EXEC OPTIONS] -- bash -c COMMAND`
-(Claude Code's `updatedInput`; Gemini CLI's `hookSpecificOutput.tool_input`). It makes
-no permission decision: the person's own rules and prompts apply to the call as before.
-Any other tool passes unchanged. An event it cannot read blocks the call (exit 2, a
-"blocking error" to both agents), never lets it run unconfined.
+Claude Code (`claude`): `--install` writes a program of ztsa's (the *shell wrapper*, in
+ztsa's configuration directory) and names it in the settings' `env` as
+`CLAUDE_CODE_SHELL_PREFIX`. Claude Code then runs each Bash call's command string (and
+each shell-form hook and stdio MCP server) as `WRAPPER 'STRING'`, after its permission
+rules and prompts have judged the command the model wrote: the wrapper runs the string
+under `ztsa exec` with the options given at install, the current directory as the
+workspace. Nothing rewrites the call, so an allow, ask or deny rule, and an approval
+saved at a prompt, keep their meaning. A PreToolUse entry in exec form (Claude Code does
+not put the prefix before it) runs `ztsa hook claude --prefix WRAPPER --digest SHA256`,
+the *guard*: it denies a Bash call when `CLAUDE_CODE_SHELL_PREFIX` is not that wrapper
+(another settings file overrides it) or the wrapper's bytes changed, and otherwise says
+nothing. It never answers `allow`.
 
-`ztsa hook AGENT --install [...]` writes the hook's entry into the agent's settings:
-ztsa by its absolute path, bounded by `timeout`, in shell text that turns every way of
-not answering (ztsa missing, broken, crashed or hung) into exit 2 (see docs/agents.md).
+Gemini CLI (`gemini`, BeforeTool): the hook reads the event (JSON) on standard input and
+answers with the shell call (run_shell_command) rewritten to `ztsa exec --workspace
+PROJECT [EXEC OPTIONS] -- bash -c COMMAND` (`hookSpecificOutput.tool_input`). It makes no
+permission decision. Any other tool passes unchanged. An event it cannot read blocks the
+call (exit 2, a "blocking error"), never lets it run unconfined.
+
+Each entry names ztsa by its absolute path, bounded by `timeout`, in shell text that
+turns every way of not answering (ztsa missing, broken, crashed or hung) into exit 2
+(see docs/agents.md).
 """
 
 from __future__ import annotations
@@ -46,16 +55,6 @@ def confined(command: str, project: str, options: list[str], ztsa: list[str]) ->
                        command])
 
 
-def _claude_answer(tool_input: dict[str, Any], command: str, options: list[str]
-                   ) -> dict[str, Any]:
-    return {"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "updatedInput": {**tool_input, "command": command},
-        "additionalContext": "This Bash command runs confined by ztsa exec "
-                             f"({' '.join(options) or 'default options'}).",
-    }}
-
-
 def _gemini_answer(tool_input: dict[str, Any], command: str, options: list[str]
                    ) -> dict[str, Any]:
     # the whole input, not the command alone: the documentation says tool_input "merges
@@ -78,7 +77,9 @@ class Agent:
     # empty JSON object (Gemini CLI takes stderr as the answer when stdout is empty, and
     # plain text with exit 0 as an `allow` (hooks/hookRunner.ts): ztsa answers JSON)
     unchanged: str
-    answer: Callable[[dict[str, Any], str, list[str]], dict[str, Any]]
+    # the rewritten call's answer; None: the agent's commands go through a shell prefix
+    # and its hook is the guard (Claude Code)
+    answer: Callable[[dict[str, Any], str, list[str]], dict[str, Any]] | None
     # the `ztsa hook NAME` entries its settings may hold, which --install replaces: in
     # Gemini CLI's, also a Claude Code entry copied by `gemini hooks migrate`, which keeps
     # its timeout's number (45, seconds to Claude Code; milliseconds to Gemini CLI, which
@@ -87,16 +88,15 @@ class Agent:
 
 
 CLAUDE = Agent("claude", "PreToolUse", "Bash", "CLAUDE_PROJECT_DIR",
-               ("user", "project", "local"), 1, "", _claude_answer, ("claude",))
+               ("user", "project", "local", "managed"), 1, "", None, ("claude",))
 GEMINI = Agent("gemini", "BeforeTool", "run_shell_command", "GEMINI_PROJECT_DIR",
                ("user", "project"), 1000, "{}\n", _gemini_answer, ("gemini", "claude"))
 AGENTS = {agent.name: agent for agent in (CLAUDE, GEMINI)}
 
 
-def rewrite(event: dict[str, Any], options: list[str], ztsa: list[str],
-            agent: Agent = CLAUDE) -> dict[str, Any] | None:
-    """The hook's answer to one event; None when the call passes unchanged. ValueError
-    for an event that is not the agent's."""
+def _shell_call(event: dict[str, Any], agent: Agent) -> dict[str, Any] | None:
+    """The shell call's input, None for another tool; ValueError for an event that is
+    not the agent's, or a shell call without a command string."""
     if event.get("hook_event_name", agent.event) != agent.event:
         raise ValueError(f"not a {agent.event} event: {event.get('hook_event_name')!r}")
     if event.get("tool_name") != agent.tool:
@@ -104,11 +104,95 @@ def rewrite(event: dict[str, Any], options: list[str], ztsa: list[str],
     tool_input = event.get("tool_input")
     if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
         raise ValueError(f"a {agent.tool} call without a command string")
+    return tool_input
+
+
+def rewrite(event: dict[str, Any], options: list[str], ztsa: list[str],
+            agent: Agent = GEMINI) -> dict[str, Any] | None:
+    """The rewriting hook's answer to one event (Gemini CLI); None when the call passes
+    unchanged. ValueError for an event that is not the agent's."""
+    assert agent.answer is not None
+    tool_input = _shell_call(event, agent)
+    if tool_input is None:
+        return None
     project = os.environ.get(agent.project_env) or event.get("cwd")
     if not isinstance(project, str) or not os.path.isabs(project):
         raise ValueError("the event names no project directory (cwd)")
     return agent.answer(tool_input, confined(tool_input["command"], project, options, ztsa),
                         options)
+
+
+# -- Claude Code: the shell prefix and its guard -------------------------------------------
+PREFIX_VAR = "CLAUDE_CODE_SHELL_PREFIX"
+# Claude Code ends a Bash call's string with this and its cwd file: `pwd -P >| FILE`
+CWD_TAIL = " && pwd -P >| "
+_GUARD_VALUED = ("--prefix", "--digest")
+
+
+def _deny(reason: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "permissionDecision": "deny",
+                                   "permissionDecisionReason": reason}}
+
+
+def digest(text: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(text).hexdigest()
+
+
+def guard(event: dict[str, Any], prefix: str, expected: str,
+          environ: dict[str, str] | os._Environ[str]) -> dict[str, Any] | None:
+    """The guard's answer to one PreToolUse event: a deny when Claude Code would not run
+    a Bash call through ztsa's wrapper (its CLAUDE_CODE_SHELL_PREFIX, which it passes to
+    its hooks, is another; the wrapper's bytes are not those installed), else None:
+    the person's rules and prompts decide. ValueError for an event that is not one."""
+    if _shell_call(event, CLAUDE) is None:
+        return None
+    actual = environ.get(PREFIX_VAR)
+    if actual != prefix:
+        from ztsa.printable import printable
+
+        now = "unset" if not actual else f"set to {printable(actual)!r}"
+        return _deny(f"ztsa: {PREFIX_VAR} is {now}, not ztsa's wrapper {printable(prefix)}:"
+                     " a settings file (the project's .claude/settings.json or "
+                     "settings.local.json, or --settings) overrides it, so this command "
+                     "would not run confined. Remove that setting, or run `ztsa hook "
+                     "claude --install` again.")
+    try:
+        fd = os.open(prefix, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            found = digest(f.read(1 << 20))
+    except OSError as exc:
+        return _deny(f"ztsa: cannot read the wrapper {prefix} ({exc.strerror}); run "
+                     "`ztsa hook claude --install` again")
+    if found != expected:
+        return _deny(f"ztsa: the wrapper {prefix} is not the one `ztsa hook claude "
+                     "--install` wrote (its bytes changed); run the install again")
+    return None
+
+
+def _guard_options(options: list[str]) -> tuple[str, str]:
+    """--prefix PATH --digest HEX, the guard's words; ValueError otherwise (an entry of
+    an older ztsa, which rewrote the call: it blocks until installed again)."""
+    found: dict[str, str] = {}
+    i = 0
+    while i < len(options):
+        name, eq, value = options[i].partition("=")
+        if name not in _GUARD_VALUED or name in found:
+            break
+        if not eq:
+            if i + 1 >= len(options):
+                break
+            i += 1
+            value = options[i]
+        found[name] = value
+        i += 1
+    if i != len(options) or len(found) != 2 or not os.path.isabs(found["--prefix"]):
+        raise ValueError("this entry is not the guard of `ztsa hook claude --install` "
+                         "(an older ztsa's hook, which rewrote the call?): run `ztsa hook "
+                         "claude --install` again; the call is blocked")
+    return found["--prefix"], found["--digest"]
 
 
 def main(name: str, options: list[str]) -> int:
@@ -127,7 +211,11 @@ def main(name: str, options: list[str]) -> int:
         event = json.loads(sys.stdin.buffer.read())
         if not isinstance(event, dict):
             raise ValueError("the event is not a JSON object")
-        answer = rewrite(event, options, ztsa_argv(), agent)
+        if agent.answer is None:
+            _shell_call(event, agent)  # an event that is not one, named first
+            answer = guard(event, *_guard_options(options), os.environ)
+        else:
+            answer = rewrite(event, options, ztsa_argv(), agent)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         print(f"ztsa hook: refused: {why}", file=sys.stderr)
@@ -184,31 +272,44 @@ def entry(ztsa: str, options: list[str], budget: int, timeout: str,
 
 def is_ztsa_hook(handler: object, agent: Agent = CLAUDE) -> bool:
     """A command hook that runs `ztsa hook AGENT` (or another of agent.entries), as
-    written by --install, by hand or by a migration."""
+    written by --install (in exec form: `/bin/sh` with `args`), by hand or by a
+    migration."""
     if not isinstance(handler, dict) or handler.get("type") != "command":
         return False
     command = handler.get("command")
     if not isinstance(command, str):
         return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    return any(os.path.basename(word) == "ztsa" and words[i + 1:i + 2] == ["hook"]
+    args = handler.get("args")
+    texts = [command, *(a for a in args if isinstance(a, str))] if isinstance(
+        args, list) else [command]
+    for text in texts:
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            words = text.split()
+        if any(os.path.basename(word) == "ztsa" and words[i + 1:i + 2] == ["hook"]
                and i + 2 < len(words) and words[i + 2] in agent.entries
-               for i, word in enumerate(words))
+               for i, word in enumerate(words)):
+            return True
+    return False
+
+
+MANAGED_DIR = "/etc/claude-code"  # Claude Code's managed settings on Linux
 
 
 def settings_path(scope: str, agent: Agent = CLAUDE) -> str:
     """The settings file of a scope. Claude Code: the user's (in $CLAUDE_CONFIG_DIR or
-    ~/.claude), or the project's shared or local one, in the current directory's
-    .claude/. Gemini CLI: ~/.gemini/settings.json ($GEMINI_CLI_HOME in place of the
-    home), or .gemini/settings.json in the current directory."""
+    ~/.claude), the project's shared or local one, in the current directory's .claude/,
+    or the machine's managed settings. Gemini CLI: ~/.gemini/settings.json
+    ($GEMINI_CLI_HOME in place of the home), or .gemini/settings.json in the current
+    directory."""
     if agent is GEMINI:
         if scope == "user":
             home = os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~")
             return os.path.join(os.path.abspath(home), ".gemini", "settings.json")
         return os.path.join(os.getcwd(), ".gemini", "settings.json")
+    if scope == "managed":
+        return os.path.join(MANAGED_DIR, "managed-settings.json")
     if scope == "user":
         home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(
             os.path.expanduser("~"), ".claude")
@@ -217,13 +318,126 @@ def settings_path(scope: str, agent: Agent = CLAUDE) -> str:
     return os.path.join(os.getcwd(), ".claude", name)
 
 
+def wrapper_path(scope: str, settings: str) -> str:
+    """Where the shell wrapper of a scope's settings file lives: beside the managed
+    settings (root's), else in ztsa's user configuration directory, the user policy's
+    (~/.config/ztsa: hidden from every ztsa run, and read-only where a writable place
+    holds it), one per settings file."""
+    if scope == "managed":
+        return os.path.join(MANAGED_DIR, "ztsa-claude-shell")
+    from ztsa.tiers import user_path
+
+    tag = scope if scope == "user" else f"{scope}-{digest(os.fsencode(settings))[:12]}"
+    return os.path.join(os.path.dirname(user_path()), f"claude-shell-{tag}")
+
+
+def is_ztsa_prefix(value: object) -> bool:
+    """A CLAUDE_CODE_SHELL_PREFIX naming one of ztsa's wrappers."""
+    return isinstance(value, str) and os.path.basename(value).startswith(
+        ("claude-shell-", "ztsa-claude-shell"))
+
+
+def wrapper_text(ztsa: str, options: list[str], bash: str, settings: str) -> str:
+    """The wrapper: `ztsa exec [EXEC OPTIONS] -- bash -c STRING` in the current directory
+    (the workspace), for the one STRING Claude Code passes. Claude Code ends a Bash
+    call's string with `pwd -P >| CWD-FILE` (its next call's directory): that file, in
+    its temporary directory, is read-only to the tree, and the write would fail every
+    command; the wrapper leaves it out, so a `cd` does not carry to the next call and
+    every call starts in the project. CLAUDE_PROJECT_DIR (a hook's, an MCP server's)
+    is passed on."""
+    run = shlex.join([ztsa, "exec", "--env", "CLAUDE_PROJECT_DIR", *options, "--", bash,
+                      "-c"])
+    tail = shlex.quote(CWD_TAIL)
+    return (
+        "#!/bin/sh\n"
+        f"# CLAUDE_CODE_SHELL_PREFIX of {json.dumps(settings)}, written by `ztsa hook\n"
+        "# claude --install` (its guard blocks Bash calls if this file changes). Claude\n"
+        "# Code runs each Bash call, shell-form hook and stdio MCP server as\n"
+        "# `THIS-FILE STRING`: STRING runs under ztsa exec, the current directory its\n"
+        "# workspace. Its Bash calls end with `&& pwd -P >| CWD-FILE`, a file the\n"
+        "# confined tree cannot write: left out (a cd does not carry to the next call).\n"
+        '[ "$#" -eq 1 ] || { echo "ztsa: $0 runs one command string, not $#" >&2; '
+        "exit 2; }\n"
+        'c=$1\n'
+        f'f=${{c##*{tail}}}\n'
+        'case $c in\n'
+        f'*{tail}*/claude-*-cwd)\n'
+        '  case $f in\n'
+        "  */claude-*-cwd) case $f in *[!A-Za-z0-9/._-]*) ;; "
+        f'*) c=${{c%{tail}*}} ;; esac ;;\n'
+        '  esac ;;\n'
+        'esac\n'
+        f'exec {run} "$c"\n')
+
+
+def guard_entry(ztsa: str, prefix: str, wrapper_digest: str, budget: int, timeout: str
+                ) -> dict[str, Any]:
+    """The guard's PreToolUse handler, in exec form (`args`): Claude Code puts its shell
+    prefix before shell-form hooks only. `/bin/sh -c` runs the same fail-closed text as
+    the other entries."""
+    text = entry_command(ztsa, ["--prefix", prefix, "--digest", wrapper_digest], budget,
+                         timeout)
+    return {"type": "command", "command": "/bin/sh", "args": ["-c", text],
+            "timeout": (budget + KILL_GRACE + MARGIN) * CLAUDE.timeout_unit}
+
+
+def with_prefix(settings: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The settings with `env.CLAUDE_CODE_SHELL_PREFIX` naming the wrapper; Refused when
+    it names another program (a prefix of the person's own, which ztsa would replace)."""
+    env = settings.get("env", {})
+    old = env.get(PREFIX_VAR)
+    if old not in (None, "", prefix) and not is_ztsa_prefix(old):
+        raise Refused(f"`env` already sets {PREFIX_VAR} to {old!r}, a program that is not "
+                      "ztsa's; ztsa would replace it: remove it first (or run it from "
+                      "inside the confined command)")
+    return {**settings, "env": {**env, PREFIX_VAR: prefix}}
+
+
+def without_prefix(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings without a CLAUDE_CODE_SHELL_PREFIX naming ztsa's wrapper (and without
+    an `env` only it made non-empty)."""
+    env = settings.get("env")
+    if not isinstance(env, dict) or not is_ztsa_prefix(env.get(PREFIX_VAR)):
+        return settings
+    rest = {k: v for k, v in env.items() if k != PREFIX_VAR}
+    new = {k: v for k, v in settings.items() if k != "env"}
+    if rest:
+        new["env"] = rest
+    return new
+
+
+def _managed_launcher(path: str) -> None:
+    """A managed install's programs must be root's: a launcher (or the interpreter record
+    beside it) the user may change would let them change what confines them."""
+    import stat
+
+    for p in (path, os.path.join(os.path.dirname(path), "ztsa-interpreter")):
+        p = os.path.realpath(p)
+        below = False  # a directory above the file: sticky (/tmp, /var/tmp) is enough
+        while True:
+            try:
+                st = os.stat(p)
+            except FileNotFoundError:
+                break
+            others = st.st_mode & 0o022 and not (below and st.st_mode & stat.S_ISVTX)
+            if st.st_uid != 0 or others:
+                raise Refused(f"--scope managed: {p} is not root's alone (owner uid "
+                              f"{st.st_uid}, mode {st.st_mode & 0o7777:o}); install ztsa "
+                              "where only root writes (e.g. a root-owned virtual "
+                              "environment under /opt) and name it with --launcher")
+            if p == "/":
+                break
+            p, below = os.path.dirname(p), True
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
 def load_settings(path: str, agent: Agent = CLAUDE) -> tuple[str | None, dict[str, Any]]:
     """The file's text (None when there is none) and its settings; Refused when it is not
-    a JSON object whose `hooks` and `hooks.EVENT` have the agent's shapes (Gemini CLI
+    a JSON object whose `hooks`, `hooks.EVENT` (and Claude Code's `env`) have the
+    agent's shapes (Gemini CLI
     also reads comments in it: such a file is refused, ztsa would not keep them)."""
     try:
         with open(path, "rb") as f:
@@ -242,6 +456,8 @@ def load_settings(path: str, agent: Agent = CLAUDE) -> tuple[str | None, dict[st
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict) or not isinstance(hooks.get(agent.event, []), list):
         raise Refused(f"{path}: `hooks` is not an object of lists; it is left as it is")
+    if agent is CLAUDE and not isinstance(settings.get("env", {}), dict):
+        raise Refused(f"{path}: `env` is not an object; it is left as it is")
     return text, settings
 
 
@@ -305,10 +521,10 @@ def dump(settings: dict[str, Any]) -> str:
     return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_settings(path: str, text: str) -> None:
+def write_settings(path: str, text: str, mode: int | None = None) -> None:
     """Replace the file (the target of a symbolic link, which stays) by a new one in the
-    same directory, renamed over it: with the old file's mode, or the umask's for a new
-    one."""
+    same directory, renamed over it: with `mode`, else the old file's mode, or the
+    umask's for a new one."""
     import contextlib
     import tempfile
 
@@ -316,11 +532,12 @@ def write_settings(path: str, text: str) -> None:
     folder = os.path.dirname(real)
     os.makedirs(folder, exist_ok=True)
     try:
-        mode = os.stat(real).st_mode & 0o7777
+        old_mode = os.stat(real).st_mode & 0o7777
     except FileNotFoundError:
         umask = os.umask(0o022)
         os.umask(umask)
-        mode = 0o666 & ~umask
+        old_mode = 0o666 & ~umask
+    mode = old_mode if mode is None else mode
     fd, temp = tempfile.mkstemp(prefix=".settings.", suffix=".ztsa-new", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -425,47 +642,124 @@ def _check_exec_options(options: list[str]) -> None:
         raise Refused("the EXEC OPTIONS are not those of `ztsa exec` (above)") from None
 
 
-def setup(flags: dict[str, str], options: list[str], agent: Agent = CLAUDE) -> int:
-    """--install or --uninstall: the unified diff on stdout, then the file written
-    (unless --dry-run)."""
-    import difflib
+def _bash_command() -> str:
+    """bash by its absolute path, for the wrapper (which looks nothing up on PATH)."""
+    import shutil
 
+    found = shutil.which("bash")
+    if found is None:
+        raise Refused("no `bash` on PATH; the wrapper runs Claude Code's command strings "
+                      "with it")
+    return os.path.abspath(found)
+
+
+class _Change:
+    """One file --install or --uninstall changes: its old text (None: absent) and new
+    text (None: removed)."""
+
+    def __init__(self, path: str, old: str | None, new: str | None, mode: int | None = None
+                 ) -> None:
+        self.path, self.old, self.new, self.mode = path, old, new, mode
+
+    def diff(self) -> list[str]:
+        import difflib
+
+        return [line + "\n" for line in difflib.unified_diff(
+            (self.old or "").splitlines(), (self.new or "").splitlines(),
+            self.path if self.old is not None else "/dev/null",
+            self.path if self.new is not None else "/dev/null", lineterm="")]
+
+    def apply(self) -> None:
+        if self.new is not None:
+            write_settings(self.path, self.new, self.mode)
+        elif self.old is not None:
+            os.unlink(self.path)
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Refused(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _claude_changes(flags: dict[str, str], options: list[str], scope: str, path: str,
+                    old_text: str | None, settings: dict[str, Any]) -> list[_Change]:
+    """Claude Code's files: the wrapper first (so the settings never name a wrapper not
+    yet written; one missing runs nothing), then the settings; reversed to uninstall."""
+    prefix = wrapper_path(scope, path)
+    if " -" in prefix:
+        # Claude Code splits the prefix at its last " -" into a program and its options
+        raise Refused(f"the wrapper's path {prefix} holds ' -', which Claude Code would "
+                      "split into a program and options; set XDG_CONFIG_HOME to a path "
+                      "without it")
+    old_wrapper = _read_text(prefix)
+    if "--install" in flags:
+        ztsa = _launcher_for_entry(flags.get("--launcher"))
+        if scope == "managed":
+            _managed_launcher(ztsa)
+        text = wrapper_text(ztsa, options, _bash_command(), path)
+        handler = guard_entry(ztsa, prefix, digest(text.encode()),
+                              _budget(flags.get("--budget")), _timeout_command())
+        _check_exec_options(options)
+        new = with_entry(with_prefix(settings, prefix), handler, CLAUDE)
+        return [_Change(prefix, old_wrapper, text, 0o755),
+                _Change(path, old_text, dump(new) if new != settings else old_text)]
+    new = without_prefix(without_entry(settings, agent=CLAUDE))
+    return [_Change(path, old_text, dump(new) if new != settings else old_text),
+            _Change(prefix, old_wrapper, None)]
+
+
+def setup(flags: dict[str, str], options: list[str], agent: Agent = CLAUDE) -> int:
+    """--install or --uninstall: the unified diff on stdout, then the files written
+    (unless --dry-run)."""
     scope = flags.get("--scope", "user")
+    installing = "--install" in flags
     try:
         if scope not in agent.scopes:
             raise Refused(f"--scope {scope}: one of {', '.join(agent.scopes)}")
         path = settings_path(scope, agent)
         old_text, settings = load_settings(path, agent)
-        if "--install" in flags:
+        if agent.answer is None:
+            changes = _claude_changes(flags, options, scope, path, old_text, settings)
+        elif installing:
             handler = entry(_launcher_for_entry(flags.get("--launcher")), options,
                             _budget(flags.get("--budget")), _timeout_command(), agent)
             _check_exec_options(options)
             new = with_entry(settings, handler, agent)
+            changes = [_Change(path, old_text, dump(new) if new != settings else old_text)]
         else:
             new = without_entry(settings, agent=agent)
+            changes = [_Change(path, old_text, dump(new) if new != settings else old_text)]
     except Refused as exc:
         print(f"ztsa hook: refused: {exc}", file=sys.stderr)
         return BLOCK
-    if new == settings and old_text is not None:
-        print(f"ztsa hook: {path} " + ("already holds this entry" if "--install" in flags
-                                       else "holds no ztsa hook") + "; left as it is",
-              file=sys.stderr)
+    changes = [c for c in changes if c.new != c.old]
+    if not changes:
+        if old_text is None and not installing:
+            print(f"ztsa hook: there is no {path}; nothing to remove", file=sys.stderr)
+        else:
+            print(f"ztsa hook: {path} " + ("already holds this entry" if installing
+                                           else "holds no ztsa hook") + "; left as it is",
+                  file=sys.stderr)
         return 0
-    if new == settings:
-        print(f"ztsa hook: there is no {path}; nothing to remove", file=sys.stderr)
-        return 0
-    new_text = dump(new)
-    sys.stdout.writelines(line + "\n" for line in difflib.unified_diff(
-        (old_text or "").splitlines(), new_text.splitlines(),
-        path if old_text is not None else "/dev/null", path, lineterm=""))
+    for change in changes:
+        sys.stdout.writelines(change.diff())
     if "--dry-run" in flags:
-        print(f"ztsa hook: --dry-run: {path} is left as it is", file=sys.stderr)
+        print(f"ztsa hook: --dry-run: {', '.join(c.path for c in changes)} left as they "
+              "are", file=sys.stderr)
         return 0
-    try:
-        write_settings(path, new_text)
-    except OSError as exc:
-        print(f"ztsa hook: refused: cannot write {path}: {exc.strerror}", file=sys.stderr)
-        return BLOCK
-    print(f"ztsa hook: {'wrote the entry to' if '--install' in flags else 'removed it from'}"
-          f" {path}", file=sys.stderr)
+    for change in changes:
+        try:
+            change.apply()
+        except OSError as exc:
+            print(f"ztsa hook: refused: cannot write {change.path}: {exc.strerror}",
+                  file=sys.stderr)
+            return BLOCK
+        what = ("wrote" if change.old is None else "rewrote") if change.new is not None \
+            else "removed"
+        print(f"ztsa hook: {what} {change.path}", file=sys.stderr)
     return 0

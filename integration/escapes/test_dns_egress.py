@@ -1419,6 +1419,29 @@ def test_an_agent_preset_opens_its_api_hosts_and_no_other(run, world):
     assert rules.get("api.openai.com") == "--allow-net api.openai.com:443", rules
 
 
+def test_codex_opens_the_api_base_its_configuration_names_and_no_other(run, world):
+    """With a model provider in the person's ~/.codex/config.toml, --agent codex opens
+    that provider's host alone: OpenAI's own names never arrive upstream."""
+    home = tempfile.mkdtemp(prefix="ztsa-agent-home-")
+    gateway = "gw-" + os.urandom(4).hex() + ".example.com"
+    os.makedirs(os.path.join(home, ".codex"))
+    with open(os.path.join(home, ".codex", "config.toml"), "w") as f:
+        f.write(f'model_provider = "gw"\n[model_providers.gw]\nbase_url = "https://{gateway}/v1"\n')
+    for p in (home, os.path.join(home, ".codex")):
+        os.chmod(p, 0o777)
+    os.chmod(os.path.join(home, ".codex", "config.toml"), 0o644)
+    names = [gateway, "api.openai.com", "chatgpt.com"]
+    proc, events = in_world(run, world, run.python, "-c", CLIENT,
+                            *(f"ask:gai:{n}" for n in names), extra=["--agent", "codex"],
+                            env={"HOME": home})
+    assert proc.returncode == 0, proc.stderr
+    asked = set(world.names())
+    assert gateway in asked, world.received
+    assert not {"api.openai.com", "chatgpt.com"} & asked, world.received
+    rules = {e.get("name"): e.get("rule") for e in events if e.get("event") == "dns"}
+    assert rules.get(gateway) == f"--allow-net {gateway}:443", rules
+
+
 def test_a_network_preset_opens_its_hosts_on_443_only(run, world, monkeypatch):
     """--allow-net @pypi: the queries for both its hosts go upstream and their answers
     open port 443 and no other; another preset's host and any other name never arrive."""

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from ztsa.hook import entry
+from ztsa.hook import guard_entry
 from ztsa.sandbox.agents import hook_warning
 
-INSTALLED = entry("/home/me/.venvs/ztsa/bin/ztsa", ["--allow-net", "@npm"], 30,
-                  "/usr/bin/timeout")
+WRAPPER = "/home/me/.config/ztsa/claude-shell-user"
+INSTALLED = guard_entry("/home/me/.venvs/ztsa/bin/ztsa", WRAPPER, "00" * 32, 30,
+                        "/usr/bin/timeout")
 
 
 def _settings(path: Path, *handlers: dict[str, object]) -> None:
@@ -41,6 +42,15 @@ def test_the_installed_hook_in_the_users_settings(home: Path, tmp_path: Path) ->
     assert hook_warning(["codex"], str(tmp_path)) == []
 
 
+def test_the_prefix_alone_in_the_users_settings(home: Path, tmp_path: Path) -> None:
+    """The wrapper it names lies in the hidden home: every Bash call fails there."""
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"env": {"CLAUDE_CODE_SHELL_PREFIX": WRAPPER}}))
+    lines = hook_warning(["claude"], str(tmp_path))
+    assert len(lines) == 1 and "every Bash call is blocked" in lines[0], lines
+
+
 def test_a_hand_written_entry_in_the_projects_settings(home: Path, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     _settings(ws / ".claude" / "settings.local.json",
@@ -57,6 +67,8 @@ def test_a_hand_written_entry_in_the_projects_settings(home: Path, tmp_path: Pat
         {"type": "command", "command": "ztsa hook claude"}]}]}}),  # not before a call
     '{"hooks": ztsa hook claude',  # not JSON: Claude Code reads no hook from it either
     json.dumps(["ztsa", "hook"]), json.dumps({"hooks": ["ztsa hook claude"]}),
+    json.dumps({"env": {"CLAUDE_CODE_SHELL_PREFIX": "/usr/local/bin/audit-log"}}),
+    json.dumps({"env": ["ztsa"]}),
 ])
 def test_nothing_said_without_the_hook(home: Path, tmp_path: Path, text: str | None) -> None:
     if text is not None:

@@ -32,6 +32,9 @@ ROOT = HostOffer(euid=0, userns=True, pidns=True, landlock_abi=7, inotify_limits
 USER = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=7, inotify_limits=INOTIFY)
 NO_USERNS = HostOffer(euid=1000, userns=False, pidns=False, landlock_abi=7,
                       inotify_limits=INOTIFY)
+# a container's root under the runtime's default capabilities (no CAP_SYS_ADMIN): no
+# mount namespace of its own making, a user namespace as an ordinary user's
+ROOT_NO_ADMIN = ROOT._replace(root_mountns=False)
 NO_LANDLOCK = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=0,
                         inotify_limits=INOTIFY)
 ONLINK = ((4, bytes([192, 168, 1, 0]), bytes([255, 255, 255, 0])),)
@@ -163,6 +166,7 @@ def cases(t: Tree) -> dict[str, tuple[ExecRequest, HostOffer, plan.Site]]:
     log = str(t.ws / "audit.jsonl")
     Path(log).write_text("")
     case("root_default", ROOT, t.request())
+    case("root_without_cap_sys_admin", ROOT_NO_ADMIN, t.request())
     case("user_with_userns", USER, t.request())
     case("user_without_userns", NO_USERNS, t.request())
     case("user_without_userns_untrusted", NO_USERNS, t.request(profile="untrusted"))
@@ -219,7 +223,7 @@ def tree(tmp_path):
     return Tree(tmp_path)
 
 
-CASES = ["root_default", "user_with_userns", "user_without_userns",
+CASES = ["root_default", "root_without_cap_sys_admin", "user_with_userns", "user_without_userns",
          "user_without_userns_untrusted", "user_without_userns_log",
          "user_without_userns_wildcard", "root_with_log_in_workspace", "root_audit_only",
          "user_without_userns_audit_only", "user_without_userns_deny_read",

@@ -258,20 +258,50 @@ def landlock_abi() -> int:
     return r if r > 0 else 0
 
 
-_probe: list[int] = []
+_probe: list[int] = []  # ztsa_ns_probe's answer, then 1 if it made a user namespace
 
 
 def _namespaces() -> int:
-    """ztsa_ns_probe's answer, probed once in a short-lived child (0: everything)."""
+    """ztsa_ns_probe's answer, probed once in a short-lived child (0: everything). Root
+    makes a mount namespace with its own capabilities; a root without CAP_SYS_ADMIN (a
+    container's, under the runtimes' default capabilities) cannot, and is then probed as
+    an ordinary user: a user namespace of its own."""
     if not _probe:
-        _probe.append(int(lib.ztsa_ns_probe(int(os.geteuid() != 0))))
+        user = os.geteuid() != 0
+        code = int(lib.ztsa_ns_probe(int(user)))
+        if code == 1 and not user:
+            user, code = True, int(lib.ztsa_ns_probe(1))
+        _probe.extend((code, int(user)))
     return _probe[0]
 
 
 def userns_available() -> bool:
-    """Can this process create a user namespace (as root: a mount namespace)?"""
+    """Can this process create a user namespace (as root: a mount namespace, or failing
+    that a user namespace)?"""
     code = _namespaces()
     return code >= 0 and code != 1
+
+
+def pidfd_getfd_available() -> bool:
+    """Can this process take a duplicate of a descriptor of a process it may trace (its
+    own, here)? A seccomp profile may refuse pidfd_getfd whatever its arguments
+    (Docker's default does without CAP_SYS_PTRACE, with EPERM), so the call is made."""
+    r, w = os.pipe()
+    try:
+        dup = int(lib.ztsa_pidfd_getfd(os.getpid(), r))
+        if dup >= 0:
+            os.close(dup)
+        return dup >= 0
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def root_mount_namespace() -> bool:
+    """As root: are the tree's namespaces made with root's own capabilities (a mount
+    namespace in this user namespace)? False where root lacks CAP_SYS_ADMIN."""
+    _namespaces()
+    return not _probe[1]
 
 
 def pidns_available() -> bool:

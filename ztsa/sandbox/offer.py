@@ -34,6 +34,14 @@ class HostOffer(NamedTuple):
     # tree's user namespace gets a share as its own (ztsa.sandbox.resources); (0, 0):
     # none to read, so no share to give
     inotify_limits: tuple[int, int] = (0, 0)
+    # as root: the mount namespace is made with root's own capabilities; False for a
+    # root without CAP_SYS_ADMIN (a container's under the runtime's defaults), which
+    # makes a user namespace as an ordinary user does (userns says whether it can)
+    root_mountns: bool = True
+    # pidfd_getfd works: the tracer and the file helper perform the tree's connects and
+    # sends on a duplicate of its socket; a seccomp profile may refuse it (Docker's
+    # default, without CAP_SYS_PTRACE)
+    pidfd_getfd: bool = True
 
     @property
     def root(self) -> bool:
@@ -42,7 +50,7 @@ class HostOffer(NamedTuple):
     @property
     def mounts(self) -> bool:
         """A mount namespace for the tree (root's own, or in a user namespace)."""
-        return self.root or self.userns
+        return (self.root and self.root_mountns) or self.userns
 
     @property
     def netns(self) -> bool:
@@ -57,13 +65,15 @@ def probe() -> HostOffer:
 
     return HostOffer(euid=os.geteuid(), userns=nat.userns_available(),
                      pidns=nat.pidns_available(), landlock_abi=nat.landlock_abi(),
-                     inotify_limits=inotify_limits())
+                     inotify_limits=inotify_limits(),
+                     root_mountns=os.geteuid() == 0 and nat.root_mount_namespace(),
+                     pidfd_getfd=nat.pidfd_getfd_available())
 
 
 # -- what only `ztsa doctor` shows -------------------------------------------------------
 SECCOMP_GET_ACTION_AVAIL = 2
 SECCOMP_RET_USER_NOTIF = 0x7FC00000
-SYS_SECCOMP, SYS_PIDFD_GETFD = 317, 438
+SYS_SECCOMP = 317
 APPARMOR_USERNS = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 
 
@@ -89,7 +99,6 @@ def _release(text: str) -> tuple[int, int]:
 
 def features() -> Features:
     import ctypes
-    import errno
     import platform
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -102,8 +111,9 @@ def features() -> Features:
     action = ctypes.c_uint32(SECCOMP_RET_USER_NOTIF)
     notif = syscall_errno(SYS_SECCOMP, ctypes.c_long(SECCOMP_GET_ACTION_AVAIL),
                           ctypes.c_long(0), ctypes.byref(action)) == 0
-    getfd = syscall_errno(SYS_PIDFD_GETFD, ctypes.c_long(-1), ctypes.c_long(-1),
-                          ctypes.c_long(0)) != errno.ENOSYS
+    from ztsa.sandbox import native as nat
+
+    getfd = nat.pidfd_getfd_available()
     try:
         with open(APPARMOR_USERNS) as f:
             restrict = f.read().strip() == "1"

@@ -300,7 +300,7 @@ class Mode(NamedTuple):
 
 def decide(request: ExecRequest, offer: HostOffer) -> Mode:
     """The run's mode, from the request and the offer alone."""
-    ns = (Namespaces.MOUNT if offer.root
+    ns = (Namespaces.MOUNT if offer.root and offer.root_mountns
           else Namespaces.USER if offer.userns else Namespaces.NONE)
     # with the helper (any namespace), the tree gets a network namespace of its own:
     # the helper then decides, performs and logs what leaves it, and answers its DNS

@@ -62,3 +62,23 @@ def test_a_server_is_judged_by_what_it_runs(machine):
                'args = ["dlx", "@acme/mcp-x"]\n')
     out = machine.run("AGT003")
     assert out.status is Status.FAIL and not out.advisory
+
+
+def test_fail_inline_programs_and_host_mounts_the_old_lists_missed(machine):
+    """The old rule failed `sh`/`bash`/`zsh -c` and a `docker.sock` word only: `python3 -c
+    ...` (a program written into the config, run on the host at session start) and
+    docker mounting the whole `/var/run` (the daemon's socket with it) or the home were
+    advice. The catalogue's launch vocabulary judges any shell or interpreter given an
+    inline program, and any host mount of the home, a daemon socket or a system
+    directory; a nested project's `.mcp.json` is judged where the agent opens it."""
+    machine.ws(".mcp.json", json.dumps({"mcpServers": {
+        "py": {"command": "python3", "args": ["-c", "import os; os.system('id')"]},
+        "d": {"command": "docker", "args": ["run", "-i", "-v", "/var/run:/var/run", "img"]},
+        "h": {"command": "/usr/bin/podman", "args": ["run", "-v", "~/.ssh:/k", "img"]},
+        "ok": {"command": "docker", "args": ["run", "-i", "--rm", "ghcr.io/acme/mcp@sha256:"
+                                             + "a" * 64]}}}, indent=2))
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL and not out.advisory, out
+    failed = sorted(e.detail.split("'")[1] for e in out.evidence
+                    if e.detail.startswith("MCP server") and "starts" in e.detail)
+    assert failed == ["d", "h", "py"], out.evidence
