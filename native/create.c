@@ -113,14 +113,23 @@ struct fs_op {
        2: a /proc file, 3: a git config key, 4: an ancestor); made: a new file */
     struct reply out;
     int denied, made;
-    int agent; /* the caller is the agent's own process (or there is no kept state) */
+    int agent; /* the caller is the agent's own process: 1, 0, or -1 not asked yet */
 };
+
+/* Is the caller the agent's own process? Asked only where it decides (a kept entry is
+   reached), then the notification checked again, so the thread read was the caller;
+   a caller gone meanwhile is no agent (its answer goes nowhere). */
+static int is_agent(struct fs_op *o) {
+    if (o->agent < 0)
+        o->agent = creation_is_agent((pid_t)o->req->pid) && helper_still_valid(o->req->id);
+    return o->agent;
+}
 
 /* --agent: does the operation reach into the agent's kept state (fd: a directory it
    makes a name in, or a file it opened) from another process than the agent's own?
    Then it is refused (denied 5). */
 static int kept_refused(struct fs_op *o, int fd) {
-    if (o->agent || fd < 0 || !creation_kept_fd(fd))
+    if (fd < 0 || !creation_kept_fd(fd) || is_agent(o))
         return 0;
     o->denied = 5;
     return 1;
@@ -130,7 +139,7 @@ static int kept_refused(struct fs_op *o, int fd) {
    answers before it asks Landlock (`mkdir -p` of an existing directory succeeds). */
 static int kept_make_refused(struct fs_op *o, int dir, const char *name, int *err) {
     struct stat st;
-    if (o->agent || dir < 0 || !creation_kept_fd(dir))
+    if (dir < 0 || !creation_kept_fd(dir) || is_agent(o))
         return 0;
     if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         *err = EEXIST;
@@ -368,13 +377,11 @@ static int open_parent_into(struct fs_op *o, int fd, const char *path, char *nam
    errno, or -1 with o->denied set (a path through a magic link or on /proc). */
 static int open_parents(struct fs_op *o) {
     int op = o->op;
-    if (o->own || (makes_file(op) && !creation_protected_name(o->p1) &&
-                   (o->agent || !creation_kept()))) {
+    if (o->own || (makes_file(op) && !creation_protected_name(o->p1) && !creation_kept())) {
         /* a last component that no protected path has cannot make one: the kernel
            resolves the whole path for us (trailing slashes included), as for the caller,
-           without magic links (openat2); under --agent another process's file is made
-           in a parent the helper opened, so that a name in the kept state is refused
-           before it exists */
+           without magic links (openat2); under --agent a file is made in a parent the
+           helper opened, so that a name in the kept state is judged before it exists */
         o->dir1 = o->fd1;
         o->n1 = o->p1;
     } else if (!o->empty_link && op != ZTSA_OP_SYMLINK) {
@@ -546,9 +553,7 @@ struct reply create_notification(const struct helper *h, const struct seccomp_no
             return RESULT(fd2);
         }
     }
-    /* --agent: the agent's own thread group, read before the check below (which makes
-       the tid read still the caller's) */
-    o.agent = !creation_kept() || creation_is_agent(pid);
+    o.agent = -1; /* asked where a kept entry is reached (is_agent) */
     /* the paths and descriptors are ours now; is the request still the one we read? */
     if (!helper_still_valid(req->id)) {
         helper_close_dirfd(fd1);
