@@ -168,6 +168,20 @@ static void exec_cmd(const struct child *c) {
     fail_at(efd, ZTSA_STEP_EXEC, errno);
 }
 
+/* CMD's kept-state layer (plan.kept): every right it handles beneath each rule's path,
+   opened here in the tree's mount namespace, none beneath the agent's kept entries.
+   0 or -errno. */
+static int kept_layer(const struct ztsa_plan *plan) {
+    int *fds = calloc((size_t)plan->n_kept_rules + 1, sizeof *fds);
+    if (!fds)
+        return -ENOMEM;
+    for (int i = 0; i < plan->n_kept_rules; i++)
+        fds[i] = open(plan->kept_rules[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    int r = restrict_beneath(plan->kept_handled, fds, plan->kept_rights, plan->n_kept_rules, 0);
+    free(fds);
+    return r;
+}
+
 /* The tree's own restrictions, in the first process of the tree (CMD, or the init): the
    second Landlock ruleset, the signal scope, and the filter with its listener, whose
    number goes to the helper (which takes it with pidfd_getfd). */
@@ -181,6 +195,10 @@ static void tree_filter(const struct child *c, int sock, int *make_fds, const in
                                         plan->n_make, plan->scoped)
                      : restrict_scope(plan->scoped);
     if (r < 0)
+        fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
+    /* --agent: the kept-state layer, which the helper (outside it) answers for CMD's
+       own writes there */
+    if (plan->kept_handled && (r = kept_layer(plan)) < 0)
         fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
     /* WAIT_KILLABLE_RECV (Linux 5.19+): once the helper has taken a call, only a fatal
        signal interrupts the wait, so a call the helper performed is never restarted and
@@ -332,6 +350,9 @@ static void become_helper(const struct child *c) {
         kill(first, SIGKILL); /* no helper, no CMD: its creations could not be checked */
         _exit(127);
     }
+    /* CMD waits for this byte: its pid is its own until then (the helper's view of the
+       kept state's writer) */
+    creation_agent(first);
     ssize_t sent = write(pair[0], "k", 1);
     (void)sent;
     close(pair[0]);

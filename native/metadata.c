@@ -323,11 +323,54 @@ static long change(const struct helper *h, const struct seccomp_notif *req,
     }
 }
 
+#define KEPT_RULE "the agent's kept state, written by the agent's own process alone (--agent)"
+
+/* --agent: a write open or truncate of t (the helper's descriptor of the file the
+   caller names) where the tree's kernel refuses it: in a kept entry (the kept-state
+   layer), or directly in a directory on the way to one (made during the run: no rule
+   of that layer names it). The helper performs it for the agent's own process (a kept
+   file) or for anyone (a file on the way, which is no kept state), on t itself, so
+   nothing rewritten meanwhile reaches it: an opened file (*fd_out) or the result; any
+   other process is refused. */
+static long kept_write(const struct helper *h, const struct seccomp_notif *req,
+                       const struct ztsa_syscall *c, const char *path, int t, int flags,
+                       int *fd_out) {
+    pid_t pid = (pid_t)req->pid;
+    int kept = creation_kept_fd(t);
+    int agent = kept && creation_is_agent(pid);
+    if (!helper_still_valid(req->id))
+        return -ESRCH;
+    if (kept && !agent) {
+        deny(pid, c->name, path, KEPT_RULE);
+        return -EACCES;
+    }
+    char self[64];
+    snprintf(self, sizeof self, "self/fd/%d", t);
+    int how = c->op == ZTSA_OP_OPEN ? (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) : O_WRONLY;
+    int fd = openat(h->proc, self, how | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        if (e == EROFS || e == EACCES || e == EPERM)
+            deny(pid, c->name, path, e == EROFS ? "read-only outside the writable places"
+                                                : "refused by the kernel (Landlock or permissions)");
+        return -e;
+    }
+    if (c->op == ZTSA_OP_OPEN) {
+        *fd_out = fd;
+        return 0;
+    }
+    int a = sys_arg(c, ZTSA_ARG_LENGTH);
+    long r = a < 0 ? -ENOSYS : ftruncate(fd, (off_t)req->data.args[a]) < 0 ? -errno : 0;
+    close(fd);
+    return r;
+}
+
 /* A write open, truncate, unlink or rmdir: 1 when the caller's kernel may perform it
-   (CONTINUE), else the refusal (-errno) it would give, logged. */
+   (CONTINUE), else the refusal (-errno) it would give, logged; a write open the helper
+   performed (kept_write): 2, the file in *fd_out. */
 static long check_only(const struct helper *h, const struct seccomp_notif *req,
                        const struct ztsa_syscall *c, const struct meta_args *at,
-                       const char *path, int flags) {
+                       const char *path, int flags, int *fd_out) {
     pid_t pid = (pid_t)req->pid;
     long long dirfd = at->dirfd >= 0 ? (long long)req->data.args[at->dirfd] : AT_FDCWD;
     if (c->op == ZTSA_OP_UNLINK) {
@@ -370,6 +413,11 @@ static long check_only(const struct helper *h, const struct seccomp_notif *req,
     if (fstat(t, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(t); /* a device, FIFO or directory: opening it may act, and is no write */
         return 1;
+    }
+    if (creation_kept() && creation_helper_only(t)) {
+        long r = kept_write(h, req, c, path, t, flags, fd_out);
+        close(t);
+        return *fd_out >= 0 ? 2 : r;
     }
     char self[64];
     snprintf(self, sizeof self, "self/fd/%d", t);
@@ -419,10 +467,11 @@ long meta_notification(const struct helper *h, const struct seccomp_notif *req,
         }
     }
     if (check_only_op(c->op)) {
-        long r = check_only(h, req, c, &at, path, flags);
-        if (r == 1)
-            *cont = 1;
-        return r == 1 ? 0 : r;
+        int fd = -1;
+        long r = check_only(h, req, c, &at, path, flags, &fd);
+        if (r == 1 || r == 2)
+            *cont = (int)r;
+        return r == 2 ? fd : r == 1 ? 0 : r;
     }
     int t;
     if (fd_form) {
@@ -443,6 +492,8 @@ long meta_notification(const struct helper *h, const struct seccomp_notif *req,
         if (t < 0)
             return t;
     }
+    /* --agent: the kept state's modes, times and attributes are the agent's too */
+    int kept_other = creation_kept() && creation_kept_fd(t) && !creation_is_agent(pid);
     if (!helper_still_valid(req->id)) {
         close(t);
         return -ESRCH;
@@ -453,6 +504,9 @@ long meta_notification(const struct helper *h, const struct seccomp_notif *req,
     int fl = fd_form ? fcntl(t, F_GETFL) : 0;
     if (fstatat(t, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
         r = -errno;
+    } else if (kept_other) {
+        deny(pid, c->name, path, KEPT_RULE);
+        r = -EACCES;
     } else if (fd_form && fl >= 0 && (fl & O_PATH) && (int)a[at.dirfd] != AT_FDCWD &&
                at.path < 0) {
         r = -EBADF; /* as the kernel answers fchmod, fchown, f*xattr on an O_PATH fd */

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #define WIRE_MAGIC "ZTSAPLAN"
-#define WIRE_VERSION 1U
+#define WIRE_VERSION 2U
 #define WIRE_NULL 0xFFFFFFFFU
 #define WIRE_MAX_FILTER 4096 /* BPF_MAXINSNS */
 
@@ -477,6 +477,14 @@ static void plan_rest(struct wire *w, struct ztsa_plan *p) {
     f_u64(w, &p->max_disk);
     f_int(w, &p->inotify_instances);
     f_int(w, &p->inotify_watches);
+    f_u64(w, &p->kept_handled);
+    f_int(w, &p->n_kept_rules);
+    f_strs(w, &p->kept_rules, p->n_kept_rules);
+    f_u64s(w, &p->kept_rights, p->n_kept_rules);
+    f_int(w, &p->n_kept);
+    f_strs(w, &p->kept, p->n_kept);
+    f_int(w, &p->n_kept_way);
+    f_strs(w, &p->kept_way, p->n_kept_way);
 }
 
 static void plan_fields(struct wire *w, struct ztsa_plan *p) {

@@ -308,6 +308,19 @@ struct ztsa_plan {
     unsigned long long max_disk;
     int inotify_instances;
     int inotify_watches;
+    /* --agent (plan.kept): CMD's kept-state layer, kept_handled (0: none) granted as
+       kept_rights[i] beneath kept_rules[i], nothing beneath the kept entries (kept, as
+       the tree sees them); kept_way are the directories on the way to them, where the
+       tree's kernel makes no name. The helper performs what CMD's own thread group
+       writes there, and refuses every other process of the tree (creation.c) */
+    unsigned long long kept_handled;
+    const char *const *kept_rules;
+    const unsigned long long *kept_rights;
+    int n_kept_rules;
+    const char *const *kept;
+    int n_kept;
+    const char *const *kept_way;
+    int n_kept_way;
 };
 
 enum ztsa_audit_kind {

@@ -84,6 +84,7 @@
     X(io_uring_register, 427, OTHER,      0, _, _, _, _, _, _) \
     X(clone3,           435, OTHER,       0, _, _, _, _, _, _) \
     X(openat2,          437, OTHER,       0, _, _, _, _, _, _) \
+    X(pidfd_getfd,      438, OTHER,       0, _, _, _, _, _, _) \
     X(fchmodat2,        452, CHMOD,       0, DIRFD, PATH, MODE, ATFLAGS, _, _) \
     X(setxattrat,       463, OTHER,       0, _, _, _, _, _, _) \
     X(removexattrat,    466, OTHER,       0, _, _, _, _, _, _) \

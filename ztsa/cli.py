@@ -302,10 +302,11 @@ def build_parser() -> argparse.ArgumentParser:
                     choices=AGENT_NAMES, metavar="NAME",
                     help="run a whole coding agent (claude, codex): allow its API hosts, "
                          "show its state directory (settings, hooks and login read-only; "
-                         "transcripts and history writable, what the run writes there "
-                         "moved aside after it, `ztsa quarantine --workspace ~/.claude` "
-                         "restores; shell snapshots, session files and caches the run's "
-                         "own); docs/agents.md")
+                         "transcripts and history written by the agent's own process "
+                         "alone (CMD: `-- claude`), every other process of the tree "
+                         "refused, and moved aside after the run, `ztsa quarantine "
+                         "--workspace ~/.claude` restores; shell snapshots, session files "
+                         "and caches the run's own); docs/agents.md")
     ex.add_argument("--secret", dest="secrets", action="append", default=[],
                     metavar="NAME[=SOURCE]",
                     help="give CMD the credential NAME in its environment, from your $NAME,"

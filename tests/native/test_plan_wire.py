@@ -191,3 +191,12 @@ def minimal(where: Path, argv: tuple[str, ...], program: str = "/bin/sh") -> pla
         protection=None, creation=protect.Creation(None, [], []), cont=False,
         connects=plan.Connects.LOOP, log=False, log_fd=-1, workspace=str(where),
         pid_ns=False, run_id="wire")
+
+
+def test_the_agents_kept_state_is_on_the_wire(plans):
+    """A field the encoder leaves out reads back as itself too: the kept-state layer's
+    entries (the last fields added) must be in the bytes, or ztsa-ns's CMD would run
+    without its layer."""
+    data = dict(plans)["root_agent_claude"]
+    assert b"/home/.claude/projects" in data and b"/home/.claude/history.jsonl" in data
+    assert b"/home/.claude/session-env" in data  # a rule of the layer

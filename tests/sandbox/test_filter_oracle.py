@@ -61,7 +61,7 @@ AT_FDCWD = -100 & 0xFFFFFFFFFFFFFFFF
 
 DENIED = ("io_uring_setup", "io_uring_enter", "io_uring_register", "ptrace",
           "process_vm_readv", "process_vm_writev", "seccomp", "keyctl", "add_key",
-          "request_key")
+          "request_key", "pidfd_getfd")
 NOTIFIED_FS = ("creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link",
                "linkat", "rename", "renameat", "renameat2", "bind", "umask")
 # changed by the helper itself on a writable mount (mode, owner, times, xattrs), or

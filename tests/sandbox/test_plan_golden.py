@@ -181,10 +181,24 @@ def cases(t: Tree) -> dict[str, tuple[ExecRequest, HostOffer, plan.Site]]:
     case("user_without_userns_deny_read", NO_USERNS._replace(landlock_abi=0),
          t.request(deny_read=(str(t.home / "secret"),)))
     agent = net("api.anthropic.com:443", "statsig.anthropic.com:443")
+    # as agents.prepare makes them: the state directory in the private home, its entries
+    # bound there, the kept ones writable (the kept-state layer: plan.kept)
+    claude, own = t.home / ".claude", t.private / "home" / ".claude"
+    own.mkdir(exist_ok=True)
+    (own / "session-env").mkdir(exist_ok=True)  # a private entry: writable to the tree
+    (t.private / "home" / ".claude.json").write_text("{}\n")
+    entries = (("settings.json", False), ("projects", True), ("history.jsonl", True))
+    for entry, _ in entries:
+        for d in (claude, own):
+            if entry.endswith((".json", ".jsonl")):
+                (d / entry).touch()
+            else:
+                (d / entry).mkdir(exist_ok=True)
     case("root_agent_claude", ROOT,
          t.request(agents=("claude",), net=agent,
                    agent_hosts=tuple(r.spec for r in agent)),
-         binds=((str(t.home / ".claude"), str(t.private / "home" / ".claude"), False),))
+         binds=tuple((str(claude / e), str(own / e), rw) for e, rw in entries),
+         kept=tuple(str(own / e) for e, rw in entries if rw))
     case("user_allow_net_names", USER,
          t.request(net=net("example.com:443", "*.npmjs.org", "192.0.2.7:22"),
                    allow_listen=(8080,)))

@@ -69,6 +69,10 @@ class Agent(NamedTuple):
     command: str = ""  # its executable's name (CMD's first word, for the version)
     package: str = ""  # its npm package, whose package.json names the version
     tested: tuple[str, ...] = ()  # the versions this preset was tested with
+    # its own process is CMD (the executable the person runs): its kept state is then
+    # written by CMD's thread group alone, every other process of the tree refused
+    # (landlock.kept_plan); else (a launcher that starts it as a child) only moved aside
+    writer_is_cmd: bool = False
 
 
 AGENTS = {
@@ -113,7 +117,10 @@ AGENTS = {
         # no telemetry, error reports or update checks: hosts the preset does not allow
         env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),),
         credentials=(".credentials.json",), instructions=("projects/*/memory",),
-        command="claude", package="@anthropic-ai/claude-code", tested=("2.1.197",)),
+        command="claude", package="@anthropic-ai/claude-code", tested=("2.1.197",),
+        # a native executable that writes its state from its own threads (traced:
+        # docs/agents.md)
+        writer_is_cmd=True),
     "codex": Agent(
         "codex", "Codex CLI", ("api.openai.com:443", "chatgpt.com:443"), ".codex",
         keep=(
@@ -151,6 +158,8 @@ AGENTS = {
                         ".sandbox_migration", "models_cache.json", "config.toml"),
         made=("config.toml",),
         credentials=("auth.json",),
+        # its npm launcher (bin/codex.js) spawns the native agent as its child: no
+        # process of the tree can be told as the agent's own
         command="codex", package="@openai/codex", tested=("0.171.0",)),
 }
 
@@ -165,6 +174,9 @@ class Setup(NamedTuple):
     # (real state directory, its kept entries, instruction globs): judged before and
     # after the run (ztsa.sandbox.agentguard)
     kept: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+    # the kept entries in the private home (mount points) of the agents whose own
+    # process is CMD: written by CMD alone (plan.kept)
+    own_writer: tuple[str, ...] = ()
 
 
 def hosts(names: list[str], home: str = "") -> list[str]:
@@ -223,6 +235,7 @@ def prepare(names: list[str], real_home: str, own_home: str, mounts: bool,
     writable: list[str] = []
     extra: dict[str, str] = {}
     kept: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
+    own_writer: list[str] = []
     for name in dict.fromkeys(names):
         agent = AGENTS[name]
         real = os.path.join(real_home, agent.state)
@@ -258,6 +271,8 @@ def prepare(names: list[str], real_home: str, own_home: str, mounts: bool,
                 else:
                     os.close(os.open(at, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
                 binds.append((source, at, rw))
+                if rw and agent.writer_is_cmd:
+                    own_writer.append(at)
             else:
                 os.symlink(source, at)
                 if rw:
@@ -271,7 +286,8 @@ def prepare(names: list[str], real_home: str, own_home: str, mounts: bool,
             _private_copy(name, os.path.join(real_home, entry), os.path.join(own_home, entry),
                           workspace, env or {}, always=True)
         extra.update(agent.env)
-    return Setup(tuple(binds), tuple(writable), tuple(extra.items()), tuple(kept))
+    return Setup(tuple(binds), tuple(writable), tuple(extra.items()), tuple(kept),
+                 tuple(own_writer))
 
 
 def _private_copy(agent: str, source: str, target: str, workspace: str,
@@ -472,6 +488,29 @@ def version_warning(names: list[str], command: str, path: str | None) -> list[st
         lines.append(f"ztsa: --agent {name} was tested with {agent.title} {tested}; "
                      f"{printable(found[0])} {what}: its state may need entries the "
                      f"preset does not know (docs/agents.md)")
+    return lines
+
+
+def writer_warning(names: list[str], command: str) -> list[str]:
+    """One line for each agent whose kept state cannot be written by its own process
+    alone in this run: CMD (COMMAND) is not its executable, so the agent it starts is a
+    child, refused like the tools; or its preset knows no such process (a launcher that
+    starts the agent as a child), so what the run writes there is only moved aside."""
+    from ztsa.printable import printable
+
+    lines = []
+    for name in dict.fromkeys(names):
+        agent = AGENTS[name]
+        if not agent.writer_is_cmd:
+            lines.append(f"ztsa: --agent {name}: {agent.title} runs as a child of its "
+                         "launcher, so its own writes cannot be told from its tools': what "
+                         "the run writes in its kept state is moved aside after it, not "
+                         "refused (docs/agents.md)")
+        elif agent.command and os.path.basename(command) != agent.command:
+            lines.append(f"ztsa: --agent {name}: CMD is {printable(command)}, not "
+                         f"{agent.command}: only CMD's own process writes {agent.title}'s "
+                         "kept state (transcripts, history), so an agent it starts cannot "
+                         "(docs/agents.md)")
     return lines
 
 

@@ -12,6 +12,8 @@ What it does (x86_64):
   EPERM (no way around the tracer, no nested filter or listener);
 - the key management calls keyctl, add_key and request_key: EPERM (the tree reads no
   keyring, its own fresh session keyring included, and leaves no key behind);
+- pidfd_getfd: EPERM (another process's descriptors: the agent's own, opened by the
+  file helper on its kept state, which no other process of the tree may write);
 - chmod, fchmod, fchmodat and fchmodat2 with the setuid or setgid bit: EPERM (a tree
   started by root keeps uid 0: a setuid-root file it left would make anyone root
   after the run); without the file helper (which strips the bits from the modes of
@@ -156,9 +158,11 @@ O_CREAT = 0o100
 SET_ID = 0o6000  # S_ISUID | S_ISGID
 CHMODS = ("chmod", "fchmod", "fchmodat", "fchmodat2")
 TRACED = ("connect", "sendmsg", "sendmmsg", "execve", "execveat")
+# pidfd_getfd: another process's descriptors (the agent's own, on its kept state, which
+# its tools may not write: --agent)
 DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl", "add_key",
           "request_key", "io_uring_setup",
-          "io_uring_enter", "io_uring_register")
+          "io_uring_enter", "io_uring_register", "pidfd_getfd")
 CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 # IPPROTO_IP (the type's default), ICMP, TCP, UDP, ICMPV6

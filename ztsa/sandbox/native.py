@@ -189,6 +189,14 @@ def _plan_struct(plan: RunPlan, allow: AllowTable, keep: list[Any]) -> Any:
     c.chain, c.n_chain = strings(creation.chain)
     c.closed, c.n_closed = strings(creation.closed)
     c.cont, c.connects = int(plan.cont), int(plan.connects)
+    if plan.kept is not None:  # the agent's kept state: CMD's layer, the helper's view
+        c.kept_handled = plan.kept.handled
+        c.kept_rules, c.n_kept_rules = strings([path for path, _ in plan.kept.rules])
+        kept_rights = ffi.new("unsigned long long[]", [r for _, r in plan.kept.rules] or [0])
+        keep.append(kept_rights)
+        c.kept_rights = kept_rights
+        c.kept, c.n_kept = strings(plan.kept.paths)
+        c.kept_way, c.n_kept_way = strings(plan.kept.way)
     c.allow = allow.c[0]
     c.pid_ns, c.scoped = int(plan.pid_ns), plan.landlock.scoped
     c.run_id = cstr(plan.run_id)

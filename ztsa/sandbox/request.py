@@ -124,6 +124,7 @@ def from_args(args: argparse.Namespace, environ: dict[str, str]) -> ExecRequest:
         notes += agents.version_warning(list(flags["agents"]), args.command[0],
                                         environ.get("PATH"))
         notes += agents.hook_warning(list(flags["agents"]), workspace)
+        notes += agents.writer_warning(list(flags["agents"]), args.command[0])
     from ztsa.sandbox.secret import NAME
 
     for spec in flags["secrets"]:

@@ -254,7 +254,8 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
             log_path=getattr(log_stream, "name", None),
             net=policy.net_plan() if mode.netns else plan.NetPlan(),
             secrets=tuple((secrets or {}).items()), run_id=log.run,
-            own_session=not terminal.among_stdio(), private_dir=private)
+            own_session=not terminal.among_stdio(), private_dir=private,
+            kept=setup.own_writer if setup else ())
         try:
             missing = plan.missing(request, offer, fs)
         except plan.Refusal as no:
@@ -612,6 +613,8 @@ def _denial_hint(call: str, what: str, rule: str, private: str = "") -> str:
             f"dns {what} ({rule}; an address asked as a name)"
     if call in ("connect", "send", "sendto", "sendmsg", "sendmmsg"):
         return f"{call} {what} ({rule}: --allow-net {what})"
+    if "kept state" in rule:  # the agent's own process alone writes it: no flag
+        return f"{call} {what} ({rule})"
     if private != os.sep and what.startswith(private):
         return f"{call} {what} (an agent's read-only settings, hooks or login: --agent)"
     if "read-only" in rule or "Landlock" in rule:
