@@ -3,7 +3,9 @@
 The launcher starts the interpreter its installer wrote into the first line of
 `ztsa-interpreter` beside its real file, and nothing else: real installs of a wheel
 built here (`python -m build`, as a release is) into a venv, the user site, pipx and uv
-tool, with executables planted wherever an older launcher looked."""
+tool, with executables planted wherever an older launcher looked. pipx and uv install
+the wheel as root and as an ordinary user, binary only, in a mount namespace where no
+compiler runs and no Python header exists (where an sdist stops with one line)."""
 
 from __future__ import annotations
 
@@ -502,7 +504,8 @@ class NoCompiler:
 def no_compiler(tmp_path_factory) -> Iterator[NoCompiler]:
     if os.geteuid() != 0:
         pytest.skip("hiding the compiler takes a mount namespace made as root")
-    found = {t: shutil.which(t) for t in ("unshare", "runuser", "mount", "useradd")}
+    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/bin"])
+    found = {t: shutil.which(t, path=path) for t in ("unshare", "runuser", "mount", "useradd")}
     if None in found.values():
         pytest.fail(f"{found} (apt-get install util-linux mount passwd)")
     scratch = Path(tempfile.mkdtemp(prefix="ztsa-tool-installs-"))
@@ -532,7 +535,7 @@ def no_compiler(tmp_path_factory) -> Iterator[NoCompiler]:
     try:
         pwd.getpwnam(TEST_USER)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh",
+        subprocess.run([str(found["useradd"]), "--system", "--no-create-home", "--shell", "/bin/sh",
                         TEST_USER], check=True, capture_output=True)
     yield NoCompiler(hide=hide, scratch=scratch, unshare=str(found["unshare"]),
                      runuser=str(found["runuser"]),
@@ -696,3 +699,44 @@ def test_an_ordinary_user_installs_with_pipx_and_uv(built, no_compiler, user_too
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     _installed_tool_runs(no_compiler, built, home / ".local" / "bin" / "ztsa", home, env,
                          user=True)
+
+
+@pytest.fixture(scope="session")
+def sdist(tmp_path_factory) -> Path:
+    """An sdist of this checkout, as `python -m build --sdist` makes one."""
+    if importlib.util.find_spec("build") is None:
+        pytest.skip("`build` is not installed")
+    root = tmp_path_factory.mktemp("sdist-build")
+    src = root / "source-tree"
+    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.so", "*.egg-info", "__pycache__", ".*_cache",
+        ".hypothesis", ".venv"))
+    proc = _run([sys.executable, "-m", "build", "--sdist", "--outdir", root / "dist", src],
+                cwd=root, timeout=BUILD_TIMEOUT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return next((root / "dist").glob("ztsa-*.tar.gz"))
+
+
+def test_an_sdist_install_without_a_compiler_names_the_packages(sdist, no_compiler, tmp_path):
+    """`pip install SDIST` where no compiler runs and no Python.h exists fails before
+    anything compiles, with one line that says what is missing and names the packages
+    that provide it; nothing is installed."""
+    target = tmp_path / "target"
+    env = {k: v for k, v in os.environ.items() if k not in ("CC", "VIRTUAL_ENV")}
+    proc = no_compiler.run([sys.executable, "-m", "pip", "install", "--no-deps",
+                            "--target", target, sdist], env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    lines = [line.strip() for line in out.splitlines()
+             if "ztsa: building the native helper needs" in line]
+    assert len(lines) == 1, out[-3000:]
+    assert "[1 lines of output]" in out, out[-3000:]  # pip's frame of the backend's output
+    assert lines[0].startswith("ztsa: building the native helper needs a C compiler and "
+                               "the Python headers (no C compiler: "), lines
+    assert "; no Python.h in " in lines[0]
+    for packages in ("apt-get install gcc python3-dev", "dnf install gcc python3-devel",
+                     "apk add build-base python3-dev"):
+        assert packages in lines[0]
+    # it stopped before the compiler: no compiler's error, nothing installed
+    assert "Python.h: No such file" not in out and "error: command" not in out, out[-3000:]
+    assert not list(target.glob("ztsa*"))
