@@ -416,3 +416,58 @@ def test_node_fetch_reaches_the_allowed_name_over_tls(run, world, tls):
                        extra=["--env", f"NODE_EXTRA_CA_CERTS={ca}"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.encode() == TlsServer.BODY
+
+
+GO_GET = """package main
+
+import (
+\t"fmt"
+\t"io"
+\t"net/http"
+\t"os"
+\t"time"
+)
+
+func main() {
+\tc := &http.Client{Timeout: 20 * time.Second}
+\tr, err := c.Get(os.Args[1])
+\tif err != nil {
+\t\tfmt.Fprintln(os.Stderr, err)
+\t\tos.Exit(1)
+\t}
+\tdefer r.Body.Close()
+\tio.Copy(os.Stdout, r.Body)
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def go_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Go's net/http client, built once outside the sandbox (static: no cgo, so its own
+    resolver and nothing of the host's libc)."""
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("go is not installed")
+    d = tmp_path_factory.mktemp("goget")
+    d.chmod(0o755)
+    (d / "main.go").write_text(GO_GET)
+    (d / "go.mod").write_text("module goget\n\ngo 1.18\n")
+    env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=mod", "GOPROXY": "off",
+           "GOCACHE": os.environ.get("GOCACHE", str(Path.home() / ".cache" / "go-build"))}
+    subprocess.run([go, "build", "-o", str(d / "goget"), "."], cwd=d, env=env, check=True,
+                   capture_output=True, timeout=300)
+    (d / "goget").chmod(0o755)
+    return d / "goget"
+
+
+def test_go_net_http_reaches_the_allowed_name_over_tls(run, world, tls, go_client):
+    server, ca = tls
+    ca = _readable(run, ca)
+    client = run.workspace / "goget"
+    shutil.copy(go_client, client)
+    client.chmod(0o755)
+    proc, _ = in_world(run, world, str(client), f"https://{API}:{server.port}/",
+                       allow=[f"{API}:{server.port}"], extra=["--env", f"SSL_CERT_FILE={ca}"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.encode() == TlsServer.BODY
+    assert server.snis == [API], server.snis
