@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <linux/seccomp.h>
 
 #include "ztsa_nr.h"
@@ -28,6 +30,44 @@
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif
+
+/* ptrace's request type: glibc's enum, musl's int */
+#ifdef __GLIBC__
+typedef enum __ptrace_request ztsa_ptrace_req;
+#else
+typedef int ztsa_ptrace_req;
+#endif
+
+/* statx for the mount id, declared here and called raw: glibc 2.28's <sys/stat.h> (the
+   manylinux_2_28 floor) declares a struct statx without stx_mnt_id, musl's has no
+   STATX_MNT_ID, and glibc before 2.28 no statx at all. The kernel's layout is fixed
+   (linux/stat.h: 256 bytes, new fields take the spare space). */
+#ifndef SYS_statx
+#if defined(__x86_64__)
+#define SYS_statx 332
+#elif defined(__aarch64__)
+#define SYS_statx 291
+#endif
+#endif
+#define ZTSA_STATX_MNT_ID 0x00001000U
+struct ztsa_statx {
+    unsigned int mask;                  /* stx_mask: what the kernel filled in */
+    unsigned char before_mnt_id[140];   /* stx_blksize ... stx_dev_minor */
+    unsigned long long mnt_id;          /* stx_mnt_id (Linux 5.8) */
+    unsigned char after_mnt_id[104];
+};
+_Static_assert(sizeof(struct ztsa_statx) == 256, "the kernel's struct statx");
+_Static_assert(offsetof(struct ztsa_statx, mnt_id) == 144, "stx_mnt_id's place");
+/* the mount id of path from dirfd (flags: AT_*), and 1; 0 when the kernel cannot say */
+static inline int ztsa_mount_id(int dirfd, const char *path, int flags,
+                                unsigned long long *id) {
+    struct ztsa_statx stx = {0};
+    if (syscall(SYS_statx, dirfd, path, flags, ZTSA_STATX_MNT_ID, &stx) < 0 ||
+        !(stx.mask & ZTSA_STATX_MNT_ID))
+        return 0;
+    *id = stx.mnt_id;
+    return 1;
+}
 
 /* Landlock's MAKE_CHAR ... MAKE_SYM rights: what creating a name needs */
 #define ZTSA_LL_MAKE (0x7FULL << 6)

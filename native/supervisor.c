@@ -425,7 +425,7 @@ static int loop_connect(struct supervisor *s, const struct ztsa_allow *allow, pi
 
 /* How tid goes on: to its next system call (PTRACE_SYSCALL) when --trace-syscalls and
    it is of the tree (CMD known, and it none of ztsa's keeper and helper), else on. */
-static enum __ptrace_request resume_request(struct supervisor *s, int tid) {
+static ztsa_ptrace_req resume_request(struct supervisor *s, int tid) {
     if (!s->R.syscalls || !s->R.cmd)
         return PTRACE_CONT;
     struct proc *p = find(s, tid);
