@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/user.h>
 #include <unistd.h>
 #include <linux/seccomp.h>
 
@@ -120,6 +121,23 @@ int supervisor_counters_fd(void);
 int plan_memfd(const struct ztsa_plan *plan);
 struct ztsa_plan *plan_decode(const unsigned char *b, size_t n, int *err);
 void plan_free(struct ztsa_plan *plan);
+
+/* regs.c (the supervisor): a stopped tracee's system call in its registers, per
+   architecture. regs_get fills r (0 or -errno); regs_nr and regs_arg read the number
+   and argument i; regs_role_arg the argument of a role (enum ztsa_arg) by the table: 1
+   with it in *v, 0 when the call has none; regs_skip answers result in place of the
+   call (0 or -errno); regs_restart_interrupted, at a signal-delivery stop, makes a call
+   restartable(nr) says the file helper answers restart after the handler instead of
+   failing with EINTR (1: done; x86_64 only). */
+struct ztsa_regs {
+    struct user_regs_struct r;
+};
+int regs_get(int pid, struct ztsa_regs *r);
+long regs_nr(const struct ztsa_regs *r);
+unsigned long long regs_arg(const struct ztsa_regs *r, int i);
+int regs_role_arg(const struct ztsa_regs *r, int role, unsigned long long *v);
+int regs_skip(int pid, struct ztsa_regs *r, long result);
+int regs_restart_interrupted(int pid, int (*restartable)(long nr));
 
 /* allow.c (the tracer's and the helper's decisions): ztsa_unix_open with the /proc to
    read the caller's cwd from (proc: a dirfd of a procfs with the caller's pid; -1 for

@@ -100,8 +100,16 @@ struct ztsa_syscall {
     unsigned char arg[6]; /* enum ztsa_arg of each argument */
 };
 
-/* The table, *n rows, in the order of their numbers. */
+/* The table of the architecture this is compiled for, *n rows, in the order of their
+   x86_64 numbers (nr -1: a call this architecture lacks); ztsa_syscalls_of gives an
+   architecture's by its AUDIT_ARCH value (the filter's tests build aarch64's program on
+   x86_64), NULL for one ztsa does not know; ztsa_audit_arch, the AUDIT_ARCH value
+   seccomp reports for this one's system calls. */
+#define ZTSA_AUDIT_ARCH_X86_64 0xC000003E
+#define ZTSA_AUDIT_ARCH_AARCH64 0xC00000B7
 const struct ztsa_syscall *ztsa_syscalls(int *n);
+const struct ztsa_syscall *ztsa_syscalls_of(unsigned int arch, int *n);
+unsigned int ztsa_audit_arch(void);
 
 /* ---- the allow table and the one connect/send decision (allow.c) ---- */
 
