@@ -51,6 +51,9 @@ typedef int ztsa_ptrace_req;
 #endif
 #endif
 #define ZTSA_STATX_MNT_ID 0x00001000U
+#ifndef AT_STATX_DONT_SYNC
+#define AT_STATX_DONT_SYNC 0x4000 /* linux/fcntl.h: what the kernel has cached will do */
+#endif
 struct ztsa_statx {
     unsigned int mask;                  /* stx_mask: what the kernel filled in */
     unsigned char before_mnt_id[140];   /* stx_blksize ... stx_dev_minor */
