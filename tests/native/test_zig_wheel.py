@@ -12,6 +12,7 @@ import importlib.util
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,10 @@ def _manylinux(tag: str) -> tuple[int, int]:
 def test_manylinux_2_28_wheel_is_auditwheels(tmp_path: Path) -> None:
     wheel = zigwheel.build("x86_64-linux-gnu.2.28", tmp_path)
     assert re.fullmatch(r"ztsa-[^-]+-cp310-abi3-manylinux_2_28_x86_64\.whl", wheel.name)
+    with zipfile.ZipFile(wheel) as whl:  # what auditwheel judges: both ELF files
+        names = whl.namelist()
+    assert "ztsa/_native.abi3.so" in names
+    assert any(n.endswith(".data/data/bin/ztsa-ns") for n in names), names
     proc = subprocess.run([sys.executable, "-m", "auditwheel", "show", str(wheel)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
