@@ -51,11 +51,8 @@ static struct {
 
 /* The mount id of fd (or of path relative to it), -1 when it cannot be had. */
 static int mount_of(int fd, const char *path, int flags) {
-    struct statx stx;
-    if (statx(fd, path, flags | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
-        !(stx.stx_mask & STATX_MNT_ID))
-        return -1;
-    return (int)stx.stx_mnt_id;
+    unsigned long long id;
+    return ztsa_mount_id(fd, path, flags | AT_STATX_DONT_SYNC, &id) ? (int)id : -1;
 }
 
 /* The kept entries' mounts, as the helper (in the tree's mount namespace) sees them:

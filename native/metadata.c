@@ -38,6 +38,10 @@
 #include <unistd.h>
 #include <utime.h>
 
+#ifndef XATTR_NAME_MAX /* musl: only in <linux/limits.h>, whose other limits clash */
+#define XATTR_NAME_MAX 255
+#endif
+
 #define PIPEFS_MAGIC_ 0x50495045
 #define SOCKFS_MAGIC_ 0x534F434B
 #define ANON_INODE_FS_MAGIC_ 0x09041934
@@ -130,16 +134,6 @@ static void load_writable(int proc) {
 /* Does fd lie on a writable mount of the tree's mount namespace, or of one the caller
    made itself (a nested sandbox)? Pipes, sockets and anonymous inodes have no mount in
    any namespace and no name anywhere: their metadata is the tree's own. */
-/* the mount id of path from dirfd (flags: statx's), and 1, or 0 when statx cannot say */
-static int mount_id_of(int dirfd, const char *path, int flags, unsigned long long *id) {
-    struct statx stx;
-    memset(&stx, 0, sizeof stx);
-    if (statx(dirfd, path, flags, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
-        return 0;
-    *id = stx.stx_mnt_id;
-    return 1;
-}
-
 static int known_writable(int proc, unsigned long long id) {
     if (!RW.loaded)
         load_writable(proc);
@@ -155,7 +149,7 @@ static int writable(int proc, int fd, pid_t pid) {
                                    sfs.f_type == ANON_INODE_FS_MAGIC_))
         return 1;
     unsigned long long id;
-    if (!mount_id_of(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, &id))
+    if (!ztsa_mount_id(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, &id))
         return 0;
     if (known_writable(proc, id))
         return 1;
@@ -175,7 +169,7 @@ int meta_writable_fd(const struct helper *h, int fd, pid_t pid) {
    the tree's namespace? Unknown (no STATX_MNT_ID): yes, as before it was asked. */
 int meta_writable_at(int dirfd, const char *path) {
     unsigned long long id;
-    return !mount_id_of(dirfd, path, 0, &id) || known_writable(helper_proc(), id);
+    return !ztsa_mount_id(dirfd, path, 0, &id) || known_writable(helper_proc(), id);
 }
 
 /* The file a path names, as the caller's kernel would resolve it: an O_PATH descriptor
@@ -389,12 +383,9 @@ static long check_only(const struct helper *h, const struct seccomp_notif *req,
         if (d < 0)
             return 1;
         int dir_rw = writable(h->proc, d, pid);
-        struct statx outer, inner;
-        memset(&outer, 0, sizeof outer);
-        memset(&inner, 0, sizeof inner);
-        int mounted = statx(d, "", AT_EMPTY_PATH, STATX_MNT_ID, &outer) == 0 &&
-                      statx(d, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &inner) == 0 &&
-                      outer.stx_mnt_id != inner.stx_mnt_id;
+        unsigned long long outer, inner;
+        int mounted = ztsa_mount_id(d, "", AT_EMPTY_PATH, &outer) &&
+                      ztsa_mount_id(d, name, AT_SYMLINK_NOFOLLOW, &inner) && outer != inner;
         close(d);
         if (!dir_rw) {
             deny(pid, c->name, path, "read-only outside the writable places");

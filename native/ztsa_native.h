@@ -17,7 +17,8 @@
        netlog.c, unixsock.c, dns.c and dnswire.c (its DNS service), waits.c (calls
        answered later)
      ztsa's own process: supervisor.c (the tracer's wait loop, its process table, the
-       counters the helper shares), tracecalls.c (the Python tracer's ptrace, memory
+       counters the helper shares), regs.c (a stop's system call in the registers of
+       x86_64 or aarch64), tracecalls.c (the Python tracer's ptrace, memory
        and socket calls), gitwalk.c (the walk that finds every git repository below a
        directory)
      several: allow.c (the connect/send decision: supervisor and helper), util.c,
@@ -100,8 +101,16 @@ struct ztsa_syscall {
     unsigned char arg[6]; /* enum ztsa_arg of each argument */
 };
 
-/* The table, *n rows, in the order of their numbers. */
+/* The table of the architecture this is compiled for, *n rows, in the order of their
+   x86_64 numbers (nr -1: a call this architecture lacks); ztsa_syscalls_of gives an
+   architecture's by its AUDIT_ARCH value (the filter's tests build aarch64's program on
+   x86_64), NULL for one ztsa does not know; ztsa_audit_arch, the AUDIT_ARCH value
+   seccomp reports for this one's system calls. */
+#define ZTSA_AUDIT_ARCH_X86_64 0xC000003E
+#define ZTSA_AUDIT_ARCH_AARCH64 0xC00000B7
 const struct ztsa_syscall *ztsa_syscalls(int *n);
+const struct ztsa_syscall *ztsa_syscalls_of(unsigned int arch, int *n);
+unsigned int ztsa_audit_arch(void);
 
 /* ---- the allow table and the one connect/send decision (allow.c) ---- */
 
@@ -446,7 +455,7 @@ unsigned long ztsa_trace_connects(void);
 long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data);
 
 /* The syscall a tracee is stopped in (x86_64: orig_rax and the six argument
-   registers). 0 or -errno. */
+   registers; aarch64: x8 and x0-x5; regs.c). 0 or -errno. */
 int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]);
 /* At a ZTSA_EV_TRACE stop: *op 1 (entry: *nr, args) or 2 (exit: *rval). 0 or -errno. */
 int ztsa_syscall_info(int pid, int *op, long *nr, unsigned long long args[6], long long *rval);
