@@ -24,7 +24,6 @@ from ztsa import __version__
 from ztsa._boot import INTERPRETER_FILE
 
 REPO = Path(__file__).resolve().parent.parent
-BUILD_TIMEOUT = 900
 
 EVIL = "open({marker!r}, 'w').write('ran')\n"
 
@@ -139,29 +138,6 @@ def test_in_a_virtual_environment_the_command_imports_its_own_ztsa(ztsa_bin, tmp
 
 # --- the interpreter: the one the installer recorded, beside the launcher's real file ---
 
-# Run by `python -m build` in place of its own start: it says which temporary
-# directories it makes, among them the isolated build environment whose interpreter an
-# older launcher named.
-BUILD = """\
-import runpy, sys, tempfile
-made = tempfile.mkdtemp
-def mkdtemp(*args, **kwargs):
-    path = made(*args, **kwargs)
-    sys.stderr.write("ztsa-test made " + path + "\\n")
-    return path
-tempfile.mkdtemp = mkdtemp
-sys.argv[0] = "build"
-runpy.run_module("build", run_name="__main__", alter_sys=True)
-"""
-
-
-@dataclass(frozen=True)
-class Built:
-    wheel: Path
-    build_paths: list[str]  # the build machine's: the source tree, the temporary files
-    build_pythons: list[Path]  # the build environment's interpreter, by each name
-
-
 @dataclass(frozen=True)
 class Venv:
     root: Path
@@ -178,31 +154,6 @@ def _run(argv, **kwargs) -> subprocess.CompletedProcess[str]:
 def _base_python() -> str:
     """The interpreter this test's environment was made from."""
     return getattr(sys, "_base_executable", "") or sys.executable
-
-
-@pytest.fixture(scope="session")
-def built(tmp_path_factory) -> Built:
-    """A wheel of this checkout, built once as a release is: `python -m build --wheel`
-    (its isolated environment, under a TMPDIR of its own), from a copy of the tree
-    whose path is this build's own; `pip wheel` where `build` is not installed."""
-    root = tmp_path_factory.mktemp("wheel-build")
-    src, tmp, dist = root / "source-tree", root / "tmp", root / "dist"
-    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
-        ".git", "build", "dist", "*.so", "*.egg-info", "__pycache__", ".*_cache",
-        ".hypothesis", ".venv"))
-    tmp.mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp)}
-    if importlib.util.find_spec("build") is not None:
-        argv = [sys.executable, "-c", BUILD, "--wheel", "--outdir", dist, src]
-    else:
-        argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, src]
-    proc = _run(argv, env=env, cwd=root, timeout=BUILD_TIMEOUT)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    made = re.findall(r"^ztsa-test made (.*)$", proc.stderr, re.MULTILINE)
-    envs = [Path(p) for p in made if os.path.basename(p).startswith("build-env-")]
-    wheel = next(dist.glob("ztsa-*.whl"))
-    return Built(wheel, [str(src), str(tmp)],
-                 [e / "bin" / name for e in envs for name in ("python", "python3")])
 
 
 def _venv(path: Path, wheel: Path) -> Venv:
