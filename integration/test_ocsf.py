@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from realenv import host_port_53
 
 # class_uid -> (name, its activity_ids, required attributes beyond the base event's)
 CLASSES: dict[int, tuple[str, set[int], list[str]]] = {
@@ -77,13 +78,18 @@ def _nxdomain_resolver() -> Iterator[None]:
     free to bind (root), else none (the query then times out). It stops, and frees the
     port, on leaving: a thread still blocked in recvfrom() would keep a closed socket
     bound, and the next test's resolver could not bind."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        s.bind(("127.0.0.1", 53))
-    except OSError:
-        s.close()
-        yield
-        return
+    with host_port_53():
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.bind(("127.0.0.1", 53))
+        except OSError:
+            s.close()
+            yield
+            return
+        yield from _serve_nxdomain(s)
+
+
+def _serve_nxdomain(s: socket.socket) -> Iterator[None]:
     s.settimeout(0.2)
     stop = threading.Event()
 

@@ -11,6 +11,7 @@ import struct
 import threading
 
 import pytest
+from realenv import host_port_53
 
 RUN_MODES = ("nouserns",)
 
@@ -30,6 +31,11 @@ def answer(query: bytes, addr: bytes) -> bytes:
 def resolver():
     if os.geteuid() != 0:
         pytest.skip("binding the fake resolver to port 53 needs root")
+    with host_port_53():  # taken in turn with other test processes
+        yield from _resolver()
+
+
+def _resolver():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         s.bind(("127.0.0.1", 53))
