@@ -76,3 +76,22 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     wheel = next(dist.glob("ztsa-*.whl"))
     return Built(wheel, [str(src), str(tmp)],
                  [e / "bin" / name for e in envs for name in ("python", "python3")])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With pytest-xdist's workers (`-n 2 --dist loadfile`), the files that take longest
+    start first and the many short unit-test files fill the end: integration/'s own
+    files (wheel builds, installs from the registries, the walkthrough), then the escape
+    suite, then tests/. Each file's own order stays as it is; a run in one process
+    keeps the order as collected."""
+    if not getattr(config.option, "numprocesses", None):
+        return
+    here = Path(__file__).resolve().parent
+
+    def rank(item: pytest.Item) -> int:
+        path = Path(str(item.path)).resolve()
+        if path.parent == here:
+            return 0
+        return 1 if here in path.parents else 2
+
+    items.sort(key=rank)  # stable: the order within each rank is kept
