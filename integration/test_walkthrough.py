@@ -43,7 +43,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_API = ROOT / "bench" / "agents" / "fake_api.py"
-USER = "ztsa-escape"  # the escape suite's unprivileged user (integration/escapes)
+# the escape suite's unprivileged user (integration/escapes/conftest.py), one a worker
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+USER = "ztsa-escape" + ("" if _WORKER == "gw0" else f"-{_WORKER}")
 CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
 SENTINEL = "walk-secret-" + os.urandom(6).hex()  # in the real HOME's ~/.ssh/id_rsa
 REGISTRY_ADDR = "203.0.113.10"  # the registry stand-in: off-link, behind a router

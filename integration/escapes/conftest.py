@@ -21,7 +21,11 @@ import pytest
 
 PROGS = Path(__file__).parent / "progs"
 NOUSERNS = Path(__file__).parent / "nouserns.py"
-TEST_USER = "ztsa-escape"
+# One user a pytest-xdist worker (ztsa-escape, ztsa-escape-gw1, ...): what the kernel
+# counts by user (RLIMIT_NPROC without a PID namespace, inotify instances) is then
+# only the one worker's, as in a run in one process.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+TEST_USER = "ztsa-escape" + ("" if _WORKER == "gw0" else f"-{_WORKER}")
 # The modes of the `run` fixture: a test module may set RUN_MODES to add "nouserns",
 # the unprivileged case on a kernel without user namespaces (no file helper: the
 # tracer decides connects itself). Its file-system controls are weaker by design, so
