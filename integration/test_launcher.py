@@ -22,14 +22,19 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ztsa import __version__
 from ztsa._boot import INTERPRETER_FILE
 
+if TYPE_CHECKING:  # the wheel built once for the session (integration/conftest.py)
+    from conftest import Built
+
+BUILD_TIMEOUT = 900  # an sdist's build, as the wheel's
+
 REPO = Path(__file__).resolve().parent.parent
-BUILD_TIMEOUT = 900
 
 EVIL = "open({marker!r}, 'w').write('ran')\n"
 
@@ -144,29 +149,6 @@ def test_in_a_virtual_environment_the_command_imports_its_own_ztsa(ztsa_bin, tmp
 
 # --- the interpreter: the one the installer recorded, beside the launcher's real file ---
 
-# Run by `python -m build` in place of its own start: it says which temporary
-# directories it makes, among them the isolated build environment whose interpreter an
-# older launcher named.
-BUILD = """\
-import runpy, sys, tempfile
-made = tempfile.mkdtemp
-def mkdtemp(*args, **kwargs):
-    path = made(*args, **kwargs)
-    sys.stderr.write("ztsa-test made " + path + "\\n")
-    return path
-tempfile.mkdtemp = mkdtemp
-sys.argv[0] = "build"
-runpy.run_module("build", run_name="__main__", alter_sys=True)
-"""
-
-
-@dataclass(frozen=True)
-class Built:
-    wheel: Path
-    build_paths: list[str]  # the build machine's: the source tree, the temporary files
-    build_pythons: list[Path]  # the build environment's interpreter, by each name
-
-
 @dataclass(frozen=True)
 class Venv:
     root: Path
@@ -183,31 +165,6 @@ def _run(argv, **kwargs) -> subprocess.CompletedProcess[str]:
 def _base_python() -> str:
     """The interpreter this test's environment was made from."""
     return getattr(sys, "_base_executable", "") or sys.executable
-
-
-@pytest.fixture(scope="session")
-def built(tmp_path_factory) -> Built:
-    """A wheel of this checkout, built once as a release is: `python -m build --wheel`
-    (its isolated environment, under a TMPDIR of its own), from a copy of the tree
-    whose path is this build's own; `pip wheel` where `build` is not installed."""
-    root = tmp_path_factory.mktemp("wheel-build")
-    src, tmp, dist = root / "source-tree", root / "tmp", root / "dist"
-    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
-        ".git", "build", "dist", "*.so", "*.egg-info", "__pycache__", ".*_cache",
-        ".hypothesis", ".venv"))
-    tmp.mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp)}
-    if importlib.util.find_spec("build") is not None:
-        argv = [sys.executable, "-c", BUILD, "--wheel", "--outdir", dist, src]
-    else:
-        argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, src]
-    proc = _run(argv, env=env, cwd=root, timeout=BUILD_TIMEOUT)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    made = re.findall(r"^ztsa-test made (.*)$", proc.stderr, re.MULTILINE)
-    envs = [Path(p) for p in made if os.path.basename(p).startswith("build-env-")]
-    wheel = next(dist.glob("ztsa-*.whl"))
-    return Built(wheel, [str(src), str(tmp)],
-                 [e / "bin" / name for e in envs for name in ("python", "python3")])
 
 
 def _venv(path: Path, wheel: Path) -> Venv:
@@ -432,7 +389,10 @@ def test_a_user_install_starts_the_interpreter_that_installed_it(built, tmp_path
 
 # --- pipx and uv tool installs: as root and as an ordinary user, without a compiler ---
 
-TEST_USER = "ztsa-escape"  # the escape suite's unprivileged user (integration/escapes)
+# the escape suite's unprivileged user (integration/escapes/conftest.py), one a
+# pytest-xdist worker: what the kernel counts by user is then the one worker's
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+TEST_USER = "ztsa-escape" + ("" if _WORKER == "gw0" else f"-{_WORKER}")
 # What pip, pipx and uv need to reach the package index from where the tests run (a
 # proxy, the certificate authority of one that intercepts TLS, another index): the user's
 # commands start from an empty environment and get these, by name, where they are set.
@@ -535,8 +495,10 @@ def no_compiler(tmp_path_factory) -> Iterator[NoCompiler]:
     try:
         pwd.getpwnam(TEST_USER)
     except KeyError:
-        subprocess.run([str(found["useradd"]), "--system", "--no-create-home", "--shell", "/bin/sh",
-                        TEST_USER], check=True, capture_output=True)
+        made = subprocess.run([str(found["useradd"]), "--system", "--no-create-home",
+                               "--shell", "/bin/sh", TEST_USER], capture_output=True)
+        # 9: made meanwhile by another test process (a parallel worker, another run)
+        assert made.returncode in (0, 9), made.stderr
     yield NoCompiler(hide=hide, scratch=scratch, unshare=str(found["unshare"]),
                      runuser=str(found["runuser"]),
                      probe_env={"ZTSA_PROBE_CC": config_cc.strip() or "cc",

@@ -23,6 +23,7 @@ import http.server
 import json
 import os
 import pwd
+import select
 import shutil
 import socket
 import struct
@@ -119,6 +120,9 @@ class World:
         self.threads: list[threading.Thread] = []
         self.servers: list[http.server.ThreadingHTTPServer] = []
         self.port = 0
+        self.listeners: dict[tuple[str, int], socket.socket] = {}
+        # written to on close: wakes the listeners' threads at once
+        self._wake_r, self._wake_w = os.pipe()
 
     # code in the namespace: a thread of its own joins it (the network namespace is a
     # thread's); a socket made there stays there, whichever thread then uses it
@@ -187,24 +191,33 @@ class World:
             return s
 
         s = self.in_ns(make, far=ip in LOCAL)
-        s.settimeout(0.2)
+        s.setblocking(False)
         self.sockets.append(s)
         port = s.getsockname()[1]
         self.counts[(ip, port)] = 0
+        self.listeners[(ip, port)] = s
         self._thread(self._accept, s, (ip, port))
         return port
+
+    def _take(self, s: socket.socket, key: tuple[str, int]) -> None:
+        """Count the connections queued at s now (the caller holds the lock)."""
+        while True:
+            try:
+                s.accept()[0].close()
+            except OSError:  # BlockingIOError: none left
+                return
+            self.counts[key] += 1
 
     def _accept(self, s: socket.socket, key: tuple[str, int]) -> None:
         while not self.stop.is_set():
             try:
-                c, _ = s.accept()
-            except TimeoutError:
-                continue
-            except OSError:
+                ready, _, _ = select.select([s, self._wake_r], [], [])
+            except (OSError, ValueError):
+                return
+            if self._wake_r in ready:
                 return
             with self.lock:
-                self.counts[key] += 1
-            c.close()
+                self._take(s, key)
 
     # the fake upstream resolver
     def answer(self, query: bytes, transport: str) -> bytes | None:
@@ -301,7 +314,7 @@ class World:
         server = self.in_ns(lambda: http.server.ThreadingHTTPServer(("203.0.113.10", 0),
                                                                      handler), far=True)
         self.servers.append(server)
-        self._thread(server.serve_forever)
+        self._thread(server.serve_forever, 0.05)  # shutdown() waits one poll
         return server.server_address[1]
 
     # what arrived
@@ -310,11 +323,13 @@ class World:
             return [r.name for r in self.received]
 
     def settle(self, port: int | None = None) -> dict[str, int]:
-        """The listeners' counts on port (default: the world's port) by address, after
-        in-flight connections have been accepted."""
-        time.sleep(0.5)
+        """The listeners' counts on port (default: the world's port) by address, with
+        the connections still queued to be accepted (a tree has ended by now: what it
+        connected is queued)."""
         port = self.port if port is None else port
         with self.lock:
+            for key, s in self.listeners.items():
+                self._take(s, key)
             return {ip: n for (ip, p), n in self.counts.items() if p == port}
 
     # a client in the test world's namespace (ztsa's own)
@@ -355,6 +370,7 @@ class World:
 
     def close(self) -> None:
         self.stop.set()
+        os.write(self._wake_w, b"x")
         for server in self.servers:
             server.shutdown()
             server.server_close()
@@ -362,6 +378,8 @@ class World:
             s.close()
         for t in self.threads:
             t.join(2)
+        os.close(self._wake_r)
+        os.close(self._wake_w)
 
 
 def _read_exactly(c: socket.socket, n: int) -> bytes | None:
