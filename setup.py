@@ -11,6 +11,8 @@ Which interpreter that is, only the installer knows: nothing here names one (thi
 run in a build machine's throw-away environment). Beside the launcher goes a second
 script, `ztsa-interpreter`, whose first line is `#!python`: pip, uv and pipx write the
 interpreter they install for in its place, and the launcher reads it from there.
+Beside them goes `ztsa-ns`, the child's set-up compiled as an executable of its own
+(docs/design.md, "ztsa-ns").
 """
 
 import ast
@@ -18,6 +20,7 @@ import os
 import shlex
 import sys
 import sysconfig
+from pathlib import Path
 
 from setuptools import setup
 
@@ -87,6 +90,9 @@ case $py in /*) ;; *) refuse "$rec: $py is not an absolute path" ;; esac
 exec "$py" -I -S -c @BOOT@ "$0" "$@"
 """
 
+# the set-up's executable (ztsa.sandbox.offer finds it beside the launcher)
+NS = "ztsa-ns"
+
 # Run directly, the record is a Python script: it says what it is for.
 INTERPRETER = """#!python
 # ztsa's launcher (`ztsa`, beside this file) reads the line above, which the installer
@@ -118,7 +124,29 @@ def scripts() -> list[str]:
     return out
 
 
+# The setup commands that compile (native/build_native.py's list): only they build
+# ztsa-ns; metadata and the sdist need no compiler.
+def ns_files() -> list[tuple[str, list[str]]]:
+    """ztsa-ns, the child's set-up as an executable (native/nsmain.c), installed beside
+    the launcher: `bin` of the install's data directory is its scripts directory in
+    every scheme (a venv's, --user's ~/.local/bin, /usr/local/bin). A data file, not a
+    script: build_scripts would read an executable as text."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "ztsa_build_native", os.path.join(HERE, "native", "build_native.py"))
+    assert spec is not None and spec.loader is not None
+    native = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(native)
+    if not native.COMPILING.intersection(sys.argv[1:]):
+        return []
+    rel = os.path.join("build", "launcher", NS)
+    native.build_ns(Path(HERE) / rel)
+    return [("bin", [rel])]
+
+
 setup(cffi_modules=["native/build_native.py:ffibuilder"], scripts=scripts(),
+      data_files=ns_files(),
       # `#!python` stays so in every wheel, editable ones too: the installer writes the
       # interpreter, never setuptools the one it runs on
       options={"build_scripts": {"executable": "python"},

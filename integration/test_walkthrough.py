@@ -45,7 +45,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_API = ROOT / "bench" / "agents" / "fake_api.py"
-USER = "ztsa-escape"  # the escape suite's unprivileged user (integration/escapes)
+# the escape suite's unprivileged user (integration/escapes/conftest.py), one a worker
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+USER = "ztsa-escape" + ("" if _WORKER == "gw0" else f"-{_WORKER}")
 CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
 SENTINEL = "walk-secret-" + os.urandom(6).hex()  # in the real HOME's ~/.ssh/id_rsa
 REGISTRY_ADDR = "203.0.113.10"  # the registry stand-in: off-link, behind a router
@@ -112,40 +114,18 @@ def _ensure_user() -> None:
     try:
         pwd.getpwnam(USER)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh",
-                        USER], check=True, capture_output=True)
-
-
-def _wheel(out: Path) -> Path:
-    """A wheel of this checkout, built from a copy of the tree (the checkout stays as
-    it is): without build isolation where this environment can build it, else as pip
-    does by default (its build requirements from the index)."""
-    src = out / "source-tree"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
-        ".git", "build", "dist", "*.so", "*.egg-info", "__pycache__", ".*_cache",
-        ".hypothesis", ".venv"))
-    import importlib.metadata
-    import importlib.util
-
-    isolation: list[str] = []
-    try:
-        if importlib.util.find_spec("cffi") and int(
-                importlib.metadata.version("setuptools").split(".")[0]) >= 77:
-            isolation = ["--no-build-isolation"]
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                           *isolation, "-w", str(out / "dist"), str(src)],
-                          capture_output=True, text=True, timeout=600, cwd=out)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    shutil.rmtree(src)
-    return next((out / "dist").glob("ztsa-*.whl"))
+        made = subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
+                               "/bin/sh", USER], capture_output=True, text=True)
+        # 9: made meanwhile by another test process (a parallel worker, another run)
+        if made.returncode not in (0, 9):
+            raise AssertionError(f"useradd {USER}: {made.stderr}") from None
 
 
 @pytest.fixture(scope="module")
-def newcomer() -> Iterator[Newcomer]:
-    """Step 1: ztsa installed as the README says, from a wheel of this checkout, into a
-    fresh virtual environment in the user's own HOME."""
+def newcomer(built: Any) -> Iterator[Newcomer]:
+    """Step 1: ztsa installed as the README says, from a wheel of this checkout (the
+    session's, integration/conftest.py), into a fresh virtual environment in the user's
+    own HOME."""
     if os.geteuid() == 0:
         if shutil.which("setpriv") is None:
             pytest.skip("running as an ordinary user needs setpriv (apt-get install "
@@ -157,8 +137,8 @@ def newcomer() -> Iterator[Newcomer]:
         home = top / "home"
         user = Newcomer(top, home)
         user.mkdir(home, 0o700)
-        wheel = _wheel(user.mkdir(top / "wheel"))
-        os.chmod(wheel.parent, 0o755)
+        # a copy the user can read (the session's is in root's temporary directory)
+        wheel = Path(shutil.copy(built.wheel, user.mkdir(top / "wheel")))
         os.chmod(wheel, 0o644)
         probe = user.run(["python3", "-c", "import ensurepip, venv"])
         if probe.returncode != 0:
@@ -711,7 +691,7 @@ class Registry:
             return server
 
         self.server = self.in_ns(self.far, make)
-        self._thread(self.server.serve_forever)
+        self._thread(self.server.serve_forever, 0.05)  # shutdown() waits one poll
         self.ca = ca
 
     def close(self) -> None:

@@ -39,8 +39,11 @@ if os.environ.get("PWD") and os.path.isdir(os.environ["PWD"]) and os.path.samefi
         os.environ["PWD"], os.getcwd()):
     _root.append(os.environ["PWD"])
 PREFIX_MAPS = [f"-ffile-prefix-map={d}=." for d in dict.fromkeys(_root)]
-# by role (each file opens with the process that runs it; common.h, helper.h, child.h)
-SOURCES = sorted(p.name for p in HERE.glob("*.c"))
+# by role (each file opens with the process that runs it; common.h, helper.h, child.h);
+# nsmain.c is ztsa-ns's main, not the extension's
+NS_MAIN = "nsmain.c"
+SOURCES = sorted(p.name for p in HERE.glob("*.c") if p.name != NS_MAIN)
+CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", *PREFIX_MAPS]
 
 ffibuilder = FFI()
 ffibuilder.cdef((HERE / "ztsa_native.h").read_text().replace("/*", "\n/*"))
@@ -52,8 +55,27 @@ ffibuilder.set_source(
     # a header changed (ztsa_nr.h's table too) rebuilds the module, as a source does
     depends=[f"native/{p.name}" for p in sorted(HERE.glob("*.h"))],
     include_dirs=["native"],
-    extra_compile_args=["-O2", "-Wall", "-Wextra", "-Werror", *PREFIX_MAPS],
+    extra_compile_args=CFLAGS,
 )
+
+
+def build_ns(out: Path) -> None:
+    """ztsa-ns (native/nsmain.c and the sources it calls), the child's set-up as an
+    executable of its own, compiled to out with the extension's warnings as errors;
+    what it does not call is left out by the linker. The C compiler is the one the
+    extension is built with (CC, else the interpreter's)."""
+    import shlex
+    import subprocess
+    import sysconfig
+
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # relative to the project root, as the extension's: no build path in the binary
+    sources = [f"native/{name}" for name in [*SOURCES, NS_MAIN]]
+    subprocess.run([*cc, *CFLAGS, "-Inative", "-ffunction-sections", "-fdata-sections",
+                    "-Wl,--gc-sections", "-s", "-o", str(out), *sources],
+                   check=True, cwd=HERE.parent)
+
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)

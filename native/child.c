@@ -1,14 +1,16 @@
 /* The spawn. ztsa_spawn runs in the supervisor up to its fork; everything after the
-   fork runs in the child, which waits until the tracer has seized it, then sets itself
-   up by the plan: namespaces and read-only mounts, the working directory, capabilities,
-   NoNewPrivs, Landlock. Without a file helper it installs the filter and execs CMD.
-   With one it forks CMD (which adds the second Landlock ruleset, installs the filter
-   with a listener, hands the listener back and execs) and becomes the helper
-   (helper_main in helper.c). The child touches only its own copy of the plan (the
-   fork's) and the error pipe; it writes nothing the supervisor reads but that pipe and
-   the shared counters. Its state is one context (struct child, child.h), built whole
-   by child_context and passed to each step. ztsa_ns_probe's child tries the
-   namespaces only. */
+   fork runs in the child, which waits until the tracer has seized it, then execs
+   ztsa-ns where it is installed (nsexec.c; ztsa-ns decodes the plan and runs
+   child_setup, nsmain.c), else runs child_setup itself. child_setup sets the process
+   up by the plan: namespaces and read-only mounts, the working directory,
+   capabilities, NoNewPrivs, Landlock. Without a file helper it installs the filter and
+   execs CMD. With one it forks CMD (which adds the second Landlock ruleset, installs
+   the filter with a listener, hands the listener back and execs) and becomes the
+   helper (helper_main in helper.c). The child touches only its own copy of the plan
+   (the fork's, or ztsa-ns's decoded one) and the error pipe; it writes nothing the
+   supervisor reads but that pipe and the shared counters. Its state is one context
+   (struct child, child.h), built whole by child_context and passed to each step.
+   ztsa_ns_probe's child tries the namespaces only. */
 #include "child.h"
 #include "helper.h"
 
@@ -166,6 +168,20 @@ static void exec_cmd(const struct child *c) {
     fail_at(efd, ZTSA_STEP_EXEC, errno);
 }
 
+/* CMD's kept-state layer (plan.kept): every right it handles beneath each rule's path,
+   opened here in the tree's mount namespace, none beneath the agent's kept entries.
+   0 or -errno. */
+static int kept_layer(const struct ztsa_plan *plan) {
+    int *fds = calloc((size_t)plan->n_kept_rules + 1, sizeof *fds);
+    if (!fds)
+        return -ENOMEM;
+    for (int i = 0; i < plan->n_kept_rules; i++)
+        fds[i] = open(plan->kept_rules[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    int r = restrict_beneath(plan->kept_handled, fds, plan->kept_rights, plan->n_kept_rules, 0);
+    free(fds);
+    return r;
+}
+
 /* The tree's own restrictions, in the first process of the tree (CMD, or the init): the
    second Landlock ruleset, the signal scope, and the filter with its listener, whose
    number goes to the helper (which takes it with pidfd_getfd). */
@@ -179,6 +195,10 @@ static void tree_filter(const struct child *c, int sock, int *make_fds, const in
                                         plan->n_make, plan->scoped)
                      : restrict_scope(plan->scoped);
     if (r < 0)
+        fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
+    /* --agent: the kept-state layer, which the helper (outside it) answers for CMD's
+       own writes there */
+    if (plan->kept_handled && (r = kept_layer(plan)) < 0)
         fail_at(efd, ZTSA_STEP_LANDLOCK, -r);
     /* WAIT_KILLABLE_RECV (Linux 5.19+): once the helper has taken a call, only a fatal
        signal interrupts the wait, so a call the helper performed is never restarted and
@@ -330,6 +350,9 @@ static void become_helper(const struct child *c) {
         kill(first, SIGKILL); /* no helper, no CMD: its creations could not be checked */
         _exit(127);
     }
+    /* CMD waits for this byte: its pid is its own until then (the helper's view of the
+       kept state's writer) */
+    creation_agent(first);
     ssize_t sent = write(pair[0], "k", 1);
     (void)sent;
     close(pair[0]);
@@ -401,12 +424,11 @@ static void child_context(struct child *c, const struct ztsa_plan *plan, int efd
     }
 }
 
-/* The child's set-up, in the order each step needs the one before. */
-static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t parent,
-                  struct ztsa_shared *shared) {
+/* The fork's child, first: it ends with ztsa, and waits until the tracer has seized
+   it (so that ztsa-ns's exec, where there is one, is traced too). */
+static void child_wait(int sync_fd, pid_t parent) {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
         _exit(127);
-    /* wait until the tracer has seized us */
     char go;
     ssize_t n;
     do {
@@ -415,6 +437,10 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     if (n != 1)
         _exit(127);
     close(sync_fd);
+}
+
+/* The child's set-up, in the order each step needs the one before. */
+void child_setup(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared) {
     /* the first process the kernel's OOM killer takes, should the machine run out of
        memory: the tree's, never the host's (rlimits leave out shared mappings and
        memfds; a cgroup's total, where there is one, is met first) */
@@ -461,7 +487,7 @@ static void child(const struct ztsa_plan *plan, int sync_fd, int efd, pid_t pare
     exec_cmd(&c);
 }
 
-int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd) {
+int ztsa_spawn(const struct ztsa_plan *plan, const char *ns, int *sync_fd, int *err_fd) {
     int sync_pipe[2], err_pipe[2];
     /* the counters the helper shares with the supervisor, zeroed for this spawn */
     int err = 0;
@@ -476,10 +502,14 @@ int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd) {
         close(sync_pipe[1]);
         return -e;
     }
+    /* with ztsa-ns: opened now, and the plan on its memfd */
+    struct ns_exec x = {.ns_fd = -1, .plan_fd = -1};
+    int e = ns ? -ns_prepare(plan, ns, err_pipe[1], &x) : 0;
     pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = e ? -1 : fork();
     if (pid < 0) {
-        int e = errno;
+        e = e ? e : errno;
+        ns_release(&x);
         close(sync_pipe[0]); close(sync_pipe[1]);
         close(err_pipe[0]); close(err_pipe[1]);
         return -e;
@@ -487,9 +517,13 @@ int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd) {
     if (pid == 0) {
         close(sync_pipe[1]);
         close(err_pipe[0]);
-        child(plan, sync_pipe[0], err_pipe[1], parent, shared);
+        child_wait(sync_pipe[0], parent);
+        if (ns)
+            ns_exec(plan, &x, err_pipe[1]);
+        child_setup(plan, err_pipe[1], shared);
         _exit(127); /* not reached */
     }
+    ns_release(&x);
     close(sync_pipe[0]);
     close(err_pipe[1]);
     *sync_fd = sync_pipe[1];

@@ -76,5 +76,20 @@ int own_userns(void); /* 0; -errno: none made; +errno: made, unusable */
 
 /* child.c: report the failed step on the error pipe and leave */
 void fail_at(int err_fd, int step, int err);
+/* child.c: the child's set-up by the plan, up to CMD's exec or the helper's loop (never
+   returns): in the fork's child, or in ztsa-ns with the plan it decoded */
+void child_setup(const struct ztsa_plan *plan, int efd, struct ztsa_shared *shared);
+
+/* nsexec.c: the exec of ztsa-ns (ns_prepare and ns_release in the supervisor, ns_exec
+   in the fork's child); 0 or -errno */
+struct ns_exec {
+    int ns_fd;    /* ztsa-ns, opened before the fork (O_PATH) */
+    int plan_fd;  /* the plan, a sealed memfd (planwire.c) */
+    char num[3][16];
+    const char *argv[8];
+};
+int ns_prepare(const struct ztsa_plan *plan, const char *ns, int efd, struct ns_exec *x);
+void ns_release(struct ns_exec *x);
+void ns_exec(const struct ztsa_plan *plan, const struct ns_exec *x, int efd);
 
 #endif

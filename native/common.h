@@ -10,7 +10,10 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/user.h>
+#include <unistd.h>
 #include <linux/seccomp.h>
 
 #include "ztsa_nr.h"
@@ -28,6 +31,47 @@
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif
+
+/* ptrace's request type: glibc's enum, musl's int */
+#ifdef __GLIBC__
+typedef enum __ptrace_request ztsa_ptrace_req;
+#else
+typedef int ztsa_ptrace_req;
+#endif
+
+/* statx for the mount id, declared here and called raw: glibc 2.28's <sys/stat.h> (the
+   manylinux_2_28 floor) declares a struct statx without stx_mnt_id, musl's has no
+   STATX_MNT_ID, and glibc before 2.28 no statx at all. The kernel's layout is fixed
+   (linux/stat.h: 256 bytes, new fields take the spare space). */
+#ifndef SYS_statx
+#if defined(__x86_64__)
+#define SYS_statx 332
+#elif defined(__aarch64__)
+#define SYS_statx 291
+#endif
+#endif
+#define ZTSA_STATX_MNT_ID 0x00001000U
+#ifndef AT_STATX_DONT_SYNC
+#define AT_STATX_DONT_SYNC 0x4000 /* linux/fcntl.h: what the kernel has cached will do */
+#endif
+struct ztsa_statx {
+    unsigned int mask;                  /* stx_mask: what the kernel filled in */
+    unsigned char before_mnt_id[140];   /* stx_blksize ... stx_dev_minor */
+    unsigned long long mnt_id;          /* stx_mnt_id (Linux 5.8) */
+    unsigned char after_mnt_id[104];
+};
+_Static_assert(sizeof(struct ztsa_statx) == 256, "the kernel's struct statx");
+_Static_assert(offsetof(struct ztsa_statx, mnt_id) == 144, "stx_mnt_id's place");
+/* the mount id of path from dirfd (flags: AT_*), and 1; 0 when the kernel cannot say */
+static inline int ztsa_mount_id(int dirfd, const char *path, int flags,
+                                unsigned long long *id) {
+    struct ztsa_statx stx = {0};
+    if (syscall(SYS_statx, dirfd, path, flags, ZTSA_STATX_MNT_ID, &stx) < 0 ||
+        !(stx.mask & ZTSA_STATX_MNT_ID))
+        return 0;
+    *id = stx.mnt_id;
+    return 1;
+}
 
 /* Landlock's MAKE_CHAR ... MAKE_SYM rights: what creating a name needs */
 #define ZTSA_LL_MAKE (0x7FULL << 6)
@@ -68,10 +112,35 @@ struct ztsa_shared {
     char first[ZTSA_FIRST_DENIALS][512];
 };
 
-/* supervisor.c: the counters for a spawn, made once when a helper first needs them
+/* counters.c: the counters for a spawn, made once when a helper first needs them
    (MAP_SHARED: the child's processes write, the supervisor reads), zeroed each time;
    NULL when there are none (*err: an errno when they could not be made) */
 struct ztsa_shared *supervisor_counters(int helper, int *err);
+/* counters.c: their memfd (-1: none), for ztsa-ns to map */
+int supervisor_counters_fd(void);
+
+/* planwire.c: the plan on the wire, a sealed memfd (-errno), and read back (NULL, *err
+   EINVAL: it does not decode, EPROTO: another version, ENOMEM) */
+int plan_memfd(const struct ztsa_plan *plan);
+struct ztsa_plan *plan_decode(const unsigned char *b, size_t n, int *err);
+void plan_free(struct ztsa_plan *plan);
+
+/* regs.c (the supervisor): a stopped tracee's system call in its registers, per
+   architecture. regs_get fills r (0 or -errno); regs_nr and regs_arg read the number
+   and argument i; regs_role_arg the argument of a role (enum ztsa_arg) by the table: 1
+   with it in *v, 0 when the call has none; regs_skip answers result in place of the
+   call (0 or -errno); regs_restart_interrupted, at a signal-delivery stop, makes a call
+   restartable(nr) says the file helper answers restart after the handler instead of
+   failing with EINTR (1: done; x86_64 only). */
+struct ztsa_regs {
+    struct user_regs_struct r;
+};
+int regs_get(int pid, struct ztsa_regs *r);
+long regs_nr(const struct ztsa_regs *r);
+unsigned long long regs_arg(const struct ztsa_regs *r, int i);
+int regs_role_arg(const struct ztsa_regs *r, int role, unsigned long long *v);
+int regs_skip(int pid, struct ztsa_regs *r, long result);
+int regs_restart_interrupted(int pid, int (*restartable)(long nr));
 
 /* allow.c (the tracer's and the helper's decisions): ztsa_unix_open with the /proc to
    read the caller's cwd from (proc: a dirfd of a procfs with the caller's pid; -1 for

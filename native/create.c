@@ -113,7 +113,63 @@ struct fs_op {
        2: a /proc file, 3: a git config key, 4: an ancestor); made: a new file */
     struct reply out;
     int denied, made;
+    int agent; /* the caller is the agent's own process: 1, 0, or -1 not asked yet */
 };
+
+/* Is the caller the agent's own process? Asked only where it decides (a kept entry is
+   reached), then the notification checked again, so the thread read was the caller;
+   a caller gone meanwhile is no agent (its answer goes nowhere). */
+static int is_agent(struct fs_op *o) {
+    if (o->agent < 0)
+        o->agent = creation_is_agent((pid_t)o->req->pid) && helper_still_valid(o->req->id);
+    return o->agent;
+}
+
+/* --agent: does the operation reach into the agent's kept state (fd: a directory it
+   makes a name in, or a file it opened) from another process than the agent's own?
+   Then it is refused (denied 5). */
+static int kept_refused(struct fs_op *o, int fd) {
+    if (fd < 0 || !creation_kept_fd(fd) || is_agent(o))
+        return 0;
+    o->denied = 5;
+    return 1;
+}
+
+/* The same for a name made in dir: an existing name is EEXIST first, as the kernel
+   answers before it asks Landlock (`mkdir -p` of an existing directory succeeds). */
+static int kept_make_refused(struct fs_op *o, int dir, const char *name, int *err) {
+    struct stat st;
+    if (dir < 0 || !creation_kept_fd(dir) || is_agent(o))
+        return 0;
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        *err = EEXIST;
+        return 1;
+    }
+    o->denied = 5;
+    return 1;
+}
+
+/* A file the helper just made in the kept state for another process: unlinked again,
+   by its parent and only if that name is still this file (nothing but the helper makes
+   or moves names there, so nothing else can have taken it meanwhile). */
+static void unmake(int proc, int fd) {
+    char link[64], path[4097];
+    snprintf(link, sizeof link, "self/fd/%d", fd);
+    ssize_t n = readlinkat(proc, link, path, sizeof path - 1);
+    char *slash = n > 0 ? memrchr(path, '/', (size_t)n) : NULL;
+    if (!slash || slash == path)
+        return;
+    path[n] = 0;
+    *slash = 0;
+    struct stat mine, there;
+    int dir = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir >= 0 && fstat(fd, &mine) == 0 &&
+        fstatat(dir, slash + 1, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+        mine.st_dev == there.st_dev && mine.st_ino == there.st_ino)
+        unlinkat(dir, slash + 1, 0);
+    if (dir >= 0)
+        close(dir);
+}
 
 /* an open of (dir1, n1) by the helper, never following a final symlink while creating
    (a dangling one could name a protected path; an existing target is opened without
@@ -170,6 +226,8 @@ static int op_create(struct fs_op *o) {
     /* what the name is now, if anything (one lookup for both checks below) */
     struct stat fst;
     int exists = fstatat(o->dir1, o->n1, &fst, 0) == 0;
+    if (!exists && kept_refused(o, o->par1))
+        return 0; /* a new name in the kept state (an existing one: judged as opened) */
     /* /dev/tty is the caller's controlling terminal, not the helper's */
     if (exists && S_ISCHR(fst.st_mode) && fst.st_rdev == makedev(5, 0)) {
         int r = caller_tty(o->h->proc, (pid_t)o->req->pid, o->flags);
@@ -197,6 +255,16 @@ static int op_create(struct fs_op *o) {
     }
     int fd = open_as_caller(o);
     int err = fd < 0 ? errno : 0;
+    /* the file the whole path, a link or the caller's own /proc names: judged as opened
+       (reading an existing one is no write) */
+    int writes = (o->flags & O_ACCMODE) != O_RDONLY || (o->flags & O_TRUNC) || !exists;
+    if (fd >= 0 && writes && kept_refused(o, fd)) {
+        if (!exists)
+            unmake(o->h->proc, fd);
+        close(fd);
+        fd = -1;
+        err = EACCES; /* denied: what an opener child answers too */
+    }
     if (fd >= 0)
         o->out = (struct reply){REPLY_FD, 0, fd};
     o->made = fd >= 0 && !exists && !in_child;
@@ -212,6 +280,9 @@ static int op_mknod(struct fs_op *o) {
         o->denied = 1;
         return 0;
     }
+    int err = 0;
+    if (kept_make_refused(o, o->dir1, o->n1, &err))
+        return err;
     if (o->slash1 && o->op == ZTSA_OP_MKNOD)
         return ENOENT; /* as the kernel answers "name/" for anything but a directory */
     int r = o->op == ZTSA_OP_MKDIR ? mkdirat(o->dir1, o->n1, o->mode)
@@ -226,6 +297,9 @@ static int op_symlink(struct fs_op *o) {
         o->denied = 1;
         return 0;
     }
+    int err = 0;
+    if (kept_make_refused(o, o->par2, o->name2, &err))
+        return err;
     return symlinkat(o->p2, o->par2, o->name2) < 0 ? errno : 0;
 }
 
@@ -235,6 +309,8 @@ static int op_link(struct fs_op *o) {
         o->denied = 1;
         return 0;
     }
+    if (kept_refused(o, o->par2))
+        return 0;
     if (o->empty_link || !(o->flags & AT_SYMLINK_FOLLOW)) {
         int r = o->empty_link ? linkat(o->fd1, "", o->par2, o->name2, AT_EMPTY_PATH)
                               : linkat(o->par1, o->name1, o->par2, o->name2, 0);
@@ -247,6 +323,8 @@ static int op_link(struct fs_op *o) {
 }
 
 static int op_rename(struct fs_op *o) {
+    if (kept_refused(o, o->par1) || kept_refused(o, o->par2))
+        return 0;
     int src = paths_classify(o->par1, o->name1), dst = paths_classify(o->par2, o->name2);
     int cfg = dst == 1 && !src ? gitconfig_rewrite(o->h, o->par1, o->name1, o->par2, o->name2)
                                : -1;
@@ -299,10 +377,11 @@ static int open_parent_into(struct fs_op *o, int fd, const char *path, char *nam
    errno, or -1 with o->denied set (a path through a magic link or on /proc). */
 static int open_parents(struct fs_op *o) {
     int op = o->op;
-    if (o->own || (makes_file(op) && !creation_protected_name(o->p1))) {
+    if (o->own || (makes_file(op) && !creation_protected_name(o->p1) && !creation_kept())) {
         /* a last component that no protected path has cannot make one: the kernel
            resolves the whole path for us (trailing slashes included), as for the caller,
-           without magic links (openat2) */
+           without magic links (openat2); under --agent a file is made in a parent the
+           helper opened, so that a name in the kept state is judged before it exists */
         o->dir1 = o->fd1;
         o->n1 = o->p1;
     } else if (!o->empty_link && op != ZTSA_OP_SYMLINK) {
@@ -398,7 +477,8 @@ static int caller_dir(int proc, pid_t pid, long long dirfd, char *path, int own,
 static int reopenable(const struct fs_op *o, int set_id) {
     int flags = o->flags;
     if (!o->made || set_id || o->out.kind != REPLY_FD || o->own || !creation_may_continue() ||
-        (flags & (O_EXCL | O_DIRECTORY)) || (flags & O_TMPFILE) == O_TMPFILE)
+        (flags & (O_EXCL | O_DIRECTORY)) || (flags & O_TMPFILE) == O_TMPFILE ||
+        creation_helper_only(o->out.fd))
         return 0;
     struct stat st;
     int acc = flags & O_ACCMODE;
@@ -420,6 +500,8 @@ static struct reply finish(const struct ztsa_syscall *call, const struct fs_op *
                                              "ordinary work (it could run a program)"
                           : o->denied == 4 ? "a directory on the way to the workspace or "
                                              "the audit log"
+                          : o->denied == 5 ? "the agent's kept state, written by the agent's "
+                                             "own process alone (--agent)"
                                            : "protected agent file");
         return RESULT(-EACCES);
     }
@@ -471,6 +553,7 @@ struct reply create_notification(const struct helper *h, const struct seccomp_no
             return RESULT(fd2);
         }
     }
+    o.agent = -1; /* asked where a kept entry is reached (is_agent) */
     /* the paths and descriptors are ours now; is the request still the one we read? */
     if (!helper_still_valid(req->id)) {
         helper_close_dirfd(fd1);

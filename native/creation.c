@@ -17,8 +17,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The helper's verdicts per directory, keyed by its file handle (inode and generation:
@@ -40,7 +42,90 @@ static struct {
     int n_ids;
     struct cover_slot cover[COVER_SLOTS];
     int n_cover;
-} C;
+    /* --agent: the mounts of the kept entries (plan->kept), CMD's pid and pidfd */
+    int *kept_mnt;
+    int n_kept;
+    pid_t agent;
+    int agent_fd;
+} C = {.agent_fd = -1};
+
+/* The mount id of fd (or of path relative to it), -1 when it cannot be had. */
+static int mount_of(int fd, const char *path, int flags) {
+    unsigned long long id;
+    return ztsa_mount_id(fd, path, flags | AT_STATX_DONT_SYNC, &id) ? (int)id : -1;
+}
+
+/* The kept entries' mounts, as the helper (in the tree's mount namespace) sees them:
+   each is a bind mount of its own, which nothing in the tree can make or move. One
+   that cannot be had stops the helper: the tree would write it unchecked. */
+static void kept_init(const struct ztsa_plan *plan) {
+    C.n_kept = 0;
+    if (!plan->kept_handled || plan->n_kept <= 0)
+        return;
+    C.kept_mnt = calloc((size_t)plan->n_kept, sizeof *C.kept_mnt);
+    if (!C.kept_mnt)
+        _exit(127);
+    for (int i = 0; i < plan->n_kept; i++)
+        if ((C.kept_mnt[C.n_kept++] = mount_of(AT_FDCWD, plan->kept[i], AT_SYMLINK_NOFOLLOW)) < 0)
+            _exit(127);
+}
+
+void creation_agent(pid_t cmd) {
+    C.agent = cmd;
+    C.agent_fd = (int)syscall(SYS_pidfd_open, cmd, 0);
+}
+
+int creation_kept(void) { return C.n_kept > 0; }
+
+/* Is the calling thread tid one of CMD's, CMD still alive? Its thread group is read from
+   /proc, then CMD's pidfd asked whether it has ended: alive then, its pid was its own
+   when the thread group was read (a pid is not reused while its process lives). The
+   caller checks afterwards that the notification is still live, so that tid was still
+   that thread. */
+int creation_is_agent(pid_t tid) {
+    char where[48], buf[2048];
+    snprintf(where, sizeof where, "%d/status", tid);
+    if (C.agent <= 0 || C.agent_fd < 0 || !read_proc_at(C.proc, where, buf, sizeof buf))
+        return 0;
+    const char *t = strstr(buf, "\nTgid:");
+    long tgid = t ? strtol(t + 6, NULL, 10) : -1;
+    struct pollfd p = {C.agent_fd, POLLIN, 0};
+    return tgid == C.agent && poll(&p, 1, 0) == 0;
+}
+
+int creation_kept_fd(int fd) {
+    int m = C.n_kept ? mount_of(fd, "", AT_EMPTY_PATH) : -1;
+    for (int i = 0; m >= 0 && i < C.n_kept; i++)
+        if (C.kept_mnt[i] == m)
+            return 1;
+    return 0;
+}
+
+/* Is real (a resolved absolute path) a directory on the way to a kept entry? */
+static int kept_way(const char *real) {
+    for (int i = 0; C.n_kept && i < C.plan->n_kept_way; i++)
+        if (strcmp(real, C.plan->kept_way[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int creation_helper_only(int fd) {
+    if (!C.n_kept)
+        return 0;
+    if (creation_kept_fd(fd))
+        return 1;
+    char link[64], real[4097];
+    snprintf(link, sizeof link, "self/fd/%d", fd);
+    ssize_t n = readlinkat(C.proc, link, real, sizeof real - 1);
+    if (n <= 0)
+        return 1;
+    real[n] = 0;
+    char *slash = strrchr(real, '/');
+    if (!slash)
+        return 1;
+    *(slash == real ? slash + 1 : slash) = 0;
+    return kept_way(real);
+}
 
 void creation_init(const struct ztsa_plan *plan, int root, int proc, const int *make_fds) {
     C.plan = plan;
@@ -49,6 +134,7 @@ void creation_init(const struct ztsa_plan *plan, int root, int proc, const int *
     C.cont = 0;
     C.ids = NULL;
     C.n_ids = 0;
+    kept_init(plan);
     if (!make_fds)
         return; /* no second ruleset: every creation is the helper's */
     C.ids = calloc((size_t)(plan->n_make ? plan->n_make : 1), sizeof *C.ids);
@@ -120,6 +206,10 @@ static int make_allowed_in(int dirfd) {
         return 0;
     real[n] = 0;
     ws[w] = 0;
+    /* --agent: in a kept entry or on the way to one the tree's kernel makes and opens
+       nothing itself (its kept-state layer): always the helper's */
+    if (C.n_kept && (kept_way(real) || creation_kept_fd(dirfd)))
+        return 2;
     if (strcmp(ws, "/") == 0)
         w = 0; /* a workspace of "/": everything is inside it */
     if (strncmp(real, ws, (size_t)w) != 0 || (real[w] != '/' && real[w] != 0)) {
@@ -237,7 +327,7 @@ static int made_in_caller(pid_t pid, long long dirfd, const char *path) {
         /* decided on the directory opened, and kept under that directory's own handle:
            a path that a racing thread swaps meanwhile cannot file a verdict elsewhere */
         int fd = openat(base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        verdict = fd >= 0 && make_allowed_in(fd);
+        verdict = fd >= 0 ? make_allowed_in(fd) : 0;
         u.fh.handle_bytes = COVER_HANDLE;
         if (fd >= 0 && name_to_handle_at(fd, "", &u.fh, &mount_id, AT_EMPTY_PATH) == 0) {
             if (C.n_cover >= COVER_SLOTS / 2)
@@ -256,6 +346,8 @@ static int made_in_caller(pid_t pid, long long dirfd, const char *path) {
         if (fd >= 0)
             close(fd);
     }
+    if (verdict == 2)
+        return 0;
     /* an existing name: opening it makes none, but on a read-only mount (the system, an
        agent's settings) the kernel's refusal is the helper's to count and log */
     struct stat st;

@@ -25,6 +25,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* the control message after cm (musl's CMSG_NXTHDR compares a size with a pointer
+   difference, which -Wsign-compare refuses) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+static struct cmsghdr *next_cmsg(struct msghdr *h, struct cmsghdr *cm) {
+    return CMSG_NXTHDR(h, cm);
+}
+#pragma GCC diagnostic pop
+
 #define MAX_PENDING 256
 #define MAX_TCP 16
 #define DNS_TIMEOUT_NS (3ULL * 1000000000ULL)
@@ -477,7 +486,7 @@ static void udp_query(struct dns *D, int kind) {
         return;
     c.peer_len = h.msg_namelen;
     c.pid = net_querier_of(&c.peer, c.peer_len);
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&h); cm; cm = CMSG_NXTHDR(&h, cm)) {
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&h); cm; cm = next_cmsg(&h, cm)) {
         if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO) {
             struct in_pktinfo pi;
             memcpy(&pi, CMSG_DATA(cm), sizeof pi);

@@ -64,7 +64,8 @@ static struct reply decide(const struct helper *h, const struct seccomp_notif *r
     if (meta_op(op) && !(open && (flags & O_CREAT))) {
         int cont;
         long r = meta_notification(h, req, c, &cont);
-        return cont ? CONTINUE : RESULT(r);
+        /* cont 2: a write open the helper performed (--agent's kept state) */
+        return cont == 1 ? CONTINUE : cont == 2 ? (struct reply){REPLY_FD, 0, (int)r} : RESULT(r);
     }
     return create_notification(h, req, c);
 }

@@ -143,6 +143,15 @@ int gitconfig_acceptable(const char *old, size_t old_n, const char *new_text, si
    -1 entries absent (NULL: no second ruleset), read before they are closed. */
 void creation_init(const struct ztsa_plan *plan, int root, int proc, const int *make_fds);
 int creation_in_caller(pid_t pid, long long dirfd, const char *path);
+/* --agent's kept state (plan->kept): CMD's pid, its writer (before it may exit); is
+   the caller's thread CMD's (the agent's own process, still alive)? is fd on a kept
+   entry's mount? must a file there or in a directory on the way to one be the helper's
+   to open (the tree's kernel refuses it)? */
+void creation_agent(pid_t cmd);
+int creation_is_agent(pid_t tid);
+int creation_kept(void);
+int creation_kept_fd(int fd);
+int creation_helper_only(int fd);
 int creation_may_continue(void);
 int creation_protected_name(const char *path);
 void creation_forget(void);
@@ -150,6 +159,7 @@ void creation_forget(void);
 /* metadata.c: mode, owner, times, xattrs; write opens, truncate, unlink counted. meta_op:
    is an op (enum ztsa_op) one of these? c: req's row of the table. */
 int meta_op(int op);
+/* *cont: 1 the caller's kernel performs it, 2 the result is a file to send (ADDFD) */
 long meta_notification(const struct helper *h, const struct seccomp_notif *req,
                        const struct ztsa_syscall *c, int *cont);
 int meta_writable_at(int dirfd, const char *path); /* on a writable mount of the tree's */

@@ -38,6 +38,10 @@
 #include <unistd.h>
 #include <utime.h>
 
+#ifndef XATTR_NAME_MAX /* musl: only in <linux/limits.h>, whose other limits clash */
+#define XATTR_NAME_MAX 255
+#endif
+
 #define PIPEFS_MAGIC_ 0x50495045
 #define SOCKFS_MAGIC_ 0x534F434B
 #define ANON_INODE_FS_MAGIC_ 0x09041934
@@ -130,16 +134,6 @@ static void load_writable(int proc) {
 /* Does fd lie on a writable mount of the tree's mount namespace, or of one the caller
    made itself (a nested sandbox)? Pipes, sockets and anonymous inodes have no mount in
    any namespace and no name anywhere: their metadata is the tree's own. */
-/* the mount id of path from dirfd (flags: statx's), and 1, or 0 when statx cannot say */
-static int mount_id_of(int dirfd, const char *path, int flags, unsigned long long *id) {
-    struct statx stx;
-    memset(&stx, 0, sizeof stx);
-    if (statx(dirfd, path, flags, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
-        return 0;
-    *id = stx.stx_mnt_id;
-    return 1;
-}
-
 static int known_writable(int proc, unsigned long long id) {
     if (!RW.loaded)
         load_writable(proc);
@@ -155,7 +149,7 @@ static int writable(int proc, int fd, pid_t pid) {
                                    sfs.f_type == ANON_INODE_FS_MAGIC_))
         return 1;
     unsigned long long id;
-    if (!mount_id_of(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, &id))
+    if (!ztsa_mount_id(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, &id))
         return 0;
     if (known_writable(proc, id))
         return 1;
@@ -175,7 +169,7 @@ int meta_writable_fd(const struct helper *h, int fd, pid_t pid) {
    the tree's namespace? Unknown (no STATX_MNT_ID): yes, as before it was asked. */
 int meta_writable_at(int dirfd, const char *path) {
     unsigned long long id;
-    return !mount_id_of(dirfd, path, 0, &id) || known_writable(helper_proc(), id);
+    return !ztsa_mount_id(dirfd, path, 0, &id) || known_writable(helper_proc(), id);
 }
 
 /* The file a path names, as the caller's kernel would resolve it: an O_PATH descriptor
@@ -323,11 +317,54 @@ static long change(const struct helper *h, const struct seccomp_notif *req,
     }
 }
 
+#define KEPT_RULE "the agent's kept state, written by the agent's own process alone (--agent)"
+
+/* --agent: a write open or truncate of t (the helper's descriptor of the file the
+   caller names) where the tree's kernel refuses it: in a kept entry (the kept-state
+   layer), or directly in a directory on the way to one (made during the run: no rule
+   of that layer names it). The helper performs it for the agent's own process (a kept
+   file) or for anyone (a file on the way, which is no kept state), on t itself, so
+   nothing rewritten meanwhile reaches it: an opened file (*fd_out) or the result; any
+   other process is refused. */
+static long kept_write(const struct helper *h, const struct seccomp_notif *req,
+                       const struct ztsa_syscall *c, const char *path, int t, int flags,
+                       int *fd_out) {
+    pid_t pid = (pid_t)req->pid;
+    int kept = creation_kept_fd(t);
+    int agent = kept && creation_is_agent(pid);
+    if (!helper_still_valid(req->id))
+        return -ESRCH;
+    if (kept && !agent) {
+        deny(pid, c->name, path, KEPT_RULE);
+        return -EACCES;
+    }
+    char self[64];
+    snprintf(self, sizeof self, "self/fd/%d", t);
+    int how = c->op == ZTSA_OP_OPEN ? (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) : O_WRONLY;
+    int fd = openat(h->proc, self, how | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        if (e == EROFS || e == EACCES || e == EPERM)
+            deny(pid, c->name, path, e == EROFS ? "read-only outside the writable places"
+                                                : "refused by the kernel (Landlock or permissions)");
+        return -e;
+    }
+    if (c->op == ZTSA_OP_OPEN) {
+        *fd_out = fd;
+        return 0;
+    }
+    int a = sys_arg(c, ZTSA_ARG_LENGTH);
+    long r = a < 0 ? -ENOSYS : ftruncate(fd, (off_t)req->data.args[a]) < 0 ? -errno : 0;
+    close(fd);
+    return r;
+}
+
 /* A write open, truncate, unlink or rmdir: 1 when the caller's kernel may perform it
-   (CONTINUE), else the refusal (-errno) it would give, logged. */
+   (CONTINUE), else the refusal (-errno) it would give, logged; a write open the helper
+   performed (kept_write): 2, the file in *fd_out. */
 static long check_only(const struct helper *h, const struct seccomp_notif *req,
                        const struct ztsa_syscall *c, const struct meta_args *at,
-                       const char *path, int flags) {
+                       const char *path, int flags, int *fd_out) {
     pid_t pid = (pid_t)req->pid;
     long long dirfd = at->dirfd >= 0 ? (long long)req->data.args[at->dirfd] : AT_FDCWD;
     if (c->op == ZTSA_OP_UNLINK) {
@@ -346,12 +383,9 @@ static long check_only(const struct helper *h, const struct seccomp_notif *req,
         if (d < 0)
             return 1;
         int dir_rw = writable(h->proc, d, pid);
-        struct statx outer, inner;
-        memset(&outer, 0, sizeof outer);
-        memset(&inner, 0, sizeof inner);
-        int mounted = statx(d, "", AT_EMPTY_PATH, STATX_MNT_ID, &outer) == 0 &&
-                      statx(d, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &inner) == 0 &&
-                      outer.stx_mnt_id != inner.stx_mnt_id;
+        unsigned long long outer, inner;
+        int mounted = ztsa_mount_id(d, "", AT_EMPTY_PATH, &outer) &&
+                      ztsa_mount_id(d, name, AT_SYMLINK_NOFOLLOW, &inner) && outer != inner;
         close(d);
         if (!dir_rw) {
             deny(pid, c->name, path, "read-only outside the writable places");
@@ -370,6 +404,11 @@ static long check_only(const struct helper *h, const struct seccomp_notif *req,
     if (fstat(t, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(t); /* a device, FIFO or directory: opening it may act, and is no write */
         return 1;
+    }
+    if (creation_kept() && creation_helper_only(t)) {
+        long r = kept_write(h, req, c, path, t, flags, fd_out);
+        close(t);
+        return *fd_out >= 0 ? 2 : r;
     }
     char self[64];
     snprintf(self, sizeof self, "self/fd/%d", t);
@@ -419,10 +458,11 @@ long meta_notification(const struct helper *h, const struct seccomp_notif *req,
         }
     }
     if (check_only_op(c->op)) {
-        long r = check_only(h, req, c, &at, path, flags);
-        if (r == 1)
-            *cont = 1;
-        return r == 1 ? 0 : r;
+        int fd = -1;
+        long r = check_only(h, req, c, &at, path, flags, &fd);
+        if (r == 1 || r == 2)
+            *cont = (int)r;
+        return r == 2 ? fd : r == 1 ? 0 : r;
     }
     int t;
     if (fd_form) {
@@ -443,6 +483,8 @@ long meta_notification(const struct helper *h, const struct seccomp_notif *req,
         if (t < 0)
             return t;
     }
+    /* --agent: the kept state's modes, times and attributes are the agent's too */
+    int kept_other = creation_kept() && creation_kept_fd(t) && !creation_is_agent(pid);
     if (!helper_still_valid(req->id)) {
         close(t);
         return -ESRCH;
@@ -453,6 +495,9 @@ long meta_notification(const struct helper *h, const struct seccomp_notif *req,
     int fl = fd_form ? fcntl(t, F_GETFL) : 0;
     if (fstatat(t, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
         r = -errno;
+    } else if (kept_other) {
+        deny(pid, c->name, path, KEPT_RULE);
+        r = -EACCES;
     } else if (fd_form && fl >= 0 && (fl & O_PATH) && (int)a[at.dirfd] != AT_FDCWD &&
                at.path < 0) {
         r = -EBADF; /* as the kernel answers fchmod, fchown, f*xattr on an O_PATH fd */

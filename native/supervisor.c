@@ -1,7 +1,6 @@
 /* Runs in the supervisor, ztsa's own process, on the one thread that seized the tree
    (the kernel refuses ptrace requests from any other): the tracer's wait loop, the
-   process table it owns, the registers of a stop, and the counters the file helper
-   writes; the stateless ptrace, memory and socket calls of the Python tracer are
+   process table it owns, the registers of a stop; the stateless ptrace, memory and socket calls of the Python tracer are
    tracecalls.c's. Nothing here is touched by the child or the file helper.
 
    The loop answers what needs no decision by itself: forks, a new tracee's first stop
@@ -9,8 +8,7 @@
    (PTRACE_LISTEN), signal deliveries, exits, execve's seccomp stop, and, in
    ZTSA_CONNECTS_LOOP mode, the connects ztsa_decide allows. The rest goes to Python as
    one ztsa_event. The process table is this file's alone; Python asks it (ztsa_procs,
-   ztsa_tgid), as it asks the counters (ztsa_helper_*), which ztsa_spawn maps here. The
-   state is one context, struct supervisor. Signals to ztsa are recorded by a handler
+   ztsa_tgid); the counters the file helper shares are counters.c's. The state is one context, struct supervisor. Signals to ztsa are recorded by a handler
    here and handed over as events, never acted on in the handler. */
 #include "common.h"
 
@@ -20,13 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,8 +36,6 @@
 #define __WALL 0x40000000
 #endif
 #define CLONE_THREAD_FLAG 0x00010000
-#define ERESTARTSYS_ 512
-#define ERESTARTNOINTR_ 513
 
 /* ---- the process table: every live tid of the tree ---- */
 
@@ -67,25 +61,23 @@ struct run {
     int syscalls;          /* --trace-syscalls: the tree resumes to its next system call */
     unsigned long execs, connects;
     int killing;           /* CMD has exited: every new process is killed at once */
+    int setup_exec;        /* root's first exec is ztsa-ns's (the set-up's), not CMD's */
     unsigned events;       /* events answered since the wake fd was last read */
     sigset_t mask_before;
     struct sigaction chld_before;
 };
 
 /* The supervisor's context: its process table, the run (made whole by
-   ztsa_trace_begin), the registers of the last stop read, and the counters the file
-   helper shares (made by ztsa_spawn). One per process, this file's: the entry points
-   Python calls take no handle, so each starts from S and passes it on explicitly. */
+   ztsa_trace_begin) and the registers of the last stop read. One per process, this
+   file's: the entry points Python calls take no handle, so each starts from S and
+   passes it on explicitly. */
 struct supervisor {
     struct table T;
     struct run R;
-#if defined(__x86_64__)
     /* the registers of the last ztsa_syscall_get: the tracee stays stopped until the
        tracer answers, so ztsa_syscall_return reuses them instead of fetching them again */
-    struct user_regs_struct cached_regs;
-#endif
+    struct ztsa_regs cached_regs;
     int cached_pid;
-    struct ztsa_shared *shared;
 };
 static struct supervisor S = {.cached_pid = -1};
 
@@ -159,52 +151,6 @@ static int tgid_from_proc(int tid) {
 
 /* ---- the run ---- */
 
-
-/* ---- the counters the file helper shares ---- */
-
-struct ztsa_shared *supervisor_counters(int helper, int *err) {
-    if (helper && !S.shared) {
-        void *m = mmap(NULL, sizeof *S.shared, PROT_READ | PROT_WRITE,
-                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) {
-            *err = errno;
-            return NULL;
-        }
-        S.shared = m;
-    }
-    if (S.shared)
-        memset(S.shared, 0, sizeof *S.shared);
-    return S.shared;
-}
-
-unsigned long ztsa_helper_denials(void) {
-    return S.shared ? __atomic_load_n(&S.shared->denials, __ATOMIC_RELAXED) : 0;
-}
-
-unsigned long ztsa_helper_would_deny(void) {
-    return S.shared ? __atomic_load_n(&S.shared->would, __ATOMIC_RELAXED) : 0;
-}
-
-unsigned long ztsa_helper_connects(void) {
-    return S.shared ? __atomic_load_n(&S.shared->connects, __ATOMIC_RELAXED) : 0;
-}
-
-const char *ztsa_helper_first_denial(int i) {
-    if (!S.shared || i < 0 || i >= ZTSA_FIRST_DENIALS)
-        return "";
-    return S.shared->first[i];
-}
-
-int ztsa_procs_unlimited(void) {
-    return S.shared ? __atomic_load_n(&S.shared->no_pid_max, __ATOMIC_RELAXED) : 0;
-}
-
-int ztsa_inotify_unbounded(void) {
-    return S.shared ? __atomic_load_n(&S.shared->no_inotify, __ATOMIC_RELAXED) : 0;
-}
-
-/* ---- the run ---- */
-
 /* SIGCHLD goes to the process: while the loop's thread blocks it, another thread
    (Python's, such as cgroup.py's keep-warm one) may take it, and ppoll would sleep on
    with the tree stopped. So the handler writes a byte here that wakes the loop (made
@@ -223,7 +169,7 @@ static void on_sigchld(int sig) {
 
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
                      unsigned long tag_exec, unsigned long tag_net, unsigned long tag_pid,
-                     int syscalls) {
+                     int syscalls, int setup_exec) {
     struct supervisor *s = &S;
     free(s->T.slot);
     s->T = (struct table){NULL, 0, 0, 0};
@@ -231,7 +177,8 @@ int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
     s->R = (struct run){.root = root, .keeper = helper && init ? root : 0,
                         .helper = helper && !init ? root : 0, .cmd = helper ? 0 : root,
                         .log = log, .wake_fd = wake_fd, .tag_exec = tag_exec,
-                        .tag_net = tag_net, .tag_pid = tag_pid, .syscalls = syscalls};
+                        .tag_net = tag_net, .tag_pid = tag_pid, .syscalls = syscalls,
+                        .setup_exec = setup_exec};
     struct proc *p = add(s, root, root);
     if (!p)
         return -ENOMEM;
@@ -322,68 +269,33 @@ static int role_of(struct supervisor *s, int tid) {
          : tid == s->R.keeper ? ZTSA_ROLE_KEEPER : ZTSA_ROLE_TREE;
 }
 
-/* ---- registers ---- */
-
-#if defined(__x86_64__)
-/* argument i of the system call in regs (the x86_64 convention) */
-static unsigned long long reg_arg(const struct user_regs_struct *regs, int i) {
-    switch (i) {
-    case 0: return regs->rdi;
-    case 1: return regs->rsi;
-    case 2: return regs->rdx;
-    case 3: return regs->r10;
-    case 4: return regs->r8;
-    default: return regs->r9;
-    }
-}
-
-/* argument role (enum ztsa_arg) of the call in regs, by the table: 1 with it in *v */
-static int role_arg(const struct user_regs_struct *regs, int role, unsigned long long *v) {
-    int i = sys_arg(ztsa_sys((long)regs->orig_rax), role);
-    if (i < 0)
-        return 0;
-    *v = reg_arg(regs, i);
-    return 1;
-}
-#endif
+/* ---- registers (regs.c) ---- */
 
 int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]) {
-#if defined(__x86_64__)
     struct supervisor *s = &S;
-    struct user_regs_struct *regs = &s->cached_regs;
     s->cached_pid = -1;
-    if (ptrace(PTRACE_GETREGS, pid, 0, regs) < 0)
-        return -errno;
+    int e = regs_get(pid, &s->cached_regs);
+    if (e)
+        return e;
     s->cached_pid = pid;
-    *nr = (long)regs->orig_rax;
+    *nr = regs_nr(&s->cached_regs);
     for (int i = 0; i < 6; i++)
-        args[i] = reg_arg(regs, i);
+        args[i] = regs_arg(&s->cached_regs, i);
     return 0;
-#else
-    (void)pid; (void)nr; (void)args;
-    return -ENOSYS;
-#endif
 }
 
 int ztsa_syscall_return(int pid, long result) {
-#if defined(__x86_64__)
     struct supervisor *s = &S;
-    struct user_regs_struct regs;
+    struct ztsa_regs regs;
     if (pid == s->cached_pid) {
         regs = s->cached_regs;
-    } else if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0) {
-        return -errno;
+    } else {
+        int e = regs_get(pid, &regs);
+        if (e)
+            return e;
     }
     s->cached_pid = -1;
-    regs.orig_rax = (unsigned long long)-1; /* skip the syscall ... */
-    regs.rax = (unsigned long long)result;  /* ... and return this */
-    if (ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
-        return -errno;
-    return 0;
-#else
-    (void)pid; (void)result;
-    return -ENOSYS;
-#endif
+    return regs_skip(pid, &regs, result);
 }
 
 /* The calls the file helper answers whose wait a signal restarts: the opens and the
@@ -395,52 +307,40 @@ static int helper_call(long nr) {
            op == ZTSA_OP_BIND || op == ZTSA_OP_CONNECT;
 }
 
-#if defined(__x86_64__)
 /* At a TAG_PID stop (no PID namespace): does the call name a process of the tree? The
    pid is a register value, read once here; the tracee stays stopped until answered. */
 static int names_the_tree(struct supervisor *s, int tid) {
-    struct user_regs_struct regs;
+    struct ztsa_regs regs;
     s->cached_pid = -1;
-    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+    if (regs_get(tid, &regs) < 0)
         return 0;
     unsigned long long pid = 0;
-    int target = role_arg(&regs, ZTSA_ARG_PID, &pid) ? (int)pid : 0;
+    int target = regs_role_arg(&regs, ZTSA_ARG_PID, &pid) ? (int)pid : 0;
     const struct proc *p = target > 0 ? find(s, target) : NULL;
     return p && !p->gone;
 }
-#endif
 
 /* At a signal-delivery stop: a call that was waiting for the file helper (-ERESTARTSYS)
    restarts after the handler (-ERESTARTNOINTR) instead of failing with EINTR, which
    these calls never do without ztsa. (connect is never run by the kernel for the tree:
    the helper or the tracer performs it.) */
 static void restart_interrupted(struct supervisor *s, int pid) {
-#if defined(__x86_64__)
-    struct user_regs_struct regs;
     s->cached_pid = -1;
-    if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
-        return;
-    if ((long long)regs.rax == -ERESTARTSYS_ && helper_call((long)regs.orig_rax)) {
-        regs.rax = (unsigned long long)-ERESTARTNOINTR_;
-        ptrace(PTRACE_SETREGS, pid, 0, &regs);
-    }
-#else
-    (void)s, (void)pid;
-#endif
+    regs_restart_interrupted(pid, helper_call);
 }
 
-#if defined(__x86_64__)
 /* A connect ztsa_decide allows by an address rule (or a disconnect), performed here on
    a duplicate of the tracee's socket from our own copy of the address. 1: done and the
    tracee resumed; 0: Python decides (denials, Unix sockets, anything unusual). */
 static void cont(struct supervisor *s, int tid, int sig);
 
 static int loop_connect(struct supervisor *s, const struct ztsa_allow *allow, pid_t tid) {
-    struct user_regs_struct regs;
+    struct ztsa_regs regs;
     unsigned long long fd, addr, addrlen;
-    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0 || regs.orig_rax != ZTSA_NR_connect ||
-        !role_arg(&regs, ZTSA_ARG_FD, &fd) || !role_arg(&regs, ZTSA_ARG_ADDR, &addr) ||
-        !role_arg(&regs, ZTSA_ARG_ADDRLEN, &addrlen))
+    if (regs_get(tid, &regs) < 0 || regs_nr(&regs) != ZTSA_NR_connect ||
+        !regs_role_arg(&regs, ZTSA_ARG_FD, &fd) ||
+        !regs_role_arg(&regs, ZTSA_ARG_ADDR, &addr) ||
+        !regs_role_arg(&regs, ZTSA_ARG_ADDRLEN, &addrlen))
         return 0;
     unsigned int len = (unsigned int)addrlen;
     unsigned char sa[128];
@@ -461,19 +361,16 @@ static int loop_connect(struct supervisor *s, const struct ztsa_allow *allow, pi
     long result = r < 0 ? -errno : r;
     close(dup);
     s->cached_pid = -1;
-    regs.orig_rax = (unsigned long long)-1;
-    regs.rax = (unsigned long long)result;
-    if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0)
+    if (regs_skip(tid, &regs, result) < 0)
         return 0;
     s->R.connects++;
     cont(s, tid, 0);
     return 1;
 }
-#endif
 
 /* How tid goes on: to its next system call (PTRACE_SYSCALL) when --trace-syscalls and
    it is of the tree (CMD known, and it none of ztsa's keeper and helper), else on. */
-static enum __ptrace_request resume_request(struct supervisor *s, int tid) {
+static ztsa_ptrace_req resume_request(struct supervisor *s, int tid) {
     if (!s->R.syscalls || !s->R.cmd)
         return PTRACE_CONT;
     struct proc *p = find(s, tid);
@@ -492,20 +389,16 @@ static void cont(struct supervisor *s, int tid, int sig) {
    are in the parent's registers at the event; clone3 never runs: the filter answers
    ENOSYS). */
 static int clone_tgid(struct supervisor *s, int parent, int child) {
-#if defined(__x86_64__)
-    struct user_regs_struct regs;
+    struct ztsa_regs regs;
     unsigned long long flags;
     s->cached_pid = -1;
-    if (ptrace(PTRACE_GETREGS, parent, 0, &regs) == 0 && regs.orig_rax == ZTSA_NR_clone &&
-        role_arg(&regs, ZTSA_ARG_CLONEFLAGS, &flags)) {
+    if (regs_get(parent, &regs) == 0 && regs_nr(&regs) == ZTSA_NR_clone &&
+        regs_role_arg(&regs, ZTSA_ARG_CLONEFLAGS, &flags)) {
         if (!(flags & CLONE_THREAD_FLAG))
             return child;
         struct proc *p = find(s, parent);
         return p ? p->tgid : tgid_from_proc(parent);
     }
-#else
-    (void)s, (void)parent;
-#endif
     return tgid_from_proc(child);
 }
 
@@ -565,6 +458,11 @@ static int stopped(struct supervisor *s, const struct ztsa_allow *allow, int pid
         cont(s, pid, 0);
         return 1;
     case PTRACE_EVENT_EXEC:
+        if (s->R.setup_exec && pid == s->R.root) { /* ztsa-ns: neither logged nor counted */
+            s->R.setup_exec = 0;
+            cont(s, pid, 0);
+            return 1;
+        }
         if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 && (int)msg != pid)
             drop(s, (int)msg); /* exec from a non-leader thread: that tid is gone */
         p = find(s, pid);
@@ -584,14 +482,12 @@ static int stopped(struct supervisor *s, const struct ztsa_allow *allow, int pid
             cont(s, pid, 0); /* logged at the exec event */
             return 1;
         }
-#if defined(__x86_64__)
         if (allow && msg == s->R.tag_net && loop_connect(s, allow, pid))
             return 1;
         if (msg == s->R.tag_pid && names_the_tree(s, pid)) {
             cont(s, pid, 0); /* another of the tree's processes: as bare */
             return 1;
         }
-#endif
         *ev = (struct ztsa_event){ZTSA_EV_SYSCALL, pid, p->tgid, 0, role_of(s, p->tgid)};
         return 0;
     case PTRACE_EVENT_STOP:

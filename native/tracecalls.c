@@ -16,7 +16,7 @@
 
 long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data) {
     errno = 0;
-    long r = ptrace((enum __ptrace_request)request, pid, (void *)addr, (void *)data);
+    long r = ptrace((ztsa_ptrace_req)request, pid, (void *)addr, (void *)data);
     if (r == -1 && errno)
         return -errno;
     return r;
@@ -36,7 +36,7 @@ struct syscall_info_ {
 int ztsa_syscall_info(int pid, int *op, long *nr, unsigned long long args[6], long long *rval) {
     struct syscall_info_ info;
     memset(&info, 0, sizeof info);
-    if (ptrace((enum __ptrace_request)0x420e, pid, (void *)sizeof info, &info) < 0)
+    if (ptrace((ztsa_ptrace_req)0x420e, pid, (void *)sizeof info, &info) < 0)
         return -errno;
     *op = info.op; /* 1: entry, 2: exit, 3: a seccomp stop */
     if (info.op == 1) {

@@ -17,7 +17,8 @@
        netlog.c, unixsock.c, dns.c and dnswire.c (its DNS service), waits.c (calls
        answered later)
      ztsa's own process: supervisor.c (the tracer's wait loop, its process table, the
-       counters the helper shares), tracecalls.c (the Python tracer's ptrace, memory
+       counters the helper shares), regs.c (a stop's system call in the registers of
+       x86_64 or aarch64), tracecalls.c (the Python tracer's ptrace, memory
        and socket calls), gitwalk.c (the walk that finds every git repository below a
        directory)
      several: allow.c (the connect/send decision: supervisor and helper), util.c,
@@ -100,8 +101,16 @@ struct ztsa_syscall {
     unsigned char arg[6]; /* enum ztsa_arg of each argument */
 };
 
-/* The table, *n rows, in the order of their numbers. */
+/* The table of the architecture this is compiled for, *n rows, in the order of their
+   x86_64 numbers (nr -1: a call this architecture lacks); ztsa_syscalls_of gives an
+   architecture's by its AUDIT_ARCH value (the filter's tests build aarch64's program on
+   x86_64), NULL for one ztsa does not know; ztsa_audit_arch, the AUDIT_ARCH value
+   seccomp reports for this one's system calls. */
+#define ZTSA_AUDIT_ARCH_X86_64 0xC000003E
+#define ZTSA_AUDIT_ARCH_AARCH64 0xC00000B7
 const struct ztsa_syscall *ztsa_syscalls(int *n);
+const struct ztsa_syscall *ztsa_syscalls_of(unsigned int arch, int *n);
+unsigned int ztsa_audit_arch(void);
 
 /* ---- the allow table and the one connect/send decision (allow.c) ---- */
 
@@ -308,6 +317,19 @@ struct ztsa_plan {
     unsigned long long max_disk;
     int inotify_instances;
     int inotify_watches;
+    /* --agent (plan.kept): CMD's kept-state layer, kept_handled (0: none) granted as
+       kept_rights[i] beneath kept_rules[i], nothing beneath the kept entries (kept, as
+       the tree sees them); kept_way are the directories on the way to them, where the
+       tree's kernel makes no name. The helper performs what CMD's own thread group
+       writes there, and refuses every other process of the tree (creation.c) */
+    unsigned long long kept_handled;
+    const char *const *kept_rules;
+    const unsigned long long *kept_rights;
+    int n_kept_rules;
+    const char *const *kept;
+    int n_kept;
+    const char *const *kept_way;
+    int n_kept_way;
 };
 
 enum ztsa_audit_kind {
@@ -321,10 +343,11 @@ enum ztsa_audit_kind {
 unsigned long ztsa_helper_would_deny(void);
 
 /* Fork a child that waits for the tracer (one byte on *sync_fd), then sets itself up
-   by the plan and execs CMD, or stays as CMD's parent, the file helper. Returns the
-   pid or -errno; *err_fd is the read end that carries the step and errno of a failed
-   set-up or exec (EOF on success). */
-int ztsa_spawn(const struct ztsa_plan *plan, int *sync_fd, int *err_fd);
+   by the plan and execs CMD, or stays as CMD's parent, the file helper. ns: ztsa-ns's
+   path, which the child execs to do the set-up (the plan on a sealed memfd), or NULL:
+   the set-up in the fork itself. Returns the pid or -errno; *err_fd is the read end
+   that carries the step and errno of a failed set-up or exec (EOF on success). */
+int ztsa_spawn(const struct ztsa_plan *plan, const char *ns, int *sync_fd, int *err_fd);
 
 /* what failed in the child (the high 16 bits of what it writes on the error pipe) */
 enum ztsa_step {
@@ -338,7 +361,9 @@ enum ztsa_step {
     ZTSA_STEP_FILTER = 7,
     ZTSA_STEP_INIT = 8,    /* the tree's /proc, /dev/shm and session keyring */
     ZTSA_STEP_NETNS = 9,   /* the tree's network namespace and ztsa's DNS sockets */
-    ZTSA_STEP_OOM = 10     /* the tree first for the OOM killer (oom_score_adj) */
+    ZTSA_STEP_OOM = 10,    /* the tree first for the OOM killer (oom_score_adj) */
+    ZTSA_STEP_NS = 11,     /* the exec of ztsa-ns */
+    ZTSA_STEP_PLAN = 12    /* ztsa-ns reading the plan (EPROTO: another version's) */
 };
 
 /* What the file helper of the last spawn did, read from memory it shares with the
@@ -395,10 +420,11 @@ enum ztsa_role {
    a signal came (set_wakeup_fd), -1 for none. tag_exec, tag_net and tag_pid are the
    filter's RET_TRACE data; a tag_pid stop that names a process of the tree resumes here,
    any other comes to Python. syscalls (--trace-syscalls): the tree's processes stop at
-   each system call's entry and exit (ZTSA_EV_TRACE). 0 or -errno. */
+   each system call's entry and exit (ZTSA_EV_TRACE). setup_exec: root's first exec is
+   ztsa-ns's, neither logged nor counted. 0 or -errno. */
 int ztsa_trace_begin(int root, int helper, int init, int log, int wake_fd,
                      unsigned long tag_exec, unsigned long tag_net, unsigned long tag_pid,
-                     int syscalls);
+                     int syscalls, int setup_exec);
 /* The run is over: SIGCHLD's disposition and mask as before. */
 void ztsa_trace_end(void);
 
@@ -429,7 +455,7 @@ unsigned long ztsa_trace_connects(void);
 long ztsa_ptrace(long request, int pid, unsigned long addr, unsigned long data);
 
 /* The syscall a tracee is stopped in (x86_64: orig_rax and the six argument
-   registers). 0 or -errno. */
+   registers; aarch64: x8 and x0-x5; regs.c). 0 or -errno. */
 int ztsa_syscall_get(int pid, long *nr, unsigned long long args[6]);
 /* At a ZTSA_EV_TRACE stop: *op 1 (entry: *nr, args) or 2 (exit: *rval). 0 or -errno. */
 int ztsa_syscall_info(int pid, int *op, long *nr, unsigned long long args[6], long long *rval);
@@ -518,3 +544,8 @@ struct ztsa_ff_result {
 int ztsa_first_flight(const unsigned char *b, size_t n, struct ztsa_ff_result *out);
 /* firstflight.c: does name match a rule's name (suffix: ".example.com", a wildcard's) */
 int ztsa_ff_matches(const char *name, const char *rule, int suffix);
+/* planwire.c: a plan's bytes on the wire into out (size bytes): their length (more
+   than size: call again), or -errno; and bytes decoded and encoded again (-EINVAL: they
+   do not decode, -EPROTO: another version) */
+long ztsa_plan_encode(const struct ztsa_plan *plan, unsigned char *out, size_t size);
+long ztsa_plan_reencode(const unsigned char *in, size_t n, unsigned char *out, size_t size);

@@ -389,7 +389,8 @@ def test_doctor_names_the_controls_and_what_each_profile_does():
     assert set(doc["profiles"]) == {"untrusted", "dependency", "repo"}
     assert doc["profiles"]["untrusted"].startswith(
         "refuses" if c["missing"] else "runs with every control")
-    assert c["network_namespace"] == (c["root"] or c["user_namespaces"])
+    assert c["network_namespace"] == c["user_namespaces"]
+    assert isinstance(doc["hints"], list)
     text = ztsa("doctor", cwd="/").stdout
     assert "Landlock ABI" in text and "--profile untrusted:" in text
     assert "a network namespace for the tree" in text
@@ -398,6 +399,13 @@ def test_doctor_names_the_controls_and_what_each_profile_does():
     assert c["tree_cgroup"].startswith(
         "cgroup v" if c["root"] and v1 else ("cgroup v", "rlimits only ("))
     assert "the tree's memory and process totals" in text
+    # the set-up: ztsa-ns where this installation has one (a source tree's `python -m
+    # ztsa` has none); AppArmor's advice only where it restricts user namespaces
+    ns = c["ztsa_ns"]
+    assert ns is None or (os.path.isabs(ns) and os.access(ns, os.X_OK)), ns
+    assert ("the set-up (namespaces, helper): " + (
+        f"ztsa-ns, {ns}" if ns else "a fork of ztsa (no ztsa-ns installed)")) in text
+    assert (c["apparmor"] is None) == (not c["apparmor_restricts_user_namespaces"])
 
 
 def test_the_pre_commit_hook_runs_the_repo_gate(tmp_path):

@@ -71,7 +71,7 @@ def exec_rules(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(ztsa.sandbox.run, "execute", execute)
     monkeypatch.setattr(ztsa.sandbox.cgroup, "prewarm", lambda: None)
     # names followed in the tree's network namespace: none is resolved here
-    monkeypatch.setattr(ztsa.sandbox.native, "userns_available", lambda: True)
+    monkeypatch.setattr(ztsa.sandbox.native, "userns_available", lambda *a, **kw: True)
     monkeypatch.setattr(cli, "run_gate", lambda *a, **kw: True)
 
     def run(*argv: str) -> Any:

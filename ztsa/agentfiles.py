@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.lazy import LazyRe
-from ztsa.parsing import ParseError, load_jsonc, load_toml
+from ztsa.parsing import load_jsonc, load_toml
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
-# `env` names of a project's Claude Code settings that run code outside the shell prefix
-# (`ztsa hook claude`'s wrapper): Claude Code puts them into its own environment, so
-# they choose the shell it starts (SHELL, CLAUDE_CODE_SHELL) and what that shell loads
-# or runs by name while it makes its snapshot, unconfined (PATH, BASH_ENV, exported
-# functions, the loader's variables; measured with 2.1.197), or where the wrapper's
-# ztsa would find its policy and state (HOME, XDG_*, ZTSA_*), or what of the hidden home
-# ztsa shows a confined command (the directories PATH and CLAUDE_PROJECT_DIR name)
-OUTSIDE_ENV = LazyRe(
-    r"^(PATH|HOME|SHELL|CLAUDE_CODE_SHELL|CLAUDE_PROJECT_DIR|BASH_ENV|ENV|SHELLOPTS|"
-    r"BASHOPTS|PS4|"
-    r"PROMPT_COMMAND|GCONV_PATH|ZDOTDIR|XDG_CONFIG_HOME|XDG_CACHE_HOME|LD_\w*|"
-    r"BASH_FUNC_.*|ZTSA_\w*)$", re.S)
 # the project MCP configurations: (file, the keys to its servers): Claude Code's,
 # Cursor's, VS Code's (its own file, or the `mcp` setting), Gemini CLI's, Roo Code's,
 # Kiro's and Amazon Q's
@@ -49,22 +33,6 @@ def toml_file(ctx: Context, rel: str) -> tuple[dict[str, Any], str] | None:
     if text is None:
         return None
     return load_toml(text, rel), text
-
-
-def settings(f: Findings, ctx: Context, rel: str) -> tuple[dict[str, Any], str] | None:
-    """A JSON settings file whose top level is an object; problems are recorded in f."""
-    loaded = f.attempt(json_file, ctx, rel)
-    if loaded is None:
-        return None
-    doc = f.attempt(obj, loaded[0], rel)
-    return (doc, loaded[1]) if doc is not None else None
-
-
-def obj(doc: Any, rel: str) -> dict[str, Any]:
-    """The top level must be an object; anything else is a parse failure."""
-    if not isinstance(doc, dict):
-        raise ParseError(rel, f"top level is {type(doc).__name__}, not an object")
-    return doc
 
 
 def get(doc: Any, *keys: str) -> Any:

@@ -302,10 +302,11 @@ def build_parser() -> argparse.ArgumentParser:
                     choices=AGENT_NAMES, metavar="NAME",
                     help="run a whole coding agent (claude, codex): allow its API hosts, "
                          "show its state directory (settings, hooks and login read-only; "
-                         "transcripts and history writable, what the run writes there "
-                         "moved aside after it, `ztsa quarantine --workspace ~/.claude` "
-                         "restores; shell snapshots, session files and caches the run's "
-                         "own); docs/agents.md")
+                         "transcripts and history written by the agent's own process "
+                         "alone (CMD: `-- claude`), every other process of the tree "
+                         "refused, and moved aside after the run, `ztsa quarantine "
+                         "--workspace ~/.claude` restores; shell snapshots, session files "
+                         "and caches the run's own); docs/agents.md")
     ex.add_argument("--secret", dest="secrets", action="append", default=[],
                     metavar="NAME[=SOURCE]",
                     help="give CMD the credential NAME in its environment, from your $NAME,"
@@ -368,8 +369,15 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Which confinement controls this machine offers "
                                         "(Landlock, seccomp user notification, namespaces, "
                                         "pidfd_getfd), and so what each profile of `ztsa "
-                                        "exec` does here.")
+                                        "exec` does here; where AppArmor restricts user "
+                                        "namespaces, the root commands that let ztsa's "
+                                        "set-up (ztsa-ns) alone make them.")
     doctor.add_argument("--format", dest="fmt", choices=("text", "json"), default="text")
+    doctor.add_argument("--apparmor-profile", action="store_true",
+                        help="print the AppArmor profile that lets root's copy of ztsa-ns "
+                             "(/usr/local/libexec/ztsa/ztsa-ns) alone make user namespaces, "
+                             "where AppArmor restricts them (`ztsa doctor` prints the "
+                             "commands that install both)")
     debug_option(doctor)
     doctor.set_defaults(func=cmd_doctor, parser=doctor)
     explain.set_defaults(func=cmd_explain, parser=explain)
@@ -738,6 +746,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     from ztsa import doctor
 
+    if args.apparmor_profile:
+        from ztsa.sandbox import apparmor
+
+        print(apparmor.profile(), end="")
+        return EXIT_PASS
     doc = doctor.probe()
     print(json.dumps(doc, indent=2) if args.fmt == "json" else doctor.render_text(doc),
           end="\n" if args.fmt == "json" else "")

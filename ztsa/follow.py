@@ -626,6 +626,45 @@ def _dependencies(ctx: Context, cwd: str) -> set[str]:
     return names
 
 
+def _repository_packages(ctx: Context) -> dict[str, set[str]]:
+    """name -> the commands (`bin`) of each package.json of the repository, read once a
+    run and only when a runner's package is no dependency; one that cannot be read adds
+    nothing (then what it would provide is judged)."""
+    cached = ctx.cache.get("follow-packages")
+    if isinstance(cached, dict):
+        return cached
+    from ztsa.manifests import MAX_MANIFEST_BYTES
+    from ztsa.manifests.npm import parse_package_json
+    from ztsa.manifests.project import load, named
+
+    out: dict[str, set[str]] = {}
+    for rel in named(ctx, "package.json"):
+        try:
+            data = load(ctx, rel, parse_package_json, MAX_MANIFEST_BYTES).data
+        except ProbeError:
+            continue
+        name, bins = data.get("name"), data.get("bin")
+        if not isinstance(name, str) or not name:
+            continue
+        commands = {c for c in bins if isinstance(c, str)} if isinstance(bins, dict) else \
+            {name.rpartition("/")[2]} if isinstance(bins, str) else set()
+        out.setdefault(name, set()).update(commands)
+    ctx.cache["follow-packages"] = out
+    return out
+
+
+def _provided(ctx: Context, deps: set[str], spec: str) -> bool:
+    """`npx NAME` (no version) of a command that a dependency provides, by the `bin` of
+    its package.json in the repository (`npx playwright` beside `@playwright/test`, in
+    Playwright's own repository), where NAME is also a package of the repository: the
+    installed copy runs, and before an install npx fetches the project's own package,
+    not a name anyone else may hold."""
+    if not deps or _package(spec) != spec:
+        return False
+    packages = _repository_packages(ctx)
+    return spec in packages and any(spec in packages.get(d, ()) for d in deps)
+
+
 def judge(ctx: Context, f: Findings, what: str, cmd: str, cwd: str, rel: str | None,
           line: int | None) -> bool:
     """A command that runs outside the sandbox (a git hook, an agent hook, a status line,
@@ -658,6 +697,7 @@ def judge(ctx: Context, f: Findings, what: str, cmd: str, cwd: str, rel: str | N
     deps = _dependencies(ctx, cwd)
     for each in done.commands:
         runner = next((r for m in RUNNER.finditer(each) if _package(m.group("pkg")) not in deps
+                       and not _provided(ctx, deps, m.group("pkg"))
                        for r in [unpinned_runner(m.group(0))] if r), None)
         if runner:
             f.fail(f"{what}: {cmd[:80]!r}, which runs {runner}, a package fetched at no "

@@ -38,7 +38,7 @@ from ztsa.sandbox.toolchains import ROOTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 BLOCK = 2  # both agents: the tool call is blocked and stderr is the reason given
@@ -208,17 +208,18 @@ SETTINGS_MAX = 1 << 20  # a project settings file larger than this is not read: 
 
 def project_env(loaded: list[tuple[str, Any]]) -> str | None:
     """Why a Bash call must not run, from the project's Claude Code settings: their
-    `env` names a variable that runs code outside the wrapper (agentfiles.OUTSIDE_ENV:
+    `env` names a variable that runs code outside the wrapper (surfacecheck.PREFIX_ESCAPING:
     the shell Claude Code starts, what it loads or runs while it makes its snapshot,
     where the wrapper's ztsa finds its policy, what ztsa shows); None when none does.
     Claude Code applies that `env` to its own process, and its first Bash call runs
     those before the command reaches the wrapper."""
-    from ztsa.agentfiles import OUTSIDE_ENV
     from ztsa.printable import printable
+    from ztsa.surfacecheck import PREFIX_ESCAPING
 
     for path, doc in loaded:
         env = doc.get("env") if isinstance(doc, dict) else None
-        names = sorted(n for n in (env if isinstance(env, dict) else ()) if OUTSIDE_ENV.match(n))
+        names = sorted(n for n in (env if isinstance(env, dict) else ())
+                       if PREFIX_ESCAPING.match(n))
         if names:
             shown = ", ".join(printable(n) for n in names)
             return (f"{printable(path)} sets {shown} in `env`: Claude Code would start its "
@@ -234,9 +235,9 @@ def project_settings(project: str) -> list[tuple[str, Any]] | str:
     large, not JSON)."""
     import stat
 
-    from ztsa.agentfiles import CLAUDE_SETTINGS
     from ztsa.parsing import ParseError, load_jsonc
     from ztsa.printable import printable
+    from ztsa.surfaces import CLAUDE_SETTINGS
 
     found: list[tuple[str, Any]] = []
     for rel in CLAUDE_SETTINGS:
@@ -412,17 +413,19 @@ def settings_path(scope: str, agent: Agent = CLAUDE) -> str:
     return os.path.join(os.getcwd(), ".claude", name)
 
 
-def wrapper_path(scope: str, settings: str) -> str:
+def wrapper_path(scope: str, settings: str,
+                 environ: Mapping[str, str] | None = None) -> str:
     """Where the shell wrapper of a scope's settings file lives: beside the managed
     settings (root's), else in ztsa's user configuration directory, the user policy's
     (~/.config/ztsa: hidden from every ztsa run, and read-only where a writable place
-    holds it), one per settings file."""
+    holds it), one per settings file; of this process's environment, or of `environ`
+    (the audited machine's: AGT001 accepts the prefix of this machine's install)."""
     if scope == "managed":
         return os.path.join(MANAGED_DIR, "ztsa-claude-shell")
     from ztsa.tiers import user_path
 
     tag = scope if scope == "user" else f"{scope}-{digest(os.fsencode(settings))[:12]}"
-    return os.path.join(os.path.dirname(user_path()), f"claude-shell-{tag}")
+    return os.path.join(os.path.dirname(user_path(environ)), f"claude-shell-{tag}")
 
 
 def is_ztsa_prefix(value: object) -> bool:

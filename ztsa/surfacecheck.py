@@ -53,13 +53,45 @@ QUIET = frozenset(("echo", "printf", "true", ":"))
 SHELL_SYNTAX = LazyRe(r"[|;&<>`\n]|\$\(")
 ENV_EXPANSION = LazyRe(r"\$\{?[A-Za-z_][A-Za-z0-9_:]*\}?|\{env:")
 LOOPBACK = frozenset(("localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0"))
+# what chooses the shell a command starts in, or what that shell (or the loader under
+# it) runs or loads before the command: a shell prefix (`ztsa hook claude`'s wrapper)
+# and Claude Code's own shell snapshot run these unconfined (measured with 2.1.197)
+_SHELL_LOADING = (r"PATH|SHELL|CLAUDE_CODE_SHELL|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|"
+                  r"PROMPT_COMMAND|ZDOTDIR|GCONV_PATH|LD_\w*|BASH_FUNC_.*")
+# where ztsa finds its policy and state (the user policy under XDG_CONFIG_HOME or
+# ~/.config, ZTSA_SYSTEM_POLICY, the cache), and what of the hidden home it shows a
+# confined command (the directory CLAUDE_PROJECT_DIR names)
+_CONFINEMENT = r"HOME|XDG_\w*|ZTSA_\w*|CLAUDE_PROJECT_DIR"
 # an environment variable that loads code into, or chooses a program for, what runs
 CODE_LOADING = LazyRe(
-    r"^(PATH|NODE_OPTIONS|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|"
-    r"PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|BASH_ENV|ENV|ZDOTDIR|PROMPT_COMMAND|PERL5OPT|"
+    rf"^({_SHELL_LOADING}|NODE_OPTIONS|DYLD_INSERT_LIBRARIES|"
+    r"PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|PERL5OPT|"
     r"PERL5LIB|RUBYOPT|RUBYLIB|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|GIT_SSH_COMMAND|GIT_SSH|"
     r"GIT_EXEC_PATH|GIT_CONFIG_GLOBAL|GIT_CONFIG_PARAMETERS|EDITOR|VISUAL|PAGER|"
-    r"GIT_PAGER|GIT_EDITOR|SHELL)$")
+    r"GIT_PAGER|GIT_EDITOR|CLAUDE_CODE_SHELL_PREFIX)$", re.S)
+# an environment variable whose effect lands before any shell prefix or sandbox, in
+# the program that starts a command (Claude Code's shell, `ztsa hook claude`'s wrapper,
+# which Claude Code starts with a project's settings `env` and an MCP server's `env`),
+# or in what ztsa reads and shows: _SHELL_LOADING and _CONFINEMENT (the guard of `ztsa
+# hook claude` denies a Bash call on these)
+PREFIX_ESCAPING = LazyRe(rf"^({_SHELL_LOADING}|{_CONFINEMENT})$", re.S)
+# what chooses the compiler, linker or a runner of a build, or loads code into it (Cargo's
+# `[env]`), beside CODE_LOADING
+BUILD_VARIABLES = LazyRe(
+    r"^(RUSTC|RUSTC_WRAPPER|RUSTC_WORKSPACE_WRAPPER|RUSTDOC|RUSTFLAGS|"
+    r"CARGO_ENCODED_RUSTFLAGS|RUSTDOCFLAGS|CARGO_BUILD_RUSTC_WRAPPER|CC|CXX|AR|LD|LINKER|"
+    r"PYO3_PYTHON|PYTHON_SYS_EXECUTABLE|PROTOC|CMAKE|PKG_CONFIG|\w+_RUNNER|\w+_LINKER)$")
+# node flags that change warnings, limits, diagnostics or defaults and load nothing;
+# any other (`--require`, `--import`, `--loader`, `--inspect`, `--openssl-config`,
+# `--env-file`, one this list does not know) loads or opens something
+INERT_NODE_FLAGS = LazyRe(
+    r"^--(?:no-warnings|no-deprecation|trace-warnings|trace-deprecation|throw-deprecation|"
+    r"pending-deprecation|trace-uncaught|enable-source-maps|no-experimental-fetch|"
+    r"experimental-vm-modules|openssl-legacy-provider|use-openssl-ca|use-bundled-ca|"
+    r"no-network-family-autoselection|report-on-fatalerror|"
+    r"disable-warning=[\w-]+|max-old-space-size=\d+|max-semi-space-size=\d+|"
+    r"stack-size=\d+|max-http-header-size=\d+|unhandled-rejections=[\w-]+|"
+    r"dns-result-order=[\w-]+|heapsnapshot-near-heap-limit=\d+)$")
 # a mount source that hands the container the person's home, credentials or the host
 HOST_SECRET = LazyRe(
     r"(?:^|[=\s,:])(?:~|\$\{?HOME\}?|\$\{localEnv:(?:HOME|USERPROFILE)\}|/home/[^/\s,]+|"
@@ -90,6 +122,49 @@ BUILD_HAZARDS = LazyRe(
     r"exec|eval|compile|__import__)\b")
 PLACEHOLDER = LazyRe(r"^(?:|changeme|change-me|example|dummy|test|secret|password|xxx+|"
                      r"your[-_a-z]*|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*+)$", re.I)
+
+
+# -- Claude Code's permission rules: what a pre-approved command runs --------------------
+# a pre-approved command that runs code the repository (a Makefile, package.json's
+# scripts, build.rs, conftest.py, a script the pull request rewrites) or its own
+# arguments choose: approving it approves anything
+RUNS_ANYTHING = LazyRe(
+    r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*("
+    r"(bash|sh|zsh|dash|fish|ksh|python\d*(\.\d+)?|node|deno|bun|bunx|ruby|perl|php|"
+    r"docker|podman|kubectl|sudo|env|xargs|eval|exec|find|make|gmake|just|task|rake|"
+    r"ninja|bazel|gradle|mvn|npx|pnpx|pnpm|yarn|uvx|tox|nox|pytest|py\.test|"
+    r"\./\S+|\.\./\S+|scripts/\S+)(\s|$)"
+    r"|cargo\s+(run|test|build|check|bench|clippy|insta|nextest|doc|install|xtask)\b"
+    r"|npm\s+(run|run-script|test|start|exec|x|install|i|ci|rebuild)\b"
+    r"|uv\s+(run|tool\s+run|sync|pip\s+install)\b"
+    r"|(poetry|pdm|hatch|rye)\s+run\b|go\s+(run|test|generate)\b"
+    r"|dotnet\s+(run|test)\b|pip\d*\s+install\b"
+    r"|python\d*(\.\d+)?\s+-m\s+\S+)")
+# linters, formatters and test runners, by name or as `python -m NAME`: with any
+# arguments they read the repository and run its tests, as every test run does; none
+# takes a command to run (`Bash(python -m pytest tests/*)`)
+CHECKERS = LazyRe(r"^(?:python\d*(?:\.\d+)?\s+-m\s+)?(?:pytest|ruff|mypy|black|isort|"
+                  r"flake8|pylint|pyright|ty)(?:\s+(?:check|format))?(?:\s+[\w./-]+)*/?\s*$")
+# a wildcard over one of these runs anything: their subcommands run the repository's
+# scripts (npm run, uv run, cargo run, go run, pip install of a path, git aliases, gh)
+WHOLE_TOOLS = frozenset(("npm", "uv", "cargo", "go", "pip", "pip3", "git", "gh", "poetry",
+                         "pdm", "hatch", "rye", "dotnet", "deno", "mise", "asdf"))
+UNSCOPED_EDITS = frozenset(("Edit", "Edit(*)", "Edit(**)", "Edit(/**)", "Edit(./**)",
+                            "Write", "Write(*)", "Write(**)", "Write(/**)", "Write(./**)",
+                            "MultiEdit", "MultiEdit(*)", "MultiEdit(**)", "NotebookEdit"))
+# environment names that send an agent's traffic elsewhere (beside CODE_LOADING)
+REDIRECTING = LazyRe(
+    r"^([A-Z0-9_]*_BASE_URL|[A-Za-z_]*_PROXY|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|"
+    r"REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|CLAUDE_CODE_USE_BEDROCK|CLAUDE_CODE_USE_VERTEX)$")
+
+
+class Advice(str):
+    """A predicate's reason that is advice only: listed, never gating on its own."""
+
+
+class Command(str):
+    """A predicate's answer that a value is a command line to judge by what it runs
+    (ztsa.follow.judge): a finding when it runs something fetched, advice otherwise."""
 
 
 class Hit:
@@ -168,7 +243,11 @@ def _frontmatter(text: str, name: str) -> Any:
         doc = load_yaml(block, name)
     except ParseError:
         # agents read front matter leniently (an unquoted `description: a: b`): what they
-        # would read, the top-level `key: value` lines, as text
+        # would read, the top-level `key: value` lines, as text; but a key whose value is
+        # a nested block (`hooks:` then indented lines) cannot be read so: undecided
+        nested = re.search(r"^([A-Za-z\"'][\w\"'-]*):[ \t]*(?:#.*)?\n[ \t]+\S", block, re.M)
+        if nested:
+            raise
         return {m.group(1): m.group(2).strip() for m in
                 re.finditer(r"^([A-Za-z][\w-]*):[ \t]*(.*)$", block, re.M)}
     return doc if doc is not None else {}
@@ -209,18 +288,41 @@ def _starlark(text: str, name: str) -> list[dict[str, Any]]:
     return out
 
 
+LEGACY_SYML = LazyRe(r"^(?:#.*\r?\n)*?#\s+yarn\s+lockfile\s+v1\r?\n")
+SYML_LINE = LazyRe(r'^"?([A-Za-z0-9_.@/-]+)"?(?:\s*:\s*|\s+)"?(.*?)"?\s*$')
+
+
+def legacy_syml(text: str) -> dict[str, str]:
+    """The top-level `key value` / `key "value"` lines of Yarn's old configuration syntax
+    (classic `.yarnrc`, a `.yarnrc.yml` headed `# yarn lockfile v1`, which YAML reads as
+    one string)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line or line[0] in " \t#":
+            continue
+        m = SYML_LINE.match(line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
 def parse(fmt: str, text: str, name: str) -> Any:
     from ztsa.parsing import load_jsonc, load_toml
 
     if fmt == "json":
         # strict JSON by the C decoder first; comments and trailing commas (VS Code's
-        # files) by the slower reader
+        # files) by the slower reader; every settings file is an object
         import json
 
         try:
-            return json.loads(text)
+            doc = json.loads(text)
         except (ValueError, RecursionError):
-            return load_jsonc(text, name)
+            doc = load_jsonc(text, name)
+        if not isinstance(doc, dict):
+            raise ParseError(name, f"top level is {type(doc).__name__}, not an object")
+        return doc
+    if fmt == "json|yaml":
+        return parse("json" if name.endswith(".json") else "yaml", text, name)
     if fmt == "toml":
         return load_toml(text, name)
     if fmt == "yaml":
@@ -233,6 +335,18 @@ def parse(fmt: str, text: str, name: str) -> Any:
         return _pairs(text, "=", export=True)
     if fmt == "properties":
         return _pairs(text, "=:", export=False)
+    if fmt == "ini":  # npm's .npmrc: `key = value` lines, no sections
+        from ztsa.parsing import parse_ini_pairs
+
+        return {k: v for k, v, _line in parse_ini_pairs(text)}
+    if fmt == "yarnrc":  # .yarnrc.yml, read by Yarn's old parser when headed so
+        if LEGACY_SYML.match(text):
+            return legacy_syml(text)
+        from ztsa.manifests.common import load_yaml
+
+        return load_yaml(text, name)
+    if fmt == "syml":  # Yarn 1's .yarnrc
+        return legacy_syml(text)
     if fmt == "words":
         return {w[0]: " ".join(w[1:]) for w in (ln.split("#", 1)[0].split()
                                                  for ln in text.splitlines()) if w}
@@ -349,13 +463,37 @@ def p_not_in(arg: str, hit: Hit, ctx: Context) -> str | None:
     return f"is {v!r}" if isinstance(v, str) and v.strip() in arg.split(",") else None
 
 
+def p_approves_nothing(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """False, an empty list, or a rule set whose every entry denies (`{"rm": false}`):
+    `true`, a list of allowed commands, or an entry that is true or `{"approve": true}`
+    approves without asking."""
+    v = hit.value
+    if isinstance(v, dict):
+        on = [k for k, w in v.items()
+              if w is True or (isinstance(w, dict) and w.get("approve") is True)]
+        return f"approves {str(on[0])[:60]!r} without asking" if on else None
+    if isinstance(v, list):
+        return f"approves {str(v[0])[:60]!r} without asking" if v else None
+    return "approves every use without asking" if v is True else None
+
+
+def _with_args(hit: Hit) -> Any:
+    """A `command` value with the `args` list beside it (a hook's exec form, which runs
+    the program with those arguments, no shell), as one command line; else the value."""
+    parent = hit.parents[-1] if hit.parents else None
+    if hit.key == "command" and isinstance(parent, dict) and \
+            isinstance(parent.get("args"), list):
+        return command_line(hit) or hit.value
+    return hit.value
+
+
 def p_formatter(arg: str, hit: Hit, ctx: Context) -> str | None:
-    return _command_in(FORMATTERS, hit.value, "a known formatter or linter")
+    return _command_in(FORMATTERS, _with_args(hit), "a known formatter or linter")
 
 
 def p_quiet(arg: str, hit: Hit, ctx: Context) -> str | None:
     """A script, a table with its `script`, or a list of either (mise's hook forms)."""
-    scripts = hit.value if isinstance(hit.value, list) else [hit.value]
+    scripts = hit.value if isinstance(hit.value, list) else [_with_args(hit)]
     for script in scripts:
         why = _command_in(FORMATTERS | QUIET, script, "echo or a known formatter")
         if why is not None:
@@ -364,7 +502,7 @@ def p_quiet(arg: str, hit: Hit, ctx: Context) -> str | None:
 
 
 def p_program_in(arg: str, hit: Hit, ctx: Context) -> str | None:
-    return _command_in(set(arg.split(",")), hit.value, " or ".join(arg.split(",")))
+    return _command_in(set(arg.split(",")), _with_args(hit), " or ".join(arg.split(",")))
 
 
 def p_program_on_path(arg: str, hit: Hit, ctx: Context) -> str | None:
@@ -410,17 +548,29 @@ def p_with(arg: str, hit: Hit, ctx: Context) -> str | None:
 
 
 def p_in_repo_path(arg: str, hit: Hit, ctx: Context) -> str | None:
-    v = hit.value
-    if isinstance(v, str) and _in_repo(v):
-        return None
-    return "a path outside the repository"
+    """A relative path inside the repository, or a list of them."""
+    for v in hit.value if isinstance(hit.value, list) else [hit.value]:
+        if not isinstance(v, str) or not _in_repo(v):
+            return "a path outside the repository" + (f": {v[:60]!r}" if isinstance(
+                hit.value, list) and isinstance(v, str) else "")
+    return None
+
+
+def _folder(rel: str) -> str:
+    """The folder an editor opened for a settings file: the one holding its `.vscode/`
+    (`${workspaceFolder}`), else the file's own directory."""
+    head, sep, _tail = ("/" + rel).rpartition("/.vscode/")
+    return head.lstrip("/") if sep else posixpath.dirname(rel)
 
 
 def p_not_committed_file(arg: str, hit: Hit, ctx: Context) -> str | None:
     for v in _words(hit.value)[:1] if isinstance(hit.value, (str, list)) else []:
-        if not _in_repo(v):
-            continue  # an installed interpreter or a name on PATH
-        rel = posixpath.normpath(re.sub(r"^\$\{workspace(?:Folder|Root)\}/?", "", v))
+        v = re.sub(r"^\$\{workspace(?:Folder|Root)\}(?:/|$)", "", v.strip())
+        if v.startswith(("/", "~", "$", "%")) or re.match(r"^[A-Za-z]:[\\/]", v):
+            continue  # an installed interpreter
+        rel = posixpath.normpath(posixpath.join(_folder(hit.rel), v))
+        if rel == ".." or rel.startswith("../"):
+            continue  # above the workspace: not the repository's
         st = ctx.ws_lstat(rel) if rel not in (".", "") else None
         if st is not None:
             import stat
@@ -492,8 +642,220 @@ def p_prefix_rule(arg: str, hit: Hit, ctx: Context) -> str | None:
 
 
 def p_not_code_loading(arg: str, hit: Hit, ctx: Context) -> str | None:
-    return f"sets {hit.key}, which loads code or chooses a program" \
-        if CODE_LOADING.match(hit.key) else None
+    """arg `build`: a build's own variables too (BUILD_VARIABLES: the compiler, the
+    linker, a runner)."""
+    if CODE_LOADING.match(hit.key) or (arg == "build" and BUILD_VARIABLES.match(hit.key)):
+        return f"sets {hit.key}, which loads code or chooses a program"
+    return None
+
+
+def p_not_runner(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A command whose program (by its base name, `/bin/bash` too) is not a shell, an
+    interpreter or a runner."""
+    words = _words(hit.value) if isinstance(hit.value, (str, list)) else []
+    program = posixpath.basename(words[0]) if words else ""
+    return f"runs {program!r}, which runs whatever its arguments say" \
+        if program in RUNNERS or re.match(r"^python\d", program) else None
+
+
+def p_no_daemon_socket(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return "the daemon socket" if DAEMON_SOCKET.search(str(hit.value)) else None
+
+
+def p_not_redirecting(arg: str, hit: Hit, ctx: Context) -> str | None:
+    if REDIRECTING.match(hit.key) or CODE_LOADING.match(hit.key):
+        return "it redirects the agent's traffic or loads code into what it runs"
+    return None
+
+
+def p_not_prefix_escaping(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """The variable is none of PREFIX_ESCAPING (with ARG `keys`: no key of the `env`
+    object is): Claude Code starts its shell, and the shell prefix before each command
+    and MCP server, with that `env`."""
+    if arg == "keys":
+        names = sorted(k for k in (hit.value if isinstance(hit.value, dict) else ())
+                       if isinstance(k, str) and PREFIX_ESCAPING.match(k))
+        return f"sets {', '.join(names)[:100]}" if names else None
+    if PREFIX_ESCAPING.match(hit.key):
+        return "Claude Code's own shell, which starts each Bash call before any shell " \
+               "prefix (`ztsa hook claude`'s), runs or loads what it names, unconfined, " \
+               "or ztsa reads another policy"
+    return None
+
+
+def p_own_shell_wrapper(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """CLAUDE_CODE_SHELL_PREFIX naming the wrapper that `ztsa hook claude --install
+    --scope project` (or `local`) writes for this settings file on this machine: in the
+    person's ztsa configuration directory (ztsa.hook.wrapper_path, of the audited
+    machine's environment), which no repository and no confined run can write."""
+    if hit.key != "CLAUDE_CODE_SHELL_PREFIX" or not isinstance(hit.value, str):
+        return "not ztsa's own wrapper"
+    from ztsa.hook import wrapper_path
+
+    scope = "local" if hit.rel.endswith(".local.json") else "project"
+    own = wrapper_path(scope, os.path.join(ctx.workspace, hit.rel), ctx.host.environ)
+    # an environment without XDG_CONFIG_HOME or HOME names a relative path: the
+    # repository's own file, never the install's
+    return None if os.path.isabs(own) and hit.value == own else "not ztsa's own wrapper"
+
+
+def _in_repo_market(market: Any) -> bool:
+    source = market.get("source") if isinstance(market, dict) else None
+    path = source.get("path") if isinstance(source, dict) else None
+    return isinstance(source, dict) and source.get("source") == "directory" and \
+        isinstance(path, str) and not path.startswith(("/", "~")) and \
+        ".." not in path.split("/")
+
+
+def p_in_repo_marketplace(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A plugin marketplace that is a directory of the repository (its own content, which
+    AGT002 and AGT006 read)."""
+    return None if _in_repo_market(hit.value) else "from outside the repository"
+
+
+def p_in_repo_plugin(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """Off, or a plugin of a marketplace the same settings add from a directory of the
+    repository."""
+    if not hit.value:
+        return None
+    doc = hit.parents[0] if hit.parents else None
+    markets = doc.get("extraKnownMarketplaces") if isinstance(doc, dict) else None
+    market = markets.get(hit.key.rpartition("@")[2]) if isinstance(markets, dict) else None
+    return None if _in_repo_market(market) else "from outside the repository"
+
+
+def p_allow_rule(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A Claude Code allow rule that pre-approves nothing that runs what the repository or
+    its arguments say: not `Bash` whole, not an unscoped edit, not a wildcard over a
+    whole package or version-control tool or over a command that runs anything. One
+    fixed command line is a Command (judged by what it runs); a wildcard over a
+    checker's arguments is Advice."""
+    entry = hit.value
+    if not isinstance(entry, str):
+        return None
+    if entry.replace(" ", "") in ("Bash", "Bash(*)", "Bash(:*)"):
+        return "every shell command is pre-approved"
+    if entry.replace(" ", "") in UNSCOPED_EDITS:
+        return "any file may be changed without a prompt, a hook or a Makefile included"
+    command = entry.strip()
+    if not (command.startswith("Bash(") and command.endswith(")")):
+        return None
+    command = command[5:-1].strip()
+    wild = command.endswith("*")
+    command = command.removesuffix(":*").removesuffix("*").strip()
+    if wild and command in WHOLE_TOOLS:
+        return f"every {command} subcommand is pre-approved, and some run whatever the " \
+               "repository says"
+    m = RUNS_ANYTHING.match(command)
+    if m and not wild:  # the agent's ordinary work (a lint, a test run): what it runs
+        return Command(command)
+    if m and CHECKERS.match(command):
+        return Advice("a checker or test runner over arguments of the agent's choosing")
+    if m:
+        return f"{m.group(1).split()[0]} runs whatever the repository or its arguments " \
+               "say, without a prompt"
+    return None
+
+
+# capabilities that reach past the container: the host's administration, modules, any
+# file by handle (Shocker), raw devices (SYS_PTRACE, common for debuggers, does not)
+HOST_CAPABILITIES = frozenset(("SYS_ADMIN", "ALL", "SYS_MODULE", "DAC_READ_SEARCH",
+                               "SYS_RAWIO"))
+
+
+def _host_cap(value: str) -> bool:
+    return value.strip().upper().removeprefix("CAP_") in HOST_CAPABILITIES
+
+
+def p_no_host_capability(arg: str, hit: Hit, ctx: Context) -> str | None:
+    return f"adds the capability {hit.value}" if _host_cap(str(hit.value)) else None
+
+
+def p_no_host_run_arg(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A `docker run` argument (with the next one, for `--flag value`) that gives the
+    container the host: `--privileged`, the host's PID namespace, a host capability, an
+    unconfined seccomp or AppArmor profile."""
+    args = hit.parents[-1] if hit.parents and isinstance(hit.parents[-1], list) else []
+    m = re.search(r"\[(\d+)\]$", hit.path)
+    i = int(m.group(1)) if m else -1
+    word = str(hit.value).strip()
+    flag, eq, value = word.partition("=")
+    if not eq and 0 <= i < len(args) - 1:
+        value = str(args[i + 1]).strip()
+    if flag == "--privileged":
+        return "runArgs hold --privileged"
+    if flag == "--pid" and value == "host":
+        return "runArgs hold --pid=host"
+    if flag == "--cap-add" and _host_cap(value):
+        return f"runArgs add the capability {value}"
+    if flag == "--security-opt":
+        return _unconfined(value, "runArgs hold --security-opt")
+    return None
+
+
+def _unconfined(opt: str, said: str) -> str | None:
+    """A container security option that turns a confinement off. `seccomp=unconfined`
+    is what the Go, C++ and Rust devcontainer templates set beside SYS_PTRACE for a
+    debugger (delve and gdb turn address randomisation off, which Docker's default
+    filter refuses): the kernel is reached by more system calls, but the container keeps
+    its namespaces, capabilities and AppArmor profile, so it is advice. Any other
+    unconfined option fails: the AppArmor profile, the system paths
+    (`systempaths=unconfined` unmasks /proc and /sys: a writable core_pattern runs a
+    program on the host)."""
+    opt = opt.strip()
+    if "unconfined" not in opt:
+        return None
+    if re.match(r"seccomp[=:]unconfined$", opt):
+        return Advice(f"{said} {opt}: the container's system-call filter is off (more "
+                      "of the kernel reachable; by itself no way out of the container)")
+    return f"{said} {opt}"
+
+
+def p_no_host_security_opt(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A `securityOpt` (Compose `security_opt`) entry, judged as `--security-opt` is in
+    runArgs (_unconfined)."""
+    return _unconfined(str(hit.value), f"{hit.key} holds")
+
+
+def p_system_program(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A program of the system, by name or absolute path (`aarch64-linux-gnu-gcc`,
+    `qemu-arm -L /usr/arm`), that is not a shell, an interpreter or a runner."""
+    words = _words(hit.value) if isinstance(hit.value, (str, list)) else []
+    program = words[0] if words else ""
+    if not program:
+        return "not a program"
+    if program.startswith(".") or "$" in program or (
+            "/" in program and not program.startswith("/")):
+        return f"runs {program[:60]!r}, a file of the checkout"
+    if posixpath.basename(program) in RUNNERS:
+        return f"runs {program[:60]!r}, which runs whatever its arguments say"
+    return None
+
+
+def p_inert_node_options(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """Node flags that load nothing (INERT_NODE_FLAGS; npm strips a `#` or `;` comment)."""
+    words = re.split(r"[#;]", str(hit.value), maxsplit=1)[0].strip().strip("\"'").split()
+    bad = next((w for w in words if not INERT_NODE_FLAGS.match(w)), None)
+    if not words:
+        return None
+    return f"passes {bad[:60]!r} to node, which loads or opens something" if bad else None
+
+
+def p_released_yarn(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """The file yarnPath names (beside its .yarnrc.yml) is a released Yarn, byte for byte
+    (ztsa.manifests.yarn_releases): what `yarn set version` writes."""
+    import hashlib
+
+    from ztsa.manifests.yarn_releases import RELEASES
+
+    value = str(hit.value).strip()
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(hit.rel), value))
+    if target.startswith(("../", "/")) or target == "..":
+        return f"runs {value[:60]!r}, outside the repository"
+    data = ctx.ws_bytes(target, 16 << 20) if ctx.ws_exists(target) else None
+    if data is not None and hashlib.sha256(data).hexdigest() in RELEASES:
+        return None
+    return f"runs {value[:60]!r}, not a released Yarn"
 
 
 def p_no_host_secret_mount(arg: str, hit: Hit, ctx: Context) -> str | None:
@@ -618,6 +980,60 @@ def p_no_script_hazard(arg: str, hit: Hit, ctx: Context) -> str | None:
         if m else None
 
 
+FETCHING_RUNNERS = ("uvx", "bunx", "pnpx", "pipx")
+INLINE_FLAGS = ("-c", "-e", "--eval", "-p", "--print", "--command")
+DAEMON_SOCKET = LazyRe(r"(?:docker|podman|containerd|crio|buildkitd)\.sock\b")
+
+
+def p_no_fetching_launch(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """How a server is started, before what it runs is followed: no package runner that
+    fetches (`uvx`, `bunx`, `pnpx`, `npx -y` of a package at no version), no shell or
+    interpreter given an inline program, no container mounting the home, a daemon
+    socket or a system directory of the host."""
+    words = _words(command_line(hit))
+    if not words:
+        return None
+    base, args = posixpath.basename(words[0]), words[1:]
+    if base == "npx" and ("-y" in args or "--yes" in args):
+        pkgs = [a for a in args if not a.startswith("-")]
+        if pkgs and not re.search(r".@\d", pkgs[0]):
+            return f"npx -y of {pkgs[0][:60]} without a pinned version"
+    if base in FETCHING_RUNNERS:
+        return f"{base} fetches and runs a package"
+    if base in RUNNERS and any(a in INLINE_FLAGS for a in args[:3]):
+        return "runs a shell command line" if base in ("sh", "bash", "zsh", "dash", "ksh",
+                                                       "fish", "csh", "tcsh") else \
+            f"{base} runs a program written inline"
+    if any(DAEMON_SOCKET.search(w) for w in words):
+        return "mounts the container daemon socket"
+    for i, w in enumerate(args):
+        flag, eq, val = w.partition("=")
+        if flag in ("-v", "--volume", "--mount") and (eq or i + 1 < len(args)):
+            why = p_no_host_secret_mount("", Hit("", "", val if eq else args[i + 1], ()),
+                                         ctx)
+            if why:
+                return why
+    return None
+
+
+def p_runs_nothing_fetched(arg: str, hit: Hit, ctx: Context) -> str | None:
+    """A command judged by what it runs (ztsa.follow.judge), as a git hook is: None when
+    it runs nothing downloaded or fetched; a file it runs that cannot be judged raises
+    (the rule is unknown)."""
+    from ztsa.follow import judge as judge_command
+
+    command = command_line(hit)
+    if not command:
+        return None
+    scratch = Findings()
+    judge_command(ctx, scratch, "runs", command, folder(hit.rel), hit.rel, None)
+    if scratch.found:
+        return scratch.found[0].detail
+    if scratch.errors:
+        raise ProbeError(hit.rel, scratch.errors[0])
+    return None
+
+
 def p_go_release(arg: str, hit: Hit, ctx: Context) -> str | None:
     return None if GO_RELEASE.match(str(hit.value)) else "not a Go release"
 
@@ -660,6 +1076,8 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
     "empty": ("an empty list, object or string", p_empty),
     "not": ("any value but ARG", p_not),
     "not-in": ("none of the comma-separated ARG", p_not_in),
+    "approves-nothing": ("false, an empty list, or a rule set whose every entry denies",
+                         p_approves_nothing),
     "formatter": ("a command that is a known formatter or linter, by name, no shell syntax",
                   p_formatter),
     "quiet": ("echo, printf, true or a known formatter, by name, no shell syntax", p_quiet),
@@ -682,8 +1100,57 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
     "prefix-rule-no-runner": ("no `prefix_rule` allowing a shell, an interpreter or a runner",
                               p_prefix_rule),
     "not-code-loading-variable": ("a variable that loads no code and chooses no program "
-                                  "(not PATH, NODE_OPTIONS, LD_PRELOAD, ...)",
+                                  "(not PATH, NODE_OPTIONS, LD_PRELOAD, ...; with ARG "
+                                  "`build`, not a compiler, linker or runner either: "
+                                  "RUSTC_WRAPPER, RUSTFLAGS, CC, `*_RUNNER`, ...)",
                                   p_not_code_loading),
+    "not-runner": ("a command whose program (by base name) is not a shell, an interpreter "
+                   "or a runner", p_not_runner),
+    "no-daemon-socket": ("no container daemon's socket (docker, podman, containerd, ...)",
+                         p_no_daemon_socket),
+    "not-redirecting-variable": ("a variable that neither sends the agent's traffic "
+                                 "elsewhere (`*_BASE_URL`, proxies, CA bundles) nor loads "
+                                 "code or chooses a program (as `not-code-loading-variable`)",
+                                 p_not_redirecting),
+    "not-prefix-escaping-variable": ("a variable (with ARG `keys`: an `env` object none of "
+                                     "whose keys is one) that neither chooses nor loads "
+                                     "what the shell or shell prefix starting a command "
+                                     "runs (PATH, SHELL, CLAUDE_CODE_SHELL, BASH_ENV, "
+                                     "ENV, SHELLOPTS, BASHOPTS, PS4, PROMPT_COMMAND, "
+                                     "ZDOTDIR, GCONV_PATH, `LD_*`, `BASH_FUNC_*`) nor "
+                                     "where ztsa finds its policy or what of the hidden "
+                                     "home it shows (HOME, `XDG_*`, `ZTSA_*`, "
+                                     "CLAUDE_PROJECT_DIR)", p_not_prefix_escaping),
+    "own-shell-wrapper": ("CLAUDE_CODE_SHELL_PREFIX naming the wrapper `ztsa hook claude "
+                          "--install --scope project` (or `local`) wrote for this settings "
+                          "file on this machine (in the person's ztsa configuration "
+                          "directory)",
+                          p_own_shell_wrapper),
+    "in-repo-marketplace": ("a marketplace that is a directory of the repository",
+                            p_in_repo_marketplace),
+    "in-repo-plugin": ("off, or a plugin of a marketplace the same settings add from a "
+                       "directory of the repository", p_in_repo_plugin),
+    "allow-rule": ("pre-approves no shell whole, no unscoped edit, no wildcard over a whole "
+                   "package or version-control tool or over a command that runs what the "
+                   "repository says; one fixed command line is judged by what it runs, a "
+                   "checker over any arguments is advice", p_allow_rule),
+    "no-host-capability": ("no capability that reaches past the container (SYS_ADMIN, "
+                           "ALL, SYS_MODULE, DAC_READ_SEARCH, SYS_RAWIO)",
+                           p_no_host_capability),
+    "no-host-run-arg": ("no `docker run` argument that gives the container the host "
+                        "(`--privileged`, `--pid=host`, a host capability, an unconfined "
+                        "AppArmor profile or system paths; `seccomp=unconfined` "
+                        "alone is advice)", p_no_host_run_arg),
+    "no-host-security-opt": ("no unconfined security option (the AppArmor profile, the "
+                             "masking of /proc and /sys); `seccomp=unconfined` alone is "
+                             "advice", p_no_host_security_opt),
+    "system-program": ("a program of the system by name or absolute path, not a file of "
+                       "the checkout, a shell, an interpreter or a runner", p_system_program),
+    "inert-node-options": ("node flags that load nothing (`--no-warnings`, "
+                           "`--max-old-space-size=N`, `--enable-source-maps`, ...)",
+                           p_inert_node_options),
+    "released-yarn": ("names a released Yarn, byte for byte (SHA-256), beside the file",
+                      p_released_yarn),
     "no-host-secret-mount": ("mounts neither the home directory, credentials, a daemon "
                              "socket nor a system directory of the host",
                              p_no_host_secret_mount),
@@ -698,6 +1165,15 @@ SAFE: dict[str, tuple[str, Callable[[str, Hit, Context], str | None]]] = {
                            p_build_module_inert),
     "no-script-hazard": ("starts no process, reaches no network, reads no credential or "
                          "environment", p_no_script_hazard),
+    "no-fetching-launch": ("started by no package runner that fetches (`uvx`, `npx -y` of "
+                           "a package at no version), no shell or interpreter given an "
+                           "inline program, no container mounting the home, a daemon "
+                           "socket or a system directory", p_no_fetching_launch),
+    "runs-nothing-fetched": ("a command that runs nothing downloaded or fetched, judged by "
+                             "what it runs (`ztsa.follow.judge`: no download run or saved "
+                             "and run, no fetched code, no package at no fixed version, no "
+                             "shell start-up write, no credential read, in it or in the "
+                             "repository files it runs)", p_runs_nothing_fetched),
     "go-release": ("a Go release (`go1.22.3`)", p_go_release),
     "package-spec": ("`name@version` of npm, pnpm, Yarn or Bun, with an optional hash",
                      p_package_spec),
@@ -716,12 +1192,21 @@ def judge(s: Setting, hit: Hit, ctx: Context) -> str | None:
     """None when one of the setting's safe predicates holds, else the first's reason."""
     reasons = []
     for spec in s.safe:
-        name, arg = safe_name(spec)
-        why = SAFE[name][1](arg, hit, ctx)
+        why = holds(spec, hit, ctx)
         if why is None:
             return None
         reasons.append(why)
     return reasons[0]
+
+
+def holds(spec: str, hit: Hit, ctx: Context) -> str | None:
+    """One safe spec: a predicate, or predicates joined by `+` that must all hold."""
+    for part in spec.split("+"):
+        name, arg = safe_name(part)
+        why = SAFE[name][1](arg, hit, ctx)
+        if why is not None:
+            return why
+    return None
 
 
 # -- files ------------------------------------------------------------------------------
@@ -778,6 +1263,33 @@ def plugin_dirs(ctx: Context, f: Findings) -> dict[str, bool]:
     return out
 
 
+def devcontainer_compose(ctx: Context, f: Findings) -> list[str]:
+    """The Compose files (workspace-relative) the devcontainer configurations name by
+    `dockerComposeFile`, relative to each configuration; one above the workspace is not
+    the repository's."""
+    from ztsa.surfaces import SETTINGS
+
+    cached = ctx.cache.get("surface-devcontainer-compose")
+    if isinstance(cached, list):
+        return cached
+    configs = next(s for s in SETTINGS if s.id == "devcontainer-initialize-command")
+    out: list[str] = []
+    for rel, _advisory in files_of(ctx, configs, Findings()):  # its errors: reported below
+        try:
+            text = ctx.ws_text(rel, MAX_BYTES)
+            doc = parse("json", text, rel) if text is not None else None
+        except ProbeError:
+            continue  # the configuration's own settings make the rule unknown
+        names = doc.get("dockerComposeFile") if isinstance(doc, dict) else None
+        for name in [names] if isinstance(names, str) else names or []:
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(rel), str(name)))
+            if path != ".." and not path.startswith(("../", "/")):
+                out.append(path)
+    out = list(dict.fromkeys(out))
+    ctx.cache["surface-devcontainer-compose"] = out
+    return out
+
+
 def _listing(ctx: Context, rel: str, f: Findings) -> list[str]:
     """The names of the files and symlinks of a workspace directory, sorted, memoised."""
     memo: dict[str, list[str]] = ctx.cache.setdefault("surface-listings", {})
@@ -797,11 +1309,16 @@ def _listing(ctx: Context, rel: str, f: Findings) -> list[str]:
 def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
     """(file, advisory) of a setting: advisory for a plugin's file that nothing enables."""
     globs: list[tuple[str, bool]] = []
+    excluded = [g[1:] for g in s.files if g.startswith("!")]
     for g in s.files:
+        if g.startswith("!"):
+            continue
         if g.startswith("{plugin}/"):
             rest = g.removeprefix("{plugin}/")
             globs += [(posixpath.join(d, rest) if d else rest, not on)
                       for d, on in plugin_dirs(ctx, f).items()]
+        elif g == "{devcontainer-compose}":
+            globs += [(rel, False) for rel in devcontainer_compose(ctx, f)]
         elif g == ".claude-plugin/marketplace.json":  # plugins declared inline in it
             globs.append((g, not any(plugin_dirs(ctx, f).values())))
         else:
@@ -809,14 +1326,22 @@ def files_of(ctx: Context, s: Setting, f: Findings) -> list[tuple[str, bool]]:
     found: dict[str, bool] = {}
     for g, advisory in globs:
         for rel in _matches(ctx, g, f):
+            if any(fnmatch.fnmatchcase(posixpath.basename(rel).lower(), x)
+                   for x in excluded):
+                continue
             found[rel] = found.get(rel, True) and advisory
+    if len(found) > MAX_FILES:  # the rest unread: undecided, never a pass
+        f.error(f"{s.id}: {len(found)} files, more than {MAX_FILES} to judge")
     return list(found.items())[:MAX_FILES]
 
 
 def _matches(ctx: Context, g: str, f: Findings) -> list[str]:
     """The workspace files a glob names: a plain path by one lstat; a glob by its literal
     directory first (a workspace without it costs one stat), then the listings of the
-    directories it names."""
+    directories it names; `**/REST`: REST at the top, and below every directory the
+    workspace walk visits (but in an installed package)."""
+    if g.startswith("**/"):
+        return _anywhere(ctx, g[3:], f)
     if not any(c in g for c in "*?["):
         return [g] if f.attempt(ctx.ws_lstat, g) is not None else []
     head = g[: min(g.find(c) for c in "*?[" if c in g)].rpartition("/")[0]
@@ -828,6 +1353,26 @@ def _matches(ctx: Context, g: str, f: Findings) -> list[str]:
                 if fnmatch.fnmatchcase(n, baseglob)]
     return [posixpath.join(d, n) for d in _dirs(ctx, dirglob, f)
             for n in _listing(ctx, d, f) if fnmatch.fnmatchcase(n, baseglob)]
+
+
+def _anywhere(ctx: Context, rest: str, f: Findings) -> list[str]:
+    """REST at the workspace's top (as a plain glob) and below any directory of the walk:
+    a tool that obeys the file in whatever directory it is opened or entered in (mise,
+    direnv, VS Code) obeys a nested one as it does the top's."""
+    from ztsa.manifests.project import named, named_where
+    from ztsa.surfaces import installed
+
+    top = _matches(ctx, rest, f)
+    base = rest.rpartition("/")[2]
+    try:
+        found = named_where(ctx, lambda n: fnmatch.fnmatchcase(n, base)) \
+            if any(c in base for c in "*?[") else named(ctx, base)
+    except ProbeError as exc:
+        f.error(exc)
+        return top
+    below = [p for p in found if "/" in p and fnmatch.fnmatchcase(p, "*/" + rest)
+             and not installed(p)]
+    return list(dict.fromkeys([*top, *below]))
 
 
 def _dirs(ctx: Context, dirglob: str, f: Findings) -> list[str]:
@@ -861,7 +1406,9 @@ def _shown(s: Setting, hit: Hit) -> str:
     return f" = {text[:80]!r}" if len(text) <= 80 else f" = {text[:77]!r}..."
 
 
-def audit(ctx: Context, f: Findings, s: Setting) -> None:
+def hits(ctx: Context, f: Findings, s: Setting) -> Iterator[tuple[Hit, str, bool]]:
+    """(value, the text of its file, advisory) of each value a setting's key paths select
+    in each of its files; a file that cannot be read or parsed is an error in f."""
     docs: dict[str, tuple[Any, str]] = ctx.cache.setdefault("surface-docs", {})
     for rel, advisory in files_of(ctx, s, f):
         key = f"{s.format}:{rel}"
@@ -878,26 +1425,168 @@ def audit(ctx: Context, f: Findings, s: Setting) -> None:
         for keypath in s.keys or ("",):
             for hit in select(doc, keypath):
                 hit.rel = rel
+                yield hit, text, advisory
+
+
+def line_for(s: Setting, hit: Hit, text: str, why: str) -> int | None:
+    """The line of a value in its file: each level of its key path looked for from the
+    line of the one above it (`[profiles.ci]`, then its `sandbox_mode`); of a whole text,
+    the line the reason quotes."""
+    line = None
+    parts = hit.path.split("/")
+    for n, part in enumerate(parts):
+        part = re.sub(r"\[\d+\]$", "", part)
+        if n == len(parts) - 1 and isinstance(hit.value, str) and hit.value.strip():
+            # a string value: its own line (`"type": "command"` holds the key's name)
+            value = hit.value.strip().splitlines()[0][:40]
+            at = line_of(text, value, line or 1) or line_of(text, part, line or 1)
+        else:
+            at = line_of(text, part, line or 1) if part else None
+        line = at if at is not None else line
+    if isinstance(hit.value, dict) and why:
+        # an object judged by its keys (an `env`): the line of the first key the reason
+        # names
+        named = [(m.start(), k) for k in hit.value if isinstance(k, str) and k
+                 for m in [re.search(rf"(?<!\w){re.escape(k)}(?!\w)", why)] if m]
+        if named:
+            key = min(named)[1]
+            at = line_of(text, f'"{key}"', line or 1) or line_of(text, key, line or 1)
+            line = at if at is not None else line
+    if s.format == "text":
+        quoted = re.search(r"'([^']+)'|: (.+)$", why)
+        needle = (quoted.group(1) or quoted.group(2))[:60] if quoted else ""
+        line = line_of(text, needle) if needle else None
+    return line
+
+
+def verdicts(ctx: Context, f: Findings, s: Setting) -> Iterator[tuple[Hit, str, int | None,
+                                                                      bool]]:
+    """(value, why it is not safe, its line, advisory) of each value of a setting that
+    none of its safe predicates accepts; what cannot be judged is an error in f."""
+    for hit, text, advisory in hits(ctx, f, s):
+        try:
+            why = judge(s, hit, ctx)
+        except (ProbeError, ValueError, OSError) as exc:  # a path with a NUL...
+            f.error(f"{s.id}: {hit.rel}: {hit.path}: {exc}", hit.rel)
+            continue
+        if why is not None:
+            yield hit, why, line_for(s, hit, text, why), advisory
+
+
+def audit(ctx: Context, f: Findings, s: Setting) -> None:
+    for hit, why, line, advisory in verdicts(ctx, f, s):
+        where = f"{hit.path}{_shown(s, hit)}: " if hit.path else ""
+        detail = f"{s.id}: {where}{why} ({s.tool}, {s.acts}; {s.runs})"
+        if advisory:
+            f.advise(detail + " (a plugin no project setting enables: it acts once "
+                     "a person installs it)", hit.rel, line)
+        else:
+            f.fail(detail, hit.rel, line)
+
+
+def settings_of(rule_id: str) -> list[Setting]:
+    return [s for s in SETTINGS if rule_of(s) == rule_id]
+
+
+def dotted(hit: Hit) -> str:
+    """A value's key path as the tools' documentation writes it: `profiles.ci.x`."""
+    return hit.path.replace("/", ".")
+
+
+def shown(value: Any) -> str:
+    """A value as its file wrote it: `true`, `never`, a list as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value[:80]
+    import json
+
+    try:
+        return json.dumps(value)[:80]
+    except (TypeError, ValueError):
+        return repr(value)[:80]
+
+
+def older(ctx: Context, f: Findings, rule_id: str,
+          word: Callable[[Setting, Hit, str], str],
+          what: Callable[[Setting, Hit], str] | None = None,
+          skip: tuple[str, ...] = ()) -> None:
+    """An older rule's settings (the catalogue's `rule` column; but the ids in skip, which
+    the rule reads itself) judged as the catalogue judges them, each finding worded by
+    the rule (`word(setting, value, why)`). A value whose safe predicate is
+    `runs-nothing-fetched` is a command judged by what it runs (ztsa.follow.judge, which
+    also lists advice): `what(setting, value)` names it."""
+    from ztsa.follow import judge as judge_command
+
+    for s in settings_of(rule_id):
+        if s.id in skip:
+            continue
+        parts = s.safe[0].split("+") if len(s.safe) == 1 else []
+        if "runs-nothing-fetched" in parts:
+            rest = "+".join(p for p in parts if p != "runs-nothing-fetched")
+            for hit, text, advisory in hits(ctx, f, s):
+                # a whole file (a hook script) runs by its name
+                command = f"./{hit.rel}" if s.format == "text" else command_line(hit)
+                if not command:
+                    continue
                 try:
-                    why = judge(s, hit, ctx)
-                except (ProbeError, ValueError, OSError) as exc:  # a path with a NUL...
-                    f.error(f"{s.id}: {rel}: {hit.path}: {exc}", rel)
+                    why = holds(rest, hit, ctx) if rest else None
+                except (ProbeError, ValueError, OSError) as exc:
+                    f.error(f"{s.id}: {hit.rel}: {hit.path}: {exc}", hit.rel)
                     continue
-                if why is None:
-                    continue
-                last = hit.key or (hit.path.rsplit("/", 1)[-1] if hit.path else "")
-                line = line_of(text, last) if last else None
-                if s.format == "text":  # the line the reason quotes
-                    quoted = re.search(r"'([^']+)'|: (.+)$", why)
-                    needle = (quoted.group(1) or quoted.group(2))[:60] if quoted else ""
-                    line = line_of(text, needle) if needle else None
-                where = f"{hit.path}{_shown(s, hit)}: " if hit.path else ""
-                detail = f"{s.id}: {where}{why} ({s.tool}, {s.acts}; {s.runs})"
-                if advisory:
-                    f.advise(detail + " (a plugin no project setting enables: it acts once "
-                             "a person installs it)", rel, line)
+                line = line_for(s, hit, text, "")
+                if why is not None:
+                    (f.advise if advisory else f.fail)(word(s, hit, why), hit.rel, line)
                 else:
-                    f.fail(detail, rel, line)
+                    # a whole file runs by its path from the top
+                    judge_command(ctx, f, what(s, hit) if what else dotted(hit), command,
+                                  "" if s.format == "text" else folder(hit.rel), hit.rel,
+                                  line)
+            continue
+        for hit, why, line, advisory in verdicts(ctx, f, s):
+            if isinstance(why, Command):
+                judge_command(ctx, f, word(s, hit, why), str(why), folder(hit.rel), hit.rel,
+                              line)
+            else:
+                (f.advise if advisory or isinstance(why, Advice) else f.fail)(
+                    word(s, hit, why), hit.rel, line)
+    f.found.sort(key=lambda e: (e.path or "", e.line or 0))
+
+
+def folder(rel: str) -> str:
+    """The folder the command of a setting in file rel runs from: the one VS Code opens
+    for a `.vscode/` file at any depth (`examples/app/.vscode/mcp.json`: `examples/app`,
+    whose package.json says what `npx NAME` finds installed), the top otherwise."""
+    parts = rel.split("/")[:-1]
+    if ".vscode" not in parts:
+        return ""
+    return "/".join(parts[:len(parts) - 1 - parts[::-1].index(".vscode")])
+
+
+def command_line(hit: Hit) -> str:
+    """A command value as one command line, with the `args` list beside a `command` key
+    (an MCP or language server's form)."""
+    command = command_of(hit.value)
+    parent = hit.parents[-1] if hit.parents else None
+    args = parent.get("args") if hit.key == "command" and isinstance(parent, dict) else None
+    if command and isinstance(args, list):
+        import shlex
+
+        command += "".join(" " + shlex.quote(str(a)) for a in args
+                           if isinstance(a, (str, int)))
+    return command
+
+
+def command_of(value: Any) -> str:
+    """A command value as one command line: a string, an argv list (quoted), or the
+    `command` (`run`, `script`) of an object; empty for anything else."""
+    if isinstance(value, dict):
+        value = value.get("command", value.get("run", value.get("script", "")))
+    if isinstance(value, list) and all(isinstance(w, (str, int)) for w in value):
+        import shlex
+
+        return " ".join(shlex.quote(str(w)) for w in value)
+    return value.strip() if isinstance(value, str) else ""
 
 
 def check(ctx: Context, rule_id: str, passed: str, failed: str) -> Outcome:

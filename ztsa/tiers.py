@@ -25,6 +25,8 @@ from ztsa.sandbox.presets import expand as expand_preset
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ztsa.sandbox.policy import IPNetwork
 
 TIERS = ("enterprise", "user", "workspace")
@@ -88,9 +90,14 @@ def enterprise_paths() -> list[str]:
     return list(dict.fromkeys([SYSTEM_POLICY, *([extra] if extra else [])]))
 
 
-def user_path() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
-        os.path.expanduser("~"), ".config")
+def user_path(environ: Mapping[str, str] | None = None) -> str:
+    """The user policy file, of this process's environment or of `environ` (another's:
+    the audited machine's); relative when that names neither XDG_CONFIG_HOME nor HOME."""
+    if environ is None:
+        environ, home = os.environ, os.path.expanduser("~")
+    else:
+        home = environ.get("HOME", "")
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     return os.path.join(base, "ztsa", "policy.toml")
 
 

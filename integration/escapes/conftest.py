@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,11 @@ import pytest
 
 PROGS = Path(__file__).parent / "progs"
 NOUSERNS = Path(__file__).parent / "nouserns.py"
-TEST_USER = "ztsa-escape"
+# One user a pytest-xdist worker (ztsa-escape, ztsa-escape-gw1, ...): what the kernel
+# counts by user (RLIMIT_NPROC without a PID namespace, inotify instances) is then
+# only the one worker's, as in a run in one process.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+TEST_USER = "ztsa-escape" + ("" if _WORKER == "gw0" else f"-{_WORKER}")
 # The modes of the `run` fixture: a test module may set RUN_MODES to add "nouserns",
 # the unprivileged case on a kernel without user namespaces (no file helper: the
 # tracer decides connects itself). Its file-system controls are weaker by design, so
@@ -59,7 +63,13 @@ def progs() -> Iterator[Path]:
 
 
 class Listeners:
-    """TCP and UDP listeners on 127.0.0.1 that count what arrives."""
+    """TCP and UDP listeners on 127.0.0.1 that count what arrives.
+
+    A thread per socket accepts (or receives) as things arrive; `settle` takes, under
+    the same lock, whatever the kernel already holds for each socket (connections
+    queued to be accepted, datagrams in the receive buffer), so that the counts are
+    whole without a wait. A tree has ended when the test calls settle: everything it
+    sent over loopback is queued at the listener by then."""
 
     def __init__(self) -> None:
         self.tcp: dict[str, socket.socket] = {}
@@ -68,66 +78,74 @@ class Listeners:
         self.lock = threading.Lock()
         self.stop = False
         self.threads: list[threading.Thread] = []
+        # written to on close: wakes every thread at once (no timeout to poll with)
+        self._wake_r, self._wake_w = os.pipe()
 
     def add_tcp(self, name: str) -> int:
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
         s.listen(4096)
         self.tcp[name] = s
-        return self._serve(name, s, self._accept)
+        return self._serve(name, s)
 
     def add_udp(self, name: str) -> int:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.bind(("127.0.0.1", 0))
         self.udp[name] = s
-        return self._serve(name, s, self._recv)
+        return self._serve(name, s)
 
-    def _serve(self, name: str, s: socket.socket,
-               loop: Callable[[str, socket.socket], None]) -> int:
-        s.settimeout(0.2)
+    def _serve(self, name: str, s: socket.socket) -> int:
+        s.setblocking(False)
         self.counts[name] = 0
-        t = threading.Thread(target=loop, args=(name, s), daemon=True)
+        t = threading.Thread(target=self._loop, args=(name, s), daemon=True)
         t.start()
         self.threads.append(t)
         return int(s.getsockname()[1])
 
-    def _accept(self, name: str, s: socket.socket) -> None:
-        while not self.stop:
+    def _take(self, name: str, s: socket.socket) -> None:
+        """Count what the kernel holds for s now (the caller holds the lock)."""
+        while True:
             try:
-                c, _ = s.accept()
-            except TimeoutError:
-                continue
+                if s.type == socket.SOCK_STREAM:
+                    s.accept()[0].close()
+                else:
+                    s.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return
             except OSError:
                 return
-            with self.lock:
-                self.counts[name] += 1
-            c.close()
+            self.counts[name] += 1
 
-    def _recv(self, name: str, s: socket.socket) -> None:
+    def _loop(self, name: str, s: socket.socket) -> None:
+        import select
+
         while not self.stop:
             try:
-                s.recv(65536)
-            except TimeoutError:
-                continue
-            except OSError:
+                ready, _, _ = select.select([s, self._wake_r], [], [])
+            except (OSError, ValueError):
+                return
+            if self._wake_r in ready:
                 return
             with self.lock:
-                self.counts[name] += 1
+                self._take(name, s)
 
     def settle(self) -> dict[str, int]:
-        """Counts after in-flight connections have been accepted."""
-        import time
-
-        time.sleep(0.5)
+        """Counts of everything that has arrived (what the threads have not taken yet
+        is taken here)."""
         with self.lock:
+            for name, s in [*self.tcp.items(), *self.udp.items()]:
+                self._take(name, s)
             return dict(self.counts)
 
     def close(self) -> None:
         self.stop = True
+        os.write(self._wake_w, b"x")
         for t in self.threads:
             t.join(2)
         for s in [*self.tcp.values(), *self.udp.values()]:
             s.close()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
 
 
 @pytest.fixture
@@ -187,8 +205,11 @@ def ensure_user() -> str:
     try:
         pwd.getpwnam(TEST_USER)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh",
-                        TEST_USER], check=True, capture_output=True)
+        made = subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
+                               "/bin/sh", TEST_USER], capture_output=True, text=True)
+        # 9: made meanwhile by another test process (a parallel worker, another run)
+        if made.returncode not in (0, 9):
+            raise AssertionError(f"useradd {TEST_USER}: {made.stderr}") from None
     return TEST_USER
 
 

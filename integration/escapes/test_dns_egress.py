@@ -23,6 +23,7 @@ import http.server
 import json
 import os
 import pwd
+import select
 import shutil
 import socket
 import struct
@@ -119,6 +120,9 @@ class World:
         self.threads: list[threading.Thread] = []
         self.servers: list[http.server.ThreadingHTTPServer] = []
         self.port = 0
+        self.listeners: dict[tuple[str, int], socket.socket] = {}
+        # written to on close: wakes the listeners' threads at once
+        self._wake_r, self._wake_w = os.pipe()
 
     # code in the namespace: a thread of its own joins it (the network namespace is a
     # thread's); a socket made there stays there, whichever thread then uses it
@@ -187,24 +191,33 @@ class World:
             return s
 
         s = self.in_ns(make, far=ip in LOCAL)
-        s.settimeout(0.2)
+        s.setblocking(False)
         self.sockets.append(s)
         port = s.getsockname()[1]
         self.counts[(ip, port)] = 0
+        self.listeners[(ip, port)] = s
         self._thread(self._accept, s, (ip, port))
         return port
+
+    def _take(self, s: socket.socket, key: tuple[str, int]) -> None:
+        """Count the connections queued at s now (the caller holds the lock)."""
+        while True:
+            try:
+                s.accept()[0].close()
+            except OSError:  # BlockingIOError: none left
+                return
+            self.counts[key] += 1
 
     def _accept(self, s: socket.socket, key: tuple[str, int]) -> None:
         while not self.stop.is_set():
             try:
-                c, _ = s.accept()
-            except TimeoutError:
-                continue
-            except OSError:
+                ready, _, _ = select.select([s, self._wake_r], [], [])
+            except (OSError, ValueError):
+                return
+            if self._wake_r in ready:
                 return
             with self.lock:
-                self.counts[key] += 1
-            c.close()
+                self._take(s, key)
 
     # the fake upstream resolver
     def answer(self, query: bytes, transport: str) -> bytes | None:
@@ -301,7 +314,7 @@ class World:
         server = self.in_ns(lambda: http.server.ThreadingHTTPServer(("203.0.113.10", 0),
                                                                      handler), far=True)
         self.servers.append(server)
-        self._thread(server.serve_forever)
+        self._thread(server.serve_forever, 0.05)  # shutdown() waits one poll
         return server.server_address[1]
 
     # what arrived
@@ -310,11 +323,13 @@ class World:
             return [r.name for r in self.received]
 
     def settle(self, port: int | None = None) -> dict[str, int]:
-        """The listeners' counts on port (default: the world's port) by address, after
-        in-flight connections have been accepted."""
-        time.sleep(0.5)
+        """The listeners' counts on port (default: the world's port) by address, with
+        the connections still queued to be accepted (a tree has ended by now: what it
+        connected is queued)."""
         port = self.port if port is None else port
         with self.lock:
+            for key, s in self.listeners.items():
+                self._take(s, key)
             return {ip: n for (ip, p), n in self.counts.items() if p == port}
 
     # a client in the test world's namespace (ztsa's own)
@@ -355,6 +370,7 @@ class World:
 
     def close(self) -> None:
         self.stop.set()
+        os.write(self._wake_w, b"x")
         for server in self.servers:
             server.shutdown()
             server.server_close()
@@ -362,6 +378,8 @@ class World:
             s.close()
         for t in self.threads:
             t.join(2)
+        os.close(self._wake_r)
+        os.close(self._wake_w)
 
 
 def _read_exactly(c: socket.socket, n: int) -> bytes | None:
@@ -1417,6 +1435,29 @@ def test_an_agent_preset_opens_its_api_hosts_and_no_other(run, world):
     assert not {"api.anthropic.com", names[-1]} & set(asked), world.received
     rules = {e.get("name"): e.get("rule") for e in events if e.get("event") == "dns"}
     assert rules.get("api.openai.com") == "--allow-net api.openai.com:443", rules
+
+
+def test_codex_opens_the_api_base_its_configuration_names_and_no_other(run, world):
+    """With a model provider in the person's ~/.codex/config.toml, --agent codex opens
+    that provider's host alone: OpenAI's own names never arrive upstream."""
+    home = tempfile.mkdtemp(prefix="ztsa-agent-home-")
+    gateway = "gw-" + os.urandom(4).hex() + ".example.com"
+    os.makedirs(os.path.join(home, ".codex"))
+    with open(os.path.join(home, ".codex", "config.toml"), "w") as f:
+        f.write(f'model_provider = "gw"\n[model_providers.gw]\nbase_url = "https://{gateway}/v1"\n')
+    for p in (home, os.path.join(home, ".codex")):
+        os.chmod(p, 0o777)
+    os.chmod(os.path.join(home, ".codex", "config.toml"), 0o644)
+    names = [gateway, "api.openai.com", "chatgpt.com"]
+    proc, events = in_world(run, world, run.python, "-c", CLIENT,
+                            *(f"ask:gai:{n}" for n in names), extra=["--agent", "codex"],
+                            env={"HOME": home})
+    assert proc.returncode == 0, proc.stderr
+    asked = set(world.names())
+    assert gateway in asked, world.received
+    assert not {"api.openai.com", "chatgpt.com"} & asked, world.received
+    rules = {e.get("name"): e.get("rule") for e in events if e.get("event") == "dns"}
+    assert rules.get(gateway) == f"--allow-net {gateway}:443", rules
 
 
 def test_a_network_preset_opens_its_hosts_on_443_only(run, world, monkeypatch):

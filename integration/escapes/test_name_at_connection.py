@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import socket
 import ssl
 import struct
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,33 +64,58 @@ def with_extension(hello: bytes, ext_type: int, body: bytes) -> bytes:
 
 class _Listener:
     """A listener on 203.0.113.10 (the far namespace), each connection served by
-    `_conn` in a thread of its own."""
+    `_conn` in a thread of its own; `pending` counts the connections accepted and not
+    yet served to their end."""
 
     def __init__(self, w: World) -> None:
         self.s = w.in_ns(lambda: socket.create_server((CDN, 0), backlog=64), far=True)
         self.port = self.s.getsockname()[1]
-        self.s.settimeout(0.2)
-        self.stop = False
+        self.s.setblocking(False)
+        self.cond = threading.Condition()
+        self.pending = 0
+        self._wake_r, self._wake_w = os.pipe()  # written to on close: ends the loop
         self.t = threading.Thread(target=self._serve, daemon=True)
         self.t.start()
 
     def _serve(self) -> None:
-        while not self.stop:
+        while True:
             try:
-                c, _ = self.s.accept()
-            except TimeoutError:
-                continue
-            except OSError:
+                ready, _, _ = select.select([self.s, self._wake_r], [], [])
+            except (OSError, ValueError):
                 return
-            threading.Thread(target=self._conn, args=(c,), daemon=True).start()
+            if self._wake_r in ready:
+                return
+            self.take()
+
+    def take(self) -> None:
+        """Start serving every connection queued now."""
+        with self.cond:
+            while True:
+                try:
+                    c, _ = self.s.accept()
+                except OSError:  # BlockingIOError: none left
+                    return
+                c.setblocking(True)
+                self.pending += 1
+                threading.Thread(target=self._served, args=(c,), daemon=True).start()
+
+    def _served(self, c: socket.socket) -> None:
+        try:
+            self._conn(c)
+        finally:
+            with self.cond:
+                self.pending -= 1
+                self.cond.notify_all()
 
     def _conn(self, c: socket.socket) -> None:
         raise NotImplementedError
 
     def close(self) -> None:
-        self.stop = True
+        os.write(self._wake_w, b"x")
         self.t.join(2)
         self.s.close()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
 
 
 class Sink(_Listener):
@@ -114,7 +139,12 @@ class Sink(_Listener):
             self.got.append(n)
 
     def settle(self) -> list[int]:
-        time.sleep(1)
+        """The bytes of each connection that arrived, once each has ended (the tree has
+        ended by now: what it connected is queued, and its end is on the way)."""
+        self.take()
+        with self.cond:
+            ended = self.cond.wait_for(lambda: self.pending == 0, timeout=30)
+        assert ended, "a connection never ended"
         with self.lock:
             return sorted(self.got)
 
@@ -416,3 +446,58 @@ def test_node_fetch_reaches_the_allowed_name_over_tls(run, world, tls):
                        extra=["--env", f"NODE_EXTRA_CA_CERTS={ca}"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.encode() == TlsServer.BODY
+
+
+GO_GET = """package main
+
+import (
+\t"fmt"
+\t"io"
+\t"net/http"
+\t"os"
+\t"time"
+)
+
+func main() {
+\tc := &http.Client{Timeout: 20 * time.Second}
+\tr, err := c.Get(os.Args[1])
+\tif err != nil {
+\t\tfmt.Fprintln(os.Stderr, err)
+\t\tos.Exit(1)
+\t}
+\tdefer r.Body.Close()
+\tio.Copy(os.Stdout, r.Body)
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def go_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Go's net/http client, built once outside the sandbox (static: no cgo, so its own
+    resolver and nothing of the host's libc)."""
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("go is not installed")
+    d = tmp_path_factory.mktemp("goget")
+    d.chmod(0o755)
+    (d / "main.go").write_text(GO_GET)
+    (d / "go.mod").write_text("module goget\n\ngo 1.18\n")
+    env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=mod", "GOPROXY": "off",
+           "GOCACHE": os.environ.get("GOCACHE", str(Path.home() / ".cache" / "go-build"))}
+    subprocess.run([go, "build", "-o", str(d / "goget"), "."], cwd=d, env=env, check=True,
+                   capture_output=True, timeout=300)
+    (d / "goget").chmod(0o755)
+    return d / "goget"
+
+
+def test_go_net_http_reaches_the_allowed_name_over_tls(run, world, tls, go_client):
+    server, ca = tls
+    ca = _readable(run, ca)
+    client = run.workspace / "goget"
+    shutil.copy(go_client, client)
+    client.chmod(0o755)
+    proc, _ = in_world(run, world, str(client), f"https://{API}:{server.port}/",
+                       allow=[f"{API}:{server.port}"], extra=["--env", f"SSL_CERT_FILE={ca}"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.encode() == TlsServer.BODY
+    assert server.snis == [API], server.snis

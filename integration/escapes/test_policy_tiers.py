@@ -319,6 +319,10 @@ attempt("replace-launcher", write(f"{v}/bin/.z", shell),
 attempt("write-interpreter-record", write(f"{v}/bin/ztsa-interpreter", "#!/bin/sh\n"))
 attempt("replace-interpreter-record", write(f"{v}/bin/.r", "#!/bin/sh\n"),
         lambda: os.replace(f"{v}/bin/.r", f"{v}/bin/ztsa-interpreter"))
+attempt("write-ztsa-ns", write(f"{v}/bin/ztsa-ns", shell))
+attempt("replace-ztsa-ns", write(f"{v}/bin/.n", shell),
+        lambda: os.chmod(f"{v}/bin/.n", 0o755),
+        lambda: os.replace(f"{v}/bin/.n", f"{v}/bin/ztsa-ns"))
 attempt("relink-python", lambda: os.symlink("/bin/sh", f"{v}/bin/.p"),
         lambda: os.replace(f"{v}/bin/.p", f"{v}/bin/python3"))
 attempt("edit-pyvenv.cfg", write(f"{v}/pyvenv.cfg", "home = /nonexistent\n", "a"))
@@ -379,6 +383,11 @@ def _venv_with_ztsa(where: Path) -> tuple[Path, Path]:
     (where / "bin" / INTERPRETER_FILE).write_text(f"#!{where / 'bin' / 'python3'}\n")
     (site / "ztsa-0.dist-info").mkdir()
     (site / "ztsa-0.dist-info" / "RECORD").write_text("../../../bin/ztsa,,\n")
+    # and the set-up's executable beside the launcher, which every run execs
+    ns = Path(sys.executable).parent / "ztsa-ns"
+    if not ns.is_file():
+        pytest.fail(f"no ztsa-ns beside {sys.executable}: `pip install .` first")
+    shutil.copy(ns, where / "bin" / "ztsa-ns")
     return site, launcher
 
 
@@ -402,7 +411,7 @@ def _fingerprint(root: Path) -> dict[str, tuple[int, int, str]]:
 def test_ztsa_installed_in_a_venv_in_the_workspace_stays_as_installed(run: Runner):
     """ztsa installed into the project's own virtual environment, in the workspace: the
     tree can change nothing that a later ztsa runs outside the sandbox (its launcher,
-    the record of its interpreter and that interpreter, pyvenv.cfg, ztsa's own package
+    ztsa-ns, the record of its interpreter and that interpreter, pyvenv.cfg, ztsa's own package
     and the ones it imports, names that would shadow them, the directories on the
     way), by writing, replacing, unlinking, planting or moving; installing another
     package into the environment still works. Judged by the environment afterwards
@@ -436,7 +445,8 @@ def test_ztsa_installed_in_a_venv_in_the_workspace_stays_as_installed(run: Runne
     for new in ("bin/newtool", f"{site.relative_to(venv)}/newpkg",
                 f"{site.relative_to(venv)}/newpkg/__init__.py"):
         after.pop(new)
-    for staged in ("bin/.z", "bin/.r", "bin/.p"):  # what the replacing attempts made first
+    # what the replacing attempts made first
+    for staged in ("bin/.z", "bin/.r", "bin/.p", "bin/.n"):
         after.pop(staged, None)
     assert after == before
     # the next run, with and without the syscall trace that imports python-ptrace

@@ -25,7 +25,8 @@ def http_root(tmp_path: Path) -> Iterator[tuple[Path, int]]:
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     handler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits one poll interval
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     yield root, server.server_address[1]
     server.shutdown()
     server.server_close()

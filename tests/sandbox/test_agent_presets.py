@@ -92,23 +92,81 @@ def test_a_configuration_that_is_not_json_is_left_as_it_is():
 def test_codex_state_by_class(tmp_path: Path):
     real, own = tmp_path / "real", tmp_path / "own"
     cx = real / ".codex"
-    for d in ("sessions", "shell_snapshots", "tmp/arg0", "skills", "memories"):
+    for d in ("sessions", "shell_snapshots", "tmp/arg0", "skills", "memories",
+              "app-server-daemon", "app-server-control", "tui-thread-reference-capabilities",
+              "packages/app-server-daemon/releases/0.171.0/bin"):
         (cx / d).mkdir(parents=True)
+    # the TUI's background server: its launch settings name what a later session starts
+    (cx / "app-server-daemon" / "settings.json").write_text('{"codexBin": "/tmp/x"}')
+    (cx / "app-server-control" / "app-server-control.sock").symlink_to("/tmp/codex-daemon-0/s")
     own.mkdir()
     for f, text in (("state_5.sqlite", "db"), ("logs_2.sqlite", "logs"),
                     ("state_5.sqlite-wal", "wal"), ("config.toml", 'model = "x"\n'),
-                    ("auth.json", "{}"), ("AGENTS.md", "rules")):
+                    ("auth.json", "{}"), ("AGENTS.md", "rules"), ("auth.json.lock", ""),
+                    ("session_index.jsonl", "{}\n")):
         (cx / f).write_text(text)
     setup = agents.prepare(["codex"], str(real), str(own), mounts=True)
     bound = {os.path.basename(src): rw for src, _at, rw in setup.binds}
     assert bound == {"sessions": True, "archived_sessions": True, "log": True,
-                     "history.jsonl": True, "skills": False, "memories": False,
-                     "auth.json": False, "AGENTS.md": False}
+                     "history.jsonl": True, "session_index.jsonl": True, "skills": False,
+                     "memories": False, "auth.json": False, "AGENTS.md": False,
+                     "packages": False}
     c = own / ".codex"
     assert (c / "state_5.sqlite").read_text() == "db"
-    assert (c / "config.toml").read_text() == 'model = "x"\n'
+    # the person's settings, with the background server off
+    assert (c / "config.toml").read_text() == ('model = "x"\n\n[features]\n'
+                                               'daemon_auto_start = false\n')
+    assert (cx / "config.toml").read_text() == 'model = "x"\n'
     assert not (c / "logs_2.sqlite").exists() and not (c / "state_5.sqlite-wal").exists()
-    assert not os.listdir(c / "shell_snapshots") and not os.listdir(c / "tmp")
+    assert not (c / "auth.json.lock").exists()
+    for d in ("shell_snapshots", "tmp", "app-server-daemon", "app-server-control",
+              "tui-thread-reference-capabilities"):
+        assert not os.listdir(c / d), d
+
+
+def test_codex_settings_without_a_file_of_the_persons(tmp_path: Path):
+    real, own = tmp_path / "real", tmp_path / "own"
+    real.mkdir()
+    own.mkdir()
+    agents.prepare(["codex"], str(real), str(own), mounts=True)
+    assert (own / ".codex" / "config.toml").read_text() == ("\n[features]\n"
+                                                            "daemon_auto_start = false\n")
+    assert not (real / ".codex" / "config.toml").exists()
+
+
+def test_codex_settings_keep_the_persons_own():
+    """The line goes where TOML lets it; a file it cannot go into is left as it is."""
+    from ztsa.parsing import load_toml
+
+    for text in ('[features]\nfoo = true\n[projects."/w"]\ntrust_level = "trusted"\n',
+                 'features.foo = true\n[t]\na = 1\n',
+                 '[features]\ndaemon_auto_start = true  # mine\n',
+                 'x = """\n[features]\n"""\nmodel = "m"',
+                 ""):
+        out = load_toml(agents._codex_settings(text.encode()).decode(), "c")
+        before = load_toml(text, "c")
+        assert out == {**before, "features": {**before.get("features", {}),
+                                              "daemon_auto_start": False}}, text
+    for text in (b"features = 1\n", b"{not toml", b"\xff", b"features = {a = 1}\n"):
+        assert agents._codex_settings(text) == text
+
+
+def test_codex_hosts_are_the_configured_api_base(tmp_path: Path):
+    (tmp_path / ".codex").mkdir()
+    config = tmp_path / ".codex" / "config.toml"
+    assert agents.hosts(["codex"], str(tmp_path)) == list(AGENTS["codex"].hosts)
+    for text, want in (
+            ('openai_base_url = "http://127.0.0.1:5555/v1"', "127.0.0.1:5555"),
+            ('model_provider = "gw"\n[model_providers.gw]\nbase_url = "https://gw.test/v1"',
+             "gw.test:443"),
+            ('openai_base_url = "https://[::1]/v1"', "[::1]:443")):
+        config.write_text(text)
+        assert agents.hosts(["codex", "claude"], str(tmp_path)) == [
+            want, *AGENTS["claude"].hosts], text
+    for text in ('model_provider = "oss"', 'openai_base_url = "file:///x"',
+                 'openai_base_url = "http://h:99999/"', "{not toml"):
+        config.write_text(text)
+        assert agents.hosts(["codex"], str(tmp_path)) == list(AGENTS["codex"].hosts), text
 
 
 def _package(top: Path, name: str, version: str, exe: str) -> Path:
@@ -134,6 +192,26 @@ def test_the_installed_version_is_read_from_its_package(tmp_path: Path):
     # not the agent's executable (a script under --agent): nothing to say
     assert agents.installed_version(AGENTS["claude"], "sh", path) is None
     assert agents.installed_version(AGENTS["claude"], "claude", str(tmp_path / "none")) is None
+
+
+def test_another_codex_version_is_said(tmp_path: Path):
+    codex = _package(tmp_path, "@openai/codex", "0.172.0", "codex.js")
+    line, = agents.version_warning(["codex"], str(codex), None)
+    assert line == (f"ztsa: --agent codex was tested with Codex CLI "
+                    f"{', '.join(AGENTS['codex'].tested)}; {codex} is 0.172.0: its state may "
+                    "need entries the preset does not know (docs/agents.md)")
+    # its standalone installer's layout (the same as its background server's package)
+    release = tmp_path / "packages" / "standalone" / "releases" / "0.171.0-x86_64-linux-musl"
+    (release / "bin").mkdir(parents=True)
+    (release / "bin" / "codex").write_text("")
+    (release / "bin" / "codex").chmod(0o755)
+    (release / "codex-package.json").write_text(json.dumps(
+        {"layoutVersion": 1, "version": "0.171.0", "variant": "codex"}))
+    (tmp_path / "standalone").mkdir()
+    (tmp_path / "standalone" / "codex").symlink_to(release / "bin" / "codex")
+    assert agents.version_warning(["codex"], "codex", str(tmp_path / "standalone")) == []
+    assert agents.installed_version(AGENTS["codex"], "codex", str(tmp_path / "standalone")) \
+        == (str(tmp_path / "standalone" / "codex"), "0.171.0")
 
 
 def test_another_version_is_said_in_one_line(tmp_path: Path):

@@ -24,10 +24,36 @@ HYBRID_CGROUP = "9:pids:/user.slice/user-1000.slice\n4:memory:/user.slice\n0::/u
 
 def test_mounts_and_own_groups_of_a_hybrid_host():
     assert cgroup._mounts(HYBRID_MOUNTINFO) == (
-        "/sys/fs/cgroup/unified",
-        {"memory": "/sys/fs/cgroup/memory", "pids": "/sys/fs/cgroup/pids"})
+        ("/sys/fs/cgroup/unified", "/"),
+        {"memory": ("/sys/fs/cgroup/memory", "/"), "pids": ("/sys/fs/cgroup/pids", "/")})
     assert cgroup._own(HYBRID_CGROUP) == (
         "/user.slice", {"pids": "/user.slice/user-1000.slice", "memory": "/user.slice"})
+
+
+def container_proc(tmp_path: Path, mountinfo: str, cgroups: str) -> str:
+    proc = tmp_path / "proc" / "self"
+    proc.mkdir(parents=True)
+    (proc / "mountinfo").write_text(mountinfo)
+    (proc / "cgroup").write_text(cgroups)
+    return str(tmp_path / "proc")
+
+
+def test_a_containers_v1_groups_are_the_mounts_own_root(tmp_path):
+    """podman and Docker on cgroup v1 without a cgroup namespace mount only the
+    container's group at /sys/fs/cgroup/memory (the mount's root), while
+    /proc/self/cgroup names the whole path: the group is the mount point itself, not
+    the path appended to it (which does not exist there)."""
+    group = "/libpod_parent/libpod-6ad5"
+    proc = container_proc(
+        tmp_path,
+        f"35 30 0:31 {group} /sys/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,memory\n"
+        f"36 30 0:32 {group}/sub /sys/fs/cgroup/pids ro,nosuid - cgroup cgroup rw,pids\n"
+        f"31 25 0:27 /outer /sys/fs/cgroup/unified ro - cgroup2 cgroup2 rw\n",
+        f"9:pids:{group}/sub/deeper\n4:memory:{group}\n0::/elsewhere\n")
+    v2_path, v2, v1 = cgroup._bases(proc)
+    assert v1 == {"memory": "/sys/fs/cgroup/memory", "pids": "/sys/fs/cgroup/pids/deeper"}
+    # a group the mount does not show (outside its root) has no directory here
+    assert (v2_path, v2) == ("/elsewhere", "")
 
 
 def test_unified_only_host_without_delegation(tmp_path):

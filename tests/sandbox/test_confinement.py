@@ -11,6 +11,7 @@ from ztsa.model import Profile, Report
 from ztsa.output import Format, render
 from ztsa.sandbox import resources
 from ztsa.sandbox.controls import (
+    GETFD_MISSING,
     NETNS_MISSING,
     PIDNS_MISSING,
     USERNS_MISSING,
@@ -42,6 +43,16 @@ def test_what_each_kernel_lacks():
     assert lacking(7, userns=True, euid=1000, pidns=True, inotify=(0, 0)) == [
         resources.INOTIFY_MISSING]
     assert lacking(7, userns=True, euid=1000, pidns=False) == [PIDNS_MISSING]
+    # a container's root without CAP_SYS_ADMIN, whose runtime also refuses user
+    # namespaces (Docker's default seccomp profile): no namespace at all
+    no_admin = HostOffer(euid=0, userns=False, pidns=False, landlock_abi=7,
+                         inotify_limits=(128, 65536), root_mountns=False)
+    assert missing_controls(no_admin)[:3] == [USERNS_MISSING, PIDNS_MISSING, NETNS_MISSING]
+    assert missing_controls(no_admin._replace(userns=True, pidns=True)) == []
+    # pidfd_getfd refused (Docker's default profile without CAP_SYS_PTRACE)
+    no_getfd = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=7,
+                         inotify_limits=(128, 65536), pidfd_getfd=False)
+    assert missing_controls(no_getfd) == [GETFD_MISSING]
     assert lacking(5, userns=True, euid=0, pidns=True) == [SCOPE_MISSING]
     lacks = lacking(1, userns=True, euid=1000, pidns=True)
     assert [m.split(" (")[0] for m in lacks] == ["Landlock ABI 2", "Landlock ABI 3",

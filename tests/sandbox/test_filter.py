@@ -156,3 +156,24 @@ def test_with_the_helper_answering_connects_only_connect_changes():
     assert run(prog, NR["openat"], (0, 0, 0o101, 0o644)) == FS
     with pytest.raises(ValueError):
         flt.build(notify_connect=True)  # no helper to answer
+
+
+def test_aarch64_program() -> None:
+    """aarch64's program (built here from the table's aarch64 column): its own arch is
+    checked, 32-bit ARM compat calls and every other arch are killed, there is no x32
+    range, and the calls are judged by aarch64's numbers."""
+    arm64 = flt.AUDIT_ARCH_AARCH64
+    nr = flt.numbers(arm64)
+    prog = flt.build(trace_fs=True, arch=arm64)
+    assert run(prog, 63, arch=arm64) == flt.RET_ALLOW  # read
+    assert run(prog, 63, arch=0x40000028) == flt.RET_KILL_PROCESS  # ARM compat
+    assert run(prog, 63, arch=X86_64) == flt.RET_KILL_PROCESS
+    assert run(prog, flt.X32_BIT | 63, arch=arm64) == ERRNO | errno.ENOSYS
+    assert run(prog, nr["execve"], arch=arm64) == EXEC
+    assert run(prog, nr["mkdirat"], arch=arm64) == flt.RET_USER_NOTIF
+    assert run(prog, nr["ptrace"], arch=arm64) == ERRNO | errno.EPERM
+    assert run(prog, nr["fchmodat"], (0, 0, 0o4755), arch=arm64) == ERRNO | errno.EPERM
+    # 83: aarch64's fdatasync, a plain call; x86_64's mkdir, which the helper judges
+    assert run(prog, 83, arch=arm64) == flt.RET_ALLOW
+    assert run(flt.build(arch=X86_64), 83) == flt.RET_ALLOW  # mkdir, without the helper
+    assert run(flt.build(trace_fs=True, arch=X86_64), 83) == flt.RET_USER_NOTIF

@@ -2,6 +2,7 @@
 
 import os
 
+from ztsa.sandbox import landlock, plan
 from ztsa.sandbox.plan import home_view, shm_view
 
 
@@ -164,3 +165,20 @@ def test_what_the_private_dev_shm_shows(tmp_path):
         import shutil
 
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_without_the_file_helper_an_agents_kept_state_has_no_writer_check(tmp_path):
+    """--agent without user namespaces: no helper to perform the agent's own writes, so
+    no kept-state layer; the control is named missing (EXEC001: untrusted refuses)."""
+    from ztsa.sandbox.offer import HostOffer
+    from ztsa.sandbox.request import ExecRequest
+
+    ws = str(tmp_path)
+    req = ExecRequest(argv=("claude",), cwd=ws, workspace=ws, profile="repo",
+                      agents=("claude",))
+    fs = landlock.plan(7, [ws], None)
+    without = HostOffer(euid=1000, userns=False, pidns=False, landlock_abi=7)
+    with_ns = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=7)
+    assert plan.KEPT_MISSING in plan.missing(req, without, fs)
+    assert plan.KEPT_MISSING not in plan.missing(req, with_ns, fs)
+    assert plan.KEPT_MISSING not in plan.missing(req._replace(agents=()), without, fs)

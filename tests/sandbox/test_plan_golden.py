@@ -32,6 +32,9 @@ ROOT = HostOffer(euid=0, userns=True, pidns=True, landlock_abi=7, inotify_limits
 USER = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=7, inotify_limits=INOTIFY)
 NO_USERNS = HostOffer(euid=1000, userns=False, pidns=False, landlock_abi=7,
                       inotify_limits=INOTIFY)
+# a container's root under the runtime's default capabilities (no CAP_SYS_ADMIN): no
+# mount namespace of its own making, a user namespace as an ordinary user's
+ROOT_NO_ADMIN = ROOT._replace(root_mountns=False)
 NO_LANDLOCK = HostOffer(euid=1000, userns=True, pidns=True, landlock_abi=0,
                         inotify_limits=INOTIFY)
 ONLINK = ((4, bytes([192, 168, 1, 0]), bytes([255, 255, 255, 0])),)
@@ -163,6 +166,7 @@ def cases(t: Tree) -> dict[str, tuple[ExecRequest, HostOffer, plan.Site]]:
     log = str(t.ws / "audit.jsonl")
     Path(log).write_text("")
     case("root_default", ROOT, t.request())
+    case("root_without_cap_sys_admin", ROOT_NO_ADMIN, t.request())
     case("user_with_userns", USER, t.request())
     case("user_without_userns", NO_USERNS, t.request())
     case("user_without_userns_untrusted", NO_USERNS, t.request(profile="untrusted"))
@@ -177,10 +181,24 @@ def cases(t: Tree) -> dict[str, tuple[ExecRequest, HostOffer, plan.Site]]:
     case("user_without_userns_deny_read", NO_USERNS._replace(landlock_abi=0),
          t.request(deny_read=(str(t.home / "secret"),)))
     agent = net("api.anthropic.com:443", "statsig.anthropic.com:443")
+    # as agents.prepare makes them: the state directory in the private home, its entries
+    # bound there, the kept ones writable (the kept-state layer: plan.kept)
+    claude, own = t.home / ".claude", t.private / "home" / ".claude"
+    own.mkdir(exist_ok=True)
+    (own / "session-env").mkdir(exist_ok=True)  # a private entry: writable to the tree
+    (t.private / "home" / ".claude.json").write_text("{}\n")
+    entries = (("settings.json", False), ("projects", True), ("history.jsonl", True))
+    for entry, _ in entries:
+        for d in (claude, own):
+            if entry.endswith((".json", ".jsonl")):
+                (d / entry).touch()
+            else:
+                (d / entry).mkdir(exist_ok=True)
     case("root_agent_claude", ROOT,
          t.request(agents=("claude",), net=agent,
                    agent_hosts=tuple(r.spec for r in agent)),
-         binds=((str(t.home / ".claude"), str(t.private / "home" / ".claude"), False),))
+         binds=tuple((str(claude / e), str(own / e), rw) for e, rw in entries),
+         kept=tuple(str(own / e) for e, rw in entries if rw))
     case("user_allow_net_names", USER,
          t.request(net=net("example.com:443", "*.npmjs.org", "192.0.2.7:22"),
                    allow_listen=(8080,)))
@@ -197,6 +215,14 @@ def cases(t: Tree) -> dict[str, tuple[ExecRequest, HostOffer, plan.Site]]:
          secrets=(("TOKEN", "s3cret"),))
     # --keep-tmp: the private HOME and TMPDIR on the host's disk, to be kept
     case("user_keep_tmp", USER, t.request(keep_tmp=True))
+    # ztsa-ns installed: the set-up is its exec, whatever else the offer says
+    ns = str(t.bin / "ztsa-ns")
+    case("user_ztsa_ns", USER._replace(ns=ns), t.request())
+    case("root_ztsa_ns", ROOT._replace(ns=ns), t.request())
+    # AppArmor restricts user namespaces and no ztsa-ns may make them: none, as
+    # without user namespaces (EXEC001 names what is missing)
+    case("user_apparmor_without_ztsa_ns", NO_USERNS._replace(apparmor_userns=True),
+         t.request())
     return out
 
 
@@ -205,14 +231,15 @@ def tree(tmp_path):
     return Tree(tmp_path)
 
 
-CASES = ["root_default", "user_with_userns", "user_without_userns",
+CASES = ["root_default", "root_without_cap_sys_admin", "user_with_userns", "user_without_userns",
          "user_without_userns_untrusted", "user_without_userns_log",
          "user_without_userns_wildcard", "root_with_log_in_workspace", "root_audit_only",
          "user_without_userns_audit_only", "user_without_userns_deny_read",
          "root_agent_claude", "user_allow_net_names", "user_address_rules_only",
          "user_without_userns_address_rules_only", "user_landlock_missing",
          "user_landlock_missing_workspace_in_home",
-         "root_quiet_limits", "user_keep_tmp"]
+         "root_quiet_limits", "user_keep_tmp", "user_ztsa_ns", "root_ztsa_ns",
+         "user_apparmor_without_ztsa_ns"]
 
 
 def test_the_cases_are_the_golden_files(tree):

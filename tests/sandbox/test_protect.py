@@ -139,7 +139,7 @@ def test_own_installation_names_what_a_later_run_executes(tmp_path, monkeypatch)
     monkeypatch.setattr(sys, "argv", [str(tmp_path / "ws" / "links" / "ztsa"), "exec"])
     found = protect.own_installation([str(tmp_path / "ws")])
     assert str(tmp_path / "ws" / "links" / "ztsa") in found
-    for rel in ("bin/ztsa", "bin/ztsa-interpreter", "bin/python", "bin/python3",
+    for rel in ("bin/ztsa", "bin/ztsa-interpreter", "bin/ztsa-ns", "bin/python", "bin/python3",
                 "pyvenv.cfg", "bin/pyvenv.cfg"):
         assert str(venv / rel) in found, rel
     ext = importlib.machinery.EXTENSION_SUFFIXES[0]

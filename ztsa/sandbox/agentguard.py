@@ -12,13 +12,15 @@ left) and after it, ztsa:
   files an agent loads as instructions (Claude Code's `projects/*/memory/`), and any
   directory nested deeper than any agent nests its state;
 - after the run, moves aside every regular file of the kept entries that the run made
-  or changed (`written`): a transcript, a to-do list, a plan, a history line. The
-  agent writes them from its own process, and the tools it runs are other processes
-  (traced: docs/agents.md), but nothing ztsa sees after the run tells one writer from
-  the other, and a later `claude --resume` would load a tool's words as the agent's
-  own past. A kept file that was there before gets its bytes from before the run back
-  in place (the person's history stays), its run's version beside the others. The
-  quarantine has gitguard's layout and manifest: `ztsa quarantine list --workspace
+  or changed (`written`): a transcript, a to-do list, a plan, a history line. With the
+  file helper only the agent's own process writes there (CMD's kept-state Landlock
+  layer, landlock.kept_plan; the helper performs CMD's own writes): its tools' writes
+  were refused while they ran. This is the second layer: the agent writes what the
+  repository's text may steer, and without the helper (no user namespaces) every
+  process of the tree writes there. A later `claude --resume` would load it as the
+  agent's own past. A kept file that was there before gets its bytes from before the
+  run back in place (the person's history stays), its run's version beside the others.
+  The quarantine has gitguard's layout and manifest: `ztsa quarantine list --workspace
   ~/.claude` shows it, `restore` puts back what the person chooses.
 It walks by descriptors (openat with O_NOFOLLOW, unlinkat and renameat on the
 directory it checked), never by path, so no concurrent tree can redirect it; it never
@@ -194,8 +196,9 @@ def _read_at(fd: int, name: str, follow: bool = False) -> bytes | None:
         os.close(f)
 
 
-WRITTEN = ("written by the run, whose tools can write there as well as the agent: a later "
-           "session would load it as the agent's own")
+WRITTEN = ("written by the run (by the agent, whose words the repository's text may steer; "
+           "without the file helper, by any of its processes): a later session would load "
+           "it as the agent's own")
 
 
 def audit(top: str, entries: tuple[str, ...], patterns: tuple[str, ...],

@@ -27,7 +27,9 @@ by ztsa from the person's own file (outside the tree's reach: the real home is h
 from it), never from one a tree wrote; the agent can rewrite its copy, which is
 discarded. Claude Code's copy carries the answers that would otherwise be asked on
 every run, since an answer given inside the run is discarded with the copy
-(`_claude_answers`).
+(`_claude_answers`). Codex's config.toml is a private copy made even when the person
+has none (`made`), with its interactive mode's background server off
+(`_codex_settings`), and the API base it names is the preset's only host (`hosts`).
 
 A preset names the agent versions it was tested with (`tested`); `installed_version`
 reads the version of the agent a run starts from its package files, without running
@@ -58,6 +60,7 @@ class Agent(NamedTuple):
     private: tuple[str, ...] = ()
     # files among them (patterns) given as a private copy of the real one
     private_copies: tuple[str, ...] = ()
+    made: tuple[str, ...] = ()  # private copies made (empty) when there is none
     copies: tuple[str, ...] = ()  # files of the home given as private copies
     env: tuple[tuple[str, str], ...] = ()  # set for the run
     credentials: tuple[str, ...] = ()  # entries of the state that hold its login
@@ -66,6 +69,10 @@ class Agent(NamedTuple):
     command: str = ""  # its executable's name (CMD's first word, for the version)
     package: str = ""  # its npm package, whose package.json names the version
     tested: tuple[str, ...] = ()  # the versions this preset was tested with
+    # its own process is CMD (the executable the person runs): its kept state is then
+    # written by CMD's thread group alone, every other process of the tree refused
+    # (landlock.kept_plan); else (a launcher that starts it as a child) only moved aside
+    writer_is_cmd: bool = False
 
 
 AGENTS = {
@@ -110,7 +117,10 @@ AGENTS = {
         # no telemetry, error reports or update checks: hosts the preset does not allow
         env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),),
         credentials=(".credentials.json",), instructions=("projects/*/memory",),
-        command="claude", package="@anthropic-ai/claude-code", tested=("2.1.197",)),
+        command="claude", package="@anthropic-ai/claude-code", tested=("2.1.197",),
+        # a native executable that writes its state from its own threads (traced:
+        # docs/agents.md)
+        writer_is_cmd=True),
     "codex": Agent(
         "codex", "Codex CLI", ("api.openai.com:443", "chatgpt.com:443"), ".codex",
         keep=(
@@ -118,24 +128,38 @@ AGENTS = {
             "archived_sessions",  # the same, archived
             "log",  # codex-tui.log
             "history.jsonl",  # the prompts typed
+            "session_index.jsonl",  # the threads' names, listed by resume
         ),
         private=(
             "shell_snapshots",  # the shell's state, sourced before each command
             "tmp",  # arg0 helpers (apply_patch), put first on its PATH: run
             ".tmp",  # staging of plugin and skill installs
             "thread-writer-locks",  # locks of live threads
+            "app-server-daemon",  # the TUI's background server: its pid files, logs,
+            # locks and launch settings (settings.json names the executable a later
+            # session starts)
+            "app-server-control",  # a link to that server's socket: a later session
+            # connects to the server it names and runs its work there
+            "tui-thread-reference-capabilities",  # markers of the run's threads
+            "*.lock",  # auth.lock, auth.json.lock, session_index.jsonl.lock
             "*.sqlite", "*.sqlite-wal", "*.sqlite-shm",  # its thread index, goals, queue,
             # memory pipeline and logs: a private copy (below) but for the logs, without
             # the write-ahead log (what it holds the copy lacks, and the real one keeps)
             "installation_id", ".sandbox_migration",  # written at start when missing
             "version.json", "models_cache.json",  # caches
             "config.toml",  # its settings, MCP servers and trusted projects: it writes
-            # them as it works (trust, notices), so a private copy
+            # them as it works (trust, notices), so a private copy, made when missing,
+            # with its background server off (`_codex_settings`)
         ),
+        # (read-only: `packages`, the background server's installed releases, which a
+        # later session runs)
         private_copies=("state_*.sqlite", "thread_history_*.sqlite", "goals_*.sqlite",
                         "queue_*.sqlite", "memories_*.sqlite", "installation_id",
                         ".sandbox_migration", "models_cache.json", "config.toml"),
+        made=("config.toml",),
         credentials=("auth.json",),
+        # its npm launcher (bin/codex.js) spawns the native agent as its child: no
+        # process of the tree can be told as the agent's own
         command="codex", package="@openai/codex", tested=("0.171.0",)),
 }
 
@@ -150,10 +174,50 @@ class Setup(NamedTuple):
     # (real state directory, its kept entries, instruction globs): judged before and
     # after the run (ztsa.sandbox.agentguard)
     kept: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+    # the kept entries in the private home (mount points) of the agents whose own
+    # process is CMD: written by CMD alone (plan.kept)
+    own_writer: tuple[str, ...] = ()
 
 
-def hosts(names: list[str]) -> list[str]:
-    return [h for n in names for h in AGENTS[n].hosts]
+def hosts(names: list[str], home: str = "") -> list[str]:
+    """The presets' --allow-net specs: Codex's the host of the API base the person's own
+    ~/.codex/config.toml in HOME names (its model provider's `base_url`, or
+    `openai_base_url`), else the preset's."""
+    out: list[str] = []
+    for n in dict.fromkeys(names):
+        base = _codex_api_host(home) if n == "codex" and home else None
+        out += [base] if base else AGENTS[n].hosts
+    return out
+
+
+def _codex_api_host(home: str) -> str | None:
+    """HOST:PORT of the API base that Codex's configuration in HOME names; None when it
+    names none (the built-in provider's hosts), or cannot be read."""
+    from urllib.parse import urlsplit
+
+    from ztsa.parsing import ParseError, load_toml
+
+    data = _read(os.path.join(home, AGENTS["codex"].state, "config.toml"), follow=True)
+    try:
+        config = load_toml(data.decode(), "config.toml") if data else {}
+    except (ParseError, UnicodeDecodeError):
+        return None
+    provider = config.get("model_provider", "openai")
+    providers = config.get("model_providers")
+    entry = providers.get(provider) if isinstance(providers, dict) else None
+    url = entry.get("base_url") if isinstance(entry, dict) else (
+        config.get("openai_base_url") if provider == "openai" else None)
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host or parts.scheme not in ("http", "https", "ws", "wss"):
+        return None
+    port = port or (443 if parts.scheme in ("https", "wss") else 80)
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
@@ -171,6 +235,7 @@ def prepare(names: list[str], real_home: str, own_home: str, mounts: bool,
     writable: list[str] = []
     extra: dict[str, str] = {}
     kept: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
+    own_writer: list[str] = []
     for name in dict.fromkeys(names):
         agent = AGENTS[name]
         real = os.path.join(real_home, agent.state)
@@ -206,16 +271,23 @@ def prepare(names: list[str], real_home: str, own_home: str, mounts: bool,
                 else:
                     os.close(os.open(at, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
                 binds.append((source, at, rw))
+                if rw and agent.writer_is_cmd:
+                    own_writer.append(at)
             else:
                 os.symlink(source, at)
                 if rw:
                     writable.append(source)
+        for entry in agent.made:
+            if not os.path.lexists(os.path.join(private, entry)):
+                _private_copy(name, os.path.join(real, entry), os.path.join(private, entry),
+                              workspace, env or {}, always=True, follow=True)
         kept.append((real, agent.keep, agent.instructions))
         for entry in agent.copies:
             _private_copy(name, os.path.join(real_home, entry), os.path.join(own_home, entry),
                           workspace, env or {}, always=True)
         extra.update(agent.env)
-    return Setup(tuple(binds), tuple(writable), tuple(extra.items()), tuple(kept))
+    return Setup(tuple(binds), tuple(writable), tuple(extra.items()), tuple(kept),
+                 tuple(own_writer))
 
 
 def _private_copy(agent: str, source: str, target: str, workspace: str,
@@ -230,6 +302,8 @@ def _private_copy(agent: str, source: str, target: str, workspace: str,
     data = data or b""
     if agent == "claude" and target.endswith((".claude.json", ".config.json")):
         data = _claude_answers(data, workspace, env)
+    elif agent == "codex" and os.path.basename(target) == "config.toml":
+        data = _codex_settings(data)
     out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         view = memoryview(data)
@@ -297,6 +371,50 @@ def _claude_answers(data: bytes, workspace: str, env: dict[str, str]) -> bytes:
     return (json.dumps(config, indent=2) + "\n").encode()
 
 
+def _codex_settings(data: bytes) -> bytes:
+    """Codex's configuration (the person's own config.toml, or nothing) with its
+    background server off (`[features] daemon_auto_start = false`). Its interactive mode
+    starts that server from the person's own install (`packages/`, read-only here, named
+    by a link into the hidden home) and leaves it running after the session, to go on
+    with the session's work: under ztsa it would end with the run all the same. Off, the
+    session serves itself in its own process, as `codex exec` does. Added as a line of
+    text, kept only when the result parses to the person's settings and this one; a
+    file where it cannot be is left as it is (Codex then says why it cannot start,
+    naming `--no-daemon`)."""
+    from ztsa.parsing import ParseError, load_toml
+
+    try:
+        text = data.decode()
+        config = load_toml(text, "config.toml")
+    except (ParseError, UnicodeDecodeError):
+        return data
+    features = config.get("features", {})
+    if not isinstance(features, dict):
+        return data
+    if features.get("daemon_auto_start") is False:
+        return data
+    want = {**config, "features": {**features, "daemon_auto_start": False}}
+    import re
+
+    line = "daemon_auto_start = false\n"
+    sep = "\n" if text and not text.endswith("\n") else ""
+    header = re.compile(r"^[ \t]*\[[ \t]*features[ \t]*\][ \t]*(#[^\n]*)?\n?", re.M)
+    candidates = [
+        re.sub(r"(?m)^([ \t]*daemon_auto_start[ \t]*=[ \t]*)true\b", r"\1false", text),
+        header.sub(lambda m: m.group(0) + ("" if m.group(0).endswith("\n") else "\n")
+                   + line, text, count=1),
+        f"{text}{sep}\n[features]\n{line}",
+        "features." + line + text,
+    ]
+    for candidate in candidates:
+        try:
+            if load_toml(candidate, "config.toml") == want:
+                return candidate.encode()
+        except ParseError:
+            continue
+    return data
+
+
 def installed_version(agent: Agent, command: str, path: str | None) -> tuple[str, str] | None:
     """(the executable CMD's first word COMMAND names, its version or "" when it cannot
     be read), read from its package files without running it; None when COMMAND is not
@@ -315,6 +433,10 @@ def installed_version(agent: Agent, command: str, path: str | None) -> tuple[str
         return found, _version(os.path.basename(real))
     for _ in range(4):  # bin/claude.exe, bin/codex.js, vendor/TRIPLE/codex/codex
         version = _package_version(os.path.join(parent, "package.json"), agent.package)
+        if version is None and agent.name == "codex":  # its standalone installer's
+            # packages/standalone/releases/VERSION-TRIPLE/bin/codex
+            version = _package_version(os.path.join(parent, "codex-package.json"), "codex",
+                                       key="variant")
         if version is not None:
             return found, version
         if os.path.basename(parent) == "node_modules" or parent == os.path.dirname(parent):
@@ -323,9 +445,9 @@ def installed_version(agent: Agent, command: str, path: str | None) -> tuple[str
     return found, ""
 
 
-def _package_version(path: str, package: str) -> str | None:
-    """The version a package.json of PACKAGE names ("" when unreadable); None when the
-    file is missing or of another package."""
+def _package_version(path: str, package: str, key: str = "name") -> str | None:
+    """The version a package.json of PACKAGE (its KEY) names ("" when unreadable); None
+    when the file is missing or of another package."""
     import json
 
     data = _read(path)
@@ -335,7 +457,7 @@ def _package_version(path: str, package: str) -> str | None:
         meta = json.loads(data)
     except ValueError:
         return None
-    if not isinstance(meta, dict) or meta.get("name") != package:
+    if not isinstance(meta, dict) or meta.get(key) != package:
         return None
     version = meta.get("version")
     return _version(version) if isinstance(version, str) else ""
@@ -366,6 +488,29 @@ def version_warning(names: list[str], command: str, path: str | None) -> list[st
         lines.append(f"ztsa: --agent {name} was tested with {agent.title} {tested}; "
                      f"{printable(found[0])} {what}: its state may need entries the "
                      f"preset does not know (docs/agents.md)")
+    return lines
+
+
+def writer_warning(names: list[str], command: str) -> list[str]:
+    """One line for each agent whose kept state cannot be written by its own process
+    alone in this run: CMD (COMMAND) is not its executable, so the agent it starts is a
+    child, refused like the tools; or its preset knows no such process (a launcher that
+    starts the agent as a child), so what the run writes there is only moved aside."""
+    from ztsa.printable import printable
+
+    lines = []
+    for name in dict.fromkeys(names):
+        agent = AGENTS[name]
+        if not agent.writer_is_cmd:
+            lines.append(f"ztsa: --agent {name}: {agent.title} runs as a child of its "
+                         "launcher, so its own writes cannot be told from its tools': what "
+                         "the run writes in its kept state is moved aside after it, not "
+                         "refused (docs/agents.md)")
+        elif agent.command and os.path.basename(command) != agent.command:
+            lines.append(f"ztsa: --agent {name}: CMD is {printable(command)}, not "
+                         f"{agent.command}: only CMD's own process writes {agent.title}'s "
+                         "kept state (transcripts, history), so an agent it starts cannot "
+                         "(docs/agents.md)")
     return lines
 
 

@@ -58,22 +58,35 @@ def size(n: int) -> str:
     return str(n)
 
 
-def _mounts(mountinfo: str) -> tuple[str, dict[str, str]]:
-    """(the cgroup2 mount point or "", {v1 controller: its mount point})."""
-    v2, v1 = "", dict[str, str]()
+def _mounts(mountinfo: str) -> tuple[tuple[str, str], dict[str, tuple[str, str]]]:
+    """(the cgroup2 mount's (point, root) or ("", ""), {v1 controller: its mount's (point,
+    root)}). The root is the group the mount shows at its point: "/" on a host, the
+    container's own group where a runtime mounts only that (cgroup v1 without a cgroup
+    namespace), while /proc/self/cgroup still names the whole path."""
+    v2, v1 = ("", ""), dict[str, tuple[str, str]]()
     for line in mountinfo.splitlines():
         left, _, right = line.partition(" - ")
         fields, tail = left.split(), right.split()
         if len(fields) < 5 or len(tail) < 3:
             continue
-        point = fields[4].replace("\\040", " ")
-        if tail[0] == "cgroup2" and not v2:
-            v2 = point
+        root, point = (f.replace("\\040", " ") for f in fields[3:5])
+        if tail[0] == "cgroup2" and not v2[0]:
+            v2 = (point, root)
         elif tail[0] == "cgroup":
             for option in tail[2].split(","):
                 if option in ("memory", "pids"):
-                    v1.setdefault(option, point)
+                    v1.setdefault(option, (point, root))
     return v2, v1
+
+
+def _under(mount: tuple[str, str], path: str) -> str:
+    """The directory of the group `path` (as /proc/self/cgroup names it) through the
+    mount (point, root), or "" where that mount does not show it."""
+    point, root = mount
+    rel = os.path.relpath(path or "/", root or "/")
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return ""
+    return point if rel == os.curdir else os.path.join(point, rel)
 
 
 def _own(cgroups: str) -> tuple[str, dict[str, str]]:
@@ -123,9 +136,9 @@ def _bases(proc: str) -> tuple[str, str, dict[str, str]]:
     the directory of ztsa's group in that hierarchy}); OSError if /proc cannot say."""
     v2_mount, v1_mounts = _mounts(_read(f"{proc}/self/mountinfo"))
     v2_path, v1_paths = _own(_read(f"{proc}/self/cgroup"))
-    v2 = os.path.join(v2_mount, v2_path.lstrip("/")) if v2_mount and v2_path else ""
-    return v2_path, v2, {c: os.path.join(point, v1_paths.get(c, "/").lstrip("/"))
-                         for c, point in v1_mounts.items()}
+    v2 = _under(v2_mount, v2_path) if v2_mount[0] and v2_path else ""
+    v1 = {c: _under(mount, v1_paths.get(c, "/")) for c, mount in v1_mounts.items()}
+    return v2_path, v2, {c: d for c, d in v1.items() if d}
 
 
 def _limit(made: Group, memory_file: str, swap: tuple[str, str], max_procs: int) -> None:

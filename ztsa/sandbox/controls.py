@@ -25,6 +25,12 @@ NETNS_MISSING = ("a network namespace (the tree's DNS is not answered by ztsa: a
                  "address a name rule opens takes a TLS server name or HTTP Host of any "
                  "other site it serves, as a CDN does, and UDP to it)")
 
+GETFD_MISSING = ("pidfd_getfd (refused here: Docker's default seccomp profile refuses it "
+                 "to a container without CAP_SYS_PTRACE): ztsa performs the tree's "
+                 "connects and sends, and with the file helper its creations at a "
+                 "directory descriptor, locks and metadata changes, on a duplicate of "
+                 "its descriptor, so those fail")
+
 
 def missing_controls(offer: HostOffer) -> list[str]:
     """The confinement controls this host's offer (ztsa.sandbox.offer) cannot enforce."""
@@ -34,8 +40,9 @@ def missing_controls(offer: HostOffer) -> list[str]:
 
 
 def namespace_controls(offer: HostOffer) -> list[str]:
-    """The namespaces among them, and the tree's share of its user's resources that
-    they hold (the rest is Landlock's: its ruleset names them)."""
+    """The namespaces among them, pidfd_getfd (what the helper and the tracer do in
+    them needs it), and the tree's share of its user's resources that they hold (the
+    rest is Landlock's: its ruleset names them)."""
     missing = []
     if not offer.mounts:
         missing.append(USERNS_MISSING)
@@ -43,15 +50,27 @@ def namespace_controls(offer: HostOffer) -> list[str]:
         missing.append(PIDNS_MISSING)
     if not offer.netns:
         missing.append(NETNS_MISSING)
+    if not offer.pidfd_getfd:
+        missing.append(GETFD_MISSING)
     from ztsa.sandbox import resources  # the tree's share of its user's (issue #45)
 
     missing += resources.missing(offer)
     return missing
 
 
+def apparmor_hint(offer: HostOffer) -> str | None:
+    """Why there are no user namespaces, where AppArmor is the reason, and the fix."""
+    if not offer.apparmor_userns or offer.mounts:
+        return None
+    return ("AppArmor lets only programs a profile names make user namespaces here: "
+            "`ztsa doctor` prints the root commands that let ztsa's set-up (ztsa-ns) "
+            "make them")
+
+
 FIX = ("Run on a kernel with Landlock ABI 5 or later and user namespaces enabled "
-       "(sysctl user.max_user_namespaces > 0), or as root; or choose --profile repo "
-       "or dependency to accept the weaker confinement knowingly.")
+       "(sysctl user.max_user_namespaces > 0), or as root; in a container, `ztsa "
+       "doctor` names the runtime's option that gives it back (docs/container.md); or "
+       "choose --profile repo or dependency to accept the weaker confinement knowingly.")
 EXPLAIN_EXEC001 = f"""EXEC001 confinement-incomplete: a confinement control of ztsa exec is missing
 category exec, severity high; untrusted: block, dependency: warn, repo: warn
 

@@ -6,12 +6,17 @@ action kills a thread, not the process. libseccomp is its independent check inst
 tests/sandbox/test_filter_oracle.py builds the same policy with it and compares the
 verdicts of both programs for every syscall number and deciding argument.
 
-What it does (x86_64):
-- any other architecture (i386 `int 0x80`) or an x32 syscall number: kill the process;
+What it does (x86_64 and aarch64, each with its own numbers from the one table; a call
+the architecture lacks, as aarch64 lacks open, mkdir, chmod and the other calls with an
+*at form, is left out of every list below):
+- any other architecture: kill the process. On x86_64, i386 (`int 0x80`) and any x32
+  syscall number; on aarch64, 32-bit ARM (compat) calls;
 - io_uring, ptrace, process_vm_readv/writev, seccomp, and prctl(PR_SET_SECCOMP):
   EPERM (no way around the tracer, no nested filter or listener);
 - the key management calls keyctl, add_key and request_key: EPERM (the tree reads no
   keyring, its own fresh session keyring included, and leaves no key behind);
+- pidfd_getfd: EPERM (another process's descriptors: the agent's own, opened by the
+  file helper on its kept state, which no other process of the tree may write);
 - chmod, fchmod, fchmodat and fchmodat2 with the setuid or setgid bit: EPERM (a tree
   started by root keeps uid 0: a setuid-root file it left would make anyone root
   after the run); without the file helper (which strips the bits from the modes of
@@ -103,7 +108,8 @@ import struct
 
 from ztsa.sandbox.native import ffi, lib
 
-AUDIT_ARCH_X86_64 = 0xC000003E
+AUDIT_ARCH_X86_64 = lib.ZTSA_AUDIT_ARCH_X86_64  # 0xC000003E
+AUDIT_ARCH_AARCH64 = lib.ZTSA_AUDIT_ARCH_AARCH64  # 0xC00000B7
 X32_BIT = 0x40000000
 
 RET_KILL_PROCESS = 0x80000000
@@ -119,21 +125,32 @@ RET_ERRNO = 0x00050000
 
 
 
-def _table() -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
-    """The system calls' numbers and their arguments' roles (enum ztsa_arg), from the
-    table the C code reads too (native/ztsa_nr.h, through ztsa_syscalls())."""
+def _table(arch: int) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
+    """An architecture's system calls' numbers (only those it has) and their arguments'
+    roles (enum ztsa_arg, the same on every architecture), from the table the C code
+    reads too (native/ztsa_nr.h, through ztsa_syscalls_of())."""
     n = ffi.new("int *")
-    rows = lib.ztsa_syscalls(n)
+    rows = lib.ztsa_syscalls_of(arch, n)
+    if rows == ffi.NULL:
+        raise ValueError(f"no table of system calls for AUDIT_ARCH {arch:#x}")
     nr: dict[str, int] = {}
     roles: dict[str, tuple[int, ...]] = {}
     for i in range(n[0]):
         name = ffi.string(rows[i].name).decode()
-        nr[name] = rows[i].nr
         roles[name] = tuple(rows[i].arg)
+        if rows[i].nr >= 0:
+            nr[name] = rows[i].nr
     return nr, roles
 
 
-NR, _ROLES = _table()
+ARCH = lib.ztsa_audit_arch()  # the architecture ztsa runs on (the filter's default)
+NR, _ROLES = _table(ARCH)
+ARCHES = (AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64)
+
+
+def numbers(arch: int) -> dict[str, int]:
+    """The numbers of an architecture (an AUDIT_ARCH value), of the calls it has."""
+    return NR if arch == ARCH else _table(arch)[0]
 
 
 def arg(name: str, role: int) -> int:
@@ -156,9 +173,11 @@ O_CREAT = 0o100
 SET_ID = 0o6000  # S_ISUID | S_ISGID
 CHMODS = ("chmod", "fchmod", "fchmodat", "fchmodat2")
 TRACED = ("connect", "sendmsg", "sendmmsg", "execve", "execveat")
+# pidfd_getfd: another process's descriptors (the agent's own, on its kept state, which
+# its tools may not write: --agent)
 DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "keyctl", "add_key",
           "request_key", "io_uring_setup",
-          "io_uring_enter", "io_uring_register")
+          "io_uring_enter", "io_uring_register", "pidfd_getfd")
 CLONE_UNTRACED = 0x00800000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 # IPPROTO_IP (the type's default), ICMP, TCP, UDP, ICMPV6
@@ -257,7 +276,8 @@ def _set_id_check(i: int, ok: str) -> list[Insn | str]:
 
 def build(trace_all_sends: bool = False, trace_fs: bool = False,
           notify_connect: bool = False, notify_net: bool = False,
-          notify_reads: bool = False, check_pids: bool = False) -> bytes:
+          notify_reads: bool = False, check_pids: bool = False,
+          arch: int | None = None) -> bytes:
     """trace_all_sends: also stop sendto without an address (a connected socket), so
     that DNS queries for wildcard names (--allow-net '*.example.com') are seen; it costs a
     stop per send, so only that mode asks for it. trace_fs: stop the name-creating
@@ -268,13 +288,21 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
     no network call stops in the tracer. notify_reads (with trace_fs, --audit-only):
     every open goes to the helper, which judges it and lets it run. check_pids: no PID
     namespace hides outside processes, so a call that changes another process by its
-    pid stops in the tracer, which allows only the tree's own."""
+    pid stops in the tracer, which allows only the tree's own. arch: the AUDIT_ARCH of
+    the program (default: this machine's); a call it lacks is in no check."""
     if notify_connect and not trace_fs:
         raise ValueError("notify_connect needs the file helper (trace_fs)")
     if notify_net and not notify_connect:
         raise ValueError("notify_net needs notify_connect")
     if notify_reads and not trace_fs:
         raise ValueError("notify_reads needs the file helper (trace_fs)")
+    arch = ARCH if arch is None else arch
+    nr = numbers(arch)
+
+    def eq(target: object, names: tuple[str, ...] | list[str]) -> list[Insn | str]:
+        """A jump to target for each of names the architecture has."""
+        return [(JEQ, target, 0, nr[name]) for name in names if name in nr]
+
     # an O_CREAT open goes to the file helper, or, with none to strip the setuid and
     # setgid bits from new files' modes, to the check of its mode argument
     creates = (("trace_fs", "trace_fs") if trace_fs else
@@ -283,27 +311,27 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
     # chmod the setuid check lets pass
     plain = "trace_fs" if notify_reads else "writes" if trace_fs else "allow"
     chmod_ok = "trace_fs" if trace_fs else "allow"
-    fs_checks: list[Insn | str] = [(JEQ, "open", 0, NR["open"]),
-                                   (JEQ, "openat", 0, NR["openat"])]
+    fs_checks: list[Insn | str] = [*eq("open", ["open"]), *eq("openat", ["openat"])]
     fs: list[Insn | str] = [
         "open",
         ld("open", OFLAGS),
         (JSET, creates[0], plain, O_CREAT),
+    ] if "open" in nr else []
+    fs += [
         "openat",
         ld("openat", OFLAGS),
         (JSET, creates[1], plain, O_CREAT),
     ]
     fs_tail: list[Insn | str] = []
     if trace_fs:
-        fs_checks += [(JEQ, "enosys", 0, NR["openat2"])]
-        fs_checks += [(JEQ, "enosys", 0, NR[name]) for name in META_ENOSYS]
-        fs_checks += [(JEQ, "trace_fs", 0, NR[name]) for name in (*FS_TRACED, *META_TRACED)]
+        fs_checks += eq("enosys", ["openat2", *META_ENOSYS])
+        fs_checks += eq("trace_fs", [*FS_TRACED, *META_TRACED])
         # after every block that jumps here (jumps only go forward)
         fs_tail += ["writes", (JSET, "trace_fs", "allow", O_WRITES),
                     "trace_fs", (RET, 0, 0, RET_USER_NOTIF)]
     else:
-        fs_checks += [(JEQ, f"chmod_{arg(name, MODE)}", 0, NR[name])
-                      for name in ("creat", "mknod", "mknodat")]
+        fs_checks += [insn for name in ("creat", "mknod", "mknodat")
+                      for insn in eq(f"chmod_{arg(name, MODE)}", [name])]
         fs += _set_id_check(arg("openat", MODE), "allow")
     addressed = "trace_fs" if notify_net else "trace"
     sendto: list[Insn | str] = [
@@ -313,24 +341,27 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         ld("sendto", lib.ZTSA_ARG_ADDR, high=True),
         (JEQ, "allow", addressed, 0),
     ] if not trace_all_sends else ["sendto", (RET, 0, 0, RET_TRACE | TAG_NET)]
+    if arch not in ARCHES:
+        raise ValueError(f"no filter for AUDIT_ARCH {arch:#x}")
     prog: list[Insn | str] = [
         (LD_ABS, 0, 0, OFF_ARCH),
-        (JEQ, 0, "kill", AUDIT_ARCH_X86_64),
+        (JEQ, 0, "kill", arch),
         (LD_ABS, 0, 0, OFF_NR),
-        (JGE, "kill", 0, X32_BIT),
+        # x86_64's x32 numbers (aarch64 has no such range: past LAST_KNOWN is ENOSYS)
+        *([(JGE, "kill", 0, X32_BIT)] if arch == AUDIT_ARCH_X86_64 else []),
         (JGE, "enosys", 0, LAST_KNOWN + 1),
-        (JEQ, "enosys", 0, NR["file_setattr"]),
-        (JEQ, "clone", 0, NR["clone"]),
-        (JEQ, "socket", 0, NR["socket"]),
-        (JEQ, "sendto", 0, NR["sendto"]),
-        (JEQ, "ioctl", 0, NR["ioctl"]),
-        (JEQ, "fcntl", 0, NR["fcntl"]),
-        (JEQ, "setsockopt", 0, NR["setsockopt"]),
-        (JEQ, "prctl", 0, NR["prctl"]),
-        (JEQ, "enosys", 0, NR["clone3"]),
-        *((JEQ, f"chmod_{arg(name, MODE)}", 0, NR[name]) for name in CHMODS),
-        (JEQ, "setpriority", 0, NR["setpriority"]),
-        (JEQ, "ioprio_set", 0, NR["ioprio_set"]),
+        (JEQ, "enosys", 0, nr["file_setattr"]),
+        (JEQ, "clone", 0, nr["clone"]),
+        (JEQ, "socket", 0, nr["socket"]),
+        (JEQ, "sendto", 0, nr["sendto"]),
+        (JEQ, "ioctl", 0, nr["ioctl"]),
+        (JEQ, "fcntl", 0, nr["fcntl"]),
+        (JEQ, "setsockopt", 0, nr["setsockopt"]),
+        (JEQ, "prctl", 0, nr["prctl"]),
+        (JEQ, "enosys", 0, nr["clone3"]),
+        *(insn for name in CHMODS for insn in eq(f"chmod_{arg(name, MODE)}", [name])),
+        (JEQ, "setpriority", 0, nr["setpriority"]),
+        (JEQ, "ioprio_set", 0, nr["ioprio_set"]),
     ]
     # a process named by its pid: the caller's own (0) runs; another is the tracer's to
     # judge without a PID namespace, and unreachable outside the tree with one
@@ -350,8 +381,8 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "allow", other, 0),
     ]
     if check_pids:
-        prog += [(JEQ, "pid_first", 0, NR[name]) for name in PID_FIRST]
-        prog += [(JEQ, "prlimit", 0, NR["prlimit64"])]
+        prog += eq("pid_first", PID_FIRST)
+        prog += [(JEQ, "prlimit", 0, nr["prlimit64"])]
         pids += [
             "prlimit",  # only with new limits: reading another's is no change
             ld("prlimit64", lib.ZTSA_ARG_NEWLIMIT),
@@ -371,14 +402,14 @@ def build(trace_all_sends: bool = False, trace_fs: bool = False,
         (JEQ, "allow", "trace_fs", LOCK_UN | LOCK_NB),
     ] if trace_fs else []
     if trace_fs:
-        prog += [(JEQ, "flock", 0, NR["flock"])]
+        prog += [(JEQ, "flock", 0, nr["flock"])]
     if notify_connect:  # before the TRACED checks: the first equal number decides
-        prog += [(JEQ, "trace_fs", 0, NR["connect"])]
+        prog += [(JEQ, "trace_fs", 0, nr["connect"])]
     if notify_net:
-        prog += [(JEQ, "trace_fs", 0, NR[name]) for name in ("sendmsg", "sendmmsg", "listen")]
-    prog += [(JEQ, "trace_exec" if name.startswith("exec") else "trace", 0, NR[name])
+        prog += [(JEQ, "trace_fs", 0, nr[name]) for name in ("sendmsg", "sendmmsg", "listen")]
+    prog += [(JEQ, "trace_exec" if name.startswith("exec") else "trace", 0, nr[name])
              for name in TRACED]
-    prog += [(JEQ, "eperm", 0, NR[name]) for name in DENIED]
+    prog += eq("eperm", DENIED)
     prog += fs_checks
     prog += [
         (RET, 0, 0, RET_ALLOW),

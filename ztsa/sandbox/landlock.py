@@ -200,3 +200,73 @@ def scope(abi: int, missing: list[str] | None = None) -> int:
     if missing is not None and abi >= 1:
         missing.append(SCOPE_MISSING)
     return 0
+
+
+MAKE_ALL = MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM
+
+
+class Kept(NamedTuple):
+    """CMD's kept-state ruleset under --agent, a layer of its own on top of the others
+    (native/child.c applies it; native/creation.c is the file helper's view of it): no
+    process of the tree writes, truncates or makes a name beneath the agent's kept
+    entries, the agent included. The helper, outside this layer, performs the agent's
+    own writes there: those of CMD's thread group alone (issue #44)."""
+
+    handled: int  # WRITE_FILE, TRUNCATE, the MAKE_* rights and REFER, as the first handles
+    rules: list[tuple[str, int]]  # every writable place of the first ruleset but these
+    paths: list[str]  # the kept entries as the tree sees them (their mount points)
+    way: list[str]  # the directories on the way to them from a writable root that holds
+    # them (the private home, its state directory): the kernel makes no name there
+
+
+def kept_plan(first: Plan, kept: list[str]) -> Kept | None:
+    """The kept-state layer over the first ruleset FIRST, for the kept entries KEPT
+    (absolute, as the tree sees them); None when there are none or Landlock cannot hold
+    writes. A rule covers a whole hierarchy, so a writable root that holds kept entries
+    (the private home) is granted entry by entry along the way down to them: each entry
+    that exists now in a directory on the way, other than the next one on the way and
+    the kept ones (symbolic links are granted nothing). Removal is not handled: a tool
+    may delete a transcript (as it may in the workspace), never write one."""
+    handled = first.handled & (WRITE_FILE | TRUNCATE | MAKE_ALL | REFER)
+    if not kept or not (handled & WRITE_FILE and handled & MAKE_REG):
+        return None
+    paths = list(dict.fromkeys(os.path.realpath(k) for k in kept))
+
+    def within(path: str, top: str) -> bool:
+        return path == top or path.startswith(top.rstrip("/") + "/")
+
+    on_way: set[str] = set()
+    for k in paths:
+        d = os.path.dirname(k)
+        while d not in on_way:
+            on_way.add(d)
+            if d == "/":
+                break
+            d = os.path.dirname(d)
+    rules: list[tuple[str, int]] = []
+    way: list[str] = []
+    for path, rights in first.rules:
+        grant = rights & handled
+        if not grant & WRITE_FILE or any(within(path, k) for k in paths):
+            continue
+        if path not in on_way:
+            rules.append((path, grant))
+            continue
+        stack = [path]
+        while stack:
+            d = stack.pop()
+            way.append(d)
+            try:
+                with os.scandir(d) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                continue
+            for e in entries:
+                if e.path in paths or e.is_symlink():
+                    continue
+                if e.path in on_way:
+                    stack.append(e.path)
+                else:
+                    rules.append((e.path, grant if e.is_dir(follow_symlinks=False)
+                                  else grant & FILE_RIGHTS))
+    return Kept(handled, rules, paths, list(dict.fromkeys(way)))

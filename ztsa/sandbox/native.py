@@ -112,9 +112,41 @@ def unix_open(tid: int, path: bytes) -> tuple[int, str]:
 
 
 def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
-    """(pid, sync_fd, err_fd): the plan as one struct ztsa_plan (ztsa_native.h). Every
-    buffer lives until ztsa_spawn returns, and the child has its own copy by then."""
+    """(pid, sync_fd, err_fd): the plan as one struct ztsa_plan (ztsa_native.h), set up
+    by ztsa-ns (plan.ns) or in the fork itself. Every buffer lives until ztsa_spawn
+    returns, and the child has its own copy by then (the fork's, or the memfd's)."""
     keep: list[Any] = []
+    c = _plan_struct(plan, allow, keep)
+    sync_fd = ffi.new("int *")
+    err_fd = ffi.new("int *")
+    ns = ffi.new("char[]", os.fsencode(plan.ns)) if plan.setup and plan.ns else ffi.NULL
+    pid = lib.ztsa_spawn(c, ns, sync_fd, err_fd)
+    keep.append(ns)  # alive until here
+    _check(pid, "spawn")
+    return pid, sync_fd[0], err_fd[0]
+
+
+def plan_bytes(plan: RunPlan, allow: AllowTable) -> bytes:
+    """The plan as ztsa-ns reads it on its memfd (native/planwire.c)."""
+    keep: list[Any] = []
+    c = _plan_struct(plan, allow, keep)
+    n = _check(lib.ztsa_plan_encode(c, ffi.NULL, 0), "plan")
+    out = ffi.new("unsigned char[]", n)
+    _check(lib.ztsa_plan_encode(c, out, n), "plan")
+    return bytes(ffi.buffer(out, n))
+
+
+def plan_reencode(data: bytes) -> bytes:
+    """data decoded as ztsa-ns decodes a plan, and encoded again. NativeError (EINVAL:
+    it does not decode; EPROTO: another version's)."""
+    n = _check(lib.ztsa_plan_reencode(data, len(data), ffi.NULL, 0), "plan")
+    out = ffi.new("unsigned char[]", max(n, 1))
+    _check(lib.ztsa_plan_reencode(data, len(data), out, n), "plan")
+    return bytes(ffi.buffer(out, n))
+
+
+def _plan_struct(plan: RunPlan, allow: AllowTable, keep: list[Any]) -> Any:
+    """The plan as one struct ztsa_plan, whose buffers keep holds."""
 
     def strings(items: list[str]) -> tuple[Any, int]:
         owned, arr = _strings(items)
@@ -157,6 +189,14 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
     c.chain, c.n_chain = strings(creation.chain)
     c.closed, c.n_closed = strings(creation.closed)
     c.cont, c.connects = int(plan.cont), int(plan.connects)
+    if plan.kept is not None:  # the agent's kept state: CMD's layer, the helper's view
+        c.kept_handled = plan.kept.handled
+        c.kept_rules, c.n_kept_rules = strings([path for path, _ in plan.kept.rules])
+        kept_rights = ffi.new("unsigned long long[]", [r for _, r in plan.kept.rules] or [0])
+        keep.append(kept_rights)
+        c.kept_rights = kept_rights
+        c.kept, c.n_kept = strings(plan.kept.paths)
+        c.kept_way, c.n_kept_way = strings(plan.kept.way)
     c.allow = allow.c[0]
     c.pid_ns, c.scoped = int(plan.pid_ns), plan.landlock.scoped
     c.run_id = cstr(plan.run_id)
@@ -218,12 +258,8 @@ def spawn(plan: RunPlan, allow: AllowTable) -> tuple[int, int, int]:
         kinds = ffi.new("int[]", [kind for _, kind in plan.audit_view])
         keep.append(kinds)
         c.audit_kinds = kinds
-    sync_fd = ffi.new("int *")
-    err_fd = ffi.new("int *")
-    pid = lib.ztsa_spawn(c, sync_fd, err_fd)
-    keep.append((arr_argv, arr_env, insns, fds, rights))  # alive until here
-    _check(pid, "spawn")
-    return pid, sync_fd[0], err_fd[0]
+    keep.append((c, arr_argv, arr_env, insns, fds, rights, allow))
+    return c
 
 
 def _prefixes(prefixes: tuple[tuple[int, bytes, bytes], ...]) -> Any:
@@ -250,25 +286,71 @@ def landlock_abi() -> int:
     return r if r > 0 else 0
 
 
-_probe: list[int] = []
+# ns (ztsa-ns's path, "" for this process) -> (ztsa_ns_probe's answer, 1 if it made a
+# user namespace)
+_probe: dict[str, tuple[int, int]] = {}
 
 
-def _namespaces() -> int:
-    """ztsa_ns_probe's answer, probed once in a short-lived child (0: everything)."""
-    if not _probe:
-        _probe.append(int(lib.ztsa_ns_probe(int(os.geteuid() != 0))))
-    return _probe[0]
+def _probe_once(ns: str, user: bool) -> int:
+    """ztsa_ns_probe's answer in a child of ztsa-ns (its `--probe`), as the run's set-up
+    will be (where AppArmor lets only a program a profile names make user namespaces, a
+    fork of this interpreter cannot), or of this process (ns "")."""
+    if not ns:
+        return int(lib.ztsa_ns_probe(int(user)))
+    try:
+        pid = os.posix_spawn(ns, ["ztsa-ns", "--probe", str(int(user))], {})
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    except OSError as e:
+        code = -(e.errno or 1)
+    return code if code in (0, 1, 2) else -1
 
 
-def userns_available() -> bool:
-    """Can this process create a user namespace (as root: a mount namespace)?"""
-    code = _namespaces()
+def _namespaces(ns: str = "") -> int:
+    """ztsa_ns_probe's answer, probed once in a short-lived child (0: everything). Root
+    makes a mount namespace with its own capabilities; a root without CAP_SYS_ADMIN (a
+    container's, under the runtimes' default capabilities) cannot, and is then probed as
+    an ordinary user: a user namespace of its own."""
+    if ns not in _probe:
+        user = os.geteuid() != 0
+        code = _probe_once(ns, user)
+        if code == 1 and not user:
+            user, code = True, _probe_once(ns, True)
+        _probe[ns] = (code, int(user))
+    return _probe[ns][0]
+
+
+def userns_available(ns: str = "") -> bool:
+    """Can this process (or ztsa-ns, ns) create a user namespace (as root: a mount
+    namespace, or failing that a user namespace)?"""
+    code = _namespaces(ns)
     return code >= 0 and code != 1
 
 
-def pidns_available() -> bool:
+def pidfd_getfd_available() -> bool:
+    """Can this process take a duplicate of a descriptor of a process it may trace (its
+    own, here)? A seccomp profile may refuse pidfd_getfd whatever its arguments
+    (Docker's default does without CAP_SYS_PTRACE, with EPERM), so the call is made."""
+    r, w = os.pipe()
+    try:
+        dup = int(lib.ztsa_pidfd_getfd(os.getpid(), r))
+        if dup >= 0:
+            os.close(dup)
+        return dup >= 0
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def root_mount_namespace(ns: str = "") -> bool:
+    """As root: are the tree's namespaces made with root's own capabilities (a mount
+    namespace in this user namespace)? False where root lacks CAP_SYS_ADMIN."""
+    _namespaces(ns)
+    return not _probe[ns][1]
+
+
+def pidns_available(ns: str = "") -> bool:
     """...and in it PID and IPC namespaces whose init mounts a /proc of its own?"""
-    return _namespaces() == 0
+    return _namespaces(ns) == 0
 
 
 def helper_first_denials() -> list[tuple[str, str, str]]:
@@ -330,12 +412,14 @@ class Event(NamedTuple):
 
 
 def trace_begin(root: int, helper: bool, init: bool, log: bool, wake_fd: int,
-                tag_exec: int, tag_net: int, tag_pid: int, syscalls: bool = False) -> None:
+                tag_exec: int, tag_net: int, tag_pid: int, syscalls: bool = False,
+                setup_exec: bool = False) -> None:
     """helper: root is the file helper; init: with a PID namespace, root is the keeper
     and its first child the helper (pid 1 of the tree's namespace); syscalls: the tree
-    stops at every system call (EV_TRACE)."""
+    stops at every system call (EV_TRACE); setup_exec: root's first exec is ztsa-ns's
+    (the set-up's: neither logged nor counted)."""
     _check(lib.ztsa_trace_begin(root, int(helper), int(init), int(log), wake_fd, tag_exec,
-                                tag_net, tag_pid, int(syscalls)), "tracer")
+                                tag_net, tag_pid, int(syscalls), int(setup_exec)), "tracer")
 
 
 def trace_end() -> None:

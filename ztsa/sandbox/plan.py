@@ -45,6 +45,13 @@ class Connects(IntEnum):
     HELPER = 2  # the file helper, as seccomp notifications, in the tree's network namespace
 
 
+class Setup(IntEnum):
+    """Which process runs the child's set-up (native/child.c)."""
+
+    FORK = 0  # the fork of ztsa itself (ztsa-ns not installed: a source tree)
+    EXEC = 1  # ztsa-ns, which the fork execs (native/nsmain.c), the plan on a memfd
+
+
 class HomeView(NamedTuple):
     """The real homes (the user's, and $HOME when it differs) and the runs' private base
     under empty read-only tmpfs mounts, with `show` bound back: (path, writable) for the
@@ -134,6 +141,13 @@ class RunPlan(NamedTuple):
     private_dir: str = ""
     max_disk: int = 0
     inotify: tuple[int, int] = (0, 0)
+    # who runs the set-up: ztsa-ns (exec'd from ns, the offer's) wherever it is
+    # installed, so that one path runs on every machine; else the fork itself
+    setup: Setup = Setup.FORK
+    ns: str = ""
+    # --agent with the file helper: CMD's kept-state layer (landlock.kept_plan), the
+    # agent's own writes there performed by the helper for CMD's thread group alone
+    kept: landlock.Kept | None = None
 
     @property
     def helper(self) -> bool:
@@ -297,7 +311,7 @@ class Mode(NamedTuple):
 
 def decide(request: ExecRequest, offer: HostOffer) -> Mode:
     """The run's mode, from the request and the offer alone."""
-    ns = (Namespaces.MOUNT if offer.root
+    ns = (Namespaces.MOUNT if offer.root and offer.root_mountns
           else Namespaces.USER if offer.userns else Namespaces.NONE)
     # with the helper (any namespace), the tree gets a network namespace of its own:
     # the helper then decides, performs and logs what leaves it, and answers its DNS
@@ -336,7 +350,18 @@ def missing(request: ExecRequest, offer: HostOffer, fs: landlock.Plan) -> list[s
     if request.audit_only and not mode.pid_ns:
         raise Refusal(EXIT_USAGE, "ztsa: --audit-only needs user and PID namespaces, which "
                       "this system refuses (see `ztsa doctor`); CMD was not started")
-    return [*fs.missing, *namespace_controls(offer)]
+    lacking = [*fs.missing, *namespace_controls(offer)]
+    from ztsa.sandbox.agents import AGENTS
+
+    if any(AGENTS[n].writer_is_cmd for n in request.agents) and (
+            mode.namespaces == Namespaces.NONE or not fs.handled & landlock.WRITE_FILE):
+        lacking.append(KEPT_MISSING)
+    return lacking
+
+
+KEPT_MISSING = ("a writer check on the agent's kept state (--agent: any process of the "
+                "tree, not the agent's own process alone, can write its transcripts; what "
+                "the run wrote there is moved aside after it)")
 
 
 class Site(NamedTuple):
@@ -363,6 +388,7 @@ class Site(NamedTuple):
     run_id: str = ""
     own_session: bool = False  # ztsa's controlling terminal is none of its stdio
     private_dir: str = ""  # the run's private directory, HOME and TMPDIR's (mode.max_disk)
+    kept: tuple[str, ...] = ()  # kept agent state written by CMD alone (agents.Setup)
 
 
 def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
@@ -437,6 +463,9 @@ def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
         p for p in site.unreadable if p != "/dev"]
     deny_paths = [r for r in dict.fromkeys(os.path.realpath(p) for p in hidden)
                   if os.path.lexists(r)] if ns != Namespaces.NONE else []
+    # the agent's kept entries: written by its own process alone, through the helper
+    kept = landlock.kept_plan(fs, list(site.kept)) if (
+        guard is not None and audit is None) else None
     return RunPlan(
         program=program, argv=request.argv, env=site.env, cwd=request.cwd,
         filter=build(**options._asdict()), drop_caps=offer.root,
@@ -455,7 +484,9 @@ def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
         shm_show=shm_view(env, program, allow_read, writable) if mode.pid_ns else (),
         filter_options=options, missing=tuple(lacking),
         private_dir=site.private_dir if mode.max_disk else "",
-        max_disk=mode.max_disk if site.private_dir else 0, inotify=mode.inotify)
+        max_disk=mode.max_disk if site.private_dir else 0, inotify=mode.inotify,
+        setup=Setup.EXEC if offer.ns else Setup.FORK, ns=offer.ns,
+        kept=kept)
 
 
 def confinement(request: ExecRequest, offer: HostOffer,

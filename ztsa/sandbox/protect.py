@@ -102,7 +102,8 @@ def link_the_tree_may_change(path: str, writable: list[str]) -> str | None:
 def own_installation(writable: list[str]) -> list[str]:
     """Absolute paths, existing or not, in the `writable` directories (resolved), that
     decide what a later ztsa run executes before its gate: the launcher (and the file a
-    link to it leads to), the record beside that of the interpreter it starts, that
+    link to it leads to), the record beside that of the interpreter it starts, ztsa-ns
+    beside it (the set-up every run execs), that
     interpreter (each link on the way), pyvenv.cfg where Python and the launcher look
     for it, and in each directory ztsa's imports are looked for, every
     name under which one of OWN_IMPORTS could be found (a package, a module, bytecode,
@@ -111,6 +112,7 @@ def own_installation(writable: list[str]) -> list[str]:
     import importlib.util
 
     from ztsa import _boot
+    from ztsa.sandbox import offer
 
     roots = [os.path.realpath(w).rstrip("/") + "/" for w in writable]
 
@@ -132,10 +134,14 @@ def own_installation(writable: list[str]) -> list[str]:
     launcher = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     if launcher and not launcher.endswith(".py"):
         # the name it was started by, the file it leads to and, beside that, the record
-        # of the interpreter it starts
+        # of the interpreter it starts and ztsa-ns (a name planted there would be a later
+        # run's set-up)
         real = os.path.realpath(launcher)
-        paths += [launcher, real, os.path.join(os.path.dirname(real), _boot.INTERPRETER_FILE)]
-    found = [p for p in map(place, paths) if p]
+        paths += [launcher, real, os.path.join(os.path.dirname(real), _boot.INTERPRETER_FILE),
+                  os.path.join(os.path.dirname(real), offer.NS)]
+    else:  # `python -m ztsa`: the set-up's executable its distribution's RECORD names
+        paths.append(offer.recorded_ns())
+    found = [p for p in map(place, filter(None, paths)) if p]
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     dirs = [*_boot.site_dirs(), os.path.dirname(package),
             *(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))]

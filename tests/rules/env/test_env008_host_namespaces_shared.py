@@ -32,6 +32,16 @@ def test_fail_host_interfaces(machine):
     assert "docker0, veth12ab" in out.evidence[0].detail
 
 
+def test_fail_podman_cni_bridge_without_a_running_container(machine):
+    """podman with CNI (Debian 12's podman 4.3) leaves its bridge, cni-podman0, when no
+    container runs: seen from a container with --network host, the only sign."""
+    machine.status()
+    machine.write("/proc/net/dev", DEV + "cni-podman0: 0 0\n")
+    out = machine.run("ENV008")
+    assert out.status is Status.FAIL
+    assert "cni-podman0" in out.evidence[0].detail
+
+
 def test_unknown(machine):
     machine.status()
     assert machine.run("ENV008").status is Status.UNKNOWN

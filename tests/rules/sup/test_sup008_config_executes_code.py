@@ -98,3 +98,22 @@ def test_node_options_that_load_nothing_pass_and_code_loading_ones_fail(machine)
         machine.ws(".npmrc", f"node-options = {bad}\n")
         out = machine.run("SUP008")
         assert out.status is Status.FAIL and not out.advisory, (bad, out)
+
+
+def test_fail_a_cargo_runner_or_linker_that_is_any_runner(machine):
+    """A `[target.*] runner` that is Deno, Bun, npx or make runs whatever its arguments
+    (a file of the checkout) say, as a shell does: `cargo test` then runs the repository's
+    TypeScript outside any review. The old rule's list of shells and interpreters missed
+    them; the catalogue's `system-program` predicate judges by the one vocabulary of
+    runners. A system toolchain by name still passes."""
+    machine.ws(".cargo/config.toml", '[target.x86_64-unknown-linux-gnu]\n'
+               'runner = ["deno", "run", "-A", "tools/r.ts"]\n'
+               '[target.aarch64-unknown-linux-gnu]\nlinker = "npx"\n')
+    out = machine.run("SUP008")
+    assert out.status is Status.FAIL and not out.advisory, out
+    assert [(e.detail.split(" =")[0], e.line) for e in out.evidence] == [
+        ("[target.x86_64-unknown-linux-gnu] runner", 2),
+        ("[target.aarch64-unknown-linux-gnu] linker", 4)], out.evidence
+    machine.ws(".cargo/config.toml", '[target.x86_64-unknown-linux-gnu]\n'
+               'runner = ["wasmtime", "--dir=."]\nlinker = "clang"\n')
+    assert machine.run("SUP008").status is Status.PASS

@@ -1,9 +1,13 @@
 """Codex or Gemini project config weakens the sandbox.
 
 ## What it checks
-`.codex/config.toml`: `sandbox_mode = "danger-full-access"`, `approval_policy =
-"never"`, and `network_access = true` (under `[sandbox_workspace_write]`, or in a
-profile). `.gemini/settings.json`: `sandbox` (or `tools.sandbox`) set to false.
+The surface catalogue's settings of this rule (`docs/surfaces.md`, rule AGT004), each
+value judged by its safe predicate: `.codex/config.toml`: `sandbox_mode =
+"danger-full-access"`, `approval_policy = "never"`, `network_access = true` under
+`[sandbox_workspace_write]`, and `writable_roots` that leave the repository (`~`, `/`,
+`../x`: the sandbox then lets the agent write there), at the top or in a profile.
+`.gemini/settings.json`: `sandbox` (or `tools.sandbox`) set to false. A file that does
+not parse makes the rule unknown.
 
 ## Why it matters
 Project configuration applies to whoever runs the agent in the repository: these
@@ -17,51 +21,34 @@ user (`~/.codex/config.toml`) and only for trusted work.
 
 from __future__ import annotations
 
-from ztsa.agentfiles import get, json_file, toml_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.model import Nature, Outcome, Severity
-from ztsa.parsing import line_of
 from ztsa.registry import rule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
-CODEX = ".codex/config.toml"
-GEMINI = ".gemini/settings.json"
+    from ztsa.surfacecheck import Hit
+    from ztsa.surfaces import Setting
 
 
-def codex_tables(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    tables = [("", doc)]
-    for name, prof in (doc.get("profiles") or {}).items():
-        if isinstance(prof, dict):
-            tables.append((f"profiles.{name}.", prof))
-    return tables
+def word(s: Setting, hit: Hit, why: str) -> str:
+    from ztsa.surfacecheck import dotted, shown
+
+    if s.id == "gemini-sandbox-off":
+        return "Gemini sandbox is disabled"
+    if s.safe == ("in-repo-path",):
+        return f"{dotted(hit)} is {shown(hit.value)}: {why}"
+    return f"{dotted(hit)} is {shown(hit.value)}"
 
 
 @rule(id="AGT004", slug="codex-gemini-sandbox-weakened", severity=Severity.HIGH,
       title="Codex or Gemini project config weakens the sandbox",
       nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.surfacecheck import older
+
     f = Findings()
-    loaded = f.attempt(toml_file, ctx, CODEX)
-    if loaded is not None:
-        doc, text = loaded
-        for prefix, table in codex_tables(doc):
-            if table.get("sandbox_mode") == "danger-full-access":
-                f.fail(f"{prefix}sandbox_mode is danger-full-access", CODEX,
-                       line_of(text, "danger-full-access"))
-            if table.get("approval_policy") == "never":
-                f.fail(f"{prefix}approval_policy is never", CODEX,
-                       line_of(text, "approval_policy"))
-            if get(table, "sandbox_workspace_write", "network_access") is True:
-                f.fail(f"{prefix}sandbox_workspace_write.network_access is true", CODEX,
-                       line_of(text, "network_access"))
-    loaded_json = f.attempt(json_file, ctx, GEMINI)
-    if loaded_json is not None:
-        gdoc, gtext = loaded_json
-        if get(gdoc, "sandbox") is False or get(gdoc, "tools", "sandbox") is False:
-            f.fail("Gemini sandbox is disabled", GEMINI, line_of(gtext, '"sandbox"'))
+    older(ctx, f, "AGT004", word)
     return f.outcome("Codex and Gemini project config keep their sandboxes",
                      f"{len(f.found)} sandbox-weakening setting(s)")

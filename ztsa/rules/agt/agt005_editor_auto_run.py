@@ -1,15 +1,19 @@
 """Editor auto-approve or auto-run.
 
 ## What it checks
-`.vscode/settings.json` and the `settings` of a top-level `*.code-workspace`: the agent
-auto-approve settings turned on, by their current names (`chat.tools.global.autoApprove`,
+The surface catalogue's settings of this rule (`docs/surfaces.md`, rule AGT005), in
+every folder VS Code may open (a `.vscode/` at any depth, a `*.code-workspace` wherever
+it sits: VS Code obeys the files of the folder it opens). `.vscode/settings.json` and
+the `settings` of a `*.code-workspace`: the agent auto-approve settings turned on, by
+their current names (`chat.tools.global.autoApprove`,
 `chat.tools.terminal.autoApprove`, `chat.tools.terminal.enableAutoApprove`,
 `chat.tools.edits.autoApprove`, `chat.tools.urls.autoApprove`) and their older ones
 (`chat.tools.autoApprove`, `chat.agent.terminal.autoApprove`,
 `chat.agent.terminal.allowList`, `github.copilot.chat.agent.terminal.allowList`): true,
-or a rule set with an entry that approves (`true`, or `{"approve": true}`; entries that
-deny are fine); and `task.allowAutomaticTasks` set to `"on"`. `.vscode/tasks.json`: a
-task with `runOptions.runOn` set to `"folderOpen"`. The files are JSON with comments and
+a list, or a rule set with an entry that approves (`true`, or `{"approve": true}`;
+entries that deny are fine); and `task.allowAutomaticTasks` set to `"on"`.
+`.vscode/tasks.json`: a task with `runOptions.runOn` set to `"folderOpen"` (a
+`.code-workspace`'s own tasks are AGT010's). The files are JSON with comments and
 trailing commas; a file that does not parse makes the rule unknown.
 
 When `.vscode` is a git submodule not checked out, or a symlink out of the workspace,
@@ -26,64 +30,34 @@ Remove these settings from the repository's `.vscode/` files and keep
 
 from __future__ import annotations
 
-from ztsa.agentfiles import get, json_file, out_of_reach, settings
 from ztsa.context import Context
 from ztsa.findings import Findings
-from ztsa.manifests.project import matching
 from ztsa.model import Nature, Outcome, Severity
-from ztsa.parsing import line_of
 from ztsa.registry import rule
 
-SETTINGS = ".vscode/settings.json"
-TASKS = ".vscode/tasks.json"
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ztsa.surfacecheck import Hit
+    from ztsa.surfaces import Setting
 
 
-AUTO_APPROVE = ("chat.tools.global.autoApprove", "chat.tools.autoApprove",
-                "chat.tools.terminal.autoApprove", "chat.tools.terminal.enableAutoApprove",
-                "chat.tools.edits.autoApprove", "chat.tools.urls.autoApprove",
-                "chat.agent.terminal.autoApprove", "chat.agent.terminal.allowList",
-                "github.copilot.chat.agent.terminal.allowList")
-
-
-def _on(value: object) -> bool:
-    """True, a list of allowed patterns, or a rule set with an entry that approves."""
-    if isinstance(value, dict):
-        return any(v is True or (isinstance(v, dict) and v.get("approve") is True)
-                   for v in value.values())
-    return value is True or (isinstance(value, list) and bool(value))
-
-
-def _settings(f: Findings, doc: dict[str, object], text: str, rel: str) -> None:
-    for key in AUTO_APPROVE:
-        if _on(doc.get(key)):
-            f.fail(f"{key} is on", rel, line_of(text, f'"{key}"'))
-    if doc.get("task.allowAutomaticTasks") == "on":
-        f.fail("task.allowAutomaticTasks is on", rel, line_of(text, "task.allowAutomaticTasks"))
+def word(s: Setting, hit: Hit, why: str) -> str:
+    if s.id == "vscode-folder-open-task":
+        task = hit.parents[-2] if len(hit.parents) >= 2 else None
+        label = task.get("label") if isinstance(task, dict) else None
+        return f"task {str(label or 'unnamed')!r} runs when the folder opens"
+    return f"{hit.key} is on"
 
 
 @rule(id="AGT005", slug="editor-auto-run", title="Editor auto-approve or auto-run",
       severity=Severity.MEDIUM,
       nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
+    from ztsa.agentfiles import out_of_reach
+    from ztsa.surfacecheck import older
+
     f = Findings()
-    found = settings(f, ctx, SETTINGS)
-    if found is not None:
-        _settings(f, *found, SETTINGS)
-    for rel in matching(ctx, lambda p: "/" not in p and p.endswith(".code-workspace")):
-        workspace = settings(f, ctx, rel)
-        inner = workspace[0].get("settings") if workspace is not None else None
-        if workspace is not None and isinstance(inner, dict):
-            _settings(f, inner, workspace[1], rel)
-    loaded = f.attempt(json_file, ctx, TASKS)
-    if loaded is not None:
-        raw, text = loaded
-        line = 1
-        for task in get(raw, "tasks") or []:
-            if get(task, "runOptions", "runOn") == "folderOpen":
-                label = str(get(task, "label") or "unnamed")
-                line = line_of(text, "folderOpen", line) or line
-                f.fail(f"task {label!r} runs when the folder opens", TASKS, line)
-                line += 1
+    older(ctx, f, "AGT005", word)
     # a submodule not checked out, or a symlink out: what it will hold is unknown
     out_of_reach(ctx, f, (".vscode",))
     return f.outcome("no editor auto-approve or auto-run setting",

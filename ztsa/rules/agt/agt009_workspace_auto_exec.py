@@ -4,13 +4,17 @@
 Files that make tools run workspace code as soon as the folder is opened or a git
 command runs: a devcontainer (`.devcontainer/devcontainer.json`, `.devcontainer.json`,
 `.devcontainer/*/devcontainer.json`) with an `initializeCommand` (it runs on the host)
-or whose container can take the host (`privileged`, `--privileged`, `--pid=host` or a
-`--cap-add` of SYS_ADMIN or ALL in `runArgs`, those capabilities in `capAdd`, an
-unconfined `securityOpt`, the Docker socket among `mounts` or `runArgs`, and the same in
-the services of the `dockerComposeFile` it names); `.envrc` (direnv); a `.husky/`
-directory that something installs (an install hook or dependency that runs husky, or a
-`core.hooksPath` naming it: a `.husky/` nothing installs runs nothing); an install hook
-of the root `package.json` that installs git hooks
+or whose container can take the host (`privileged`, `--privileged`, `--pid=host`, an
+unconfined `--security-opt` or a `--cap-add` of a host capability in `runArgs`:
+SYS_ADMIN, ALL, SYS_MODULE, DAC_READ_SEARCH, SYS_RAWIO, in any case; those capabilities
+in `capAdd`, an unconfined `securityOpt`, a daemon socket among `mounts` or `runArgs`,
+and the same in the services of the `dockerComposeFile` it names; `seccomp=unconfined`
+alone, which the Go, C++ and Rust templates set for a debugger, is advice): the catalogue's
+`devcontainer-*` settings of this rule; `.envrc` (direnv) at any depth (direnv runs the
+one of whatever directory a shell enters: the catalogue's `direnv-envrc`, test data
+included); a `.husky/` directory that something installs (an install hook or dependency
+that runs husky, or a `core.hooksPath` naming it: a `.husky/` nothing installs runs
+nothing); an install hook of the root `package.json` that installs git hooks
 (`simple-git-hooks`, `lefthook install`, `husky`, `pre-commit install`, `git config
 core.hooksPath`), or a `lefthook` or `simple-git-hooks` dependency with its
 configuration (`lefthook.yml`, a `simple-git-hooks` table), which installs the hooks
@@ -19,14 +23,13 @@ and, in every git repository in the workspace (the top level, nested ones, submo
 `.git/modules/*`, linked worktrees, bare ones): config keys that run a program or send
 git elsewhere (`core.fsmonitor`, `core.hooksPath`, `core.pager`, `include.path`,
 `filter.*` other than the git-lfs filter exactly as `git lfs install` writes it,
-`credential.helper`, and the rest of `ztsa.gitlayout.RUNS_CODE`), executable
-hooks other than `*.sample` and git-lfs's own (in `hooks/` and in the directory
-`core.hooksPath` names;
-for an installed pre-commit hook, also each local hook of `.pre-commit-config.yaml`, the
-command it runs on every commit), a `commondir` that is not the repository's own, a
-`.git` file that leads outside the workspace or into its files rather than a git
-directory. Files `ztsa exec` moved aside after a run (`.ztsa-quarantine/`) are named,
-as advice: they are inert there.
+`credential.helper`, and the rest of `ztsa.gitlayout.RUNS_CODE`), executable hooks other
+than `*.sample` and git-lfs's own (in `hooks/` and in the directory `core.hooksPath`
+names; for an installed pre-commit hook, also each local hook of
+`.pre-commit-config.yaml`, the command it runs on every commit), a `commondir` that is
+not the repository's own, a `.git` file that leads outside the workspace or into its
+files rather than a git directory. Files `ztsa exec` moved aside after a run
+(`.ztsa-quarantine/`) are named, as advice: they are inert there.
 
 ## Why it matters
 These run before any sandbox exists: an IDE opening the folder, direnv entering it,
@@ -48,7 +51,6 @@ import re
 import stat
 
 from ztsa import gitlayout
-from ztsa.agentfiles import get, json_file
 from ztsa.context import Context
 from ztsa.findings import Findings
 from ztsa.follow import judge
@@ -57,15 +59,27 @@ from ztsa.model import Nature, Outcome, Severity
 from ztsa.parsing import ParseError, line_of, parse_git_config
 from ztsa.registry import rule
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ztsa.surfacecheck import Hit
+    from ztsa.surfaces import Setting
+
 
 @rule(id="AGT009", slug="workspace-auto-exec", title="Workspace auto-exec before any sandbox",
       severity=Severity.HIGH,
       nature=Nature.ATTACK, actions="W/W/B")
 def check(ctx: Context) -> Outcome:
     f = Findings()
-    _devcontainers(ctx, f)
-    if ctx.ws_exists(".envrc"):
-        _envrc(ctx, f)
+    from ztsa.surfacecheck import files_of, older, settings_of
+
+    # devcontainers, and the Compose files they name; .envrc below
+    older(ctx, f, "AGT009", word, skip=("direnv-envrc",))
+    nix: list[str] = []
+    for s in settings_of("AGT009"):
+        if s.id == "direnv-envrc":  # at any depth: direnv runs the one of each directory
+            nix += [rel for rel, _advisory in files_of(ctx, s, f) if _envrc(ctx, f, rel)]
+    if nix:  # the dev shells `use flake` / `use nix` enter, judged once
+        _shell_hooks(ctx, f, nix[0])
     hooks_path = _repositories(ctx, f)
     installers = _hook_installers(ctx, f)
     # .husky/ runs only once something points git at it: an install hook or dependency
@@ -79,81 +93,24 @@ def check(ctx: Context) -> Outcome:
                      f"{len(f.found)} auto-exec item(s)")
 
 
-DOCKER_SOCKET = LazyRe(r"(docker|podman|containerd)\.sock\b")
-# capabilities that reach past the container (SYS_PTRACE, common for debuggers, does not)
-HOST_CAPS = {"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL", "SYS_MODULE", "CAP_SYS_MODULE"}
+def word(s: Setting, hit: Hit, why: str) -> str:
+    """A devcontainer setting's finding: what runs on the host, or how its container (or
+    a service of its Compose file) can take the host."""
+    if s.id == "devcontainer-initialize-command":
+        return "initializeCommand runs on the host"
+    what = {"devcontainer-privileged": "privileged is true",
+            "devcontainer-daemon-socket": "the Docker socket is mounted into it"}.get(s.id)
+    if what is None:
+        what = why if s.id == "devcontainer-run-args" else f"{hit.key} holds {hit.value}"
+    from ztsa.surfacecheck import Advice
 
-
-def _takes_host(config: dict[str, object]) -> list[str]:
-    """What in a devcontainer config (or a compose service) gives the container the host."""
-    out = []
-    if config.get("privileged") is True:
-        out.append("privileged is true")
-    args = config.get("runArgs")
-    flat = " ".join(str(a) for a in args) if isinstance(args, list) else ""
-    if re.search(r"--privileged\b", flat):
-        out.append("runArgs hold --privileged")
-    if re.search(r"--pid[= ]host\b", flat):
-        out.append("runArgs hold --pid=host")
-    for cap in re.findall(r"--cap-add[= ](\S+)", flat):
-        if cap.upper() in HOST_CAPS:
-            out.append(f"runArgs add the capability {cap}")
-    caps = config.get("capAdd") or config.get("cap_add")
-    for cap in caps if isinstance(caps, list) else []:
-        if str(cap).upper() in HOST_CAPS:
-            out.append(f"capAdd holds {cap}")
-    opts = config.get("securityOpt") or config.get("security_opt")
-    for opt in opts if isinstance(opts, list) else []:
-        if "unconfined" in str(opt):
-            out.append(f"securityOpt holds {opt}")
-    mounts: list[object] = []
-    for key in ("mounts", "volumes"):
-        value = config.get(key)
-        mounts += value if isinstance(value, list) else []
-    if DOCKER_SOCKET.search(flat) or any(DOCKER_SOCKET.search(json.dumps(m)) for m in mounts):
-        out.append("the Docker socket is mounted into it")
-    return out
-
-
-def _devcontainers(ctx: Context, f: Findings) -> None:
-    from ztsa.manifests.project import matching
-
-    configs = [".devcontainer.json", ".devcontainer/devcontainer.json", *sorted(
-        matching(ctx, lambda p: p.startswith(".devcontainer/") and p.count("/") == 2
-                 and p.endswith("/devcontainer.json")))]
-    for dc in dict.fromkeys(configs):
-        loaded = f.attempt(json_file, ctx, dc)
-        if loaded is None:
-            continue
-        doc, text = loaded
-        if not isinstance(doc, dict):
-            continue
-        if get(doc, "initializeCommand"):
-            f.fail("initializeCommand runs on the host", dc, line_of(text, "initializeCommand"))
-        for what in _takes_host(doc):
-            f.fail(f"its container can take the host: {what}", dc,
-                   line_of(text, what.split()[0]))
-        compose = doc.get("dockerComposeFile")
-        for name in [compose] if isinstance(compose, str) else compose or []:
-            rel = os.path.normpath(os.path.join(os.path.dirname(dc), str(name)))
-            if rel.startswith(".."):
-                continue
-            _compose(ctx, f, rel)
-
-
-def _compose(ctx: Context, f: Findings, rel: str) -> None:
-    from ztsa.manifests.common import load_yaml
-
-    text = f.attempt(ctx.ws_text, rel, 1 << 20)
-    if text is None:
-        return
-    doc = f.attempt(load_yaml, text, rel)
-    services = doc.get("services") if isinstance(doc, dict) else None
-    for name, service in services.items() if isinstance(services, dict) else ():
-        if isinstance(service, dict):
-            for what in _takes_host(service):
-                f.fail(f"service {name!r} can take the host: {what}", rel,
-                       line_of(text, f"{name}:"))
+    if isinstance(why, Advice):  # seccomp=unconfined: weaker, not the host
+        where = f"service {hit.path.split('/')[1]!r}" if hit.path.startswith("services/") \
+            else "its container"
+        return f"{where} is less confined: {why}"
+    if hit.path.startswith("services/"):
+        return f"service {hit.path.split('/')[1]!r} can take the host: {what}"
+    return f"its container can take the host: {what}"
 
 
 HOOK_INSTALLERS = LazyRe(r"\b(simple-git-hooks|lefthook\s+install|husky(?:\s+install)?|"
@@ -391,20 +348,22 @@ PATH_ADD = LazyRe(r"^\s*(?:PATH_add|path_add\s+PATH)\s+(.+)$|"
 USE_NIX = LazyRe(r"^\s*use\s+(flake|nix)\b([^|;&#\n]*)")
 
 
-def _envrc(ctx: Context, f: Findings) -> None:
+def _envrc(ctx: Context, f: Findings, rel: str) -> bool:
     """`.envrc` runs in the person's shell, outside any sandbox, whenever direnv enters
-    the folder (once they have allowed it): judged by what it runs, as a git hook is.
-    Its lines, the repository files it sources or runs, and, for `use flake` / `use nix`,
-    the dev shell's `shellHook`s (Nix files of the repository) fail on a download run,
-    a fetched string run as code, a download tool, a write to a shell start-up file or a
-    credential read; a flake from elsewhere (`use flake github:o/r`) runs that project's
-    shellHook; `PATH_add DIR` puts a directory of the workspace first on the PATH, so
-    what the agent writes there runs later as the person's commands. The rest (`use
-    flake` of a dev shell that only sets variables, `dotenv`, `watch_file`) is advice."""
-    text = f.attempt(ctx.ws_text, ".envrc", 1 << 20)
+    its folder (once they have allowed it), at whatever depth: judged by what it runs, as
+    a git hook is, its names relative to its own folder. Its lines, the repository files
+    it sources or runs, and, for `use flake` / `use nix`, the dev shell's `shellHook`s
+    (Nix files of the repository) fail on a download run, a fetched string run as code,
+    a download tool, a write to a shell start-up file or a credential read; a flake from
+    elsewhere (`use flake github:o/r`) runs that project's shellHook; `PATH_add DIR` puts
+    a directory of the workspace first on the PATH, so what the agent writes there runs
+    later as the person's commands. The rest (`use flake` of a dev shell that only sets
+    variables, `dotenv`, `watch_file`) is advice. True when it enters a Nix dev shell."""
+    text = f.attempt(ctx.ws_text, rel, 1 << 20)
     if text is None:
-        return
-    judge(ctx, f, ".envrc (run when direnv enters the folder)", "sh .envrc", "", ".envrc",
+        return False
+    cwd, name = posixpath.split(rel)
+    judge(ctx, f, f"{rel} (run when direnv enters the folder)", f"sh {name}", cwd, rel,
           None)
     nix = False
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -413,17 +372,16 @@ def _envrc(ctx: Context, f: Findings) -> None:
         if m:
             d = (m.group(1) or m.group(2) or "").strip().strip("\"'")
             if d and not d.startswith(("/", "~", "$HOME")):
-                f.fail(f".envrc puts the workspace's {d!r} first on PATH: what is written "
-                       "there runs later as the person's own commands", ".envrc", lineno)
+                f.fail(f"{rel} puts the workspace's {d!r} first on PATH: what is written "
+                       "there runs later as the person's own commands", rel, lineno)
         for use in USE_NIX.finditer(line):
             nix = True
             ref = use.group(2).strip().split()[0] if use.group(2).strip() else ""
             if ref and not ref.startswith((".", "/")) and ":" in ref:
-                f.fail(f".envrc uses the flake {ref!r} from outside the repository: its "
+                f.fail(f"{rel} uses the flake {ref!r} from outside the repository: its "
                        "dev shell's shellHook runs when direnv enters the folder",
-                       ".envrc", lineno)
-    if nix:
-        _shell_hooks(ctx, f)
+                       rel, lineno)
+    return nix
 
 
 # a Nix `shellHook = '' … '';` (an indented string, `''` escaped as `'''`) or "…"
@@ -431,7 +389,7 @@ NIX_HOOK = LazyRe(r"\bshellHook\s*=\s*(?:''((?:[^']|'(?!')|''')*)''|\"((?:[^\"\\
 MAX_NIX_FILES = 64
 
 
-def _shell_hooks(ctx: Context, f: Findings) -> None:
+def _shell_hooks(ctx: Context, f: Findings, envrc: str) -> None:
     """Each `shellHook` of the repository's Nix files, judged as the commands it is: the
     dev shell `use flake` or `use nix` enters runs it."""
     from ztsa.manifests.project import matching
@@ -440,7 +398,7 @@ def _shell_hooks(ctx: Context, f: Findings) -> None:
              if not rel.startswith("node_modules/")]
     if len(files) > MAX_NIX_FILES:
         f.error(f"{len(files)} Nix files: more than {MAX_NIX_FILES} to read for the dev "
-                "shell's shellHook", ".envrc")
+                "shell's shellHook", envrc)
         return
     for rel in files:
         text = f.attempt(ctx.ws_text, rel, 1 << 20)

@@ -25,7 +25,10 @@ from ztsa.lazy import LazyRe
 from ztsa.model import Evidence, Nature, Outcome, Severity
 from ztsa.registry import rule
 
-HOST_IFACES = LazyRe(r"^(docker\d+|veth\w*|br-[0-9a-f]+|virbr\d+|cni\d+|podman\d+|lxcbr\d+)$")
+# bridges and veth ends of container runtimes: Docker, podman (netavark's podman0,
+# CNI's cni-podman0), CNI's cni0, libvirt, LXC
+HOST_IFACES = LazyRe(
+    r"^(docker\d+|veth\w*|br-[0-9a-f]+|virbr\d+|cni\d+|cni-\w+|podman\d+|lxcbr\d+)$")
 
 
 def _real_uid(status: dict[str, str] | None) -> int | None:
