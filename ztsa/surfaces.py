@@ -231,6 +231,69 @@ def installed(rel: str) -> bool:
     return any(part in INSTALLED for part in rel.split("/")[:-1])
 
 
+def spec_matches(rel: str, spec: str) -> bool:
+    """Does the workspace-relative path rel match a file spec of SETTINGS: `**/REST` at
+    the top or below any directory (REST's `*` within a name for the last part, as the
+    gate's listing reads it, and across `/` before it, as fnmatch does), else a glob
+    from the top. The one reading of a spec, for the gate (ztsa.surfacecheck) and for
+    `ztsa exec` (later)."""
+    import fnmatch
+
+    if spec.startswith("**/"):
+        rest = spec[3:]
+        return fnmatch.fnmatchcase(rel, rest) or fnmatch.fnmatchcase(rel, "*/" + rest)
+    return fnmatch.fnmatchcase(rel, spec)
+
+
+def acts_outside(s: Setting) -> bool:
+    """Does a setting act outside `ztsa exec`'s confinement, later (an agent, an editor,
+    a shell environment manager, a devcontainer's host side, a container engine)?"""
+    return s.runs.startswith("outside")
+
+
+_LATER: list[tuple[str, ...]] = []
+
+
+def later_specs() -> tuple[str, ...]:
+    """What `ztsa exec` keeps at any depth, as path suffixes (`*` only in the last
+    part): ANYWHERE's names, and the REST of every `**/REST` file spec of a setting that
+    acts outside the confinement later (VS Code's `.vscode/tasks.json`, mise's
+    `.config/mise/config.toml`, `*.code-workspace`, direnv's `.envrc`). Those acting
+    inside it (a nested `.npmrc`, SUP008's) are judged by the gate."""
+    if not _LATER:
+        specs = [s.path for s in ANYWHERE]
+        specs += [f[3:] for s in SETTINGS if acts_outside(s)
+                  for f in s.files if f.startswith("**/")]
+        _LATER.append(tuple(dict.fromkeys(specs)))
+    return _LATER[0]
+
+
+def under_root(rel: str) -> bool:
+    """Is rel a path of ROOT, beneath one, or a directory on the way to one (kept by the
+    read-only layer at the top, or judged with the top's files after the run)?"""
+    return any(rel == r or rel.startswith(r + "/") or r.startswith(rel + "/")
+               for r in root_paths())
+
+
+def later(rel: str, link: bool = False) -> bool:
+    """Is the workspace-relative rel a file a tool obeys later where it sits (one of
+    later_specs at the top or at any depth), outside an installed package? link: rel is
+    a symbolic link; then also when it stands for a directory of such a path (a nested
+    `.vscode` or `.config/mise` that is a link leads the tool to the files of the link's
+    choosing)."""
+    if installed(rel):
+        return False
+    for spec in later_specs():
+        if spec_matches(rel, "**/" + spec):
+            return True
+        if link:
+            parts = spec.split("/")
+            if any(spec_matches(rel, "**/" + "/".join(parts[:k]))
+                   for k in range(1, len(parts))):
+                return True
+    return False
+
+
 # the devcontainer configurations: a file of the workspace's top, one in .devcontainer/,
 # and one per folder of .devcontainer/ (the editor offers each)
 DEVCONTAINERS = (".devcontainer.json", ".devcontainer/devcontainer.json")

@@ -191,13 +191,17 @@ def _policy_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
 
 
 def _policy_text(path: str) -> bytes | str:
-    """A policy file's bytes, or what it is instead ("absent", "a link", "not a file")."""
+    """A policy file's bytes, or what it is instead ("absent", "a link to TARGET", "not a
+    file"): a link the run pointed elsewhere is a change."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return "absent"
     except OSError as exc:
-        return "a link" if os.path.islink(path) else f"unreadable: {exc.strerror}"
+        try:
+            return f"a link to {os.readlink(path)!r}"
+        except OSError:
+            return f"unreadable: {exc.strerror}"
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return "not a file"
