@@ -5,12 +5,17 @@ Each entry names the path (workspace-relative; a directory covers all it holds),
 tool that reads it, when it acts, and what it does. Two kinds:
 - at the top of the workspace (ROOT): protected read-only while the tree runs, and
   refused when absent (ztsa.sandbox.protect);
-- wherever it sits (ANYWHERE, a file name): a tool obeys it in any directory it works
-  in (an agent in a subdirectory loads that directory's CLAUDE.md; direnv runs the
-  `.envrc` of the directory a shell enters). The walk of every run finds them
-  (native/gitwalk.c, 'I' records): those that exist are protected like the top-level
+- wherever it sits (later_specs: ANYWHERE's names, and every `**/` file spec of a
+  setting below that acts outside the confinement later, a path suffix such as
+  `.vscode/tasks.json`, `.config/mise/config.toml` or `*.code-workspace`): a tool obeys
+  it in any directory it works in (an agent in a subdirectory loads that directory's
+  CLAUDE.md; direnv runs the `.envrc` of the directory a shell enters; VS Code runs the
+  folder-open tasks of whatever folder it opens). The walk of every run finds them
+  (native/gitwalk.c, 'I' records, narrowed by `later`, the same reading of a spec as
+  the gate's, spec_matches), and a link standing for one of their directories (a
+  nested `.vscode` that is a link): those that exist are protected like the top-level
   ones, and one the run made, changed or removed is moved aside after it, its old text
-  put back (ztsa.sandbox.gitguard).
+  (or a link's old target) put back (ztsa.sandbox.gitguard).
 Files that a surface names by path (a devcontainer's Compose files and the script its
 `initializeCommand` runs) are protected too (named_by).
 
@@ -108,7 +113,8 @@ ROOT = (
     Surface(".ztsa-quarantine", "ztsa", "next run", "what ztsa moved aside"),
 )
 
-# files a tool obeys in whichever directory it works in
+# files a tool obeys in whichever directory it works in (the agents' instructions; the
+# gate's scope reads these names); later_specs adds the settings' `**/` files
 ANYWHERE = (
     Surface("CLAUDE.md", "Claude Code", "working in that directory", "instructions"),
     Surface("CLAUDE.local.md", "Claude Code", "working in that directory", "instructions"),
@@ -268,6 +274,19 @@ def later_specs() -> tuple[str, ...]:
     return _LATER[0]
 
 
+def _later_rows() -> dict[str, tuple[str, str, str]]:
+    """later_specs with the tool, when and what of the entry or settings naming each."""
+    rows = {s.path: (s.tool, s.acts, s.effect) for s in ANYWHERE}
+    fixed = set(rows)
+    for s in SETTINGS:
+        for f in s.files:
+            spec = f[3:]
+            if (f.startswith("**/") and acts_outside(s) and spec not in fixed
+                    and (spec not in rows or s.effect == RUNS != rows[spec][2])):
+                rows[spec] = (s.tool, s.acts, s.effect)  # what runs code first
+    return rows
+
+
 def under_root(rel: str) -> bool:
     """Is rel a path of ROOT, beneath one, or a directory on the way to one (kept by the
     read-only layer at the top, or judged with the top's files after the run)?"""
@@ -365,15 +384,19 @@ def render_surfaces() -> str:
            "of \"Wherever they sit\" is too where it exists when the run starts, and one",
            "the run makes, changes or",
            "removes anywhere (but inside " + ", ".join(f"`{d}/`" for d in INSTALLED) + ")",
-           "is moved aside after it, its old text put back. The files a devcontainer",
+           "is moved aside after it, its old text put back; so is a link standing for one",
+           "of its directories (a nested `.vscode` that is a link). The files a devcontainer",
            "configuration names (its Compose files, its Dockerfile, the files its",
            "`initializeCommand` names) are read-only as well.", "",
            "## At the top of the workspace", "",
            "| path | tool | acts | effect |", "|---|---|---|---|"]
     out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ROOT]
-    out += ["", "## Wherever they sit", "", "| name | tool | acts | effect |",
-            "|---|---|---|---|"]
-    out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ANYWHERE]
+    out += ["", "## Wherever they sit", "",
+            "A path suffix, at the top and at any depth: the agents' instruction files, and",
+            "every `**/` file of a setting below that acts outside the confinement later.", "",
+            "| path | tool | acts | effect |", "|---|---|---|---|"]
+    out += [f"| `{spec}` | {tool} | {acts} | {effect} |"
+            for spec, (tool, acts, effect) in _later_rows().items()]
     out += ["", "## Instruction files", "",
             "Anywhere in the workspace (a path ending in `/`: every file below it); AGT006",
             "judges their text, hidden and unrendered text included.", "",

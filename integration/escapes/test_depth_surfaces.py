@@ -13,7 +13,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import tomllib
 from pathlib import Path
 
 RUN_MODES = ("root", "user", "nouserns")
@@ -75,11 +74,8 @@ def obeys_the_tree(folder: Path) -> list[str]:
     """The sources in FOLDER that would run the tree's code or follow its words."""
     bad = []
     for rel, text in what_tools_obey(folder).items():
-        if rel in MISE_FILES:
-            try:
-                hit = "hooks" in tomllib.loads(text)
-            except tomllib.TOMLDecodeError:
-                hit = False
+        if rel in MISE_FILES:  # mise's [hooks] table (tomllib is Python 3.11's)
+            hit = any(line.strip().startswith("[hooks") for line in text.splitlines())
         elif rel.endswith((".json", ".code-workspace")):
             hit = any(k in text for k in ("folderOpen", "allowAutomaticTasks", "curl",
                                           "evil.sh"))
