@@ -247,6 +247,8 @@ def spec_matches(rel: str, spec: str) -> bool:
 
     if spec.startswith("**/"):
         rest = spec[3:]
+        if not any(c in rest for c in "*?["):  # a literal suffix (what fnmatch would say)
+            return rel == rest or rel.endswith("/" + rest)
         return fnmatch.fnmatchcase(rel, rest) or fnmatch.fnmatchcase(rel, "*/" + rest)
     return fnmatch.fnmatchcase(rel, spec)
 
@@ -290,8 +292,16 @@ def _later_rows() -> dict[str, tuple[str, str, str]]:
 def under_root(rel: str) -> bool:
     """Is rel a path of ROOT, beneath one, or a directory on the way to one (kept by the
     read-only layer at the top, or judged with the top's files after the run)?"""
-    return any(rel == r or rel.startswith(r + "/") or r.startswith(rel + "/")
-               for r in root_paths())
+    if not _ROOT_INDEX:
+        paths = set(root_paths())
+        ways = {"/".join(r.split("/")[:k]) for r in paths for k in range(1, r.count("/") + 1)}
+        _ROOT_INDEX.append((paths, ways))
+    paths, ways = _ROOT_INDEX[0]
+    parts = rel.split("/")
+    return rel in ways or any("/".join(parts[:k]) in paths for k in range(1, len(parts) + 1))
+
+
+_ROOT_INDEX: list[tuple[set[str], set[str]]] = []
 
 
 def later(rel: str, link: bool = False) -> bool:
@@ -302,15 +312,36 @@ def later(rel: str, link: bool = False) -> bool:
     choosing)."""
     if installed(rel):
         return False
-    for spec in later_specs():
-        if spec_matches(rel, "**/" + spec):
-            return True
-        if link:
+    by_name, patterns, dirs = _later_index()
+    name = rel.rpartition("/")[2]
+    wanted = [*by_name.get(name, ()), *(p for p in patterns
+                                        if _name_matches(name, p.rpartition("/")[2]))]
+    if link:
+        wanted += dirs.get(name, ())
+    return any(spec_matches(rel, "**/" + spec) for spec in wanted)
+
+
+_LATER_INDEX: list[tuple[dict[str, list[str]], list[str], dict[str, list[str]]]] = []
+
+
+def _later_index() -> tuple[dict[str, list[str]], list[str], dict[str, list[str]]]:
+    """later_specs by their last part (a name), those whose last part is a pattern, and
+    each directory part of one with the parts before it, by its name: the specs a path
+    of that name can match at all (`later` then reads each with spec_matches)."""
+    if not _LATER_INDEX:
+        by_name: dict[str, list[str]] = {}
+        patterns: list[str] = []
+        dirs: dict[str, list[str]] = {}
+        for spec in later_specs():
             parts = spec.split("/")
-            if any(spec_matches(rel, "**/" + "/".join(parts[:k]))
-                   for k in range(1, len(parts))):
-                return True
-    return False
+            if any(c in parts[-1] for c in "*?["):
+                patterns.append(spec)
+            else:
+                by_name.setdefault(parts[-1], []).append(spec)
+            for k in range(1, len(parts)):
+                dirs.setdefault(parts[k - 1], []).append("/".join(parts[:k]))
+        _LATER_INDEX.append((by_name, patterns, dirs))
+    return _LATER_INDEX[0]
 
 
 # the devcontainer configurations: a file of the workspace's top, one in .devcontainer/,

@@ -51,6 +51,18 @@ def test_one_reading_of_a_spec():
     assert not later("packages/app/.git", link=True)
 
 
+def test_under_root_is_a_path_of_root_beneath_one_or_on_the_way():
+    def plain(rel: str) -> bool:
+        return any(rel == r or rel.startswith(r + "/") or r.startswith(rel + "/")
+                   for r in surfaces.root_paths())
+
+    for rel in (".vscode", ".vscode/tasks.json", ".github", ".github/x",
+                ".github/instructions/a", ".config", ".config/mise/config.toml",
+                ".config/other", "mise", "mise/config.toml", "mise/x", "a/.vscode/tasks.json",
+                "CLAUDE.md", "a/CLAUDE.md", "x.code-workspace", ".claude/settings.json", "a"):
+        assert surfaces.under_root(rel) == plain(rel), rel
+
+
 def _tree(ws: Path) -> None:
     files = [".code-workspace", "top.code-workspace", ".vscode/tasks.json", "CLAUDE.md",
              "a/.vscode/tasks.json", "a/.vscode/settings.json", "a/.vscode/mcp.json",
