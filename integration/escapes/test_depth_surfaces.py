@@ -121,7 +121,8 @@ def quarantined(events: list[dict], stderr: str) -> set[str]:
 
 def test_new_surfaces_at_any_depth_in_a_new_folder(run):
     """The tree makes `packages/app/` (and a deeper `packages/lib/src/`) and writes every
-    at-depth surface there, then makes the folders read-only to keep them: all moved
+    at-depth surface there, then makes the folders read-only (or unlistable) to keep
+    them: all moved
     aside after the run, each a `quarantine` event, exit 0 (all were taken away); an
     installed package's own `.vscode/` is left to the gate."""
     ws = run.workspace
@@ -131,7 +132,8 @@ def test_new_surfaces_at_any_depth_in_a_new_folder(run):
                 _write("node_modules/dep/.vscode/tasks.json", TASK),
                 "os.chmod('packages/app/.vscode', 0o555)",
                 "os.chmod('packages/app/.config/mise', 0o500)",
-                "os.chmod('packages/lib/src', 0o555)"]
+                "os.chmod('packages/lib/src', 0o555)",
+                "os.chmod('packages/lib', 0o311)"]  # not even listable
     proc, events = run(run.python, "-c", _script(actions))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert all(line.endswith(" ok") for line in proc.stdout.split("\n") if line), proc.stdout
