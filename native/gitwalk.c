@@ -7,9 +7,13 @@
    ztsa_free: 'D' a directory that is a git directory (HEAD beside objects or
    commondir, or any directory named .git), 'F' a `.git` entry that is not a directory,
    'T' a `.ztsa.toml` or `pyproject.toml` that is not a directory (a policy of ztsa's
-   for a workspace there), 'I' an entry that is not a directory whose name is one of
-   the caller's NAMES (files a tool obeys wherever they sit: an agent's instruction
-   files, `.envrc`; ztsa/surfaces.py), 'P' a directory the walk may not list (EACCES
+   for a workspace there), 'I' an entry that is not a directory whose path ends with one
+   of the caller's NAMES, path suffixes (files a tool obeys wherever they sit: an
+   agent's instruction files, `.envrc`, `.vscode/tasks.json`, `.config/mise/config.toml`;
+   `*` and the other fnmatch characters only in a suffix's last part, `*.code-workspace`;
+   ztsa.surfaces.later_specs), or a symbolic link named as a directory of such a
+   suffix, with the parts before it (`.vscode`, `.config/mise`: the tool reads the
+   link's target); a superset, which the caller narrows, 'P' a directory the walk may not list (EACCES
    or EPERM; the caller decides); and for the bytecode audit (ztsa/sandbox/bytecode.py),
    which so needs no walk of its own: 'Y' an entry of a cache that a language's runtime
    loads instead of the source beside it, judged by the source's mtime and size alone
@@ -25,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -100,17 +105,76 @@ static int bootsnap_dir(const char *path, size_t plen) {
     return plen >= 9 && memcmp(path + plen - 9, "/bootsnap", 9) == 0;
 }
 
-/* List one directory (fd): records for it and its `.git` entries, and its
-   subdirectories appended to the stack (paths, NUL-separated, in *stack). */
-static int named(const char *names, const char *name) {
-    for (const char *n = names; n && *n; n += strlen(n) + 1)
-        if (strcmp(n, name) == 0)
-            return 1;
+/* One of the caller's NAMES: a path suffix, its last part a name, `*SUFFIX` or an
+   fnmatch pattern. */
+struct suffix {
+    const char *s; /* NUL-terminated: its last part too */
+    size_t len, last; /* the last part's offset (0: a name alone) */
+    int kind; /* 0 a name, 1 `*` then a literal end, 2 another pattern */
+};
+
+struct suffixes {
+    struct suffix *v;
+    size_t n;
+};
+
+static int parse_suffixes(const char *names, struct suffixes *out) {
+    size_t n = 0;
+    for (const char *p = names; p && *p; p += strlen(p) + 1)
+        n++;
+    out->n = 0;
+    out->v = n ? calloc(n, sizeof *out->v) : NULL;
+    if (n && !out->v)
+        return -ENOMEM;
+    for (const char *p = names; p && *p; p += strlen(p) + 1) {
+        struct suffix *x = &out->v[out->n++];
+        x->s = p;
+        x->len = strlen(p);
+        const char *slash = strrchr(p, '/');
+        x->last = slash ? (size_t)(slash - p) + 1 : 0;
+        const char *end = p + x->last;
+        x->kind = !strpbrk(end, "*?[\\") ? 0 : end[0] == '*' && !strpbrk(end + 1, "*?[\\") ? 1 : 2;
+    }
     return 0;
 }
 
-static int list_one(int fd, const char *path, size_t plen, const char *names, struct buf *out,
-                    struct buf *stack) {
+/* Does the directory PATH end with `/` and the first DLEN bytes of D? */
+static int dir_ends(const char *path, size_t plen, const char *d, size_t dlen) {
+    return dlen == 0 ||
+           (plen > dlen && path[plen - dlen - 1] == '/' && memcmp(path + plen - dlen, d, dlen) == 0);
+}
+
+/* Is NAME in the directory PATH one of the suffixes (the whole), or, for a symbolic link
+   (LINK), a directory part of one with the parts before it? */
+static int later(const struct suffixes *sx, const char *path, size_t plen, const char *name,
+                 size_t nlen, int link) {
+    for (size_t i = 0; i < sx->n; i++) {
+        const struct suffix *x = &sx->v[i];
+        const char *end = x->s + x->last;
+        size_t elen = x->len - x->last;
+        int hit = x->kind == 0   ? elen == nlen && memcmp(end, name, nlen) == 0
+                  : x->kind == 1 ? nlen >= elen - 1 &&
+                                       memcmp(name + nlen - (elen - 1), end + 1, elen - 1) == 0
+                                 : fnmatch(end, name, 0) == 0;
+        if (hit && dir_ends(path, plen, x->s, x->last ? x->last - 1 : 0))
+            return 1;
+        for (size_t a = 0; link && a < x->last;) { /* each directory part, from a */
+            size_t b = a;
+            while (x->s[b] != '/')
+                b++;
+            if (b - a == nlen && memcmp(x->s + a, name, nlen) == 0 &&
+                dir_ends(path, plen, x->s, a ? a - 1 : 0))
+                return 1;
+            a = b + 1;
+        }
+    }
+    return 0;
+}
+
+/* List one directory (fd): records for it and its `.git` entries, and its
+   subdirectories appended to the stack (paths, NUL-separated, in *stack). */
+static int list_one(int fd, const char *path, size_t plen, const struct suffixes *names,
+                    struct buf *out, struct buf *stack) {
     char dents[1 << 15];
     int head = 0, objects = 0;
     int cache = in_cache(path, plen), bootsnap = bootsnap_dir(path, plen);
@@ -133,6 +197,7 @@ static int list_one(int fd, const char *path, size_t plen, const char *names, st
                 struct stat st;
                 type = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN
                        : S_ISDIR(st.st_mode)                          ? DT_DIR
+                       : S_ISLNK(st.st_mode)                          ? DT_LNK
                                                                       : DT_REG;
             }
             size_t nlen = strlen(name), at = plen == 1 && path[0] == '/' ? 1 : plen + 1;
@@ -147,7 +212,7 @@ static int list_one(int fd, const char *path, size_t plen, const char *names, st
             else if (type != DT_DIR &&
                      (strcmp(name, ".ztsa.toml") == 0 || strcmp(name, "pyproject.toml") == 0))
                 put(out, 'T', full, at + nlen);
-            else if (type != DT_DIR && named(names, name))
+            else if (type != DT_DIR && later(names, path, plen, name, nlen, type == DT_LNK))
                 put(out, 'I', full, at + nlen);
             else if (type != DT_DIR &&
                      (cache || cache_name(name, nlen) ||
@@ -179,9 +244,8 @@ static int open_beneath(int rootfd, const char *rel) {
     return fd;
 }
 
-long ztsa_git_walk(const char *root, const char *names, char **records) {
+static long walk(const char *root, const struct suffixes *names, char **records) {
     struct buf out = {0}, stack = {0};
-    *records = NULL;
     size_t rlen = strlen(root);
     while (rlen > 1 && root[rlen - 1] == '/')
         rlen--;
@@ -227,6 +291,16 @@ long ztsa_git_walk(const char *root, const char *names, char **records) {
     }
     *records = out.p;
     return (long)out.len;
+}
+
+long ztsa_git_walk(const char *root, const char *names, char **records) {
+    *records = NULL;
+    struct suffixes sx;
+    if (parse_suffixes(names, &sx) < 0)
+        return -ENOMEM;
+    long got = walk(root, &sx, records);
+    free(sx.v);
+    return got;
 }
 
 void ztsa_free(void *p) {

@@ -67,7 +67,9 @@ class Layout(NamedTuple):
     policies: list[str]  # every .ztsa.toml and pyproject.toml: ztsa's own policy
     # for a workspace there (ztsa.tiers), which a later run may be started in
     instructions: list[str]  # every file a tool obeys wherever it sits (an agent's
-    # CLAUDE.md, AGENTS.md, .envrc: ztsa.surfaces.ANYWHERE), at any depth
+    # CLAUDE.md, AGENTS.md, .envrc, .vscode/tasks.json, .config/mise/config.toml:
+    # ztsa.surfaces.later), at any depth, but in installed packages, and each link that
+    # stands for a directory of such a path (a nested `.vscode` that is a link)
     # found by the same walk for the bytecode audit (ztsa.sandbox.bytecode): every entry
     # of a bytecode cache (a `__pycache__` directory's, bootsnap's) and every pyvenv.cfg
     caches: tuple[str, ...] = ()
@@ -79,6 +81,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
     directories too (a repository planted in .git/objects is one git finds through a
     redirect). retry(d): make a directory the walk cannot list listable (True: try
     again). The walk itself is native/gitwalk.c: it visits every directory."""
+    from ztsa.surfaces import later
+
     gitdirs: list[str] = []
     gitfiles: list[str] = []
     policies: list[str] = []
@@ -96,7 +100,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
             elif kind == "T":
                 policies.append(path)
             elif kind == "I":
-                instructions.append(path)
+                if later(os.path.relpath(path, root), link=True):
+                    instructions.append(path)
             elif kind == "Y":
                 caches.append(path)
             elif kind == "V":
@@ -150,10 +155,10 @@ def _managed_configs(gitdir: str, hook_dirs: list[str]) -> list[str]:
 def _walk(root: str) -> list[tuple[str, str]]:
     """(kind, path) records of native/gitwalk.c below root."""
     from ztsa._native import ffi, lib
-    from ztsa.surfaces import anywhere_names
+    from ztsa.surfaces import later_specs
 
     out = ffi.new("char **")
-    names = b"".join(os.fsencode(n) + b"\0" for n in anywhere_names()) + b"\0"
+    names = b"".join(os.fsencode(n) + b"\0" for n in later_specs()) + b"\0"
     n = lib.ztsa_git_walk(os.fsencode(root), names, out)
     if n < 0:
         raise OSError(-n, os.strerror(-n), root)

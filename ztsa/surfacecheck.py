@@ -1360,7 +1360,7 @@ def _anywhere(ctx: Context, rest: str, f: Findings) -> list[str]:
     a tool that obeys the file in whatever directory it is opened or entered in (mise,
     direnv, VS Code) obeys a nested one as it does the top's."""
     from ztsa.manifests.project import named, named_where
-    from ztsa.surfaces import installed
+    from ztsa.surfaces import installed, spec_matches
 
     top = _matches(ctx, rest, f)
     base = rest.rpartition("/")[2]
@@ -1370,7 +1370,7 @@ def _anywhere(ctx: Context, rest: str, f: Findings) -> list[str]:
     except ProbeError as exc:
         f.error(exc)
         return top
-    below = [p for p in found if "/" in p and fnmatch.fnmatchcase(p, "*/" + rest)
+    below = [p for p in found if "/" in p and spec_matches(p, "**/" + rest)
              and not installed(p)]
     return list(dict.fromkeys([*top, *below]))
 

@@ -5,12 +5,17 @@ Each entry names the path (workspace-relative; a directory covers all it holds),
 tool that reads it, when it acts, and what it does. Two kinds:
 - at the top of the workspace (ROOT): protected read-only while the tree runs, and
   refused when absent (ztsa.sandbox.protect);
-- wherever it sits (ANYWHERE, a file name): a tool obeys it in any directory it works
-  in (an agent in a subdirectory loads that directory's CLAUDE.md; direnv runs the
-  `.envrc` of the directory a shell enters). The walk of every run finds them
-  (native/gitwalk.c, 'I' records): those that exist are protected like the top-level
+- wherever it sits (later_specs: ANYWHERE's names, and every `**/` file spec of a
+  setting below that acts outside the confinement later, a path suffix such as
+  `.vscode/tasks.json`, `.config/mise/config.toml` or `*.code-workspace`): a tool obeys
+  it in any directory it works in (an agent in a subdirectory loads that directory's
+  CLAUDE.md; direnv runs the `.envrc` of the directory a shell enters; VS Code runs the
+  folder-open tasks of whatever folder it opens). The walk of every run finds them
+  (native/gitwalk.c, 'I' records, narrowed by `later`, the same reading of a spec as
+  the gate's, spec_matches), and a link standing for one of their directories (a
+  nested `.vscode` that is a link): those that exist are protected like the top-level
   ones, and one the run made, changed or removed is moved aside after it, its old text
-  put back (ztsa.sandbox.gitguard).
+  (or a link's old target) put back (ztsa.sandbox.gitguard).
 Files that a surface names by path (a devcontainer's Compose files and the script its
 `initializeCommand` runs) are protected too (named_by).
 
@@ -108,7 +113,8 @@ ROOT = (
     Surface(".ztsa-quarantine", "ztsa", "next run", "what ztsa moved aside"),
 )
 
-# files a tool obeys in whichever directory it works in
+# files a tool obeys in whichever directory it works in (the agents' instructions; the
+# gate's scope reads these names); later_specs adds the settings' `**/` files
 ANYWHERE = (
     Surface("CLAUDE.md", "Claude Code", "working in that directory", "instructions"),
     Surface("CLAUDE.local.md", "Claude Code", "working in that directory", "instructions"),
@@ -231,6 +237,113 @@ def installed(rel: str) -> bool:
     return any(part in INSTALLED for part in rel.split("/")[:-1])
 
 
+def spec_matches(rel: str, spec: str) -> bool:
+    """Does the workspace-relative path rel match a file spec of SETTINGS: `**/REST` at
+    the top or below any directory (REST's `*` within a name for the last part, as the
+    gate's listing reads it, and across `/` before it, as fnmatch does), else a glob
+    from the top. The one reading of a spec, for the gate (ztsa.surfacecheck) and for
+    `ztsa exec` (later)."""
+    import fnmatch
+
+    if spec.startswith("**/"):
+        rest = spec[3:]
+        if not any(c in rest for c in "*?["):  # a literal suffix (what fnmatch would say)
+            return rel == rest or rel.endswith("/" + rest)
+        return fnmatch.fnmatchcase(rel, rest) or fnmatch.fnmatchcase(rel, "*/" + rest)
+    return fnmatch.fnmatchcase(rel, spec)
+
+
+def acts_outside(s: Setting) -> bool:
+    """Does a setting act outside `ztsa exec`'s confinement, later (an agent, an editor,
+    a shell environment manager, a devcontainer's host side, a container engine)?"""
+    return s.runs.startswith("outside")
+
+
+_LATER: list[tuple[str, ...]] = []
+
+
+def later_specs() -> tuple[str, ...]:
+    """What `ztsa exec` keeps at any depth, as path suffixes (`*` only in the last
+    part): ANYWHERE's names, and the REST of every `**/REST` file spec of a setting that
+    acts outside the confinement later (VS Code's `.vscode/tasks.json`, mise's
+    `.config/mise/config.toml`, `*.code-workspace`, direnv's `.envrc`). Those acting
+    inside it (a nested `.npmrc`, SUP008's) are judged by the gate."""
+    if not _LATER:
+        specs = [s.path for s in ANYWHERE]
+        specs += [f[3:] for s in SETTINGS if acts_outside(s)
+                  for f in s.files if f.startswith("**/")]
+        _LATER.append(tuple(dict.fromkeys(specs)))
+    return _LATER[0]
+
+
+def _later_rows() -> dict[str, tuple[str, str, str]]:
+    """later_specs with the tool, when and what of the entry or settings naming each."""
+    rows = {s.path: (s.tool, s.acts, s.effect) for s in ANYWHERE}
+    fixed = set(rows)
+    for s in SETTINGS:
+        for f in s.files:
+            spec = f[3:]
+            if (f.startswith("**/") and acts_outside(s) and spec not in fixed
+                    and (spec not in rows or s.effect == RUNS != rows[spec][2])):
+                rows[spec] = (s.tool, s.acts, s.effect)  # what runs code first
+    return rows
+
+
+def under_root(rel: str) -> bool:
+    """Is rel a path of ROOT, beneath one, or a directory on the way to one (kept by the
+    read-only layer at the top, or judged with the top's files after the run)?"""
+    if not _ROOT_INDEX:
+        paths = set(root_paths())
+        ways = {"/".join(r.split("/")[:k]) for r in paths for k in range(1, r.count("/") + 1)}
+        _ROOT_INDEX.append((paths, ways))
+    paths, ways = _ROOT_INDEX[0]
+    parts = rel.split("/")
+    return rel in ways or any("/".join(parts[:k]) in paths for k in range(1, len(parts) + 1))
+
+
+_ROOT_INDEX: list[tuple[set[str], set[str]]] = []
+
+
+def later(rel: str, link: bool = False) -> bool:
+    """Is the workspace-relative rel a file a tool obeys later where it sits (one of
+    later_specs at the top or at any depth), outside an installed package? link: rel is
+    a symbolic link; then also when it stands for a directory of such a path (a nested
+    `.vscode` or `.config/mise` that is a link leads the tool to the files of the link's
+    choosing)."""
+    if installed(rel):
+        return False
+    by_name, patterns, dirs = _later_index()
+    name = rel.rpartition("/")[2]
+    wanted = [*by_name.get(name, ()), *(p for p in patterns
+                                        if _name_matches(name, p.rpartition("/")[2]))]
+    if link:
+        wanted += dirs.get(name, ())
+    return any(spec_matches(rel, "**/" + spec) for spec in wanted)
+
+
+_LATER_INDEX: list[tuple[dict[str, list[str]], list[str], dict[str, list[str]]]] = []
+
+
+def _later_index() -> tuple[dict[str, list[str]], list[str], dict[str, list[str]]]:
+    """later_specs by their last part (a name), those whose last part is a pattern, and
+    each directory part of one with the parts before it, by its name: the specs a path
+    of that name can match at all (`later` then reads each with spec_matches)."""
+    if not _LATER_INDEX:
+        by_name: dict[str, list[str]] = {}
+        patterns: list[str] = []
+        dirs: dict[str, list[str]] = {}
+        for spec in later_specs():
+            parts = spec.split("/")
+            if any(c in parts[-1] for c in "*?["):
+                patterns.append(spec)
+            else:
+                by_name.setdefault(parts[-1], []).append(spec)
+            for k in range(1, len(parts)):
+                dirs.setdefault(parts[k - 1], []).append("/".join(parts[:k]))
+        _LATER_INDEX.append((by_name, patterns, dirs))
+    return _LATER_INDEX[0]
+
+
 # the devcontainer configurations: a file of the workspace's top, one in .devcontainer/,
 # and one per folder of .devcontainer/ (the editor offers each)
 DEVCONTAINERS = (".devcontainer.json", ".devcontainer/devcontainer.json")
@@ -302,15 +415,19 @@ def render_surfaces() -> str:
            "of \"Wherever they sit\" is too where it exists when the run starts, and one",
            "the run makes, changes or",
            "removes anywhere (but inside " + ", ".join(f"`{d}/`" for d in INSTALLED) + ")",
-           "is moved aside after it, its old text put back. The files a devcontainer",
+           "is moved aside after it, its old text put back; so is a link standing for one",
+           "of its directories (a nested `.vscode` that is a link). The files a devcontainer",
            "configuration names (its Compose files, its Dockerfile, the files its",
            "`initializeCommand` names) are read-only as well.", "",
            "## At the top of the workspace", "",
            "| path | tool | acts | effect |", "|---|---|---|---|"]
     out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ROOT]
-    out += ["", "## Wherever they sit", "", "| name | tool | acts | effect |",
-            "|---|---|---|---|"]
-    out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ANYWHERE]
+    out += ["", "## Wherever they sit", "",
+            "A path suffix, at the top and at any depth: the agents' instruction files, and",
+            "every `**/` file of a setting below that acts outside the confinement later.", "",
+            "| path | tool | acts | effect |", "|---|---|---|---|"]
+    out += [f"| `{spec}` | {tool} | {acts} | {effect} |"
+            for spec, (tool, acts, effect) in _later_rows().items()]
     out += ["", "## Instruction files", "",
             "Anywhere in the workspace (a path ending in `/`: every file below it); AGT006",
             "judges their text, hidden and unrendered text included.", "",

@@ -190,14 +190,21 @@ def _policy_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
     return [p for p in layout.policies if p != os.path.join(workspace, "pyproject.toml")]
 
 
+_LINK = "a link to "
+
+
 def _policy_text(path: str) -> bytes | str:
-    """A policy file's bytes, or what it is instead ("absent", "a link", "not a file")."""
+    """A policy file's bytes, or what it is instead ("absent", "a link to TARGET", "not a
+    file"): a link the run pointed elsewhere is a change."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return "absent"
     except OSError as exc:
-        return "a link" if os.path.islink(path) else f"unreadable: {exc.strerror}"
+        try:
+            return f"{_LINK}{os.readlink(path)!r}"
+        except OSError:
+            return f"unreadable: {exc.strerror}"
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return "not a file"
@@ -445,16 +452,16 @@ class _Tree:
     def close(self) -> None:
         os.close(self.root)
 
-    def parent(self, rel: str, make: bool = False) -> tuple[int, str]:
+    def parent(self, rel: str, make: bool = False, mode: int = 0o700) -> tuple[int, str]:
         """(a descriptor of rel's directory, rel's last name); OSError if a component
-        is a symlink or not a directory."""
+        is a symlink or not a directory. make: the directories missing made (MODE)."""
         parts = rel.split("/")
         fd = os.dup(self.root)
         try:
             for part in parts[:-1]:
                 if make:
                     with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, 0o700, dir_fd=fd)
+                        os.mkdir(part, mode, dir_fd=fd)
                 nxt = os.open(part, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                               dir_fd=fd)
                 os.close(fd)
@@ -687,11 +694,16 @@ def _neutralise(dir_fd: int, name: str, rel: str, reason: str, replacement: byte
                  f"{why}; {done}")
 
 
-def _put_back(tree: _Tree, rel: str, data: bytes) -> None:
-    """A file the tree removed, with its text from before the run."""
-    d, name = tree.parent(rel)
+def _put_back(tree: _Tree, rel: str, data: bytes | str) -> None:
+    """A file the tree removed (or moved away with its directory: the directories made
+    again), with its text from before the run; a link (data "a link to TARGET") with
+    its target."""
+    d, name = tree.parent(rel, make=True, mode=0o755)
     mode = _open_up(d)
     try:
+        if isinstance(data, str):
+            os.symlink(_link_target(data) or "", name, dir_fd=d)
+            return
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o644, dir_fd=d)
         with os.fdopen(fd, "wb") as f:
@@ -736,18 +748,33 @@ def _audit_texts(workspace: str, was: dict[str, bytes | str], now: list[str], tr
             continue
         rel = os.path.relpath(path, workspace)
         reason = f"{os.path.basename(path)}: {what}, made, changed or removed by the run"
+        link = isinstance(old, str) and _link_target(old) is not None
         try:
             if new == "absent":
-                if not isinstance(old, bytes):
-                    continue  # a link or other gone: nothing to put back
+                if not isinstance(old, bytes) and not link:
+                    continue  # something else gone: nothing to put back
                 _put_back(tree, rel, old)
                 moved.append(Moved(rel, reason, None, "restored"))
             else:
                 back = old if isinstance(old, bytes) else None
-                moved.append(_move(tree, rel, (reason, back, "restored"), run_id))
+                done = _move(tree, rel, (reason, back, "restored"), run_id)
+                if link and not done.error:  # the person's link, as it led before
+                    _put_back(tree, rel, old)
+                    done = done._replace(replaced="restored")
+                moved.append(done)
         except OSError as e:
             moved.append(Moved(rel, reason, None, "", e.strerror or str(e)))
     return moved
+
+
+def _link_target(text: str) -> str | None:
+    """The target of a link as _policy_text said it ("a link to 'TARGET'"), or None."""
+    import ast
+
+    if not text.startswith(_LINK):
+        return None
+    target = ast.literal_eval(text[len(_LINK):])
+    return target if isinstance(target, str) else None
 
 
 def _inert(dir_fd: int, name: str) -> None:

@@ -187,13 +187,27 @@ def git_entries(workspace: str, layout: gitlayout.Layout | None = None) -> list[
 
 
 def later_entries(workspace: str, layout: gitlayout.Layout) -> list[str]:
-    """The files a tool obeys wherever they sit that exist below the top (an agent's
-    nested instruction files, `.envrc`), but inside installed packages, and the files a
-    devcontainer configuration names (ztsa.surfaces), workspace-relative."""
+    """The files a tool obeys wherever they sit that exist now where the top's read-only
+    layer does not reach (an agent's nested instruction files, `.envrc`, a nested
+    `.vscode/tasks.json` or `.config/mise/config.toml`, a `*.code-workspace`, or a link
+    standing for such a directory: ztsa.surfaces.later), but inside installed packages,
+    and the files a devcontainer configuration names (ztsa.surfaces), workspace-
+    relative."""
     nested = [os.path.relpath(p, workspace) for p in layout.instructions
-              if p.startswith(workspace + os.sep)]
-    return [*(r for r in nested if "/" in r and not surfaces.installed(r)),
+              if p.startswith(workspace + os.sep) and _ours(workspace, p)]
+    return [*(r for r in nested if not surfaces.under_root(r) and not surfaces.installed(r)),
             *surfaces.named_by(workspace)]
+
+
+def _ours(workspace: str, path: str) -> bool:
+    """Is PATH no link, or a link into the workspace? A link that leads out of it (a
+    nested `mise` or `.config` that names a directory of the system) is not made
+    read-only where it leads (its target, `/` maybe, is not the workspace's to keep); one
+    the run points elsewhere is moved aside after it (gitguard)."""
+    if not os.path.islink(path):
+        return True
+    real = os.path.realpath(path)
+    return real.startswith(workspace + os.sep)
 
 
 def plan(workspace: str, extra: list[str], git: gitlayout.Layout | None = None
