@@ -126,8 +126,125 @@ def rewrite(event: dict[str, Any], options: list[str], ztsa: list[str],
     project = os.environ.get(agent.project_env) or event.get("cwd")
     if not isinstance(project, str) or not os.path.isabs(project):
         raise ValueError("the event names no project directory (cwd)")
-    return agent.answer(tool_input, confined(tool_input["command"], project, options, ztsa),
-                        options)
+    command = confined(tool_input["command"], project, options, ztsa)
+    if agent is GEMINI:
+        conflict = gemini_policy_conflict(tool_input["command"], command, project)
+        if conflict:
+            raise ValueError(conflict)
+    return agent.answer(tool_input, command, options)
+
+
+# -- Gemini CLI: its policy sees the rewritten command ----------------------------------------
+# Gemini CLI runs the BeforeTool hook before its policy engine, so the person's rules on
+# run_shell_command match `ZTSA exec ... -- bash -c '...'`, not the model's command. An
+# "Allow for all future sessions" at a prompt saves the command's roots as a
+# commandPrefix (0.61.0: ShellToolInvocation.getPolicyUpdateOptions): the ztsa path, which
+# then approves every rewritten command unasked. So the hook refuses every call while a
+# policy file holds an allow rule that would approve a rewritten command, and applies the
+# person's deny and ask rules on run_shell_command to the model's command itself (it
+# cannot ask: a matching ask rule blocks the call).
+def gemini_policy_dirs(project: str) -> list[str]:
+    """The directories whose *.toml Gemini CLI reads as policies: the user's, the
+    project's (workspace tier) and the system's (admin tier, Linux)."""
+    home = os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~")
+    return [os.path.join(home, ".gemini", "policies"),
+            os.path.join(project, ".gemini", "policies"),
+            "/etc/gemini-cli/policies"]
+
+
+def _strings(value: Any) -> list[str] | None:
+    """A rule field that is a string or a list of strings; None for anything else."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def _prefix_matches(command: str, prefix: str) -> bool:
+    """Whether any simple command of `command` starts with `prefix` as whole words (the
+    split is rough and errs towards a match: a match only ever blocks)."""
+    import re
+
+    for part in re.split(r"[;&|\n()`]|\$\(", command):
+        part = part.strip()
+        if part == prefix or (part.startswith(prefix)
+                              and (prefix.endswith(" ") or part[len(prefix)].isspace())):
+            return True
+    return False
+
+
+def gemini_policy_conflict(model: str, rewritten: str, project: str) -> str | None:
+    """Why the call is refused, or None: a policy rule that would approve the rewritten
+    command (it would approve every confined command), or a deny or ask rule on
+    run_shell_command that matches the model's command. A policy file that cannot be
+    read or parsed refuses too."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: a policy file found is refused below
+        tomllib = None  # type: ignore[assignment]
+    for folder in gemini_policy_dirs(project):
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".toml"))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            return f"cannot read Gemini CLI's policies in {folder}: {exc.strerror}"
+        for name in names:
+            path = os.path.join(folder, name)
+            if tomllib is None:
+                return f"cannot read Gemini CLI's policy file {path}: Python has no tomllib"
+            try:
+                with open(path, "rb") as f:
+                    data = tomllib.load(f)
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                return f"cannot read Gemini CLI's policy file {path}: {exc}"
+            rules = data.get("rule", [])
+            for rule in rules if isinstance(rules, list) else [rules]:
+                why = _rule_conflict(rule, model, rewritten)
+                if why:
+                    return (f"{path}: {why}. Gemini CLI's policy sees the command ztsa "
+                            "rewrites, not the model's (docs/agents.md, ztsa hook gemini)")
+    return None
+
+
+def _rule_conflict(rule: Any, model: str, rewritten: str) -> str | None:
+    import re
+
+    if not isinstance(rule, dict):
+        return "a rule that is not a table"
+    tools = _strings(rule.get("toolName", "*"))
+    if tools is None:
+        return "a rule whose toolName is not a string or a list of strings"
+    if not any(t in ("run_shell_command", "*") for t in tools):
+        return None
+    decision = rule.get("decision")
+    prefixes = _strings(rule.get("commandPrefix", []))
+    regex, pattern = rule.get("commandRegex"), rule.get("argsPattern")
+    if prefixes is None or not isinstance(regex, (str, type(None))) \
+            or not isinstance(pattern, (str, type(None))):
+        return "a rule on run_shell_command whose command fields cannot be read"
+    if not prefixes and regex is None and pattern is None:
+        return None  # the whole tool: it means the same on either command
+    shown = f"{decision} rule (commandPrefix {prefixes}, commandRegex {regex!r})"
+    try:
+        regexes = [re.compile(r) for r in (regex, pattern) if r is not None]
+    except re.error:
+        return f"an {shown} whose pattern ztsa cannot read"
+    if decision == "allow":
+        args = json.dumps({"command": rewritten})
+        if any(rewritten.startswith(p.rstrip()) for p in prefixes) \
+                or (regex is not None and regexes[0].search(rewritten)) \
+                or (pattern is not None and regexes[-1].search(args)):
+            return (f"the {shown} approves every command ztsa runs, whatever the model "
+                    "wrote; remove it (an approval saved at a prompt names ztsa's path)")
+        return None
+    args = json.dumps({"command": model})
+    if any(_prefix_matches(model, p) for p in prefixes) \
+            or (regex is not None and regexes[0].search(model)) \
+            or (pattern is not None and regexes[-1].search(args)):
+        return f"the {shown} matches the model's command"
+    return None
 
 
 # -- Claude Code: the shell prefix and its guard -------------------------------------------
