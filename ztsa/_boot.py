@@ -78,32 +78,43 @@ def find_ztsa() -> str | None:
     return None
 
 
+def recorded(where: str) -> list[str]:
+    """The paths, relative to WHERE, that the RECORD of each ztsa-*.dist-info in WHERE
+    lists ([] for none; a RECORD that cannot be read lists nothing)."""
+    try:
+        infos = [name for name in os.listdir(where)
+                 if name.startswith("ztsa-") and name.endswith(".dist-info")]
+    except OSError:
+        return []
+    paths = []
+    for info in infos:
+        try:
+            with open(os.path.join(where, info, "RECORD"), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except (OSError, ValueError):
+            continue
+        for line in lines:
+            path = line.rsplit(",", 2)[0]
+            if path.startswith('"'):  # CSV: a path with a comma or a quote
+                path = path[1:-1].replace('""', '"')
+            paths.append(path)
+    return paths
+
+
 def installed_by(package: str, launcher: str) -> bool:
     """Whether the ztsa distribution of PACKAGE (the ztsa-*.dist-info beside it, else,
     an editable install, the first directory on the path that holds one) lists
     LAUNCHER, a resolved path, in its RECORD (paths relative to that directory)."""
     for where in (os.path.dirname(package), *sys.path):
         try:
-            infos = [name for name in os.listdir(where)
-                     if name.startswith("ztsa-") and name.endswith(".dist-info")]
+            if not any(name.startswith("ztsa-") and name.endswith(".dist-info")
+                       for name in os.listdir(where)):
+                continue
         except OSError:
             continue
-        if not infos:
-            continue
-        for info in infos:
-            try:
-                with open(os.path.join(where, info, "RECORD"), encoding="utf-8") as f:
-                    lines = f.read().splitlines()
-            except (OSError, ValueError):
-                continue
-            for line in lines:
-                path = line.rsplit(",", 2)[0]
-                if path.startswith('"'):  # CSV: a path with a comma or a quote
-                    path = path[1:-1].replace('""', '"')
-                if (os.path.basename(path) == os.path.basename(launcher)
-                        and os.path.realpath(os.path.join(where, path)) == launcher):
-                    return True
-        return False
+        return any(os.path.basename(path) == os.path.basename(launcher)
+                   and os.path.realpath(os.path.join(where, path)) == launcher
+                   for path in recorded(where))
     return False
 
 

@@ -142,25 +142,13 @@ def installed_ns() -> str:
 def recorded_ns() -> str:
     """ztsa-ns as the RECORD of the distribution beside the package lists it, "" for
     none (whether or not it exists now)."""
+    from ztsa._boot import recorded
+
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     where = os.path.dirname(package)
-    try:
-        infos = [n for n in os.listdir(where)
-                 if n.startswith("ztsa-") and n.endswith(".dist-info")]
-    except OSError:
-        return ""
-    for info in infos:
-        try:
-            with open(os.path.join(where, info, "RECORD"), encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except (OSError, ValueError):
-            continue
-        for line in lines:
-            path = line.rsplit(",", 2)[0]
-            if path.startswith('"'):
-                path = path[1:-1].replace('""', '"')
-            if os.path.basename(path) == NS:
-                return os.path.normpath(os.path.join(where, path))
+    for path in recorded(where):
+        if os.path.basename(path) == NS:
+            return os.path.normpath(os.path.join(where, path))
     return ""
 
 
