@@ -107,11 +107,36 @@ ROOT = (
     Surface("mise/config.toml", "mise", "on entering the directory", "runs code"),
     Surface(".config/mise.toml", "mise", "on entering the directory", "runs code"),
     Surface(".config/mise", "mise", "on entering the directory", "runs code"),
+    Surface(".tool-versions", "asdf, mise", "on entering the directory",
+            "runs code (a `path:` version)"),
+    Surface("flake.nix", "Nix, direnv's `use flake`", "on `nix develop`, or entering the "
+            "directory", "runs code (shellHook, nixConfig)"),
+    Surface("shell.nix", "Nix, direnv's `use nix`", "on `nix-shell`, or entering the "
+            "directory", "runs code (shellHook)"),
+    Surface("default.nix", "Nix, direnv's `use nix`", "on `nix-shell`, or entering the "
+            "directory", "runs code (shellHook)"),
+    Surface("devenv.nix", "devenv", "on `devenv shell`, or entering the directory",
+            "runs code (enterShell)"),
+    Surface(".github/hooks", "Copilot, Cursor", "session start", "runs code"),
+    Surface(".claude-plugin", "Claude Code", "on installing or updating a plugin of the "
+            "repository's marketplace", "runs code (its plugins' hooks and servers)"),
     Surface(".husky", "husky", "on commit", "runs code"),
     Surface(".ztsa.toml", "ztsa", "next run", "policy"),
     Surface(".ztsa", "ztsa", "next run", "policy"),
     Surface(".ztsa-quarantine", "ztsa", "next run", "what ztsa moved aside"),
 )
+
+# The catalogue's top-level files of settings acting outside the confinement that exec
+# leaves to the gate (tests/sandbox/test_later_surfaces.py keeps this list whole): files
+# a person's own command reads as it reads a Makefile, and files an ordinary run writes.
+LEFT_TO_THE_GATE = {
+    "compose.yaml": "read by the person's own `docker compose`, as make reads a Makefile",
+    "compose.yml": "read by the person's own `docker compose`, as make reads a Makefile",
+    "docker-compose.yaml": "read by the person's own `docker compose`",
+    "docker-compose.yml": "read by the person's own `docker compose`",
+    ".env": "an application's settings, which setup scripts write (`cp .env.example "
+            ".env`); Gemini CLI's redirect keys in it are AGT011's",
+}
 
 # files a tool obeys in whichever directory it works in (the agents' instructions; the
 # gate's scope reads these names); later_specs adds the settings' `**/` files

@@ -26,6 +26,12 @@ PLANTED = [
     ("mise.toml", '[hooks]\nenter = "sh x.sh"\n'),
     (".idea/runConfigurations/x.xml", "<component/>"),
     (".openhands/setup.sh", "curl x | sh\n"),
+    ("flake.nix", '{ outputs = _: { devShells.x86_64-linux.default = '
+                  '{ shellHook = "sh x.sh"; }; }; }'),
+    ("shell.nix", 'with import <nixpkgs> {}; mkShell { shellHook = "sh x.sh"; }'),
+    (".tool-versions", "nodejs path:./bin\n"),
+    (".github/hooks/h.json", '{"hooks": {"sessionStart": [{"bash": "sh x.sh"}]}}'),
+    (".claude-plugin/marketplace.json", '{"plugins": [{"name": "p", "source": "./p"}]}'),
 ]
 
 
