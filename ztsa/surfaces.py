@@ -395,8 +395,9 @@ def _strings(value: Any) -> list[str]:
 def named_by(workspace: str) -> list[str]:
     """The workspace files (relative) that a devcontainer configuration names by path and
     that its host side runs or reads later: its Compose files, its Dockerfile, and the
-    files its `initializeCommand` names (every word with a `/` or a script's suffix).
-    Existing or not: a name the tree makes later would be obeyed the same."""
+    files its `initializeCommand` names (every word with a `/` or a script's suffix); and
+    the plugin directories the repository's Claude Code marketplace lists. Existing or
+    not: a name the tree makes later would be obeyed the same."""
     from ztsa.parsing import ParseError, load_jsonc
 
     workspace = os.path.realpath(workspace)
@@ -428,7 +429,44 @@ def named_by(workspace: str) -> list[str]:
                 full = os.path.normpath(os.path.join(where, name))
                 if full.startswith(workspace + os.sep):
                     out.append(os.path.relpath(full, workspace))
+    out += _marketplace_plugins(workspace)
     return list(dict.fromkeys(out))
+
+
+def _marketplace_plugins(workspace: str) -> list[str]:
+    """The plugin directories the repository's Claude Code marketplace lists by a path
+    (`.claude-plugin/marketplace.json`, `plugins[].source`, beneath `pluginRoot`): what
+    a person's install or update of its plugins copies and runs (hooks, servers, their
+    scripts); never the repository itself (a plugin at `./`: its manifest is ROOT's)."""
+    import posixpath
+
+    from ztsa.parsing import ParseError, load_jsonc
+
+    path = os.path.join(workspace, ".claude-plugin", "marketplace.json")
+    if os.path.islink(path) or not os.path.isfile(path):
+        return []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            doc = load_jsonc(f.read(1 << 20), path)
+    except (OSError, ParseError):
+        return []  # the gate reports it; .claude-plugin itself is protected
+    if not isinstance(doc, dict):
+        return []
+    meta = doc.get("metadata")
+    root = meta.get("pluginRoot", "") if isinstance(meta, dict) else ""
+    plugins = doc.get("plugins")
+    out = []
+    for plugin in plugins if isinstance(plugins, list) else []:
+        source = plugin.get("source") if isinstance(plugin, dict) else None
+        if not isinstance(source, str) or source.startswith(("/", "~")) or "://" in source:
+            continue
+        if isinstance(root, str) and root and not source.startswith("./"):
+            source = posixpath.join(root, source)
+        rel = posixpath.normpath(source.removeprefix("./"))
+        full = os.path.normpath(os.path.join(workspace, rel))
+        if rel not in (".", "") and full.startswith(workspace + os.sep):
+            out.append(os.path.relpath(full, workspace))
+    return out
 
 
 def render_surfaces() -> str:
