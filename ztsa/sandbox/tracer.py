@@ -190,6 +190,15 @@ class Tracer:
         and so whatever the table missed) and the keeper."""
         for tgid in sorted(nat.procs()):
             argv = argv_of(tgid)
+            # an exec in progress: its new memory holds no arguments until the loader
+            # has placed them (a few microseconds later)
+            for _ in range(20 if not argv else 0):
+                import time
+
+                time.sleep(0.002)
+                argv = argv_of(tgid)
+                if argv:
+                    break
             try:
                 os.kill(tgid, _signal.SIGKILL)
             except ProcessLookupError:
