@@ -430,7 +430,84 @@ def named_by(workspace: str) -> list[str]:
                 if full.startswith(workspace + os.sep):
                     out.append(os.path.relpath(full, workspace))
     out += _marketplace_plugins(workspace)
+    out += _commands_run(workspace)
     return list(dict.fromkeys(out))
+
+
+# the variables a tool sets to the project's directory before running a command
+_PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}/", "$CLAUDE_PROJECT_DIR/", "${workspaceFolder}/",
+                 '"$CLAUDE_PROJECT_DIR"/', "${GEMINI_PROJECT_DIR}/", "$GEMINI_PROJECT_DIR/")
+# command keys of VS Code's tasks beside the catalogue's own (which name runOn)
+_TASK_COMMANDS = ("tasks/*/command", "tasks/tasks/*/command")
+
+
+def _values(doc: Any, keys: list[str]) -> list[tuple[Any, Any]]:
+    """(value, the object holding it) at a key path (`*`: any key or element)."""
+    if not keys:
+        return []
+    out: list[tuple[Any, Any]] = []
+    head, rest = keys[0], keys[1:]
+    items = (doc.items() if isinstance(doc, dict) else enumerate(doc)
+             if isinstance(doc, list) else [])
+    for k, v in items:
+        if head == "*" or k == head:
+            out += [(v, doc)] if not rest else _values(v, rest)
+    return out
+
+
+def _commands_run(workspace: str) -> list[str]:
+    """The workspace files (relative) that the commands of the top's settings acting
+    outside the confinement run by path (a hook's `bash scripts/fmt.sh`, an MCP server's
+    `node tools/server.js`, a task's `./run.sh`): changed by a run, the next session,
+    editor or shell would run the tree's code. Read as follow.refs reads a command."""
+    from ztsa.parsing import ParseError, load_jsonc
+
+    found: list[tuple[str, list[str]]] = []
+    for st in SETTINGS:
+        if not acts_outside(st) or st.effect != RUNS or st.format != "json":
+            continue
+        for spec in st.files:
+            spec = spec.removeprefix("**/")
+            if spec.startswith(("{", "!")) or any(c in spec for c in "*?["):
+                continue
+            found.append((spec, [*st.keys, *(_TASK_COMMANDS if spec.endswith(
+                "tasks.json") else ())]))
+    out: list[str] = []
+    for rel, keys in found:
+        path = os.path.join(workspace, rel)
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                doc = load_jsonc(f.read(1 << 20), path)
+        except (OSError, ParseError):
+            continue  # the gate reports it; the file itself is kept
+        commands = []
+        for key in keys:
+            for value, holder in _values(doc, key.split("/")):
+                if not isinstance(value, str):
+                    continue
+                args = holder.get("args") if isinstance(holder, dict) else None
+                words = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
+                commands.append(" ".join([value, *words]))
+        if not commands:
+            continue
+        from ztsa import follow
+
+        for command in commands:
+            for var in _PROJECT_VARS:
+                command = command.replace(var, "")
+            refs, _inline = follow.refs(command, "")
+            for ref in refs:
+                # from the project's directory, where these tools run commands (existing
+                # or not: a file the run makes there would run the same); from the
+                # settings file's own, where one exists
+                for base, must in ((ref.base, False), (os.path.dirname(rel), True)):
+                    full = os.path.normpath(os.path.join(workspace, base, ref.rel))
+                    if full.startswith(workspace + os.sep) and (
+                            not must or os.path.lexists(full)):
+                        out.append(os.path.relpath(full, workspace))
+    return out
 
 
 def _marketplace_plugins(workspace: str) -> list[str]:

