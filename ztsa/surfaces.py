@@ -633,6 +633,10 @@ _PLUGIN_TEXTS = ("{plugin}/skills/*/SKILL.md", "{plugin}/commands/*.md", "{plugi
 # VS Code obeys the `.vscode/` of whatever folder it opens, and a `.code-workspace`
 # wherever it sits: judged at any depth
 _VSCODE_SETTINGS = ("**/.vscode/settings.json",)
+# the files that declare MCP servers: the agents' own, and VS Code's
+_MCP_FILES = (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
+              ".kiro/settings/mcp.json", ".amazonq/mcp.json")
+_VSCODE_MCP_FILES = ("**/.vscode/mcp.json", *_VSCODE_SETTINGS)
 _CODE_WORKSPACES = ("**/*.code-workspace",)
 # the agent auto-approve settings, by their current names and their older ones
 _VSCODE_APPROVE = ("chat.tools.global.autoApprove", "chat.tools.autoApprove",
@@ -711,13 +715,11 @@ SETTINGS = (
             AGENT, INSTRUCTS, ("no-piped-download",), _CC + "plugins-reference"),
     # MCP servers reached over the network
     Setting("mcp-remote-url", "Claude Code, Cursor, Gemini CLI, Roo Code, Kiro, Amazon Q",
-            (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
-             ".kiro/settings/mcp.json", ".amazonq/mcp.json"), "json",
+            _MCP_FILES, "json",
             ("mcpServers/*/url", "mcpServers/*/httpUrl", "mcpServers/*/serverUrl"),
             SESSION, AGENT, REDIRECT, ("https-url",), _CC + "mcp"),
     Setting("mcp-remote-headers", "Claude Code, Cursor, Gemini CLI, Roo Code, Kiro, Amazon Q",
-            (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
-             ".kiro/settings/mcp.json", ".amazonq/mcp.json"), "json",
+            _MCP_FILES, "json",
             ("mcpServers/*/headers/*",), SESSION, AGENT, REDIRECT,
             ("no-env-expansion", "no-plain-http-server"), _CC + "mcp"),
     Setting("vscode-mcp-remote-url", "VS Code (Copilot)", ("**/.vscode/mcp.json",), "json",
@@ -1004,12 +1006,11 @@ SETTINGS = (
             "text", (), "on the hook's event", AGENT, RUNS, ("runs-nothing-fetched",),
             "https://docs.cline.bot/features/hooks", rule="AGT002"),
     Setting("mcp-local-command", "Claude Code, Cursor, VS Code, Gemini CLI, Roo, Kiro, Amazon Q",
-            (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
-             ".kiro/settings/mcp.json", ".amazonq/mcp.json"), "json",
+            _MCP_FILES, "json",
             ("mcpServers/*/command",), SESSION, AGENT, RUNS,
             ("no-fetching-launch+runs-nothing-fetched",), _CC + "mcp", rule="AGT003"),
     Setting("vscode-mcp-local-command", "VS Code (Copilot)",
-            ("**/.vscode/mcp.json", *_VSCODE_SETTINGS), "json",
+            _VSCODE_MCP_FILES, "json",
             ("servers/*/command", "mcp/servers/*/command"), OPEN, EDITOR, RUNS,
             ("no-fetching-launch+runs-nothing-fetched",),
             "https://code.visualstudio.com/docs/copilot/customization/mcp-servers",
@@ -1023,12 +1024,11 @@ SETTINGS = (
     # claude`'s wrapper, loads LD_PRELOAD before any sandbox; measured with 2.1.197), and
     # ztsa shows a confined server the directories PATH and CLAUDE_PROJECT_DIR name
     Setting("mcp-server-env", "Claude Code, Cursor, Gemini CLI, Roo, Kiro, Amazon Q",
-            (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
-             ".kiro/settings/mcp.json", ".amazonq/mcp.json"), "json",
+            _MCP_FILES, "json",
             ("mcpServers/*/env",), SESSION, AGENT, RUNS,
             ("not-prefix-escaping-variable:keys",), _CC + "mcp", rule="AGT003"),
     Setting("vscode-mcp-server-env", "VS Code (Copilot)",
-            ("**/.vscode/mcp.json", *_VSCODE_SETTINGS), "json",
+            _VSCODE_MCP_FILES, "json",
             ("servers/*/env", "mcp/servers/*/env"), OPEN, EDITOR, RUNS,
             ("not-prefix-escaping-variable:keys",),
             "https://code.visualstudio.com/docs/copilot/customization/mcp-servers",
