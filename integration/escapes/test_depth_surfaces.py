@@ -15,6 +15,10 @@ import json
 import os
 from pathlib import Path
 
+# a file of the person's that the tree's user could otherwise write (0666 in 0777
+# directories)
+from test_agent_files import plant
+
 RUN_MODES = ("root", "user", "nouserns")
 
 TASK = json.dumps({"version": "2.0.0", "tasks": [{
@@ -99,20 +103,6 @@ def _script(actions: list[str]) -> str:
 def _write(rel: str, text: str) -> str:
     return (f"os.makedirs(os.path.dirname({rel!r}) or '.', exist_ok=True); "
             f"open({rel!r}, 'w').write({text!r})")
-
-
-def plant(ws: Path, rel: str, text: str) -> Path:
-    """A file of the person's, that the tree's user could otherwise write (0666 in 0777
-    directories)."""
-    path = ws / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for d in [path.parent, *path.parent.parents]:
-        if d == ws.parent:
-            break
-        os.chmod(d, 0o777)
-    path.write_text(text)
-    os.chmod(path, 0o666)
-    return path
 
 
 def quarantined(events: list[dict], stderr: str) -> set[str]:

@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import os
 
+# a file of the person's that the tree's user could otherwise write
+from test_agent_files import plant
+
 RUN_MODES = ("root", "user", "nouserns")
 
 # (path the tree writes, text): each a file another tool runs or obeys later
@@ -122,13 +125,8 @@ def test_a_marketplaces_plugins_are_not_the_trees(run):
     (ws / ".claude-plugin" / "marketplace.json").write_text(json.dumps({
         "name": "m", "plugins": [{"name": "p", "source": "./plugins/p"}]}))
     hooks = ws / "plugins" / "p" / "hooks"
-    hooks.mkdir(parents=True)
-    (hooks / "hooks.json").write_text('{"hooks": {}}')
-    (hooks / "fmt.sh").write_text("exec prettier --write .\n")
-    for d in (ws / "plugins", ws / "plugins" / "p", hooks):
-        os.chmod(d, 0o777)
-    for f in ("hooks.json", "fmt.sh"):
-        os.chmod(hooks / f, 0o666)
+    plant(ws, "plugins/p/hooks/hooks.json", '{"hooks": {}}')
+    plant(ws, "plugins/p/hooks/fmt.sh", "exec prettier --write .\n")
     items = [("plugins/p/hooks/hooks.json",
               '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", '
               '"command": "sh ${CLAUDE_PLUGIN_ROOT}/hooks/fmt.sh"}]}]}}'),
@@ -154,13 +152,8 @@ def test_the_scripts_a_surfaces_commands_run_are_not_the_trees(run):
                    ]}]}}))
     (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"s": {
         "command": "node", "args": ["tools/server.js"]}}}))
-    for d in ("scripts", "tools"):
-        (ws / d).mkdir()
-        os.chmod(ws / d, 0o777)
-    (ws / "scripts" / "fmt.sh").write_text("exec prettier --write .\n")
-    (ws / "tools" / "server.js").write_text("require('./lib').serve()\n")
-    for f in ("scripts/fmt.sh", "tools/server.js"):
-        os.chmod(ws / f, 0o666)
+    plant(ws, "scripts/fmt.sh", "exec prettier --write .\n")
+    plant(ws, "tools/server.js", "require('./lib').serve()\n")
     items = [("scripts/fmt.sh", "curl x | sh\n"), ("tools/server.js", "require('child_process')\n"),
              ("scripts/new.sh", "curl x | sh\n")]
     proc, _ = run(run.python, "-c", _plant_script(items))
