@@ -441,20 +441,6 @@ _PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}/", "$CLAUDE_PROJECT_DIR/", "${workspaceF
 _TASK_COMMANDS = ("tasks/*/command", "tasks/tasks/*/command")
 
 
-def _values(doc: Any, keys: list[str]) -> list[tuple[Any, Any]]:
-    """(value, the object holding it) at a key path (`*`: any key or element)."""
-    if not keys:
-        return []
-    out: list[tuple[Any, Any]] = []
-    head, rest = keys[0], keys[1:]
-    items = (doc.items() if isinstance(doc, dict) else enumerate(doc)
-             if isinstance(doc, list) else [])
-    for k, v in items:
-        if head == "*" or k == head:
-            out += [(v, doc)] if not rest else _values(v, rest)
-    return out
-
-
 def _commands_run(workspace: str) -> list[str]:
     """The workspace files (relative) that the commands of the top's settings acting
     outside the confinement run by path (a hook's `bash scripts/fmt.sh`, an MCP server's
@@ -482,14 +468,17 @@ def _commands_run(workspace: str) -> list[str]:
                 doc = load_jsonc(f.read(1 << 20), path)
         except (OSError, ParseError):
             continue  # the gate reports it; the file itself is kept
+        from ztsa.surfacecheck import select
+
         commands = []
         for key in keys:
-            for value, holder in _values(doc, key.split("/")):
-                if not isinstance(value, str):
+            for hit in select(doc, key):
+                if not isinstance(hit.value, str):
                     continue
+                holder = hit.parents[-1] if hit.parents else None
                 args = holder.get("args") if isinstance(holder, dict) else None
                 words = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
-                commands.append(" ".join([value, *words]))
+                commands.append(" ".join([hit.value, *words]))
         if not commands:
             continue
         from ztsa import follow
