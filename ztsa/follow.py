@@ -86,7 +86,9 @@ SCRIPT_RUNNERS = ("npm", "pnpm", "yarn", "bun")
 VAR_PREFIX = LazyRe(r"^(?:\$\{?\w+\}?|\$\([^)]*\))/+")
 PY = LazyRe(r"^(?:python[0-9.]*|pypy[0-9.]*)$")
 OTHER = ("perl", "ruby", "php")
-PREFIX = ("exec", "env", "sudo", "time", "nice", "nohup", "command", "cross-env", "xargs")
+PREFIX = ("exec", "env", "sudo", "time", "nice", "nohup", "command", "cross-env", "xargs",
+          # shell words before a command (`if ./check; then tools/a.sh; fi`)
+          "if", "then", "elif", "else", "while", "until", "do", "!")
 VALUED = {"-r", "--require", "--import", "--loader", "--experimental-loader", "-W", "-X",
           "--env-file", "--title", "--config", "-o", "--rcfile", "--init-file"}
 ASSIGN = LazyRe(r"^[A-Za-z_][A-Za-z0-9_]*=")

@@ -50,8 +50,17 @@ HOOK_MANAGERS = (".husky", ".husky/_")
 # (a marker in the hook's text, that file's names); pre-commit's hook names its own
 _LEFTHOOK = tuple(f"{d}{b}.{e}" for d in ("", ".", ".config/") for b in ("lefthook",
                   "lefthook-local") for e in ("yml", "yaml", "toml", "json", "jsonc"))
+# lint-staged's (cosmiconfig's) names: a hook's `npx lint-staged` runs what they list
+_LINT_STAGED = (".lintstagedrc", *(f".lintstagedrc.{e}" for e in (
+    "json", "yaml", "yml", "js", "mjs", "cjs", "ts", "mts", "cts")), *(
+    f"lint-staged.config.{e}" for e in ("js", "mjs", "cjs", "ts", "mts", "cts")))
 MANAGED = ((b"pre-commit", (".pre-commit-config.yaml",)), (b"lefthook", _LEFTHOOK),
-           (b"overcommit", (".overcommit.yml",)))
+           (b"overcommit", (".overcommit.yml",)), (b"lint-staged", _LINT_STAGED))
+# lefthook's script directories (source_dir, source_dir_local): its hook runs from there
+LEFTHOOK_SOURCES = (".lefthook", ".lefthook-local")
+MAX_SOURCE_FILES = 1000  # beneath them, at most (more are not named: the gate's to judge)
+# a hook's scripts, the scripts those run, and theirs: how deep names are followed
+SCRIPT_DEPTH = 3
 SMALL = 1 << 20  # control files larger than this are judged without their text
 
 
@@ -118,23 +127,29 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
         paths, includes, runs = _named_by_configs(g)
         hooks += paths
         included += includes
-        programs += runs + _managed_configs(g, [os.path.join(g, "hooks"), *paths])
-        if os.path.basename(g) == ".git":
-            hooks += [os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
+        husky = ([os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
+                 if os.path.basename(g) == ".git" else [])
+        programs += runs + _hook_runs(g, [os.path.join(g, "hooks"), *paths, *husky], runs)
+        hooks += husky
     return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
                   sorted(set(included + programs)), sorted(unreadable), sorted(set(included)),
                   sorted(set(policies)), sorted(set(instructions)), tuple(caches),
                   tuple(sorted(set(venvs))))
 
 
-def _managed_configs(gitdir: str, hook_dirs: list[str]) -> list[str]:
-    """The working-tree files that an installed hook of a hook manager runs the
-    commands of: pre-commit's `--config=FILE` (the default when it names none),
-    lefthook's and overcommit's configuration names."""
+def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]) -> list[str]:
+    """The working-tree files that the installed hooks run (absolute), existing or not: a
+    hook manager's configuration (pre-commit's `--config=FILE`, the default when it names
+    none; lefthook's, overcommit's and lint-staged's names) and lefthook's script
+    directories; and the scripts that a hook, such a configuration's commands, or a
+    program a config runs (PROGRAMS) name by path (`sh scripts/check.sh`, a pre-commit
+    local hook's entry), and theirs, SCRIPT_DEPTH deep: a hook in all but name."""
     import re
 
     top = worktree_of(gitdir)
     out: list[str] = []
+    commands: list[str] = []
+    scripts = list(programs)
     for d in hook_dirs:
         try:
             names = sorted(os.listdir(d))
@@ -142,14 +157,131 @@ def _managed_configs(gitdir: str, hook_dirs: list[str]) -> list[str]:
             continue
         for name in names:
             text = b"" if name.endswith(".sample") else read_small(os.path.join(d, name))
+            if not text:
+                continue
+            commands.append(text.decode("utf-8", "replace"))
             for marker, files in MANAGED:
-                if not text or marker not in text:
+                if marker not in text:
                     continue
                 named = [m.decode("utf-8", "replace") for m in
                          re.findall(rb"--config[= ]['\"]?([^\s'\")]+)", text)]
-                out += [os.path.join(top, f) for f in
-                        (named if marker == b"pre-commit" and named else files)]
+                configs = [os.path.join(top, f) for f in
+                           (named if marker == b"pre-commit" and named else files)]
+                out += configs
+                if marker == b"lefthook":
+                    out += _files_beneath(top, LEFTHOOK_SOURCES)
+                for config in configs:
+                    commands += _config_commands(config, marker)
+    return out + _scripts_run(top, commands, scripts)
+
+
+def _files_beneath(top: str, dirs: tuple[str, ...]) -> list[str]:
+    """The directories dirs of top and the files beneath them (links not followed), at
+    most MAX_SOURCE_FILES."""
+    out: list[str] = []
+    for rel in dirs:
+        out.append(os.path.join(top, rel))
+        for d, subdirs, files in os.walk(os.path.join(top, rel)):
+            subdirs[:] = [x for x in subdirs if not os.path.islink(os.path.join(d, x))]
+            out += [os.path.join(d, f) for f in [*files, *subdirs]]
+            if len(out) > MAX_SOURCE_FILES:
+                return out[:MAX_SOURCE_FILES]
     return out
+
+
+def _config_commands(path: str, marker: bytes) -> list[str]:
+    """The commands a hook manager's configuration runs: pre-commit's local hooks'
+    entries (a `script` hook's entry is a path from the working tree's top), every
+    `run` of lefthook's, every string of lint-staged's. Unreadable: none (the file
+    itself is kept; the gate reports it)."""
+    data = read_small(path)
+    if not data:
+        return []
+    text = data.decode("utf-8", "replace")
+    try:
+        if path.endswith((".yaml", ".yml")) or os.path.basename(path) == ".lintstagedrc":
+            from ztsa.manifests.common import load_yaml
+
+            doc = load_yaml(text, path)
+        elif path.endswith(".toml"):
+            from ztsa.parsing import load_toml
+
+            doc = load_toml(text, path)
+        elif path.endswith((".json", ".jsonc")):
+            from ztsa.parsing import load_jsonc
+
+            doc = load_jsonc(text, path)
+        else:
+            return []  # a JavaScript configuration: kept, not read
+    except Exception:
+        return []
+    if marker == b"pre-commit":
+        out = []
+        repos = doc.get("repos") if isinstance(doc, dict) else None
+        for repo in repos if isinstance(repos, list) else []:
+            hooks = repo.get("hooks") if isinstance(repo, dict) and repo.get(
+                "repo") == "local" else None
+            for hook in hooks if isinstance(hooks, list) else []:
+                entry = hook.get("entry") if isinstance(hook, dict) else None
+                if not isinstance(entry, str):
+                    continue
+                if str(hook.get("language")) in ("script", "unsupported_script") and \
+                        not entry.startswith(("/", "./")):
+                    entry = "./" + entry
+                out.append(entry)
+        return out
+    strings: list[str] = []
+
+    def walk(value: object, key: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k))
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, str) and (marker != b"lefthook" or key == "run"):
+            strings.append(value)
+
+    walk(doc, "")
+    return strings
+
+
+def _scripts_run(top: str, commands: list[str], scripts: list[str]) -> list[str]:
+    """The files of the working tree top that the commands name by path as programs
+    (follow.refs: `sh scripts/x.sh`, `./run`, `python tools/x.py`), from top, where git
+    runs hooks; and what the shell scripts among them and among SCRIPTS name, SCRIPT_DEPTH
+    deep. Existing or not: a file the tree makes there would run the same."""
+    from ztsa import follow
+
+    out: list[str] = []
+    seen: set[str] = set()
+    todo = [(text, 0) for text in commands]
+    todo += [(t.decode("utf-8", "replace"), 1) for t in map(read_small, scripts)
+             if t and _shell_text(t)]
+    while todo:
+        text, depth = todo.pop()
+        refs, _inline = follow.refs(text, "")
+        for ref in refs:
+            if any(c in ref.rel for c in "$`{}*?"):
+                continue
+            full = os.path.normpath(os.path.join(top, ref.base, ref.rel))
+            if not full.startswith(top + os.sep) or full in seen:
+                continue
+            seen.add(full)
+            out.append(full)
+            if depth + 1 < SCRIPT_DEPTH and ref.lang in ("sh", ""):
+                data = read_small(full)
+                if data and (ref.lang == "sh" or _shell_text(data)):
+                    todo.append((data.decode("utf-8", "replace"), depth + 1))
+    return out
+
+
+def _shell_text(data: bytes) -> bool:
+    """A shell script: its first line a shell's `#!`."""
+    first = data.split(b"\n", 1)[0]
+    return first.startswith(b"#!") and any(
+        first.rstrip().endswith(s) or (s + b" ") in first
+        for s in (b"/sh", b"/bash", b"/dash", b"/zsh", b" sh", b" bash"))
 
 
 def _walk(root: str) -> list[tuple[str, str]]:

@@ -42,6 +42,7 @@ class State(NamedTuple):
     ctime_ns: int
     size: int
     data: bytes | None  # a small regular file's bytes
+    mode: int = 0o644  # a file's permission bits (restored with its text)
 
 
 class Moved(NamedTuple):
@@ -90,7 +91,7 @@ def _state(path: str, read: bool = True, was: State | None = None, settled: int 
         return was
     data = gitlayout.read_small(path) if kind == "file" and (
         read or (st.st_ctime_ns >= settled and (same or not after))) else None
-    return State(kind, st.st_ino, st.st_ctime_ns, st.st_size, data)
+    return State(kind, st.st_ino, st.st_ctime_ns, st.st_size, data, st.st_mode & 0o777)
 
 
 def snapshot(layout: gitlayout.Layout, retry: Callable[[str], bool] | None = None,
@@ -398,9 +399,13 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
     if path in at.named:
         if now.kind == "file" and now.data is not None and path in at.included:
             return _judge_config(parent, workspace, was, now)
+        # the person's text put back (with its mode): their next commit runs their own
+        # hooks (pre-commit's refuses to run at all when its configuration is gone)
+        old = was.data if was is not None and was.kind == "file" else None
+        back = "restored" if old is not None else ""
         if any(path.endswith("/" + f) for _m, files in gitlayout.MANAGED for f in files):
-            return "a configuration an installed git hook runs the commands of", None, ""
-        return "a file a repository's config includes or runs", None, ""
+            return "a configuration an installed git hook runs the commands of", old, back
+        return "a file a repository's config or an installed hook runs", old, back
     if at.gitdir_of(path, gitlayout.TODO_LISTS) is not None:
         text = (now.data or b"").decode("utf-8", "replace")
         if now.kind == "file" and now.data is not None and not any(
@@ -562,7 +567,8 @@ def _audit(workspace: str, was: Before, run_id: str,
                 continue
             rel = os.path.relpath(path, workspace)
             try:
-                moved.append(_move(tree, rel, verdict, run_id))
+                moved.append(_move(tree, rel, verdict, run_id,
+                                   old.mode if old is not None else 0o644))
             except OSError as e:
                 moved.append(Moved(rel, verdict[0], None, "", e.strerror or str(e)))
         moved += _audit_policies(workspace, was, layout, tree, run_id)
@@ -573,9 +579,10 @@ def _audit(workspace: str, was: Before, run_id: str,
     return moved
 
 
-def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str) -> Moved:
+def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str,
+          file_mode: int = 0o644) -> Moved:
     """rel moved aside into the quarantine (removed where there is none), with its
-    replacement put in its place. A directory the tree made read-only is opened up for
+    replacement put in its place (with FILE_MODE). A directory the tree made read-only is opened up for
     it (and closed again). What still cannot be moved or removed is emptied in place:
     the Moved then says so in its error, and the run is unclean."""
     reason, replacement, replaced = verdict
@@ -604,9 +611,10 @@ def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str) -> Moved:
                 return _neutralise(src_dir, name, rel, reason, replacement, exc)
         if replacement is not None:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o644, dir_fd=src_dir)
+                         | os.O_CLOEXEC, 0o600, dir_fd=src_dir)
             with os.fdopen(fd, "wb") as f:
                 f.write(replacement)
+                os.fchmod(f.fileno(), file_mode)
         return Moved(rel, reason, moved_to, replaced if replacement is not None else "")
     finally:
         _close_again(src_dir, mode)
