@@ -5,14 +5,14 @@ point: a console script starts Python with the site module, which runs every `.p
 of site-packages and honours PYTHONPATH, PYTHONHOME and the user site-packages before
 ztsa's first line. The launcher starts the interpreter ztsa was installed for with
 `-I -S` (isolated, no site start-up), and its boot code, ztsa/_boot.py, adds
-site-packages itself; see docs/design.md, "Start-up cost".
+site-packages itself; see docs/install.md, "The launcher".
 
 Which interpreter that is, only the installer knows: nothing here names one (this may
 run in a build machine's throw-away environment). Beside the launcher goes a second
 script, `ztsa-interpreter`, whose first line is `#!python`: pip, uv and pipx write the
 interpreter they install for in its place, and the launcher reads it from there.
 Beside them goes `ztsa-ns`, the child's set-up compiled as an executable of its own
-(docs/design.md, "ztsa-ns").
+(docs/install.md, "ztsa-ns").
 """
 
 import ast

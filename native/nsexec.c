@@ -1,4 +1,4 @@
-/* The spawn's exec of ztsa-ns (docs/design.md, "ztsa-ns"): ns_prepare runs in the
+/* The spawn's exec of ztsa-ns (docs/install.md, "ztsa-ns"): ns_prepare runs in the
    supervisor before the fork (ztsa-ns opened, so that a file swapped at its path later
    is not what runs; the plan in a sealed memfd; ztsa-ns's arguments), ns_exec in the
    fork's child once the tracer has seized it, ns_release in the supervisor after the

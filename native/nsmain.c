@@ -1,4 +1,4 @@
-/* ztsa-ns: the child's set-up as an executable of its own (docs/design.md, "ztsa-ns").
+/* ztsa-ns: the child's set-up as an executable of its own (docs/install.md, "ztsa-ns").
    The supervisor's spawn forks, seizes the child, and the child execs this program
    through a descriptor opened before the fork (nsexec.c):
 

@@ -53,7 +53,7 @@ HEAVY = ["typing", "tempfile", "shutil", "random", "signal", "socket", "subproce
 def test_exec_does_not_import_typing(tmp_path):
     """The point of the module: `ztsa exec` starts without `typing` (nor its ForwardRef
     compiles), and without the other modules that would cost every run a millisecond or
-    more (design.md, "Start-up cost"). Run as the launcher runs the installed ztsa: -I -S,
+    more (design.md, "Start-up"). Run as the launcher runs the installed ztsa: -I -S,
     site-packages added."""
     import sysconfig
 

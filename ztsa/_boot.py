@@ -1,7 +1,7 @@
 """The code the `ztsa` shell launcher runs: `python -I -S -c CODE LAUNCHER ARGS...`.
 
-setup.py embeds this file's text in the launcher it writes (see docs/design.md,
-"Start-up cost"). It runs as a script, not as this module, and before site-packages are
+setup.py embeds this file's text in the launcher it writes (see docs/install.md,
+"The launcher"). It runs as a script, not as this module, and before site-packages are
 on the import path: it imports nothing from ztsa until it has put them there.
 
 -S skips site's start-up, so site-packages are added here, without running their .pth

@@ -4,7 +4,7 @@ the helper needs a newer glibc (a function newer than 2.28 already fails zig's l
 
 Skipped where the `ziglang` and `auditwheel` packages are not installed (the test
 extra does not bring them: zig's first build of its C library for a target takes about
-a minute, a build with it cached about 20 s; see docs/design.md, "Platforms")."""
+a minute, a build with it cached about 20 s; see docs/install.md, "Platforms")."""
 
 from __future__ import annotations
 

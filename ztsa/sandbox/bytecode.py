@@ -1,6 +1,6 @@
 """What the tree leaves in the workspace that an interpreter runs later, outside any
-sandbox, in place of the source a person reads (docs/design.md, "Bytecode and virtual
-environments").
+sandbox, in place of the source a person reads (docs/git-control.md, "Bytecode caches
+and virtual environments").
 
 - Bytecode caches. Python loads `__pycache__/NAME.TAG.pyc` instead of compiling
   NAME.py when the header's mtime and size match the source's; the tree can write both
