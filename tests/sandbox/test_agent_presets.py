@@ -233,3 +233,12 @@ def test_another_version_is_said_in_one_line(tmp_path: Path):
     (tmp_path / "other" / "claude").chmod(0o755)
     line, = agents.version_warning(["claude"], "claude", str(tmp_path / "other"))
     assert "has a version ztsa cannot read" in line
+
+
+def test_the_command_line_offers_every_preset_and_no_other():
+    """`--agent`'s choices are named in cli.py without importing the presets (start-up):
+    a preset added to one list and not the other would be refused or crash."""
+    from ztsa import cli
+    from ztsa.sandbox import agents
+
+    assert sorted(cli.AGENT_NAMES) == sorted(agents.AGENTS)
