@@ -56,6 +56,13 @@ _LINT_STAGED = (".lintstagedrc", *(f".lintstagedrc.{e}" for e in (
     f"lint-staged.config.{e}" for e in ("js", "mjs", "cjs", "ts", "mts", "cts")))
 MANAGED = ((b"pre-commit", (".pre-commit-config.yaml",)), (b"lefthook", _LEFTHOOK),
            (b"overcommit", (".overcommit.yml",)), (b"lint-staged", _LINT_STAGED))
+# hooks that run commands listed in the working tree's package.json (a marker in the
+# hook's text), and the keys they read there: husky 4's `husky.hooks`, lint-staged's,
+# yorkie's `gitHooks`, the `pre-commit` package's, simple-git-hooks'
+PACKAGE_HOOKS = (b"husky", b"lint-staged", b"yorkie", b"pre-commit", b"simple-git-hooks",
+                 b"ghooks")
+PACKAGE_HOOK_KEYS = ("husky", "lint-staged", "gitHooks", "pre-commit", "precommit",
+                     "simple-git-hooks", "ghooks")
 # lefthook's script directories (source_dir, source_dir_local): its hook runs from there
 LEFTHOOK_SOURCES = (".lefthook", ".lefthook-local")
 MAX_SOURCE_FILES = 1000  # beneath them, at most (more are not named: the gate's to judge)
@@ -83,6 +90,9 @@ class Layout(NamedTuple):
     # of a bytecode cache (a `__pycache__` directory's, bootsnap's) and every pyvenv.cfg
     caches: tuple[str, ...] = ()
     venvs: tuple[str, ...] = ()  # the directories holding a pyvenv.cfg
+    # the working trees' package.json files whose hook keys (PACKAGE_HOOK_KEYS) an
+    # installed hook runs the commands of (husky 4's, lint-staged's, yorkie's)
+    manifests: tuple[str, ...] = ()
 
 
 def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
@@ -123,31 +133,37 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
     hooks = [os.path.join(g, "hooks") for g in gitdirs]
     included: list[str] = []
     programs: list[str] = []
+    manifests: list[str] = []
     for g in gitdirs:
         paths, includes, runs = _named_by_configs(g)
         hooks += paths
         included += includes
         husky = ([os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
                  if os.path.basename(g) == ".git" else [])
-        programs += runs + _hook_runs(g, [os.path.join(g, "hooks"), *paths, *husky], runs)
+        hooked, manifest = _hook_runs(g, [os.path.join(g, "hooks"), *paths, *husky], runs)
+        programs += runs + hooked
+        manifests += manifest
         hooks += husky
     return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
                   sorted(set(included + programs)), sorted(unreadable), sorted(set(included)),
                   sorted(set(policies)), sorted(set(instructions)), tuple(caches),
-                  tuple(sorted(set(venvs))))
+                  tuple(sorted(set(venvs))), tuple(sorted(set(manifests))))
 
 
-def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]) -> list[str]:
-    """The working-tree files that the installed hooks run (absolute), existing or not: a
-    hook manager's configuration (pre-commit's `--config=FILE`, the default when it names
-    none; lefthook's, overcommit's and lint-staged's names) and lefthook's script
+def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]
+               ) -> tuple[list[str], list[str]]:
+    """(the working-tree files that the installed hooks run (absolute), existing or not:
+    a hook manager's configuration (pre-commit's `--config=FILE`, the default when it
+    names none; lefthook's, overcommit's and lint-staged's names) and lefthook's script
     directories; and the scripts that a hook, such a configuration's commands, or a
     program a config runs (PROGRAMS) name by path (`sh scripts/check.sh`, a pre-commit
-    local hook's entry), and theirs, SCRIPT_DEPTH deep: a hook in all but name."""
+    local hook's entry), and theirs, SCRIPT_DEPTH deep: a hook in all but name;
+    the package.json whose hook keys a hook runs, when one does)."""
     import re
 
     top = worktree_of(gitdir)
     out: list[str] = []
+    manifests: list[str] = []
     commands: list[str] = []
     scripts = list(programs)
     for d in hook_dirs:
@@ -160,6 +176,8 @@ def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]) -> list[s
             if not text:
                 continue
             commands.append(text.decode("utf-8", "replace"))
+            if any(m in text for m in PACKAGE_HOOKS):
+                manifests = [os.path.join(top, "package.json")]
             for marker, files in MANAGED:
                 if marker not in text:
                     continue
@@ -172,7 +190,43 @@ def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]) -> list[s
                     out += _files_beneath(top, LEFTHOOK_SOURCES)
                 for config in configs:
                     commands += _config_commands(config, marker)
-    return out + _scripts_run(top, commands, scripts)
+    for manifest in manifests:
+        commands += _package_commands(read_small(manifest) or b"")
+    return out + _scripts_run(top, commands, scripts), manifests
+
+
+def package_hook_keys(data: bytes) -> object:
+    """What of a package.json an installed hook obeys: PACKAGE_HOOK_KEYS' values (a file
+    that is not a JSON object: its whole text)."""
+    from ztsa.parsing import ParseError, load_json
+
+    try:
+        doc = load_json(data.decode("utf-8", "replace"), "package.json")
+    except ParseError:
+        return data
+    if not isinstance(doc, dict):
+        return data
+    return {k: doc[k] for k in PACKAGE_HOOK_KEYS if k in doc}
+
+
+def _package_commands(data: bytes) -> list[str]:
+    """The commands of a package.json's hook keys."""
+    keys = package_hook_keys(data)
+    out: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, str):
+            out.append(value)
+
+    if isinstance(keys, dict):
+        walk(keys)
+    return out
 
 
 def _files_beneath(top: str, dirs: tuple[str, ...]) -> list[str]:

@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from test_agent_files import plant
 from test_surfaces import _plant_script
 
@@ -161,3 +160,30 @@ def test_what_lefthook_and_husky_hooks_run_is_not_the_trees(run):
     assert (ws / ".lefthook" / "pre-commit" / "x.sh").read_text() == "echo ok\n", proc.stdout
     assert not (ws / ".lintstagedrc.json").exists(), proc.stdout
     assert not (ws / "lint-staged.config.js").exists(), proc.stdout
+
+
+PACKAGE = ('{\n  "name": "app",\n  "scripts": {"test": "jest"},\n'
+           '  "lint-staged": {"*.js": "eslint"}\n}\n')
+
+
+def test_the_hook_keys_of_package_json_are_not_the_trees(run):
+    """husky's hook runs `npx lint-staged`, which runs the commands of package.json's
+    `lint-staged` key. The tree may change package.json (an install adds a dependency),
+    but a change of the keys an installed hook obeys gets the person's file back, the
+    tree's moved aside; a change of other keys stays."""
+    ws = run.workspace
+    assert _git(ws, "init", "-q").returncode == 0
+    plant(ws, ".husky/pre-commit", "npx lint-staged\n")
+    plant(ws, "package.json", PACKAGE)
+    plant(ws, "other/package.json", PACKAGE)
+    tampered = PACKAGE.replace('"eslint"', '"sh x.sh"').replace('"jest"', '"vitest"')
+    deps = PACKAGE.replace('"jest"', '"vitest"')
+    proc, _ = run(run.python, "-c", _plant_script([("package.json", tampered),
+                                                   ("other/package.json", tampered)]))
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "package.json").read_text() == PACKAGE, proc.stdout
+    assert (ws / "other" / "package.json").read_text() == tampered  # no hook runs it
+    # an ordinary change: kept
+    proc, _ = run(run.python, "-c", _plant_script([("package.json", deps)]))
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "package.json").read_text() == deps, proc.stdout

@@ -138,6 +138,8 @@ class Before(NamedTuple):
     # the same of the files at the workspace's top a tool reads (ztsa.surfaces.ROOT,
     # and what a devcontainer names), for a run without a read-only layer; else None
     roots: dict[str, bytes | str] | None = None
+    # the same of each package.json whose hook keys an installed hook runs
+    manifests: dict[str, bytes | str] | None = None
 
 
 def before(workspace: str, roots: bool = False) -> Before:
@@ -148,7 +150,8 @@ def before(workspace: str, roots: bool = False) -> Before:
     return Before(layout, snapshot(layout, since_ns=since), since, {
         p: _policy_text(p) for p in _policy_files(workspace, layout)}, {
         p: _policy_text(p) for p in _instruction_files(workspace, layout)},
-        {p: _policy_text(p) for p in _root_files(workspace)} if roots else None)
+        {p: _policy_text(p) for p in _root_files(workspace)} if roots else None,
+        {p: _policy_text(p) for p in layout.manifests})
 
 
 MAX_ROOT_FILES = 10_000  # beneath the top's surfaces (.vscode/, .claude/, ...), at most
@@ -582,8 +585,8 @@ def _audit(workspace: str, was: Before, run_id: str,
 def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str,
           file_mode: int = 0o644) -> Moved:
     """rel moved aside into the quarantine (removed where there is none), with its
-    replacement put in its place (with FILE_MODE). A directory the tree made read-only is opened up for
-    it (and closed again). What still cannot be moved or removed is emptied in place:
+    replacement put in its place (with FILE_MODE). A directory the tree made read-only
+    is opened up for it (and closed again). What still cannot be moved or removed is emptied in place:
     the Moved then says so in its error, and the run is unclean."""
     reason, replacement, replaced = verdict
     dest = f"{QUARANTINE}/{run_id}/{_flat(rel)}"
@@ -735,6 +738,12 @@ def _audit_policies(workspace: str, was: Before, layout: gitlayout.Layout, tree:
         workspace, was.instructions, _instruction_files(workspace, layout), tree, run_id,
         lambda _path, text: None if text == "absent" else text,
         "a file a tool obeys in that directory (ztsa.surfaces)")
+    moved += _audit_texts(
+        workspace, was.manifests or {}, list(layout.manifests), tree, run_id,
+        lambda _path, text: gitlayout.package_hook_keys(text) if isinstance(
+            text, bytes) else {} if text == "absent" else text,
+        "its keys an installed git hook runs the commands of (husky, lint-staged, "
+        "gitHooks, pre-commit)")
     if was.roots is not None:  # nothing kept them read-only during the run
         moved += _audit_texts(
             workspace, was.roots, _root_files(workspace), tree, run_id,
