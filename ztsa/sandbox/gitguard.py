@@ -586,8 +586,8 @@ def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str,
           file_mode: int = 0o644) -> Moved:
     """rel moved aside into the quarantine (removed where there is none), with its
     replacement put in its place (with FILE_MODE). A directory the tree made read-only
-    is opened up for it (and closed again). What still cannot be moved or removed is emptied in place:
-    the Moved then says so in its error, and the run is unclean."""
+    is opened up for it (and closed again). What still cannot be moved or removed is
+    emptied in place: the Moved then says so in its error, and the run is unclean."""
     reason, replacement, replaced = verdict
     dest = f"{QUARANTINE}/{run_id}/{_flat(rel)}"
     src_dir, name = tree.parent(rel)
