@@ -25,6 +25,8 @@ from test_git_persistence import git, open_up
 RUN_MODES = ("root", "user", "nouserns")
 GITIGNORE = "__pycache__/\n*.py[cod]\n*.so\n.venv/\naudit-*.jsonl\n.ztsa-quarantine/\n"
 APP = "import json\nprint(json.dumps({'ok': 1}))\n"
+# the tree compiles bytecode with the interpreter it has (cfile "": the cache's own name)
+COMPILE = "import py_compile; py_compile.compile(%r, cfile=%r or None, doraise=True)"
 
 
 def _tree(run, script: str) -> subprocess.CompletedProcess[str]:
@@ -59,11 +61,12 @@ def test_claude_started_in_a_subfolder_runs_no_hook_of_the_trees(run, tmp_path):
     hook = {"hooks": {"SessionStart": [{"hooks": [
         {"type": "command", "command": f"touch {marker}"}]}]}}
     text = json.dumps(hook)
+    mcp = json.dumps({"mcpServers": {"x": {"command": "sh", "args": ["-c", f"touch {marker}"]}}})
     _tree(run, f"""
         mkdir -p pkg/.claude
         printf '%s' {shlex.quote(text)} > pkg/.claude/settings.json
         printf '%s' {shlex.quote(text)} > pkg/.claude/settings.local.json
-        printf '%s' '{{"mcpServers": {{"x": {{"command": "sh", "args": ["-c", "touch {marker}"]}}}}}}' > pkg/.mcp.json
+        printf '%s' {shlex.quote(mcp)} > pkg/.mcp.json
         """)
     # the person later: `cd pkg && claude`; Claude Code runs each SessionStart hook of
     # pkg/.claude/settings*.json with sh -c in pkg (emulated: claude is not installed)
@@ -129,7 +132,7 @@ def test_a_sourceless_pyc_shadowing_the_standard_library(run, tmp_path):
     _project(ws)
     _tree(run, f"""
         printf 'open("{marker}", "w").close()\\n' > evil_src.py
-        {shlex.quote(run.python)} -c 'import py_compile; py_compile.compile("evil_src.py", cfile="json.pyc", doraise=True)'
+        {shlex.quote(run.python)} -c {shlex.quote(COMPILE % ("evil_src.py", "json.pyc"))}
         rm evil_src.py
         """)
     assert git("status", "--porcelain", cwd=ws).stdout == ""  # nothing to review
@@ -146,7 +149,7 @@ def test_control_a_pyc_in_pycache_beside_its_source_is_removed(run, tmp_path):
     _project(ws)
     _tree(run, f"""
         printf 'open("{marker}", "w").close()\\n' > json.py
-        {shlex.quote(run.python)} -c 'import py_compile; py_compile.compile("json.py", doraise=True)'
+        {shlex.quote(run.python)} -c {shlex.quote(COMPILE % ("json.py", ""))}
         printf 'import json as _j  # reviewed\\n' > json.py
         touch -d @0 json.py
         """)
