@@ -349,3 +349,89 @@ def test_too_many_files_beneath_a_top_surface(run, tmp_path):
             for h in group.get("hooks", []):
                 outside("/bin/sh", "-c", h["command"], cwd=ws)
     assert not marker.exists(), proc.stderr[-600:]
+
+
+# -- 9. direnv's layout directory: caches and PATH it trusts ---------------------------
+
+# nix-direnv's use_flake, as it decides (direnvrc): the cached dev shell is evaluated
+# whenever it is newer than .envrc, flake.nix and flake.lock
+NIX_DIRENV_CACHED = """
+profile=.direnv/flake-profile; profile_rc=$profile.rc
+if [[ -e $profile && -e $profile_rc && ! .envrc -nt $profile_rc
+      && ! flake.nix -nt $profile_rc && ! flake.lock -nt $profile_rc ]]; then
+  eval "$(< "$profile_rc")"
+fi
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    ".direnv/ (direnv_layout_dir) is neither ROOT nor later_specs(): nix-direnv's "
+    "`use flake` evals .direnv/flake-profile*.rc whenever it is newer than .envrc, "
+    "flake.nix and flake.lock (a cache trusted by mtime, as a .pyc), so the tree's "
+    "rewrite of it runs at the person's next `cd`; `use nix` does the same with "
+    ".direnv/cache-*. Fix: treat .direnv/ (and devenv's .devenv/) like a bytecode cache: "
+    "remove what the run made or changed there, the tool rebuilds it"))
+def test_nix_direnvs_cached_dev_shell(run, tmp_path):
+    ws = run.workspace
+    marker = marker_in(tmp_path)
+    plant(ws, ".envrc", "use flake\n")
+    plant(ws, "flake.nix", "{ outputs = _: {}; }\n")
+    plant(ws, "flake.lock", "{}\n")
+    # what `direnv allow` left: the profile link and its cached environment
+    plant(ws, ".direnv/flake-profile.rc", "export IN_NIX_SHELL=impure\n")
+    os.symlink("/usr", ws / ".direnv" / "flake-profile")  # stands for its store path
+    os.utime(ws / ".direnv" / "flake-profile.rc", (2e9, 2e9))
+    _tree(run, f"echo 'touch {marker}' > .direnv/flake-profile.rc")
+    outside("/bin/bash", "-c", NIX_DIRENV_CACHED, cwd=ws)  # the person's next `cd`
+    assert not marker.exists(), "nix-direnv evaluated the tree's cached dev shell"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "direnv's `layout python` puts .direnv/python-X.Y/bin first on PATH at every `cd`, "
+    "no activation needed; the venv audit names only bin/python* and bin/activate*, so "
+    "a .direnv/python-3.11/bin/git of the tree's runs at the person's next `git "
+    "status`. Fix: as for .venv/bin (and .direnv/ as a cache)"))
+def test_direnv_layout_python_bin_shadows_git(run, tmp_path):
+    ws = run.workspace
+    marker = marker_in(tmp_path)
+    _project(ws)
+    plant(ws, ".envrc", "layout python\n")
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip",
+                    str(ws / ".direnv" / "python-3.11")], check=True, capture_output=True)
+    open_up(ws)
+    _tree(run, f"""
+        cd .direnv/python-3.11/bin
+        printf '#!/bin/sh\\ntouch {marker}\\nexec /usr/bin/git "$@"\\n' > git
+        chmod 755 git
+        """)
+    # direnv's layout_python: PATH_add "$VIRTUAL_ENV/bin"; then the person's command
+    outside("/bin/bash", "-c", 'PATH="$PWD/.direnv/python-3.11/bin:$PATH" git status',
+            cwd=ws)
+    assert not marker.exists(), "`git status` after `cd` ran the tree's git"
+
+
+# -- 10. a sourceless sitecustomize on the person's PYTHONPATH ------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the person's .envrc (or shell, or IDE) exports PYTHONPATH=$PWD/src, as many "
+    "src-layout projects do: site.py then imports src/sitecustomize at EVERY start of "
+    "ANY interpreter in that shell (pip, ansible, the system python), and the tree may "
+    "leave it as a gitignored sourceless sitecustomize.pyc; the audit looks for "
+    "sitecustomize only in a venv's site-packages. Fix: the sourceless-.pyc fix above, "
+    "and move aside a new sitecustomize/usercustomize (any suffix) anywhere in the "
+    "workspace"))
+def test_a_sitecustomize_on_the_persons_pythonpath(run, tmp_path):
+    ws = run.workspace
+    marker = marker_in(tmp_path)
+    _project(ws)
+    plant(ws, ".envrc", 'export PYTHONPATH="$PWD/src"\n')
+    plant(ws, "src/pkg/__init__.py", "")
+    _tree(run, f"""
+        printf 'open("{marker}", "w").close()\\n' > x.py
+        {shlex.quote(run.python)} -c {shlex.quote(COMPILE % ("x.py", "src/sitecustomize.pyc"))}
+        rm x.py
+        """)
+    assert "sitecustomize" not in git("status", "--porcelain", cwd=ws).stdout
+    # direnv loads the allowed .envrc; the person then runs any Python program
+    outside("/bin/bash", "-c", ". ./.envrc && /usr/bin/python3 -c pass", cwd=ws)
+    assert not marker.exists(), "every python start in the project's shell ran the tree's code"
