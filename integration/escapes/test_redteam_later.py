@@ -320,21 +320,12 @@ def test_mise_files_under_their_other_names(run):
 
 # -- 8. the audit's own limits ---------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "without namespaces (no read-only layer) the top's surfaces are judged after the run "
-    "by gitguard._root_files, which raises OSError past MAX_ROOT_FILES (10,000) files "
-    "beneath them: the tree plants 10,001 files under .claude/ and its "
-    ".claude/settings.json SessionStart hook stays (the run exits 122 with 'the audit "
-    "failed ... look at the workspace's repositories before running git', which names "
-    "git, not the agent). (.vscode/tasks.json survives the same flood: it is also a "
-    "later_specs() file, judged by the anywhere audit first.) Fix: judge the catalogue's "
-    "own files first (ROOT files and the files SETTINGS name) and, past the cap, move "
-    "the whole top-level surface directory aside instead of giving up"))
 def test_too_many_files_beneath_a_top_surface(run, tmp_path):
     if run.mode != "nouserns":
         pytest.skip("with namespaces .claude/ is read-only while the tree runs")
     ws = run.workspace
     marker = marker_in(tmp_path)
+    plant(ws, ".claude/agents/a.md", "the person's\n")
     hook = json.dumps({"hooks": {"SessionStart": [{"hooks": [
         {"type": "command", "command": f"touch {marker}"}]}]}})
     proc = _tree(run, f"""
@@ -342,6 +333,8 @@ def test_too_many_files_beneath_a_top_surface(run, tmp_path):
         printf '%s' {shlex.quote(hook)} > .claude/settings.json
         cd .claude/junk && seq 1 10001 | xargs touch
         """)
+    # the person's own file beneath it is back as it was
+    assert (ws / ".claude" / "agents" / "a.md").read_text() == "the person's\n"
     # the person's next `claude` in the workspace runs its SessionStart hooks (emulated)
     path = ws / ".claude" / "settings.json"
     if path.exists():

@@ -157,10 +157,12 @@ def before(workspace: str, roots: bool = False) -> Before:
 MAX_ROOT_FILES = 10_000  # beneath the top's surfaces (.vscode/, .claude/, ...), at most
 
 
-def _root_files(workspace: str) -> list[str]:
+def _root_files(workspace: str, flooded: list[str] | None = None) -> list[str]:
     """The files at the workspace's top that a tool reads (ztsa.surfaces.ROOT, every file
     beneath one that is a directory, links not followed) and the files a devcontainer
-    names, absolute. More than MAX_ROOT_FILES cannot be judged: OSError."""
+    names, absolute. More than MAX_ROOT_FILES cannot be judged: OSError; or, given
+    FLOODED (after the run), each top-level directory whose files would take the count
+    past it is left out and named there, to be moved aside whole."""
     from ztsa import surfaces
 
     out: list[str] = []
@@ -170,14 +172,52 @@ def _root_files(workspace: str) -> list[str]:
         if not os.path.isdir(top) or os.path.islink(top):
             out.append(top)
             continue
+        found: list[str] = []
         for d, dirs, files in os.walk(top):
             dirs[:] = [x for x in dirs if not os.path.islink(os.path.join(d, x))]
-            out += [os.path.join(d, f) for f in files]
-            out += [os.path.join(d, x) for x in dirs if os.path.islink(os.path.join(d, x))]
-            if len(out) > MAX_ROOT_FILES:
-                raise OSError(f"more than {MAX_ROOT_FILES} files beneath the workspace's "
-                              "top-level surfaces: too many to judge after the run")
+            found += [os.path.join(d, f) for f in files]
+            found += [os.path.join(d, x) for x in dirs if os.path.islink(os.path.join(d, x))]
+            if len(out) + len(found) > MAX_ROOT_FILES:
+                if flooded is None:
+                    raise OSError(f"more than {MAX_ROOT_FILES} files beneath the "
+                                  "workspace's top-level surfaces: too many to judge "
+                                  "after the run")
+                flooded.append(rel)
+                found = []
+                break
+        out += found
     return list(dict.fromkeys(out))
+
+
+def _move_flooded(workspace: str, was: dict[str, bytes | str], flooded: list[str],
+                  tree: _Tree, run_id: str) -> list[Moved]:
+    """Each top-level surface directory the run filled past what can be judged: moved
+    aside whole, and the person's files beneath it put back as they were."""
+    moved: list[Moved] = []
+    for rel in dict.fromkeys(flooded):
+        reason = (f"{rel}: a directory a tool reads at the workspace's top, filled by the "
+                  f"run past the {MAX_ROOT_FILES} files ztsa judges: moved aside whole")
+        try:
+            done = _move(tree, rel, (reason, None, ""), run_id)
+        except OSError as e:
+            moved.append(Moved(rel, reason, None, "", e.strerror or str(e)))
+            continue
+        if done.error:
+            moved.append(done)
+            continue
+        base = os.path.join(workspace, rel) + os.sep
+        back = 0
+        for path, data in sorted(was.items()):
+            if path.startswith(base) and (isinstance(data, bytes)
+                                          or _link_target(data) is not None):
+                try:
+                    _put_back(tree, os.path.relpath(path, workspace), data)
+                    back += 1
+                except OSError as e:
+                    moved.append(Moved(os.path.relpath(path, workspace), reason, None, "",
+                                       e.strerror or str(e)))
+        moved.append(done._replace(replaced="restored") if back else done)
+    return moved
 
 
 def _instruction_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
@@ -745,8 +785,13 @@ def _audit_policies(workspace: str, was: Before, layout: gitlayout.Layout, tree:
         "its keys an installed git hook runs the commands of (husky, lint-staged, "
         "gitHooks, pre-commit)")
     if was.roots is not None:  # nothing kept them read-only during the run
+        flooded: list[str] = []
+        now = _root_files(workspace, flooded)
+        moved += _move_flooded(workspace, was.roots, flooded, tree, run_id)
+        gone = tuple(os.path.join(workspace, rel) + os.sep for rel in flooded)
         moved += _audit_texts(
-            workspace, was.roots, _root_files(workspace), tree, run_id,
+            workspace, {p: t for p, t in was.roots.items() if not p.startswith(gone)}
+            if gone else was.roots, now, tree, run_id,
             lambda _path, text: None if text == "absent" else text,
             "a file a tool reads at the workspace's top (ztsa.surfaces), which no "
             "read-only layer kept from the tree in this run")
