@@ -493,6 +493,8 @@ def test_a_changed_or_planted_name_is_put_back_before_it_is_named(tmp_path: Path
     ws.mkdir()
     command = f"echo ran >> {ws}/ran"
     word = first_word(ws, home, command)
+    # (the name, in this test's cache, before anything is planted there)
+    assert Path(word).parent == home / ".cache" / "ztsa" / "gemini"
     good = Path(word).read_bytes()
     evil = tmp_path / "evil"
     evil.write_text(f"#!/bin/sh\necho EVIL > {tmp_path}/evil-ran\n")

@@ -16,8 +16,10 @@ starts, what that shell loads or runs by name) or changes what ztsa reads or sho
 otherwise says nothing. It never answers `allow`.
 
 Gemini CLI (`gemini`, BeforeTool): the hook reads the event (JSON) on standard input and
-answers with the shell call (run_shell_command) rewritten to `ztsa exec --workspace
-PROJECT [EXEC OPTIONS] -- bash -c COMMAND` (`hookSpecificOutput.tool_input`). It makes no
+answers with the shell call (run_shell_command) rewritten to `NAME exec --workspace
+PROJECT [EXEC OPTIONS] -- bash -c COMMAND` (`hookSpecificOutput.tool_input`), NAME a
+program of this command's own that runs ztsa (in ztsa's cache: Gemini CLI approves a
+command by its first word, so an approval covers this command alone). It makes no
 permission decision. Any other tool passes unchanged. An event it cannot read blocks the
 call (exit 2, a "blocking error"), never lets it run unconfined.
 
