@@ -657,3 +657,55 @@ def test_a_projects_policies_are_read_too(tmp_path: Path):
     kind, reason = gemini_reads(hook(event(ws, command="curl x"),
                                      env={"GEMINI_CLI_HOME": str(home)}))
     assert kind == "blocked" and "project.toml" in str(reason)
+
+
+def test_a_confined_command_cannot_plant_or_change_a_name(gemini: Gemini):
+    """The project is the home (the names' directory is then in the tree's writable
+    place): a confined command that rewrites its own name, plants another's, or moves
+    the directory away changes nothing there. Before, it could, and a name changed
+    between the hook's check and Gemini CLI's run of that call ran unconfined."""
+    home = gemini.home
+    entry = str(gemini.install("--launcher", gemini.launcher(), "--profile", "repo")[
+        "command"])
+    folder = home / ".cache" / "ztsa" / "gemini"
+    env = {"PATH": GEMINI_PATH, "HOME": str(home), "GEMINI_PROJECT_DIR": str(home),
+           "GEMINI_CWD": str(home)}
+
+    def rewrite(command: str) -> str:
+        stdin = gemini.event(cwd=str(home), tool_input={"command": command})
+        done = subprocess.run(["bash", "-c", entry], input=stdin, capture_output=True,
+                              timeout=60, cwd=home, env=env)
+        kind, tool_input = gemini_reads(done)
+        assert kind == "rewritten" and isinstance(tool_input, dict), done.stderr
+        return str(tool_input["command"])
+
+    word = rewrite("true").split()[0]
+    assert Path(word).parent == folder
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    attack = (f"printf '#!/bin/sh\\necho EVIL\\n' > {word}; echo rc1=$?; "
+              f"printf '#!/bin/sh\\necho EVIL\\n' > {folder}/{'0' * 64}; echo rc2=$?; "
+              f"mv {folder} {folder}.old; echo rc3=$?; ln -s /tmp {folder}.new; "
+              f"mv -T {folder}.new {folder}; echo rc4=$?; rm -f {word}; echo rc5=$?")
+    command = rewrite(attack)
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                         timeout=120, cwd=home, env=env)
+    assert "rc1=1" in ran.stdout and "rc2=1" in ran.stdout, (ran.stdout, ran.stderr)
+    assert folder.is_dir() and not folder.is_symlink()
+    after = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert before.items() <= after.items() and "0" * 64 not in after
+    assert not Path(f"{folder}.old").exists()
+
+
+def test_past_the_limit_the_oldest_names_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    folder = tmp_path / "gemini"
+    monkeypatch.setattr(ztsa_hook, "SHIM_MAX", 10)
+    monkeypatch.setattr(ztsa_hook, "SHIM_KEEP", 6)
+    ztsa = ["/opt/ztsa/bin/ztsa"]
+    for i in range(10):
+        ztsa_hook.write_gemini_shim(str(folder), f"{i:064x}", ztsa)
+        os.utime(folder / f"{i:064x}", (1000 + i, 1000 + i))  # long unused
+    recent = f"{5:064x}"
+    ztsa_hook.write_gemini_shim(str(folder), recent, ztsa)  # used now: kept
+    ztsa_hook.write_gemini_shim(str(folder), "f" * 64, ztsa)  # the 11th: prunes
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == sorted([f"{i:064x}" for i in (6, 7, 8, 9)] + [recent, "f" * 64])
