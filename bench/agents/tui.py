@@ -26,77 +26,108 @@ READY = (b"for shortcuts", b"Ask Codex")
 ANSWER = b"FAKE-ANSWER-OK"
 
 
+class Terminal:
+    """CMD on a new pty (40x120) that answers a TUI's start-up queries (cursor position,
+    colours); every byte it shows goes to LOG. Also used by tests
+    (tests/test_hook_gemini_real.py) to answer an agent's prompts."""
+
+    def __init__(self, argv: list[str], log_path: str, env: dict[str, str] | None = None,
+                 cwd: str | None = None) -> None:
+        pid, fd = pty.fork()
+        if pid == 0:
+            try:
+                if cwd is not None:
+                    os.chdir(cwd)
+                if env is None:
+                    os.execvp(argv[0], argv)
+                else:
+                    os.execvpe(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.seen = bytearray()
+        self.log = open(log_path, "wb")  # noqa: SIM115 (closed by close())
+        self.status: int | None = None
+
+    def pump(self, seconds: float, until: tuple[bytes, ...] = (), since: int = 0) -> bool:
+        """Read what it shows for `seconds`, or until one of `until` is shown (in the
+        text since byte `since`): whether it was."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if until and any(u in text(self.seen[since:]) for u in until):
+                return True
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if not ready:
+                continue
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except OSError:
+                return False
+            if not data:
+                return False
+            self.log.write(data)
+            self.log.flush()
+            self.seen.extend(data)
+            for _ in range(data.count(b"\x1b[6n")):  # where is the cursor?
+                os.write(self.fd, b"\x1b[1;1R")
+            if b"\x1b]10;?" in data or b"\x1b]11;?" in data:  # which colours?
+                os.write(self.fd, b"\x1b]11;rgb:0000/0000/0000\x1b\\")
+        return bool(until) and any(u in text(self.seen[since:]) for u in until)
+
+    def type(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def screen(self, since: int = 0) -> str:
+        return text(self.seen[since:]).decode(errors="replace")
+
+    def close(self) -> None:
+        """Two Ctrl-C, then 20 s to end, then SIGKILL."""
+        for _ in range(2):
+            try:
+                os.write(self.fd, b"\x03")
+            except OSError:
+                break
+            self.pump(2)
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.status = status
+                break
+            self.pump(0.5)
+        else:
+            os.kill(self.pid, signal.SIGKILL)
+            self.status = os.waitpid(self.pid, 0)[1]
+        os.close(self.fd)
+        self.log.close()
+
+
 def main() -> int:
     if len(sys.argv) < 4:
         print(__doc__, file=sys.stderr)
         return 2
     log_path, prompt, argv = sys.argv[1], sys.argv[2].encode(), sys.argv[3:]
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.execvp(argv[0], argv)
-        finally:
-            os._exit(127)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    seen = bytearray()
-    with open(log_path, "wb") as log:
-
-        def pump(seconds: float, until: tuple[bytes, ...] = ()) -> bool:
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                if until and any(u in text(seen) for u in until):
-                    return True
-                ready, _, _ = select.select([fd], [], [], 0.1)
-                if not ready:
-                    continue
-                try:
-                    data = os.read(fd, 1 << 16)
-                except OSError:
-                    return False
-                if not data:
-                    return False
-                log.write(data)
-                log.flush()
-                seen.extend(data)
-                for _ in range(data.count(b"\x1b[6n")):  # where is the cursor?
-                    os.write(fd, b"\x1b[1;1R")
-                if b"\x1b]10;?" in data or b"\x1b]11;?" in data:  # which colours?
-                    os.write(fd, b"\x1b]11;rgb:0000/0000/0000\x1b\\")
-            return False
-
-        pump(60, READY)
-        answered = False
-        if any(r in text(seen) for r in READY):
-            pump(3)  # past its loading
-            os.write(fd, prompt)
-            pump(1)
-            # an Enter while the session is still starting is taken for nothing (the
-            # prompt stays in the box): pressed again until the turn starts
-            for _ in range(24):
-                mark = len(seen)
-                os.write(fd, b"\r")
-                answered = pump(5, (ANSWER,))
-                if answered or b"esc to interrupt" in text(seen[mark:]):
-                    break
-            if not answered:
-                answered = pump(120, (ANSWER,))
-        pump(2)
-        for _ in range(2):
-            try:
-                os.write(fd, b"\x03")
-            except OSError:
+    term = Terminal(argv, log_path)
+    term.pump(60, READY)
+    answered = False
+    if any(r in text(term.seen) for r in READY):
+        term.pump(3)  # past its loading
+        term.type(prompt)
+        term.pump(1)
+        # an Enter while the session is still starting is taken for nothing (the
+        # prompt stays in the box): pressed again until the turn starts
+        for _ in range(24):
+            mark = len(term.seen)
+            term.type(b"\r")
+            answered = term.pump(5, (ANSWER,))
+            if answered or b"esc to interrupt" in text(term.seen[mark:]):
                 break
-            pump(2)
-        end = time.monotonic() + 20
-        while time.monotonic() < end:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            pump(0.5)
-        else:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-    sys.stdout.write(text(seen).decode(errors="replace"))
+        if not answered:
+            answered = term.pump(120, (ANSWER,))
+    term.pump(2)
+    term.close()
+    sys.stdout.write(term.screen())
     return 0 if answered else 1
 
 

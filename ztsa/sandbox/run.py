@@ -230,7 +230,8 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
                            hidden=deny_read)
         try:  # what decides later runs: the policy files and ztsa's own installation
             read_only = (*request.policy_files,
-                         *_own_state([*request.allow_write, *([home] if home else [])]),
+                         *_own_state([policy.workspace, *request.allow_write,
+                                      *([home] if home else [])]),
                          *protect.own_installation(writable))
         except ValueError as exc:
             print(f"ztsa: {exc}", file=sys.stderr)
@@ -290,10 +291,12 @@ def execute(request: ExecRequest, offer: HostOffer, policy: Policy,
 
 
 def _own_state(writable: list[str]) -> list[str]:
-    """ztsa's own state that a writable place of the tree's holds: the parse cache (a
-    planted entry would be a later gate's parse) and the user policy's directory (a
-    planted policy.toml, a later run's allow entries). Made now if missing (0700), so
-    that the tree sees it read-only; nothing when no writable place holds them."""
+    """ztsa's own state that a writable place of the tree's holds (the workspace too:
+    an agent run in the home): the parse cache (a planted entry would be a later gate's
+    parse; its `gemini/` holds the names `ztsa hook gemini` gives commands, a changed
+    one would run unconfined) and the user policy's directory (a planted policy.toml, a
+    later run's allow entries; Claude Code's shell wrapper). Made now if missing (0700),
+    so that the tree sees it read-only; nothing when no writable place holds them."""
     roots = [os.path.realpath(p) for p in writable]
     if not roots:
         return []
