@@ -36,6 +36,7 @@ from ztsa.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 
@@ -392,16 +393,24 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def named_by(workspace: str) -> list[str]:
+def named_by(workspace: str, found: Iterable[str] = ()) -> list[str]:
     """The workspace files (relative) that a devcontainer configuration names by path and
     that its host side runs or reads later: its Compose files, its Dockerfile, and the
-    files its `initializeCommand` names (every word with a `/` or a script's suffix); and
-    the plugin directories the repository's Claude Code marketplace lists. Existing or
-    not: a name the tree makes later would be obeyed the same."""
+    files its `initializeCommand` names (every word with a `/` or a script's suffix); the
+    plugin directories the repository's Claude Code marketplace lists; the files the
+    commands of the settings acting outside the confinement run by path, at the top and,
+    for FOUND (the files of later_specs the run's one walk found, absolute: gitlayout's
+    `instructions`), at any depth; and what those files run in turn when they are shell
+    scripts (_run_in_turn). Existing or not: a name the tree makes later would be obeyed
+    the same."""
     from ztsa.parsing import ParseError, load_jsonc
 
-    workspace = os.path.realpath(workspace)
+    given, workspace = workspace, os.path.realpath(workspace)
+    # the walk's paths, relative (the walk may have gone from the path as given)
+    nested = [os.path.relpath(p, w) for p in found for w in dict.fromkeys((workspace, given))
+              if p.startswith(w + os.sep)]
     out: list[str] = []
+    scripts: list[tuple[str, str, str]] = []
     for path in _devcontainer_files(workspace):
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
@@ -415,6 +424,7 @@ def named_by(workspace: str) -> list[str]:
         build = build if isinstance(build, dict) else {}
         files = [*_strings(doc.get("dockerComposeFile")), *_strings(doc.get("dockerFile")),
                  *_strings(build.get("dockerfile"))]
+        run: list[str] = []
         for command in _strings(doc.get("initializeCommand")):
             import shlex  # only for a configuration that runs something
 
@@ -422,58 +432,122 @@ def named_by(workspace: str) -> list[str]:
                 words = shlex.split(command)
             except ValueError:
                 words = command.split()
-            files += [w for w in words if "/" in w or w.endswith((".sh", ".py", ".js",
-                                                                     ".ts", ".rb", ".pl"))]
-        for name in files:
+            run += [w for w in words if "/" in w or w.endswith((".sh", ".py", ".js",
+                                                                   ".ts", ".rb", ".pl"))]
+        for name in [*files, *run]:
             for where in (base, workspace):
                 full = os.path.normpath(os.path.join(where, name))
                 if full.startswith(workspace + os.sep):
                     out.append(os.path.relpath(full, workspace))
+                    if name in run:  # run from the workspace's folder, on the host
+                        scripts.append((out[-1], "", ""))
     out += _marketplace_plugins(workspace)
-    out += _commands_run(workspace)
+    commands, more = _commands_run(workspace, nested)
+    out += commands
+    out += _run_in_turn(workspace, [*scripts, *more])
     return list(dict.fromkeys(out))
 
 
 # the variables a tool sets to the project's directory before running a command
 _PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}/", "$CLAUDE_PROJECT_DIR/", "${workspaceFolder}/",
                  '"$CLAUDE_PROJECT_DIR"/', "${GEMINI_PROJECT_DIR}/", "$GEMINI_PROJECT_DIR/")
-# command keys of VS Code's tasks beside the catalogue's own (which name runOn)
-_TASK_COMMANDS = ("tasks/*/command", "tasks/tasks/*/command")
+# command keys of VS Code's tasks beside the catalogue's own (which name runOn): a
+# tasks.json's, a *.code-workspace's
+_TASK_COMMANDS = ("tasks/*/command", "tasks/tasks/*/command", "tasks/*/linux/command",
+                  "tasks/tasks/*/linux/command")
+# the settings whose values name a file a shell sources rather than a command
+# (mise's `[env] _.source`): read as `. VALUE`
+_SOURCED = ("mise-env-source",)
 
 
-def _commands_run(workspace: str) -> list[str]:
-    """The workspace files (relative) that the commands of the top's settings acting
-    outside the confinement run by path (a hook's `bash scripts/fmt.sh`, an MCP server's
-    `node tools/server.js`, a task's `./run.sh`): changed by a run, the next session,
-    editor or shell would run the tree's code. Read as follow.refs reads a command."""
-    from ztsa.parsing import ParseError, load_jsonc
-
-    found: list[tuple[str, list[str]]] = []
+def _runners(deep: bool) -> list[tuple[str, str, list[str], bool]]:
+    """(file spec, format, key paths, sourced) of every setting that runs code outside
+    the confinement later: deep, its `**/` specs (a tool obeys them in whatever folder
+    it opens or enters), their REST; else the top's fixed JSON paths (a `**/` spec's
+    REST at the top included). A `text` setting is a script itself (direnv's `.envrc`)."""
+    out: list[tuple[str, str, list[str], bool]] = []
     for st in SETTINGS:
-        if not acts_outside(st) or st.effect != RUNS or st.format != "json":
+        if not acts_outside(st) or st.effect != RUNS:
             continue
         for spec in st.files:
-            spec = spec.removeprefix("**/")
-            if spec.startswith(("{", "!")) or any(c in spec for c in "*?["):
+            if (deep and not spec.startswith("**/")) or (not deep and st.format != "json"):
                 continue
-            found.append((spec, [*st.keys, *(_TASK_COMMANDS if spec.endswith(
-                "tasks.json") else ())]))
+            spec = spec.removeprefix("**/")
+            if spec.startswith(("{", "!")) or (not deep and any(c in spec for c in "*?[")):
+                continue
+            tasks = spec.endswith(("tasks.json", ".code-workspace"))
+            out.append((spec, st.format, [*st.keys, *(_TASK_COMMANDS if tasks else ())],
+                        st.id in _SOURCED))
+    return out
+
+
+def _every_string(value: Any, depth: int = 0) -> list[str]:
+    """The strings of a value, in its lists and tables too (mise's `enter = ["a.sh",
+    {script = "b.sh"}]`), 8 levels at most."""
+    if isinstance(value, str):
+        return [value]
+    if depth >= 8:
+        return []
+    items = value.values() if isinstance(value, dict) else value if isinstance(
+        value, list) else ()
+    return [s for v in items for s in _every_string(v, depth + 1)]
+
+
+def _folder(rel: str, spec: str) -> str:
+    """The folder a tool opens or enters to obey rel, which matches `**/SPEC`: the
+    directory holding SPEC's path (`a/.vscode/tasks.json` -> `a`; `a/.config/mise/
+    config.toml` -> `a`; `a/x.code-workspace` -> `a`)."""
+    return "/".join(rel.split("/")[:-len(spec.split("/"))])
+
+
+def _commands_run(workspace: str, found: list[str]
+                  ) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """(the workspace files, relative, that the commands of the settings acting outside
+    the confinement run by path: the top's (a hook's `bash scripts/fmt.sh`, an MCP
+    server's `node tools/server.js`, a task's `./run.sh`) and those of the settings of
+    FOUND (relative paths) at any depth (a `packages/app/.vscode/tasks.json` task's
+    `./run.sh`, from `packages/app`, the folder VS Code opens; a nested mise
+    configuration's hook or `_.source` file); (path, the directory it runs in, its
+    runner's language) of each, and of each setting that is a script itself (an
+    `.envrc`), for _run_in_turn). Changed by a run, the next session, editor or shell
+    would run the tree's code. Read as follow.refs reads a command; the settings'
+    formats and keys are the catalogue's."""
+    read: list[tuple[str, str, list[str], bool, str]] = [
+        (spec, fmt, keys, sourced, "") for spec, fmt, keys, sourced in _runners(False)]
+    seen = {r[0] for r in read}
+    if found:
+        deep = _runners(True)
+        for rel in dict.fromkeys(found):
+            if rel in seen or installed(rel):
+                continue
+            for spec, fmt, keys, sourced in deep:
+                if spec_matches(rel, "**/" + spec):
+                    read.append((rel, fmt, keys, sourced, _folder(rel, spec)))
     out: list[str] = []
-    for rel, keys in found:
+    scripts: list[tuple[str, str, str]] = []
+    for rel, fmt, keys, sourced, folder in read:
         path = os.path.join(workspace, rel)
         if os.path.islink(path) or not os.path.isfile(path):
             continue
+        if fmt == "text":  # the file is a script itself, run in its folder
+            scripts.append((rel, folder, "sh"))
+            continue
+        from ztsa.parsing import ParseError
+        from ztsa.surfacecheck import parse, select
+
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                doc = load_jsonc(f.read(1 << 20), path)
-        except (OSError, ParseError):
+                doc = parse(fmt, f.read(1 << 20), path)
+        except (OSError, ParseError, ValueError):
             continue  # the gate reports it; the file itself is kept
-        from ztsa.surfacecheck import select
-
         commands = []
         for key in keys:
             for hit in select(doc, key):
-                if not isinstance(hit.value, str):
+                if sourced:  # a file a shell sources: `. FILE`
+                    commands += [". " + v for v in _every_string(hit.value)]
+                    continue
+                if not isinstance(hit.value, str):  # mise's hook lists and tables
+                    commands += _every_string(hit.value) if fmt == "toml" else []
                     continue
                 holder = hit.parents[-1] if hit.parents else None
                 args = holder.get("args") if isinstance(holder, dict) else None
@@ -486,17 +560,96 @@ def _commands_run(workspace: str) -> list[str]:
         for command in commands:
             for var in _PROJECT_VARS:
                 command = command.replace(var, "")
-            refs, _inline = follow.refs(command, "")
+            refs, _inline = follow.refs(command, folder)
             for ref in refs:
-                # from the project's directory, where these tools run commands (existing
-                # or not: a file the run makes there would run the same); from the
-                # settings file's own, where one exists
+                # from the folder the tool runs commands in (existing or not: a file the
+                # run makes there would run the same); from the settings file's own,
+                # where one exists
                 for base, must in ((ref.base, False), (os.path.dirname(rel), True)):
                     full = os.path.normpath(os.path.join(workspace, base, ref.rel))
                     if full.startswith(workspace + os.sep) and (
                             not must or os.path.lexists(full)):
                         out.append(os.path.relpath(full, workspace))
+                        scripts.append((out[-1], folder, ref.lang))
+    return out, scripts
+
+
+# What a kept shell script runs by path in turn (a hook's fmt.sh that runs
+# `./tools/real.sh` or sources `. ./env.sh`), kept with it: followed at most SCRIPT_DEPTH
+# files beyond the first (fmt.sh -> real.sh -> deeper.sh -> a third), reading each
+# shell script's first SCRIPT_BYTES (a larger one, a binary, a link out of the workspace
+# is kept but not read) and at most SCRIPT_FILES scripts in all; past the bounds what runs
+# is the gate's to judge (follow.py). Only shell scripts are read (follow.runs_in_turn:
+# a `.sh` suffix, a shell `#!`, a shell runner): a Node server's `require('./lib')`, a
+# Python file's imports are not followed.
+SCRIPT_DEPTH = 3
+SCRIPT_BYTES = 256 << 10
+SCRIPT_FILES = 64
+
+
+def _run_in_turn(workspace: str, scripts: list[tuple[str, str, str]]) -> list[str]:
+    """The workspace files (relative) that the kept files of SCRIPTS ((path, the
+    directory it runs in, its runner's language)) run by path in turn, when they are
+    shell scripts, transitively within the bounds above: a name from the directory the
+    script runs in (existing or not), or beside the script where one exists (behind
+    `"$(dirname "$0")"/`: beside it, existing or not; behind another variable: from
+    both, existing or not); never one
+    inside an installed package (a package manager's, which it rewrites)."""
+    if not scripts:
+        return []
+    from ztsa import follow
+
+    out: list[str] = []
+    todo = [(rel, cwd, lang, 0) for rel, cwd, lang in reversed(scripts)]
+    read: set[str] = set()
+    while todo and len(read) < SCRIPT_FILES:
+        rel, cwd, lang, depth = todo.pop()
+        if rel in read or depth > SCRIPT_DEPTH:
+            continue
+        read.add(rel)
+        text = _script_text(workspace, rel)
+        refs = follow.runs_in_turn(rel, text, lang, cwd) if text is not None else None
+        for ref in refs or ():
+            name = follow.VAR_PREFIX.compiled.sub("", ref.rel)
+            if name.startswith(("/", "~", "$")) or "$" in name or "`" in name:
+                continue
+            here = os.path.dirname(rel)
+            # `"$(dirname "$0")"/x.sh`: beside the script; another variable: either
+            bases = [(here, False)] if "dirname" in ref.rel[:-len(name)] else [
+                (ref.base, False), (here, name == ref.rel)]
+            for base, must in bases:
+                full = os.path.normpath(os.path.join(workspace, base, name))
+                there = os.path.relpath(full, workspace)
+                if (full.startswith(workspace + os.sep) and not installed(there)
+                        and (not must or os.path.lexists(full))):
+                    out.append(there)
+                    if depth < SCRIPT_DEPTH:
+                        todo.append((there, cwd, ref.lang, depth + 1))
     return out
+
+
+def _script_text(workspace: str, rel: str) -> str | None:
+    """A kept file's text to read for what it runs: None when absent, not a regular
+    file, larger than SCRIPT_BYTES, binary, or a link out of the workspace."""
+    import stat
+
+    real = os.path.realpath(os.path.join(workspace, rel))
+    if not real.startswith(workspace + os.sep):
+        return None
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > SCRIPT_BYTES:
+            return None
+        data = os.read(fd, SCRIPT_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None if b"\0" in data else data.decode("utf-8", "replace")
 
 
 def _marketplace_plugins(workspace: str) -> list[str]:

@@ -38,19 +38,21 @@ def script(ws: Path, rel: str, text: str = PERSON) -> Path:
 
 
 def _writes(rels: list[str]) -> str:
-    """A Python program that writes TREE to each path (its directories made), printing
-    `wrote REL` or `refused REL ERRNO`, then exits 0."""
+    """A Python program that writes TREE to each path (its directories made, the file
+    made runnable where it may), printing `wrote REL` or `refused REL ERRNO`, then exits
+    0."""
     lines = ["import os", "out = []"]
     for rel in rels:
         lines += [
             "try:",
             f"    os.makedirs(os.path.dirname({rel!r}) or '.', exist_ok=True)",
             f"    open({rel!r}, 'w').write({TREE!r})",
-            f"    os.chmod({rel!r}, 0o755)",
             f"    out.append('wrote ' + {rel!r})",
             "except OSError as e:",
             f"    out.append('refused ' + {rel!r} + ' ' + str(e.errno))",
         ]
+        # runnable by path (a new file is the tree's own; an existing one kept its mode)
+        lines += ["try:", f"    os.chmod({rel!r}, 0o755)", "except OSError:", "    pass"]
     lines.append("print('\\n'.join(out))")
     return "\n".join(lines)
 

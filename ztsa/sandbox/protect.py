@@ -196,7 +196,7 @@ def later_entries(workspace: str, layout: gitlayout.Layout) -> list[str]:
     nested = [os.path.relpath(p, workspace) for p in layout.instructions
               if p.startswith(workspace + os.sep) and _ours(workspace, p)]
     return [*(r for r in nested if not surfaces.under_root(r) and not surfaces.installed(r)),
-            *surfaces.named_by(workspace)]
+            *surfaces.named_by(workspace, layout.instructions)]
 
 
 def _ours(workspace: str, path: str) -> bool:
