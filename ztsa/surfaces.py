@@ -407,7 +407,7 @@ def named_by(workspace: str, found: Iterable[str] = ()) -> list[str]:
 
     given, workspace = workspace, os.path.realpath(workspace)
     # the walk's paths, relative (the walk may have gone from the path as given)
-    nested = [os.path.relpath(p, w) for p in found for w in dict.fromkeys((workspace, given))
+    nested = [p[len(w) + 1:] for p in found for w in dict.fromkeys((workspace, given))
               if p.startswith(w + os.sep)]
     out: list[str] = []
     scripts: list[tuple[str, str, str]] = []
@@ -460,25 +460,51 @@ _TASK_COMMANDS = ("tasks/*/command", "tasks/tasks/*/command", "tasks/*/linux/com
 _SOURCED = ("mise-env-source",)
 
 
-def _runners(deep: bool) -> list[tuple[str, str, list[str], bool]]:
-    """(file spec, format, key paths, sourced) of every setting that runs code outside
-    the confinement later: deep, its `**/` specs (a tool obeys them in whatever folder
-    it opens or enters), their REST; else the top's fixed JSON paths (a `**/` spec's
-    REST at the top included). A `text` setting is a script itself (direnv's `.envrc`)."""
-    out: list[tuple[str, str, list[str], bool]] = []
+_Runner = tuple[str, str, tuple[str, ...], frozenset[str]]
+_RUNNERS: list[tuple[list[_Runner], dict[str, list[_Runner]], list[_Runner]]] = []
+
+
+def _runners() -> tuple[list[_Runner], dict[str, list[_Runner]], list[_Runner]]:
+    """(file spec, format, key paths, the keys of those whose values are sourced files)
+    of the settings that run code outside the confinement later, one per spec (the keys
+    of every setting naming it): the top's fixed JSON paths (a `**/` spec's REST at the
+    top included); and the `**/` specs' RESTs (a tool obeys them in whatever folder it
+    opens or enters), by their last part, and those whose last part is a pattern. A
+    `text` setting is a script itself (direnv's `.envrc`)."""
+    if _RUNNERS:
+        return _RUNNERS[0]
+    merged: dict[tuple[bool, str], tuple[str, list[str], set[str]]] = {}
     for st in SETTINGS:
         if not acts_outside(st) or st.effect != RUNS:
             continue
         for spec in st.files:
-            if (deep and not spec.startswith("**/")) or (not deep and st.format != "json"):
+            rest = spec.removeprefix("**/")
+            if rest.startswith(("{", "!")):
                 continue
-            spec = spec.removeprefix("**/")
-            if spec.startswith(("{", "!")) or (not deep and any(c in spec for c in "*?[")):
-                continue
-            tasks = spec.endswith(("tasks.json", ".code-workspace"))
-            out.append((spec, st.format, [*st.keys, *(_TASK_COMMANDS if tasks else ())],
-                        st.id in _SOURCED))
-    return out
+            tasks = rest.endswith(("tasks.json", ".code-workspace"))
+            keys = [*st.keys, *(_TASK_COMMANDS if tasks else ())]
+            where = [True] if spec.startswith("**/") else []
+            if st.format == "json" and not any(c in rest for c in "*?["):
+                where.append(False)
+            for deep in where:
+                fmt, have, sourced = merged.setdefault((deep, rest), (st.format, [], set()))
+                have += [k for k in keys if k not in have]
+                if st.id in _SOURCED:
+                    sourced.update(st.keys)
+    top: list[_Runner] = []
+    by_name: dict[str, list[_Runner]] = {}
+    patterns: list[_Runner] = []
+    for (deep, rest), (fmt, keys, sourced) in merged.items():
+        runner = (rest, fmt, tuple(keys), frozenset(sourced))
+        last = rest.rpartition("/")[2]
+        if not deep:
+            top.append(runner)
+        elif any(c in last for c in "*?["):
+            patterns.append(runner)
+        else:
+            by_name.setdefault(last, []).append(runner)
+    _RUNNERS.append((top, by_name, patterns))
+    return _RUNNERS[0]
 
 
 def _every_string(value: Any, depth: int = 0) -> list[str]:
@@ -512,17 +538,16 @@ def _commands_run(workspace: str, found: list[str]
     `.envrc`), for _run_in_turn). Changed by a run, the next session, editor or shell
     would run the tree's code. Read as follow.refs reads a command; the settings'
     formats and keys are the catalogue's."""
-    read: list[tuple[str, str, list[str], bool, str]] = [
-        (spec, fmt, keys, sourced, "") for spec, fmt, keys, sourced in _runners(False)]
+    top, by_name, patterns = _runners()
+    read = [(*runner, "") for runner in top]
     seen = {r[0] for r in read}
-    if found:
-        deep = _runners(True)
-        for rel in dict.fromkeys(found):
-            if rel in seen or installed(rel):
-                continue
-            for spec, fmt, keys, sourced in deep:
-                if spec_matches(rel, "**/" + spec):
-                    read.append((rel, fmt, keys, sourced, _folder(rel, spec)))
+    for rel in dict.fromkeys(found):
+        if rel in seen or installed(rel):
+            continue
+        name = rel.rpartition("/")[2]
+        for runner in [*by_name.get(name, ()), *patterns]:
+            if spec_matches(rel, "**/" + runner[0]):
+                read.append((rel, *runner[1:], _folder(rel, runner[0])))
     out: list[str] = []
     scripts: list[tuple[str, str, str]] = []
     for rel, fmt, keys, sourced, folder in read:
@@ -543,7 +568,7 @@ def _commands_run(workspace: str, found: list[str]
         commands = []
         for key in keys:
             for hit in select(doc, key):
-                if sourced:  # a file a shell sources: `. FILE`
+                if key in sourced:  # a file a shell sources: `. FILE`
                     commands += [". " + v for v in _every_string(hit.value)]
                     continue
                 if not isinstance(hit.value, str):  # mise's hook lists and tables
@@ -569,7 +594,7 @@ def _commands_run(workspace: str, found: list[str]
                     full = os.path.normpath(os.path.join(workspace, base, ref.rel))
                     if full.startswith(workspace + os.sep) and (
                             not must or os.path.lexists(full)):
-                        out.append(os.path.relpath(full, workspace))
+                        out.append(full[len(workspace) + 1:])
                         scripts.append((out[-1], folder, ref.lang))
     return out, scripts
 
@@ -619,7 +644,7 @@ def _run_in_turn(workspace: str, scripts: list[tuple[str, str, str]]) -> list[st
                 (ref.base, False), (here, name == ref.rel)]
             for base, must in bases:
                 full = os.path.normpath(os.path.join(workspace, base, name))
-                there = os.path.relpath(full, workspace)
+                there = full[len(workspace) + 1:]
                 if (full.startswith(workspace + os.sep) and not installed(there)
                         and (not must or os.path.lexists(full))):
                     out.append(there)
@@ -700,7 +725,19 @@ def render_surfaces() -> str:
            "is moved aside after it, its old text put back; so is a link standing for one",
            "of its directories (a nested `.vscode` that is a link). The files a devcontainer",
            "configuration names (its Compose files, its Dockerfile, the files its",
-           "`initializeCommand` names) are read-only as well.", "",
+           "`initializeCommand` names) are read-only as well, and so are the files that the",
+           "commands of the settings below acting outside the confinement run by path, at the",
+           "top and at any depth, from the folder the tool opens or enters (a",
+           "`packages/app/.vscode/tasks.json` task's `./run.sh` is `packages/app/run.sh`; a",
+           "mise hook's script, a `_.source` file, what an `.envrc` sources), and what a kept",
+           "shell script runs by path in turn (`./tools/real.sh`, `. ./env.sh`), "
+           f"{SCRIPT_DEPTH} files",
+           f"deep at most, each read up to {SCRIPT_BYTES >> 10} KiB, {SCRIPT_FILES} "
+           "scripts per run (a binary,",
+           "a larger file, a link out of the workspace: kept but not read; a file of an",
+           "installed package: its package manager's). Only shell scripts are read: a Node",
+           "server's `require('./lib')`, a Python file's imports and `subprocess` calls, a",
+           "directory mise puts on PATH (`_.path`) are left to the gate.", "",
            "## At the top of the workspace", "",
            "| path | tool | acts | effect |", "|---|---|---|---|"]
     out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ROOT]
