@@ -191,8 +191,9 @@ def later_entries(workspace: str, layout: gitlayout.Layout) -> list[str]:
     layer does not reach (an agent's nested instruction files, `.envrc`, a nested
     `.vscode/tasks.json` or `.config/mise/config.toml`, a `*.code-workspace`, or a link
     standing for such a directory: ztsa.surfaces.later), but inside installed packages,
-    and the files a devcontainer configuration names (ztsa.surfaces), workspace-
-    relative."""
+    and the files a devcontainer configuration names or the commands of the settings at
+    the top and of those nested ones run by path, with what those scripts run in turn
+    (ztsa.surfaces.named_by), workspace-relative."""
     nested = [os.path.relpath(p, workspace) for p in layout.instructions
               if p.startswith(workspace + os.sep) and _ours(workspace, p)]
     return [*(r for r in nested if not surfaces.under_root(r) and not surfaces.installed(r)),
