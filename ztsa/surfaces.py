@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from ztsa.manifests.parsecache import ParseCache
+
 
 class Surface(NamedTuple):
     path: str
@@ -393,7 +395,7 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def named_by(workspace: str, found: Iterable[str] = ()) -> list[str]:
+def named_by(workspace: str, found: Iterable[str] = (), cache: bool = True) -> list[str]:
     """The workspace files (relative) that a devcontainer configuration names by path and
     that its host side runs or reads later: its Compose files, its Dockerfile, and the
     files its `initializeCommand` names (every word with a `/` or a script's suffix); the
@@ -402,7 +404,8 @@ def named_by(workspace: str, found: Iterable[str] = ()) -> list[str]:
     for FOUND (the files of later_specs the run's one walk found, absolute: gitlayout's
     `instructions`), at any depth; and what those files run in turn when they are shell
     scripts (_run_in_turn). Existing or not: a name the tree makes later would be obeyed
-    the same."""
+    the same. cache: a TOML setting's parse may come from the parse cache (tomllib's
+    import costs more than the rest; `--no-cache` says no)."""
     from ztsa.parsing import ParseError, load_jsonc
 
     given, workspace = workspace, os.path.realpath(workspace)
@@ -442,7 +445,7 @@ def named_by(workspace: str, found: Iterable[str] = ()) -> list[str]:
                     if name in run:  # run from the workspace's folder, on the host
                         scripts.append((out[-1], "", ""))
     out += _marketplace_plugins(workspace)
-    commands, more = _commands_run(workspace, nested)
+    commands, more = _commands_run(workspace, nested, cache)
     out += commands
     out += _run_in_turn(workspace, [*scripts, *more])
     return list(dict.fromkeys(out))
@@ -507,6 +510,52 @@ def _runners() -> tuple[list[_Runner], dict[str, list[_Runner]], list[_Runner]]:
     return _RUNNERS[0]
 
 
+def _may_hold(text: str, keys: tuple[str, ...]) -> bool:
+    """Can a key path of keys select anything in text: does the last literal level of
+    one occur in it (a mise.toml of `[tools]` alone holds no hook), or an escape that
+    could spell it (`"\\u0068ooks"`)? No: nothing to parse."""
+    if "\\u" in text or "\\U" in text:
+        return True
+    for key in keys:
+        literal = [p for p in key.split("/") if p and not any(c in p for c in "*?[")]
+        if not literal or literal[-1] in text:
+            return True
+    return False
+
+
+_STORES: dict[str, ParseCache] = {}
+
+
+def _toml(text: str, path: str, cache: bool) -> Any:
+    """A TOML setting's document, through the parse cache where there is one (a hit
+    does not import tomllib)."""
+    from ztsa.parsing import ParseError, load_toml
+
+    directory = None
+    if cache:
+        from ztsa.manifests.parsecache import cache_dir
+
+        directory = cache_dir()
+    if directory is None:
+        return load_toml(text, path)
+    from ztsa.manifests.parsecache import ParseCache, encode
+
+    store = _STORES.get(directory)
+    if store is None:  # one per process: its stamp of the parsers' sources is read once
+        store = _STORES[directory] = ParseCache(directory)
+    key = store.key(load_toml, path, text)
+    hit, value = store.get(key)
+    if not hit:
+        try:
+            value = load_toml(text, path)
+        except ParseError as exc:
+            value = exc
+        store.put(key, encode(value))
+    if isinstance(value, ParseError):
+        raise value
+    return value
+
+
 def _every_string(value: Any, depth: int = 0) -> list[str]:
     """The strings of a value, in its lists and tables too (mise's `enter = ["a.sh",
     {script = "b.sh"}]`), 8 levels at most."""
@@ -526,7 +575,7 @@ def _folder(rel: str, spec: str) -> str:
     return "/".join(rel.split("/")[:-len(spec.split("/"))])
 
 
-def _commands_run(workspace: str, found: list[str]
+def _commands_run(workspace: str, found: list[str], cache: bool = True
                   ) -> tuple[list[str], list[tuple[str, str, str]]]:
     """(the workspace files, relative, that the commands of the settings acting outside
     the confinement run by path: the top's (a hook's `bash scripts/fmt.sh`, an MCP
@@ -562,7 +611,10 @@ def _commands_run(workspace: str, found: list[str]
 
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                doc = parse(fmt, f.read(1 << 20), path)
+                text = f.read(1 << 20)
+            if not _may_hold(text, keys):
+                continue
+            doc = _toml(text, path, cache) if fmt == "toml" else parse(fmt, text, path)
         except (OSError, ParseError, ValueError):
             continue  # the gate reports it; the file itself is kept
         commands = []

@@ -91,3 +91,15 @@ def test_nothing_to_read_costs_nothing(tmp_path):
     _write(tmp_path, "a/CLAUDE.md", "notes\n")
     _write(tmp_path, "a/.vscode/tasks.json", "{ not json")
     assert kept(tmp_path) == set()  # a file that cannot be read: the gate reports it
+
+
+def test_a_key_spelt_with_escapes_is_still_read(tmp_path):
+    """The text check that spares a `[tools]`-only mise.toml its parse (tomllib's import)
+    is no way around the reading: a key spelt with escapes is parsed and read."""
+    _write(tmp_path, "a/mise.toml", '[tools]\nnode = "20"\n')
+    _write(tmp_path, "b/mise.toml", '["\\u0068ooks"]\nenter = "./esc.sh"\n')
+    _write(tmp_path, "c/.vscode/tasks.json",
+           '{"tasks": [{"\\u0063ommand": "./esc.sh"}]}')
+    got = kept(tmp_path)
+    assert {"b/esc.sh", "c/esc.sh"} <= got, got
+    assert not any(r.startswith("a/") for r in got), got

@@ -140,18 +140,21 @@ class Before(NamedTuple):
     # the permission bits of those of roots that a person runs by path (an execute bit
     # set): what is put back gets them back (a hook's `./tools/real.sh` still runs)
     modes: dict[str, int] | None = None
+    parse_cache: bool = True  # a setting's TOML may come from the parse cache
 
 
-def before(workspace: str, roots: bool = False) -> Before:
+def before(workspace: str, roots: bool = False, parse_cache: bool = True) -> Before:
     """roots: the run has no mount namespace, so nothing keeps the files at the top read-
-    only while it runs: they are judged after it instead."""
+    only while it runs: they are judged after it instead. parse_cache: as
+    ztsa.surfaces.named_by's cache."""
     since = time.time_ns()
     layout = gitlayout.find(workspace)
-    top = {p: _policy_text(p) for p in _root_files(workspace, layout)} if roots else None
+    top = {p: _policy_text(p) for p in _root_files(workspace, layout, parse_cache)
+           } if roots else None
     return Before(layout, snapshot(layout, since_ns=since), since, {
         p: _policy_text(p) for p in _policy_files(workspace, layout)}, {
         p: _policy_text(p) for p in _instruction_files(workspace, layout)},
-        top, _run_modes(top) if top is not None else None)
+        top, _run_modes(top) if top is not None else None, parse_cache)
 
 
 def _run_modes(texts: dict[str, bytes | str]) -> dict[str, int]:
@@ -172,7 +175,8 @@ def _run_modes(texts: dict[str, bytes | str]) -> dict[str, int]:
 MAX_ROOT_FILES = 10_000  # beneath the top's surfaces (.vscode/, .claude/, ...), at most
 
 
-def _root_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
+def _root_files(workspace: str, layout: gitlayout.Layout, parse_cache: bool = True
+                ) -> list[str]:
     """The files at the workspace's top that a tool reads (ztsa.surfaces.ROOT, every file
     beneath one that is a directory, links not followed) and the files a devcontainer
     names or a setting's command runs, at the top or in a folder below (ztsa.surfaces.
@@ -182,7 +186,7 @@ def _root_files(workspace: str, layout: gitlayout.Layout) -> list[str]:
 
     out: list[str] = []
     rels = [r for r in surfaces.root_paths() if r != QUARANTINE]
-    for rel in [*rels, *surfaces.named_by(workspace, layout.instructions)]:
+    for rel in [*rels, *surfaces.named_by(workspace, layout.instructions, parse_cache)]:
         top = os.path.join(workspace, rel)
         if not os.path.isdir(top) or os.path.islink(top):
             out.append(top)
@@ -756,7 +760,7 @@ def _audit_policies(workspace: str, was: Before, layout: gitlayout.Layout, tree:
         "a file a tool obeys in that directory (ztsa.surfaces)")
     if was.roots is not None:  # nothing kept them read-only during the run
         moved += _audit_texts(
-            workspace, was.roots, _root_files(workspace, layout), tree, run_id,
+            workspace, was.roots, _root_files(workspace, layout, was.parse_cache), tree, run_id,
             lambda _path, text: None if text == "absent" else text,
             "a file a tool reads at the workspace's top (ztsa.surfaces), which no "
             "read-only layer kept from the tree in this run", was.modes)
