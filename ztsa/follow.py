@@ -444,6 +444,15 @@ def _further(rel: str, text: str, lang: str, cwd: str) -> list[Ref]:
     return out
 
 
+def runs_in_turn(rel: str, text: str, given: str, cwd: str) -> list[Ref] | None:
+    """The files a shell script runs by path (each line read as refs reads a command,
+    from cwd), or None when rel is no shell script (_lang: its runner GIVEN, its suffix,
+    its #! line). `ztsa exec` keeps them with the script (ztsa.surfaces)."""
+    if _lang(rel, text, given) != "sh":
+        return None
+    return _further(rel, text, "sh", cwd)
+
+
 # -- the walk ----------------------------------------------------------------------------
 def follow(ctx: Context, command: str, cwd: str = "") -> Followed:
     """The hazards of the repository files `command` runs from `cwd` (workspace-relative

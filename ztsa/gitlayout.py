@@ -303,18 +303,24 @@ def _config_commands(path: str, marker: bytes) -> list[str]:
 def _scripts_run(top: str, commands: list[str], scripts: list[str]) -> list[str]:
     """The files of the working tree top that the commands name by path as programs
     (follow.refs: `sh scripts/x.sh`, `./run`, `python tools/x.py`), from top, where git
-    runs hooks; and what the shell scripts among them and among SCRIPTS name, SCRIPT_DEPTH
-    deep. Existing or not: a file the tree makes there would run the same."""
+    runs hooks; and what the shell scripts among them and among SCRIPTS run in turn
+    (follow.runs_in_turn), SCRIPT_DEPTH deep. Existing or not: a file the tree makes
+    there would run the same."""
     from ztsa import follow
+
+    def in_turn(path: str, given: str) -> list[follow.Ref]:
+        data = read_small(path)
+        if not data or not path.startswith(top + os.sep):
+            return []
+        return follow.runs_in_turn(os.path.relpath(path, top), data.decode(
+            "utf-8", "replace"), given, "") or []
 
     out: list[str] = []
     seen: set[str] = set()
-    todo = [(text, 0) for text in commands]
-    todo += [(t.decode("utf-8", "replace"), 1) for t in map(read_small, scripts)
-             if t and _shell_text(t)]
+    todo = [(follow.refs(text, "")[0], 0) for text in commands]
+    todo += [(in_turn(path, ""), 1) for path in scripts]
     while todo:
-        text, depth = todo.pop()
-        refs, _inline = follow.refs(text, "")
+        refs, depth = todo.pop()
         for ref in refs:
             if any(c in ref.rel for c in "$`{}*?"):
                 continue
@@ -323,19 +329,9 @@ def _scripts_run(top: str, commands: list[str], scripts: list[str]) -> list[str]
                 continue
             seen.add(full)
             out.append(full)
-            if depth + 1 < SCRIPT_DEPTH and ref.lang in ("sh", ""):
-                data = read_small(full)
-                if data and (ref.lang == "sh" or _shell_text(data)):
-                    todo.append((data.decode("utf-8", "replace"), depth + 1))
+            if depth + 1 < SCRIPT_DEPTH:
+                todo.append((in_turn(full, ref.lang), depth + 1))
     return out
-
-
-def _shell_text(data: bytes) -> bool:
-    """A shell script: its first line a shell's `#!`."""
-    first = data.split(b"\n", 1)[0]
-    return first.startswith(b"#!") and any(
-        first.rstrip().endswith(s) or (s + b" ") in first
-        for s in (b"/sh", b"/bash", b"/dash", b"/zsh", b" sh", b" bash"))
 
 
 def _walk(root: str) -> list[tuple[str, str]]:

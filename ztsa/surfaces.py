@@ -36,7 +36,10 @@ from ztsa.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
+
+    from ztsa.manifests.parsecache import ParseCache
 
 
 class Surface(NamedTuple):
@@ -392,16 +395,25 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def named_by(workspace: str) -> list[str]:
+def named_by(workspace: str, found: Iterable[str] = (), cache: bool = True) -> list[str]:
     """The workspace files (relative) that a devcontainer configuration names by path and
     that its host side runs or reads later: its Compose files, its Dockerfile, and the
-    files its `initializeCommand` names (every word with a `/` or a script's suffix); and
-    the plugin directories the repository's Claude Code marketplace lists. Existing or
-    not: a name the tree makes later would be obeyed the same."""
+    files its `initializeCommand` names (every word with a `/` or a script's suffix); the
+    plugin directories the repository's Claude Code marketplace lists; the files the
+    commands of the settings acting outside the confinement run by path, at the top and,
+    for FOUND (the files of later_specs the run's one walk found, absolute: gitlayout's
+    `instructions`), at any depth; and what those files run in turn when they are shell
+    scripts (_run_in_turn). Existing or not: a name the tree makes later would be obeyed
+    the same. cache: a TOML setting's parse may come from the parse cache (tomllib's
+    import costs more than the rest; `--no-cache` says no)."""
     from ztsa.parsing import ParseError, load_jsonc
 
-    workspace = os.path.realpath(workspace)
+    given, workspace = workspace, os.path.realpath(workspace)
+    # the walk's paths, relative (the walk may have gone from the path as given)
+    nested = [p[len(w) + 1:] for p in found for w in dict.fromkeys((workspace, given))
+              if p.startswith(w + os.sep)]
     out: list[str] = []
+    scripts: list[tuple[str, str, str]] = []
     for path in _devcontainer_files(workspace):
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
@@ -415,6 +427,7 @@ def named_by(workspace: str) -> list[str]:
         build = build if isinstance(build, dict) else {}
         files = [*_strings(doc.get("dockerComposeFile")), *_strings(doc.get("dockerFile")),
                  *_strings(build.get("dockerfile"))]
+        run: list[str] = []
         for command in _strings(doc.get("initializeCommand")):
             import shlex  # only for a configuration that runs something
 
@@ -422,58 +435,196 @@ def named_by(workspace: str) -> list[str]:
                 words = shlex.split(command)
             except ValueError:
                 words = command.split()
-            files += [w for w in words if "/" in w or w.endswith((".sh", ".py", ".js",
-                                                                     ".ts", ".rb", ".pl"))]
-        for name in files:
+            run += [w for w in words if "/" in w or w.endswith((".sh", ".py", ".js",
+                                                                   ".ts", ".rb", ".pl"))]
+        for name in [*files, *run]:
             for where in (base, workspace):
                 full = os.path.normpath(os.path.join(where, name))
                 if full.startswith(workspace + os.sep):
                     out.append(os.path.relpath(full, workspace))
+                    if name in run:  # run from the workspace's folder, on the host
+                        scripts.append((out[-1], "", ""))
     out += _marketplace_plugins(workspace)
-    out += _commands_run(workspace)
+    commands, more = _commands_run(workspace, nested, cache)
+    out += commands
+    out += _run_in_turn(workspace, [*scripts, *more])
     return list(dict.fromkeys(out))
 
 
 # the variables a tool sets to the project's directory before running a command
 _PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}/", "$CLAUDE_PROJECT_DIR/", "${workspaceFolder}/",
                  '"$CLAUDE_PROJECT_DIR"/', "${GEMINI_PROJECT_DIR}/", "$GEMINI_PROJECT_DIR/")
-# command keys of VS Code's tasks beside the catalogue's own (which name runOn)
-_TASK_COMMANDS = ("tasks/*/command", "tasks/tasks/*/command")
+# command keys of VS Code's tasks beside the catalogue's own (which name runOn): a
+# tasks.json's, a *.code-workspace's
+_TASK_COMMANDS = ("tasks/*/command", "tasks/tasks/*/command", "tasks/*/linux/command",
+                  "tasks/tasks/*/linux/command")
+# the settings whose values name a file a shell sources rather than a command
+# (mise's `[env] _.source`): read as `. VALUE`
+_SOURCED = ("mise-env-source",)
 
 
-def _commands_run(workspace: str) -> list[str]:
-    """The workspace files (relative) that the commands of the top's settings acting
-    outside the confinement run by path (a hook's `bash scripts/fmt.sh`, an MCP server's
-    `node tools/server.js`, a task's `./run.sh`): changed by a run, the next session,
-    editor or shell would run the tree's code. Read as follow.refs reads a command."""
-    from ztsa.parsing import ParseError, load_jsonc
+_Runner = tuple[str, str, tuple[str, ...], frozenset[str]]
+_RUNNERS: list[tuple[list[_Runner], dict[str, list[_Runner]], list[_Runner]]] = []
 
-    found: list[tuple[str, list[str]]] = []
+
+def _runners() -> tuple[list[_Runner], dict[str, list[_Runner]], list[_Runner]]:
+    """(file spec, format, key paths, the keys of those whose values are sourced files)
+    of the settings that run code outside the confinement later, one per spec (the keys
+    of every setting naming it): the top's fixed JSON paths (a `**/` spec's REST at the
+    top included); and the `**/` specs' RESTs (a tool obeys them in whatever folder it
+    opens or enters), by their last part, and those whose last part is a pattern. A
+    `text` setting is a script itself (direnv's `.envrc`)."""
+    if _RUNNERS:
+        return _RUNNERS[0]
+    merged: dict[tuple[bool, str], tuple[str, list[str], set[str]]] = {}
     for st in SETTINGS:
-        if not acts_outside(st) or st.effect != RUNS or st.format != "json":
+        if not acts_outside(st) or st.effect != RUNS:
             continue
         for spec in st.files:
-            spec = spec.removeprefix("**/")
-            if spec.startswith(("{", "!")) or any(c in spec for c in "*?["):
+            rest = spec.removeprefix("**/")
+            if rest.startswith(("{", "!")):
                 continue
-            found.append((spec, [*st.keys, *(_TASK_COMMANDS if spec.endswith(
-                "tasks.json") else ())]))
+            tasks = rest.endswith(("tasks.json", ".code-workspace"))
+            keys = [*st.keys, *(_TASK_COMMANDS if tasks else ())]
+            where = [True] if spec.startswith("**/") else []
+            if st.format == "json" and not any(c in rest for c in "*?["):
+                where.append(False)
+            for deep in where:
+                fmt, have, sourced = merged.setdefault((deep, rest), (st.format, [], set()))
+                have += [k for k in keys if k not in have]
+                if st.id in _SOURCED:
+                    sourced.update(st.keys)
+    top: list[_Runner] = []
+    by_name: dict[str, list[_Runner]] = {}
+    patterns: list[_Runner] = []
+    for (deep, rest), (fmt, keys, sourced) in merged.items():
+        runner = (rest, fmt, tuple(keys), frozenset(sourced))
+        last = rest.rpartition("/")[2]
+        if not deep:
+            top.append(runner)
+        elif any(c in last for c in "*?["):
+            patterns.append(runner)
+        else:
+            by_name.setdefault(last, []).append(runner)
+    _RUNNERS.append((top, by_name, patterns))
+    return _RUNNERS[0]
+
+
+def _may_hold(text: str, keys: tuple[str, ...]) -> bool:
+    """Can a key path of keys select anything in text: does the last literal level of
+    one occur in it (a mise.toml of `[tools]` alone holds no hook), or an escape that
+    could spell it (`"\\u0068ooks"`)? No: nothing to parse."""
+    if "\\u" in text or "\\U" in text:
+        return True
+    for key in keys:
+        literal = [p for p in key.split("/") if p and not any(c in p for c in "*?[")]
+        if not literal or literal[-1] in text:
+            return True
+    return False
+
+
+_STORES: dict[str, ParseCache] = {}
+
+
+def _toml(text: str, path: str, cache: bool) -> Any:
+    """A TOML setting's document, through the parse cache where there is one (a hit
+    does not import tomllib)."""
+    from ztsa.parsing import ParseError, load_toml
+
+    directory = None
+    if cache:
+        from ztsa.manifests.parsecache import cache_dir
+
+        directory = cache_dir()
+    if directory is None:
+        return load_toml(text, path)
+    from ztsa.manifests.parsecache import ParseCache, encode
+
+    store = _STORES.get(directory)
+    if store is None:  # one per process: its stamp of the parsers' sources is read once
+        store = _STORES[directory] = ParseCache(directory)
+    key = store.key(load_toml, path, text)
+    hit, value = store.get(key)
+    if not hit:
+        try:
+            value = load_toml(text, path)
+        except ParseError as exc:
+            value = exc
+        store.put(key, encode(value))
+    if isinstance(value, ParseError):
+        raise value
+    return value
+
+
+def _every_string(value: Any, depth: int = 0) -> list[str]:
+    """The strings of a value, in its lists and tables too (mise's `enter = ["a.sh",
+    {script = "b.sh"}]`), 8 levels at most."""
+    if isinstance(value, str):
+        return [value]
+    if depth >= 8:
+        return []
+    items = value.values() if isinstance(value, dict) else value if isinstance(
+        value, list) else ()
+    return [s for v in items for s in _every_string(v, depth + 1)]
+
+
+def _folder(rel: str, spec: str) -> str:
+    """The folder a tool opens or enters to obey rel, which matches `**/SPEC`: the
+    directory holding SPEC's path (`a/.vscode/tasks.json` -> `a`; `a/.config/mise/
+    config.toml` -> `a`; `a/x.code-workspace` -> `a`)."""
+    return "/".join(rel.split("/")[:-len(spec.split("/"))])
+
+
+def _commands_run(workspace: str, found: list[str], cache: bool = True
+                  ) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """(the workspace files, relative, that the commands of the settings acting outside
+    the confinement run by path: the top's (a hook's `bash scripts/fmt.sh`, an MCP
+    server's `node tools/server.js`, a task's `./run.sh`) and those of the settings of
+    FOUND (relative paths) at any depth (a `packages/app/.vscode/tasks.json` task's
+    `./run.sh`, from `packages/app`, the folder VS Code opens; a nested mise
+    configuration's hook or `_.source` file); (path, the directory it runs in, its
+    runner's language) of each, and of each setting that is a script itself (an
+    `.envrc`), for _run_in_turn). Changed by a run, the next session, editor or shell
+    would run the tree's code. Read as follow.refs reads a command; the settings'
+    formats and keys are the catalogue's."""
+    top, by_name, patterns = _runners()
+    read = [(*runner, "") for runner in top]
+    seen = {r[0] for r in read}
+    for rel in dict.fromkeys(found):
+        if rel in seen or installed(rel):
+            continue
+        name = rel.rpartition("/")[2]
+        for runner in [*by_name.get(name, ()), *patterns]:
+            if spec_matches(rel, "**/" + runner[0]):
+                read.append((rel, *runner[1:], _folder(rel, runner[0])))
     out: list[str] = []
-    for rel, keys in found:
+    scripts: list[tuple[str, str, str]] = []
+    for rel, fmt, keys, sourced, folder in read:
         path = os.path.join(workspace, rel)
         if os.path.islink(path) or not os.path.isfile(path):
             continue
+        if fmt == "text":  # the file is a script itself, run in its folder
+            scripts.append((rel, folder, "sh"))
+            continue
+        from ztsa.parsing import ParseError
+        from ztsa.surfacecheck import parse, select
+
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                doc = load_jsonc(f.read(1 << 20), path)
-        except (OSError, ParseError):
+                text = f.read(1 << 20)
+            if not _may_hold(text, keys):
+                continue
+            doc = _toml(text, path, cache) if fmt == "toml" else parse(fmt, text, path)
+        except (OSError, ParseError, ValueError):
             continue  # the gate reports it; the file itself is kept
-        from ztsa.surfacecheck import select
-
         commands = []
         for key in keys:
             for hit in select(doc, key):
-                if not isinstance(hit.value, str):
+                if key in sourced:  # a file a shell sources: `. FILE`
+                    commands += [". " + v for v in _every_string(hit.value)]
+                    continue
+                if not isinstance(hit.value, str):  # mise's hook lists and tables
+                    commands += _every_string(hit.value) if fmt == "toml" else []
                     continue
                 holder = hit.parents[-1] if hit.parents else None
                 args = holder.get("args") if isinstance(holder, dict) else None
@@ -486,17 +637,96 @@ def _commands_run(workspace: str) -> list[str]:
         for command in commands:
             for var in _PROJECT_VARS:
                 command = command.replace(var, "")
-            refs, _inline = follow.refs(command, "")
+            refs, _inline = follow.refs(command, folder)
             for ref in refs:
-                # from the project's directory, where these tools run commands (existing
-                # or not: a file the run makes there would run the same); from the
-                # settings file's own, where one exists
+                # from the folder the tool runs commands in (existing or not: a file the
+                # run makes there would run the same); from the settings file's own,
+                # where one exists
                 for base, must in ((ref.base, False), (os.path.dirname(rel), True)):
                     full = os.path.normpath(os.path.join(workspace, base, ref.rel))
                     if full.startswith(workspace + os.sep) and (
                             not must or os.path.lexists(full)):
-                        out.append(os.path.relpath(full, workspace))
+                        out.append(full[len(workspace) + 1:])
+                        scripts.append((out[-1], folder, ref.lang))
+    return out, scripts
+
+
+# What a kept shell script runs by path in turn (a hook's fmt.sh that runs
+# `./tools/real.sh` or sources `. ./env.sh`), kept with it: followed at most SCRIPT_DEPTH
+# files beyond the first (fmt.sh -> real.sh -> deeper.sh -> a third), reading each
+# shell script's first SCRIPT_BYTES (a larger one, a binary, a link out of the workspace
+# is kept but not read) and at most SCRIPT_FILES scripts in all; past the bounds what runs
+# is the gate's to judge (follow.py). Only shell scripts are read (follow.runs_in_turn:
+# a `.sh` suffix, a shell `#!`, a shell runner): a Node server's `require('./lib')`, a
+# Python file's imports are not followed.
+SCRIPT_DEPTH = 3
+SCRIPT_BYTES = 256 << 10
+SCRIPT_FILES = 64
+
+
+def _run_in_turn(workspace: str, scripts: list[tuple[str, str, str]]) -> list[str]:
+    """The workspace files (relative) that the kept files of SCRIPTS ((path, the
+    directory it runs in, its runner's language)) run by path in turn, when they are
+    shell scripts, transitively within the bounds above: a name from the directory the
+    script runs in (existing or not), or beside the script where one exists (behind
+    `"$(dirname "$0")"/`: beside it, existing or not; behind another variable: from
+    both, existing or not); never one
+    inside an installed package (a package manager's, which it rewrites)."""
+    if not scripts:
+        return []
+    from ztsa import follow
+
+    out: list[str] = []
+    todo = [(rel, cwd, lang, 0) for rel, cwd, lang in reversed(scripts)]
+    read: set[str] = set()
+    while todo and len(read) < SCRIPT_FILES:
+        rel, cwd, lang, depth = todo.pop()
+        if rel in read or depth > SCRIPT_DEPTH:
+            continue
+        read.add(rel)
+        text = _script_text(workspace, rel)
+        refs = follow.runs_in_turn(rel, text, lang, cwd) if text is not None else None
+        for ref in refs or ():
+            name = follow.VAR_PREFIX.compiled.sub("", ref.rel)
+            if name.startswith(("/", "~", "$")) or "$" in name or "`" in name:
+                continue
+            here = os.path.dirname(rel)
+            # `"$(dirname "$0")"/x.sh`: beside the script; another variable: either
+            bases = [(here, False)] if "dirname" in ref.rel[:-len(name)] else [
+                (ref.base, False), (here, name == ref.rel)]
+            for base, must in bases:
+                full = os.path.normpath(os.path.join(workspace, base, name))
+                there = full[len(workspace) + 1:]
+                if (full.startswith(workspace + os.sep) and not installed(there)
+                        and (not must or os.path.lexists(full))):
+                    out.append(there)
+                    if depth < SCRIPT_DEPTH:
+                        todo.append((there, cwd, ref.lang, depth + 1))
     return out
+
+
+def _script_text(workspace: str, rel: str) -> str | None:
+    """A kept file's text to read for what it runs: None when absent, not a regular
+    file, larger than SCRIPT_BYTES, binary, or a link out of the workspace."""
+    import stat
+
+    real = os.path.realpath(os.path.join(workspace, rel))
+    if not real.startswith(workspace + os.sep):
+        return None
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > SCRIPT_BYTES:
+            return None
+        data = os.read(fd, SCRIPT_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None if b"\0" in data else data.decode("utf-8", "replace")
 
 
 def _marketplace_plugins(workspace: str) -> list[str]:
@@ -547,7 +777,19 @@ def render_surfaces() -> str:
            "is moved aside after it, its old text put back; so is a link standing for one",
            "of its directories (a nested `.vscode` that is a link). The files a devcontainer",
            "configuration names (its Compose files, its Dockerfile, the files its",
-           "`initializeCommand` names) are read-only as well.", "",
+           "`initializeCommand` names) are read-only as well, and so are the files that the",
+           "commands of the settings below acting outside the confinement run by path, at the",
+           "top and at any depth, from the folder the tool opens or enters (a",
+           "`packages/app/.vscode/tasks.json` task's `./run.sh` is `packages/app/run.sh`; a",
+           "mise hook's script, a `_.source` file, what an `.envrc` sources), and what a kept",
+           "shell script runs by path in turn (`./tools/real.sh`, `. ./env.sh`), "
+           f"{SCRIPT_DEPTH} files",
+           f"deep at most, each read up to {SCRIPT_BYTES >> 10} KiB, {SCRIPT_FILES} "
+           "scripts per run (a binary,",
+           "a larger file, a link out of the workspace: kept but not read; a file of an",
+           "installed package: its package manager's). Only shell scripts are read: a Node",
+           "server's `require('./lib')`, a Python file's imports and `subprocess` calls, a",
+           "directory mise puts on PATH (`_.path`) are left to the gate.", "",
            "## At the top of the workspace", "",
            "| path | tool | acts | effect |", "|---|---|---|---|"]
     out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ROOT]

@@ -140,34 +140,59 @@ class Before(NamedTuple):
     roots: dict[str, bytes | str] | None = None
     # the same of each package.json whose hook keys an installed hook runs
     manifests: dict[str, bytes | str] | None = None
+    # the permission bits of those of roots that a person runs by path (an execute bit
+    # set): what is put back gets them back (a hook's `./tools/real.sh` still runs)
+    modes: dict[str, int] | None = None
+    parse_cache: bool = True  # a setting's TOML may come from the parse cache
 
 
-def before(workspace: str, roots: bool = False) -> Before:
+def before(workspace: str, roots: bool = False, parse_cache: bool = True) -> Before:
     """roots: the run has no mount namespace, so nothing keeps the files at the top read-
-    only while it runs: they are judged after it instead."""
+    only while it runs: they are judged after it instead. parse_cache: as
+    ztsa.surfaces.named_by's cache."""
     since = time.time_ns()
     layout = gitlayout.find(workspace)
+    top = {p: _policy_text(p) for p in _root_files(workspace, layout, parse_cache)
+           } if roots else None
     return Before(layout, snapshot(layout, since_ns=since), since, {
         p: _policy_text(p) for p in _policy_files(workspace, layout)}, {
         p: _policy_text(p) for p in _instruction_files(workspace, layout)},
-        {p: _policy_text(p) for p in _root_files(workspace)} if roots else None,
-        {p: _policy_text(p) for p in layout.manifests})
+        top, manifests={p: _policy_text(p) for p in layout.manifests},
+        modes=_run_modes(top) if top is not None else None, parse_cache=parse_cache)
+
+
+def _run_modes(texts: dict[str, bytes | str]) -> dict[str, int]:
+    """The permission bits of each regular file of texts with an execute bit."""
+    out: dict[str, int] = {}
+    for path, text in texts.items():
+        if not isinstance(text, bytes):
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o111:
+            out[path] = stat.S_IMODE(st.st_mode) & 0o777
+    return out
 
 
 MAX_ROOT_FILES = 10_000  # beneath the top's surfaces (.vscode/, .claude/, ...), at most
 
 
-def _root_files(workspace: str, flooded: list[str] | None = None) -> list[str]:
+def _root_files(workspace: str, layout: gitlayout.Layout, parse_cache: bool = True,
+                flooded: list[str] | None = None) -> list[str]:
     """The files at the workspace's top that a tool reads (ztsa.surfaces.ROOT, every file
     beneath one that is a directory, links not followed) and the files a devcontainer
-    names, absolute. More than MAX_ROOT_FILES cannot be judged: OSError; or, given
-    FLOODED (after the run), each top-level directory whose files would take the count
-    past it is left out and named there, to be moved aside whole."""
+    names or a setting's command runs, at the top or in a folder below (ztsa.surfaces.
+    named_by, given the nested settings LAYOUT's walk found), absolute. More than
+    MAX_ROOT_FILES cannot be judged: OSError; or, given FLOODED (after the run), each
+    top-level directory whose files would take the count past it is left out and named
+    there, to be moved aside whole."""
     from ztsa import surfaces
 
     out: list[str] = []
     rels = [r for r in surfaces.root_paths() if r != QUARANTINE]
-    for rel in [*rels, *surfaces.named_by(workspace)]:
+    for rel in [*rels, *surfaces.named_by(workspace, layout.instructions, parse_cache)]:
         top = os.path.join(workspace, rel)
         if not os.path.isdir(top) or os.path.islink(top):
             out.append(top)
@@ -190,7 +215,7 @@ def _root_files(workspace: str, flooded: list[str] | None = None) -> list[str]:
 
 
 def _move_flooded(workspace: str, was: dict[str, bytes | str], flooded: list[str],
-                  tree: _Tree, run_id: str) -> list[Moved]:
+                  tree: _Tree, run_id: str, modes: dict[str, int] | None) -> list[Moved]:
     """Each top-level surface directory the run filled past what can be judged: moved
     aside whole, and the person's files beneath it put back as they were."""
     moved: list[Moved] = []
@@ -211,7 +236,8 @@ def _move_flooded(workspace: str, was: dict[str, bytes | str], flooded: list[str
             if path.startswith(base) and (isinstance(data, bytes)
                                           or _link_target(data) is not None):
                 try:
-                    _put_back(tree, os.path.relpath(path, workspace), data)
+                    _put_back(tree, os.path.relpath(path, workspace), data,
+                              (modes or {}).get(path))
                     back += 1
                 except OSError as e:
                     moved.append(Moved(os.path.relpath(path, workspace), reason, None, "",
@@ -611,7 +637,7 @@ def _audit(workspace: str, was: Before, run_id: str,
             rel = os.path.relpath(path, workspace)
             try:
                 moved.append(_move(tree, rel, verdict, run_id,
-                                   old.mode if old is not None else 0o644))
+                                   old.mode if old is not None else None))
             except OSError as e:
                 moved.append(Moved(rel, verdict[0], None, "", e.strerror or str(e)))
         moved += _audit_policies(workspace, was, layout, tree, run_id)
@@ -623,11 +649,12 @@ def _audit(workspace: str, was: Before, run_id: str,
 
 
 def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str,
-          file_mode: int = 0o644) -> Moved:
+          perms: int | None = None) -> Moved:
     """rel moved aside into the quarantine (removed where there is none), with its
-    replacement put in its place (with FILE_MODE). A directory the tree made read-only
-    is opened up for it (and closed again). What still cannot be moved or removed is
-    emptied in place: the Moved then says so in its error, and the run is unclean."""
+    replacement put in its place (with the permission bits PERMS, when given). A
+    directory the tree made read-only is opened up for it (and closed again). What
+    still cannot be moved or removed is emptied in place: the Moved then says so in its
+    error, and the run is unclean."""
     reason, replacement, replaced = verdict
     dest = f"{QUARANTINE}/{run_id}/{_flat(rel)}"
     src_dir, name = tree.parent(rel)
@@ -654,10 +681,11 @@ def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str,
                 return _neutralise(src_dir, name, rel, reason, replacement, exc)
         if replacement is not None:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o600, dir_fd=src_dir)
+                         | os.O_CLOEXEC, 0o644, dir_fd=src_dir)
             with os.fdopen(fd, "wb") as f:
+                if perms is not None:
+                    os.fchmod(f.fileno(), perms)
                 f.write(replacement)
-                os.fchmod(f.fileno(), file_mode)
         return Moved(rel, reason, moved_to, replaced if replacement is not None else "")
     finally:
         _close_again(src_dir, mode)
@@ -745,10 +773,10 @@ def _neutralise(dir_fd: int, name: str, rel: str, reason: str, replacement: byte
                  f"{why}; {done}")
 
 
-def _put_back(tree: _Tree, rel: str, data: bytes | str) -> None:
+def _put_back(tree: _Tree, rel: str, data: bytes | str, perms: int | None = None) -> None:
     """A file the tree removed (or moved away with its directory: the directories made
-    again), with its text from before the run; a link (data "a link to TARGET") with
-    its target."""
+    again), with its text from before the run (and the permission bits PERMS, when
+    given); a link (data "a link to TARGET") with its target."""
     d, name = tree.parent(rel, make=True, mode=0o755)
     mode = _open_up(d)
     try:
@@ -758,6 +786,8 @@ def _put_back(tree: _Tree, rel: str, data: bytes | str) -> None:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o644, dir_fd=d)
         with os.fdopen(fd, "wb") as f:
+            if perms is not None:
+                os.fchmod(f.fileno(), perms)
             f.write(data)
     finally:
         _close_again(d, mode)
@@ -786,22 +816,23 @@ def _audit_policies(workspace: str, was: Before, layout: gitlayout.Layout, tree:
         "gitHooks, pre-commit)")
     if was.roots is not None:  # nothing kept them read-only during the run
         flooded: list[str] = []
-        now = _root_files(workspace, flooded)
-        moved += _move_flooded(workspace, was.roots, flooded, tree, run_id)
+        now = _root_files(workspace, layout, was.parse_cache, flooded)
+        moved += _move_flooded(workspace, was.roots, flooded, tree, run_id, was.modes)
         gone = tuple(os.path.join(workspace, rel) + os.sep for rel in flooded)
         moved += _audit_texts(
             workspace, {p: t for p, t in was.roots.items() if not p.startswith(gone)}
             if gone else was.roots, now, tree, run_id,
             lambda _path, text: None if text == "absent" else text,
             "a file a tool reads at the workspace's top (ztsa.surfaces), which no "
-            "read-only layer kept from the tree in this run")
+            "read-only layer kept from the tree in this run", was.modes)
     return moved
 
 
 def _audit_texts(workspace: str, was: dict[str, bytes | str], now: list[str], tree: _Tree,
                  run_id: str, meaning: Callable[[str, bytes | str], object],
-                 what: str) -> list[Moved]:
-    """The files of was and now whose meaning changed: moved aside, old text put back."""
+                 what: str, modes: dict[str, int] | None = None) -> list[Moved]:
+    """The files of was and now whose meaning changed: moved aside, old text put back
+    (with its permission bits of modes, where it has some there)."""
     moved: list[Moved] = []
     for path in sorted({*was, *now}):
         old = was.get(path, "absent")
@@ -815,11 +846,12 @@ def _audit_texts(workspace: str, was: dict[str, bytes | str], now: list[str], tr
             if new == "absent":
                 if not isinstance(old, bytes) and not link:
                     continue  # something else gone: nothing to put back
-                _put_back(tree, rel, old)
+                _put_back(tree, rel, old, (modes or {}).get(path))
                 moved.append(Moved(rel, reason, None, "restored"))
             else:
                 back = old if isinstance(old, bytes) else None
-                done = _move(tree, rel, (reason, back, "restored"), run_id)
+                done = _move(tree, rel, (reason, back, "restored"), run_id,
+                             (modes or {}).get(path))
                 if link and not done.error:  # the person's link, as it led before
                     _put_back(tree, rel, old)
                     done = done._replace(replaced="restored")

@@ -428,7 +428,7 @@ def make(request: ExecRequest, offer: HostOffer, site: Site) -> RunPlan:
                 extra.append(os.path.relpath(full, workspace))
             else:
                 outside.append(path)
-        guard = protect.plan(workspace, extra, site.git)
+        guard = protect.plan(workspace, extra, site.git, request.parse_cache)
         if real_log is not None and not inside and os.path.isfile(real_log):
             guard = guard._replace(ro_paths=[*guard.ro_paths, real_log])
         keep = [r for r in dict.fromkeys(os.path.realpath(p) for p in outside)

@@ -186,17 +186,19 @@ def git_entries(workspace: str, layout: gitlayout.Layout | None = None) -> list[
             if p.startswith(workspace + os.sep)]
 
 
-def later_entries(workspace: str, layout: gitlayout.Layout) -> list[str]:
+def later_entries(workspace: str, layout: gitlayout.Layout, parse_cache: bool = True
+                  ) -> list[str]:
     """The files a tool obeys wherever they sit that exist now where the top's read-only
     layer does not reach (an agent's nested instruction files, `.envrc`, a nested
     `.vscode/tasks.json` or `.config/mise/config.toml`, a `*.code-workspace`, or a link
     standing for such a directory: ztsa.surfaces.later), but inside installed packages,
-    and the files a devcontainer configuration names (ztsa.surfaces), workspace-
-    relative."""
+    and the files a devcontainer configuration names or the commands of the settings at
+    the top and of those nested ones run by path, with what those scripts run in turn
+    (ztsa.surfaces.named_by), workspace-relative."""
     nested = [os.path.relpath(p, workspace) for p in layout.instructions
               if p.startswith(workspace + os.sep) and _ours(workspace, p)]
     return [*(r for r in nested if not surfaces.under_root(r) and not surfaces.installed(r)),
-            *surfaces.named_by(workspace)]
+            *surfaces.named_by(workspace, layout.instructions, parse_cache)]
 
 
 def _ours(workspace: str, path: str) -> bool:
@@ -210,13 +212,14 @@ def _ours(workspace: str, path: str) -> bool:
     return real.startswith(workspace + os.sep)
 
 
-def plan(workspace: str, extra: list[str], git: gitlayout.Layout | None = None
-         ) -> Protection:
-    """git: the workspace's repositories, when already found."""
+def plan(workspace: str, extra: list[str], git: gitlayout.Layout | None = None,
+         parse_cache: bool = True) -> Protection:
+    """git: the workspace's repositories, when already found; parse_cache: a setting's
+    TOML may be read through the parse cache (ztsa.surfaces.named_by)."""
     workspace = os.path.realpath(workspace)
     layout = git or gitlayout.find(workspace)
     entries = list(dict.fromkeys([*AGENT_FILES, *git_entries(workspace, layout),
-                                  *later_entries(workspace, layout),
+                                  *later_entries(workspace, layout, parse_cache),
                                   *(normalise(workspace, p) for p in extra)]))
     ro: list[str] = []
     linked: set[tuple[int, int]] = set()

@@ -336,7 +336,8 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
     # it changed (judged when it has ended)
     try:  # without a mount namespace the top's surfaces are judged after the run
         git_before = gitguard.before(policy.workspace, roots=plan.decide(
-            request, offer).namespaces == plan.Namespaces.NONE)
+            request, offer).namespaces == plan.Namespaces.NONE,
+            parse_cache=request.parse_cache)
     except OSError as exc:  # what cannot be judged after the run does not run
         print(f"ztsa: {exc}; CMD was not started", file=sys.stderr)
         log.event("summary", status=EXIT_GATE, denied=0, execs=0)
