@@ -548,11 +548,16 @@ def p_with(arg: str, hit: Hit, ctx: Context) -> str | None:
 
 
 def p_in_repo_path(arg: str, hit: Hit, ctx: Context) -> str | None:
-    """A relative path inside the repository, or a list of them."""
+    """A relative path inside the repository (from the folder of a settings file at any
+    depth), or a list of them."""
+    base = folder(hit.rel)
     for v in hit.value if isinstance(hit.value, list) else [hit.value]:
-        if not isinstance(v, str) or not _in_repo(v):
-            return "a path outside the repository" + (f": {v[:60]!r}" if isinstance(
-                hit.value, list) and isinstance(v, str) else "")
+        if not isinstance(v, str):
+            return "a path outside the repository"
+        nested = base and not v.strip().startswith(("/", "~", "$", "%"))
+        if not _in_repo(v) and not (nested and _in_repo(posixpath.join(base, v.strip()))):
+            return "a path outside the repository" + (
+                f": {v[:60]!r}" if isinstance(hit.value, list) else "")
     return None
 
 
@@ -1554,13 +1559,22 @@ def older(ctx: Context, f: Findings, rule_id: str,
 
 
 def folder(rel: str) -> str:
-    """The folder the command of a setting in file rel runs from: the one VS Code opens
-    for a `.vscode/` file at any depth (`examples/app/.vscode/mcp.json`: `examples/app`,
-    whose package.json says what `npx NAME` finds installed), the top otherwise."""
-    parts = rel.split("/")[:-1]
-    if ".vscode" not in parts:
+    """The folder the command of a setting in file rel runs from: the one a tool opens or
+    starts in for a file of a `**/` spec at any depth, what is before the longest spec it
+    matches (`examples/app/.vscode/mcp.json`: `examples/app`, whose package.json says
+    what `npx NAME` finds installed; `pkg/.claude/settings.json`: `pkg`), the top
+    otherwise."""
+    if "/" not in rel:
         return ""
-    return "/".join(parts[:len(parts) - 1 - parts[::-1].index(".vscode")])
+    from ztsa.surfaces import SETTINGS, spec_matches
+
+    best = ""
+    for s in SETTINGS:
+        for spec in s.files:
+            if spec.startswith("**/") and spec.count("/") > best.count("/") \
+                    and spec_matches(rel, spec):
+                best = spec
+    return "/".join(rel.split("/")[:rel.count("/") - best.count("/") + 1]) if best else ""
 
 
 def command_line(hit: Hit) -> str:
