@@ -1003,6 +1003,8 @@ def p_no_fetching_launch(arg: str, hit: Hit, ctx: Context) -> str | None:
         pkgs = [a for a in args if not a.startswith("-")]
         if pkgs and not re.search(r".@\d", pkgs[0]):
             return f"npx -y of {pkgs[0][:60]} without a pinned version"
+    if base == "uvx" and _own_python_project(ctx, hit.rel, args):
+        return Advice("uvx fetches a release of the Python project that holds this file")
     if base in FETCHING_RUNNERS:
         return f"{base} fetches and runs a package"
     if base in RUNNERS and any(a in INLINE_FLAGS for a in args[:3]):
@@ -1019,6 +1021,36 @@ def p_no_fetching_launch(arg: str, hit: Hit, ctx: Context) -> str | None:
             if why:
                 return why
     return None
+
+
+def _own_python_project(ctx: Context, rel: str, args: list[str]) -> bool:
+    """Is uvx's package (its first word that is no option, `@` or `==` version dropped) the
+    `[project] name` of the pyproject.toml of a folder holding the settings file rel, by
+    PEP 503's normalised names: a monorepo's server package whose skill ships the MCP
+    configuration that starts its release (awslabs/mcp)? One that cannot be read: no."""
+    words = [a for a in args if not a.startswith("-")]
+    if not words:
+        return False
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    want = norm(re.split(r"@|==|\[", words[0], maxsplit=1)[0])
+    d = posixpath.dirname(rel)
+    while True:
+        name = posixpath.join(d, "pyproject.toml") if d else "pyproject.toml"
+        try:
+            text = ctx.ws_text(name, MAX_BYTES)
+            doc = parse("toml", text, name) if text is not None else None
+        except (ProbeError, ParseError):
+            doc = None
+        project = doc.get("project") if isinstance(doc, dict) else None
+        if isinstance(project, dict) and isinstance(project.get("name"), str) \
+                and norm(project["name"]) == want:
+            return True
+        if not d:
+            return False
+        d = posixpath.dirname(d)
 
 
 def p_runs_nothing_fetched(arg: str, hit: Hit, ctx: Context) -> str | None:
@@ -1541,7 +1573,8 @@ def older(ctx: Context, f: Findings, rule_id: str,
                     continue
                 line = line_for(s, hit, text, "")
                 if why is not None:
-                    (f.advise if advisory else f.fail)(word(s, hit, why), hit.rel, line)
+                    (f.advise if advisory or isinstance(why, Advice) else f.fail)(
+                        word(s, hit, why), hit.rel, line)
                 else:
                     # a whole file runs by its path from the top
                     judge_command(ctx, f, what(s, hit) if what else dotted(hit), command,

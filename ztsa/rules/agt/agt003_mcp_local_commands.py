@@ -23,7 +23,9 @@ installed copy, and so does `npx NAME` of a command such a dependency provides b
 `bin` of its package.json in the repository when NAME is also a package of the
 repository (`npx playwright` beside `@playwright/test` in Playwright's own repository:
 before an install npx fetches the project's own package): advice. A server of a file
-below the top of another of these runs in the folder that holds it the same way. A
+below the top of another of these runs in the folder that holds it the same way; `uvx
+NAME` there of NAME the `[project] name` of a pyproject.toml above the file (a server
+package's skill that starts its own release, in awslabs/mcp) is advice. A
 server whose `env`
 sets a loader variable (`LD_*`) or another that runs code or chooses ztsa's policy in
 the program that starts it (`ztsa hook claude`'s wrapper, which Claude Code starts with
