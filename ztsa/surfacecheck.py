@@ -1003,8 +1003,8 @@ def p_no_fetching_launch(arg: str, hit: Hit, ctx: Context) -> str | None:
         pkgs = [a for a in args if not a.startswith("-")]
         if pkgs and not re.search(r".@\d", pkgs[0]):
             return f"npx -y of {pkgs[0][:60]} without a pinned version"
-    if base == "uvx" and _own_python_project(ctx, hit.rel, args):
-        return Advice("uvx fetches a release of the Python project that holds this file")
+    if base == "uvx" and _repository_python_project(ctx, args):
+        return Advice("uvx fetches a release of a Python project of the repository")
     if base in FETCHING_RUNNERS:
         return f"{base} fetches and runs a package"
     if base in RUNNERS and any(a in INLINE_FLAGS for a in args[:3]):
@@ -1023,11 +1023,12 @@ def p_no_fetching_launch(arg: str, hit: Hit, ctx: Context) -> str | None:
     return None
 
 
-def _own_python_project(ctx: Context, rel: str, args: list[str]) -> bool:
-    """Is uvx's package (its first word that is no option, `@` or `==` version dropped) the
-    `[project] name` of the pyproject.toml of a folder holding the settings file rel, by
-    PEP 503's normalised names: a monorepo's server package whose skill ships the MCP
-    configuration that starts its release (awslabs/mcp)? One that cannot be read: no."""
+def _repository_python_project(ctx: Context, args: list[str]) -> bool:
+    """Is uvx's package (its first word that is no option, `@` or `==` version dropped),
+    by PEP 503's normalised names, the `[project] name` of a pyproject.toml of the
+    repository: a monorepo's server package whose skill ships the MCP configuration that
+    starts its (or a sibling's) release, as awslabs/mcp's do? The repository's own code,
+    as `npx` of its own package is (ztsa.follow); one that cannot be read names nothing."""
     words = [a for a in args if not a.startswith("-")]
     if not words:
         return False
@@ -1035,22 +1036,26 @@ def _own_python_project(ctx: Context, rel: str, args: list[str]) -> bool:
     def norm(name: str) -> str:
         return re.sub(r"[-_.]+", "-", name).lower()
 
-    want = norm(re.split(r"@|==|\[", words[0], maxsplit=1)[0])
-    d = posixpath.dirname(rel)
-    while True:
-        name = posixpath.join(d, "pyproject.toml") if d else "pyproject.toml"
+    names = ctx.cache.get("surface-python-projects")
+    if not isinstance(names, set):
+        from ztsa.manifests.project import named
+
+        names = set()
         try:
-            text = ctx.ws_text(name, MAX_BYTES)
-            doc = parse("toml", text, name) if text is not None else None
-        except (ProbeError, ParseError):
-            doc = None
-        project = doc.get("project") if isinstance(doc, dict) else None
-        if isinstance(project, dict) and isinstance(project.get("name"), str) \
-                and norm(project["name"]) == want:
-            return True
-        if not d:
-            return False
-        d = posixpath.dirname(d)
+            found = named(ctx, "pyproject.toml")
+        except ProbeError:
+            found = []
+        for rel in found:
+            try:
+                text = ctx.ws_text(rel, MAX_BYTES)
+                doc = parse("toml", text, rel) if text is not None else None
+            except (ProbeError, ParseError):
+                continue
+            project = doc.get("project") if isinstance(doc, dict) else None
+            if isinstance(project, dict) and isinstance(project.get("name"), str):
+                names.add(norm(project["name"]))
+        ctx.cache["surface-python-projects"] = names
+    return norm(re.split(r"@|==|\[", words[0], maxsplit=1)[0]) in names
 
 
 def p_runs_nothing_fetched(arg: str, hit: Hit, ctx: Context) -> str | None:

@@ -24,7 +24,7 @@ installed copy, and so does `npx NAME` of a command such a dependency provides b
 repository (`npx playwright` beside `@playwright/test` in Playwright's own repository:
 before an install npx fetches the project's own package): advice. A server of a file
 below the top of another of these runs in the folder that holds it the same way; `uvx
-NAME` there of NAME the `[project] name` of a pyproject.toml above the file (a server
+NAME` of NAME the `[project] name` of a pyproject.toml of the repository (a server
 package's skill that starts its own release, in awslabs/mcp) is advice. A
 server whose `env`
 sets a loader variable (`LD_*`) or another that runs code or chooses ztsa's policy in
