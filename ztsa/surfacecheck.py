@@ -1405,16 +1405,23 @@ def _anywhere(ctx: Context, rest: str, f: Findings) -> list[str]:
     from ztsa.surfaces import installed, spec_matches
 
     top = _matches(ctx, rest, f)
-    base = rest.rpartition("/")[2]
-    try:
-        found = named_where(ctx, lambda n: fnmatch.fnmatchcase(n, base)) \
-            if any(c in base for c in "*?[") else named(ctx, base)
-    except ProbeError as exc:
-        f.error(exc)
-        return top
-    below = [p for p in found if "/" in p and spec_matches(p, "**/" + rest)
-             and not installed(p)]
-    return list(dict.fromkeys([*top, *below]))
+    # memoised per run: the settings of one tool share their files (mise's three, twenty
+    # names each), and a pattern (`*.toml`) reads every distinct name of the walk
+    memo: dict[str, list[str]] = ctx.cache.setdefault("surface-anywhere", {})
+    if rest not in memo:
+        base = rest.rpartition("/")[2]
+        names: dict[str, list[str]] = ctx.cache.setdefault("surface-named", {})
+        try:
+            if base not in names:
+                names[base] = named_where(ctx, lambda n: fnmatch.fnmatchcase(n, base)) \
+                    if any(c in base for c in "*?[") else named(ctx, base)
+        except ProbeError as exc:
+            f.error(exc)
+            return top
+        found = names[base]
+        memo[rest] = [p for p in found if "/" in p and spec_matches(p, "**/" + rest)
+                      and not installed(p)]
+    return list(dict.fromkeys([*top, *memo[rest]]))
 
 
 def _dirs(ctx: Context, dirglob: str, f: Findings) -> list[str]:
