@@ -146,3 +146,25 @@ def test_an_exec_form_hook_is_judged_with_its_args(machine):
         (hit,) = select(doc, "hooks/*/*/hooks/*/command")
         for spec in ("formatter", "quiet", "program-in:prettier"):
             assert (holds(spec, hit, ctx) is None) is safe, (spec, args)
+
+
+AT_DEPTH = sorted(i for i, s in BY_ID.items() if all(
+    f.startswith(("**/", "!")) for f in s.files))
+
+
+@pytest.mark.parametrize("setting_id", AT_DEPTH)
+def test_a_setting_at_any_depth_is_judged_in_a_subfolder(machine, setting_id):
+    """A setting whose files are all `**/` acts in whatever folder the tool is started in
+    or opens (`cd pkg && claude`, `code pkg`, a shell entering pkg): its malicious fixture
+    one folder down fails as at the top, its benign one gates nothing."""
+    s = BY_ID[setting_id]
+    rule = RULES[rule_of(s)]
+    shutil.copytree(FIXTURES / setting_id / "malicious", machine.workspace / "pkg")
+    out = evaluate(rule, machine.context(profile=Profile.UNTRUSTED))
+    assert out.status is Status.FAIL and not out.advisory, (setting_id, out)
+    assert any((e.path or "").startswith("pkg/") for e in out.evidence), out.evidence
+    shutil.rmtree(machine.workspace / "pkg")
+    shutil.copytree(FIXTURES / setting_id / "benign", machine.workspace / "pkg")
+    out = evaluate(rule, machine.context(profile=Profile.UNTRUSTED))
+    assert not (out.status is Status.UNKNOWN or (out.status is Status.FAIL
+                                                 and not out.advisory)), (setting_id, out)

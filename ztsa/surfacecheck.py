@@ -548,11 +548,16 @@ def p_with(arg: str, hit: Hit, ctx: Context) -> str | None:
 
 
 def p_in_repo_path(arg: str, hit: Hit, ctx: Context) -> str | None:
-    """A relative path inside the repository, or a list of them."""
+    """A relative path inside the repository (from the folder of a settings file at any
+    depth), or a list of them."""
+    base = folder(hit.rel)
     for v in hit.value if isinstance(hit.value, list) else [hit.value]:
-        if not isinstance(v, str) or not _in_repo(v):
-            return "a path outside the repository" + (f": {v[:60]!r}" if isinstance(
-                hit.value, list) and isinstance(v, str) else "")
+        if not isinstance(v, str):
+            return "a path outside the repository"
+        nested = base and not v.strip().startswith(("/", "~", "$", "%"))
+        if not _in_repo(v) and not (nested and _in_repo(posixpath.join(base, v.strip()))):
+            return "a path outside the repository" + (
+                f": {v[:60]!r}" if isinstance(hit.value, list) else "")
     return None
 
 
@@ -998,6 +1003,8 @@ def p_no_fetching_launch(arg: str, hit: Hit, ctx: Context) -> str | None:
         pkgs = [a for a in args if not a.startswith("-")]
         if pkgs and not re.search(r".@\d", pkgs[0]):
             return f"npx -y of {pkgs[0][:60]} without a pinned version"
+    if base == "uvx" and _repository_python_project(ctx, args):
+        return Advice("uvx fetches a release of a Python project of the repository")
     if base in FETCHING_RUNNERS:
         return f"{base} fetches and runs a package"
     if base in RUNNERS and any(a in INLINE_FLAGS for a in args[:3]):
@@ -1014,6 +1021,41 @@ def p_no_fetching_launch(arg: str, hit: Hit, ctx: Context) -> str | None:
             if why:
                 return why
     return None
+
+
+def _repository_python_project(ctx: Context, args: list[str]) -> bool:
+    """Is uvx's package (its first word that is no option, `@` or `==` version dropped),
+    by PEP 503's normalised names, the `[project] name` of a pyproject.toml of the
+    repository: a monorepo's server package whose skill ships the MCP configuration that
+    starts its (or a sibling's) release, as awslabs/mcp's do? The repository's own code,
+    as `npx` of its own package is (ztsa.follow); one that cannot be read names nothing."""
+    words = [a for a in args if not a.startswith("-")]
+    if not words:
+        return False
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    names = ctx.cache.get("surface-python-projects")
+    if not isinstance(names, set):
+        from ztsa.manifests.project import named
+
+        names = set()
+        try:
+            found = named(ctx, "pyproject.toml")
+        except ProbeError:
+            found = []
+        for rel in found:
+            try:
+                text = ctx.ws_text(rel, MAX_BYTES)
+                doc = parse("toml", text, rel) if text is not None else None
+            except (ProbeError, ParseError):
+                continue
+            project = doc.get("project") if isinstance(doc, dict) else None
+            if isinstance(project, dict) and isinstance(project.get("name"), str):
+                names.add(norm(project["name"]))
+        ctx.cache["surface-python-projects"] = names
+    return norm(re.split(r"@|==|\[", words[0], maxsplit=1)[0]) in names
 
 
 def p_runs_nothing_fetched(arg: str, hit: Hit, ctx: Context) -> str | None:
@@ -1363,16 +1405,23 @@ def _anywhere(ctx: Context, rest: str, f: Findings) -> list[str]:
     from ztsa.surfaces import installed, spec_matches
 
     top = _matches(ctx, rest, f)
-    base = rest.rpartition("/")[2]
-    try:
-        found = named_where(ctx, lambda n: fnmatch.fnmatchcase(n, base)) \
-            if any(c in base for c in "*?[") else named(ctx, base)
-    except ProbeError as exc:
-        f.error(exc)
-        return top
-    below = [p for p in found if "/" in p and spec_matches(p, "**/" + rest)
-             and not installed(p)]
-    return list(dict.fromkeys([*top, *below]))
+    # memoised per run: the settings of one tool share their files (mise's three, twenty
+    # names each), and a pattern (`*.toml`) reads every distinct name of the walk
+    memo: dict[str, list[str]] = ctx.cache.setdefault("surface-anywhere", {})
+    if rest not in memo:
+        base = rest.rpartition("/")[2]
+        names: dict[str, list[str]] = ctx.cache.setdefault("surface-named", {})
+        try:
+            if base not in names:
+                names[base] = named_where(ctx, lambda n: fnmatch.fnmatchcase(n, base)) \
+                    if any(c in base for c in "*?[") else named(ctx, base)
+        except ProbeError as exc:
+            f.error(exc)
+            return top
+        found = names[base]
+        memo[rest] = [p for p in found if "/" in p and spec_matches(p, "**/" + rest)
+                      and not installed(p)]
+    return list(dict.fromkeys([*top, *memo[rest]]))
 
 
 def _dirs(ctx: Context, dirglob: str, f: Findings) -> list[str]:
@@ -1536,7 +1585,8 @@ def older(ctx: Context, f: Findings, rule_id: str,
                     continue
                 line = line_for(s, hit, text, "")
                 if why is not None:
-                    (f.advise if advisory else f.fail)(word(s, hit, why), hit.rel, line)
+                    (f.advise if advisory or isinstance(why, Advice) else f.fail)(
+                        word(s, hit, why), hit.rel, line)
                 else:
                     # a whole file runs by its path from the top
                     judge_command(ctx, f, what(s, hit) if what else dotted(hit), command,
@@ -1554,13 +1604,22 @@ def older(ctx: Context, f: Findings, rule_id: str,
 
 
 def folder(rel: str) -> str:
-    """The folder the command of a setting in file rel runs from: the one VS Code opens
-    for a `.vscode/` file at any depth (`examples/app/.vscode/mcp.json`: `examples/app`,
-    whose package.json says what `npx NAME` finds installed), the top otherwise."""
-    parts = rel.split("/")[:-1]
-    if ".vscode" not in parts:
+    """The folder the command of a setting in file rel runs from: the one a tool opens or
+    starts in for a file of a `**/` spec at any depth, what is before the longest spec it
+    matches (`examples/app/.vscode/mcp.json`: `examples/app`, whose package.json says
+    what `npx NAME` finds installed; `pkg/.claude/settings.json`: `pkg`), the top
+    otherwise."""
+    if "/" not in rel:
         return ""
-    return "/".join(parts[:len(parts) - 1 - parts[::-1].index(".vscode")])
+    from ztsa.surfaces import SETTINGS, spec_matches
+
+    best = ""
+    for s in SETTINGS:
+        for spec in s.files:
+            if spec.startswith("**/") and spec.count("/") > best.count("/") \
+                    and spec_matches(rel, spec):
+                best = spec
+    return "/".join(rel.split("/")[:rel.count("/") - best.count("/") + 1]) if best else ""
 
 
 def command_line(hit: Hit) -> str:

@@ -268,16 +268,23 @@ def installed(rel: str) -> bool:
 def spec_matches(rel: str, spec: str) -> bool:
     """Does the workspace-relative path rel match a file spec of SETTINGS: `**/REST` at
     the top or below any directory (REST's `*` within a name for the last part, as the
-    gate's listing reads it, and across `/` before it, as fnmatch does), else a glob
-    from the top. The one reading of a spec, for the gate (ztsa.surfacecheck) and for
-    `ztsa exec` (later)."""
+    gate's listing and the walk read it: `.mise/conf.d/*.toml` is no file of a folder
+    below conf.d; across `/` in a part before it, as fnmatch does), else a glob from the
+    top. The one reading of a spec, for the gate (ztsa.surfacecheck) and for `ztsa exec`
+    (later)."""
     import fnmatch
 
     if spec.startswith("**/"):
         rest = spec[3:]
         if not any(c in rest for c in "*?["):  # a literal suffix (what fnmatch would say)
             return rel == rest or rel.endswith("/" + rest)
-        return fnmatch.fnmatchcase(rel, rest) or fnmatch.fnmatchcase(rel, "*/" + rest)
+        d, _, name = rest.rpartition("/")
+        rd, _, rname = rel.rpartition("/")
+        if not fnmatch.fnmatchcase(rname, name):
+            return False
+        if any(c in d for c in "*?["):
+            return fnmatch.fnmatchcase(rd, d) or fnmatch.fnmatchcase(rd, "*/" + d)
+        return not d or rd == d or rd.endswith("/" + d)
     return fnmatch.fnmatchcase(rel, spec)
 
 
@@ -860,13 +867,28 @@ INSTRUCTS = "loads instructions"
 _CC = "https://code.claude.com/docs/en/"
 # the project's Claude Code settings (`ztsa hook claude`'s guard reads them too)
 CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def _any_depth(*files: str) -> tuple[str, ...]:
+    return tuple("**/" + f for f in files)
+
+
+# An agent reads its project settings from the directory it is started in, not only the
+# repository's top: Claude Code the `.claude/settings*.json` of its literal working
+# directory (anthropics/claude-code#74023, #86187) and `.mcp.json` there and in each
+# parent (#42465); Codex each `.codex/` layer from the project root down to it
+# (developers.openai.com/codex/config-basic, /hooks); Gemini CLI and Qwen Code the
+# `.gemini/` and `.qwen/` of it; OpenCode every `opencode.json` and `.opencode/` from it up
+# (opencode.ai/docs/config); Cursor and the editor extensions those of the folder opened,
+# as VS Code does: `cd pkg && claude` obeys pkg's. Judged at any depth.
+_CLAUDE_ANY = _any_depth(*CLAUDE_SETTINGS)
 _PLUGIN_TEXTS = ("{plugin}/skills/*/SKILL.md", "{plugin}/commands/*.md", "{plugin}/agents/*.md")
 # VS Code obeys the `.vscode/` of whatever folder it opens, and a `.code-workspace`
 # wherever it sits: judged at any depth
 _VSCODE_SETTINGS = ("**/.vscode/settings.json",)
 # the files that declare MCP servers: the agents' own, and VS Code's
-_MCP_FILES = (".mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".roo/mcp.json",
-              ".kiro/settings/mcp.json", ".amazonq/mcp.json")
+_MCP_FILES = _any_depth(".mcp.json", ".cursor/mcp.json", ".gemini/settings.json",
+                        ".roo/mcp.json", ".kiro/settings/mcp.json", ".amazonq/mcp.json")
 _VSCODE_MCP_FILES = ("**/.vscode/mcp.json", *_VSCODE_SETTINGS)
 _CODE_WORKSPACES = ("**/*.code-workspace",)
 # the agent auto-approve settings, by their current names and their older ones
@@ -875,35 +897,45 @@ _VSCODE_APPROVE = ("chat.tools.global.autoApprove", "chat.tools.autoApprove",
                    "chat.tools.edits.autoApprove", "chat.tools.urls.autoApprove",
                    "chat.agent.terminal.autoApprove", "chat.agent.terminal.allowList",
                    "github.copilot.chat.agent.terminal.allowList")
-# mise and direnv act on the configuration of whatever directory a shell enters: judged
-# at any depth
-_MISE = tuple(f"**/{name}" for name in ("mise.toml", ".mise.toml", "mise.local.toml",
-                                        ".mise.local.toml", ".config/mise.toml",
-                                        ".config/mise/config.toml", "mise/config.toml"))
-_DEVCONTAINER_FILES = (".devcontainer/devcontainer.json", ".devcontainer.json",
+# mise and direnv act on the configuration of whatever directory a shell enters (and each
+# parent): judged at any depth. mise's: every name its LOCAL_CONFIG_FILENAMES and
+# env_config_patterns read (jdx/mise src/config/mod.rs; mise.jdx.dev/configuration.html,
+# /configuration/environments.html), `*` a MISE_ENV profile (`mise.development.toml`),
+# `local` or both; conf.d fragments; the legacy `.rtx` names; miserc, which picks profiles
+_MISE = _any_depth("mise.toml", ".mise.toml", "mise.*.toml", ".mise.*.toml", "mise/config.toml",
+                   "mise/config.*.toml", ".mise/config.toml", ".mise/config.*.toml",
+                   ".mise/conf.d/*.toml", ".config/mise.toml", ".config/mise.*.toml",
+                   ".config/mise/config.toml", ".config/mise/config.*.toml",
+                   ".config/mise/mise.toml", ".config/mise/mise.local.toml",
+                   ".config/mise/conf.d/*.toml", ".rtx.toml", ".rtx.local.toml",
+                   ".miserc.toml", ".config/miserc.toml")
+# VS Code offers the devcontainer of whatever folder it opens (`code packages/app`): at
+# any depth, but the one per folder of .devcontainer/ (the walk compares the parts before
+# a spec's last literally; the top's is ROOT's .devcontainer)
+_DEVCONTAINER_FILES = ("**/.devcontainer/devcontainer.json", "**/.devcontainer.json",
                        ".devcontainer/*/devcontainer.json")
 _CARGO_CONFIGS = ("**/.cargo/config.toml", "**/.cargo/config")
 _SHELL_TOOLS = "Bash,WebFetch,Shell,run_shell_command,web_fetch,execute_bash,shell"
 
 SETTINGS = (
     # Claude Code: settings
-    Setting("claude-status-line", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-status-line", "Claude Code", _CLAUDE_ANY, "json",
             ("statusLine/command",), SESSION, AGENT, RUNS, ("runs-nothing-fetched",),
             _CC + "statusline", rule="AGT002"),
     # the repository chooses the program that hands over the agent's credentials: any
-    Setting("claude-api-key-helper", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-api-key-helper", "Claude Code", _CLAUDE_ANY, "json",
             ("apiKeyHelper", "awsAuthRefresh", "awsCredentialExport"), SESSION, AGENT,
             RUNS, ("absent",), _CC + "settings", rule="AGT002"),
-    Setting("claude-otel-headers-helper", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-otel-headers-helper", "Claude Code", _CLAUDE_ANY, "json",
             ("otelHeadersHelper",), SESSION, AGENT, RUNS, ("absent",),
             _CC + "monitoring-usage", rule="AGT002"),
-    Setting("claude-env-otlp-endpoint", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-env-otlp-endpoint", "Claude Code", _CLAUDE_ANY, "json",
             ("env/OTEL_EXPORTER_OTLP*ENDPOINT",), SESSION, AGENT, REDIRECT,
             ("loopback-url",), _CC + "monitoring-usage"),
-    Setting("claude-env-otlp-headers", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-env-otlp-headers", "Claude Code", _CLAUDE_ANY, "json",
             ("env/OTEL_EXPORTER_OTLP*HEADERS",), SESSION, AGENT, REDIRECT,
             ("no-env-expansion",), _CC + "monitoring-usage"),
-    Setting("claude-additional-directories", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-additional-directories", "Claude Code", _CLAUDE_ANY, "json",
             ("permissions/additionalDirectories/*",), SESSION, AGENT, REACH,
             ("in-repo-path",), _CC + "settings#permission-settings"),
     # Claude Code: instructions
@@ -962,30 +994,30 @@ SETTINGS = (
             "https://developers.openai.com/codex/rules"),
     # Gemini CLI and Qwen Code
     Setting("gemini-tools-allowed", "Gemini CLI, Qwen Code",
-            (".gemini/settings.json", ".qwen/settings.json"), "json",
+            ("**/.gemini/settings.json", "**/.qwen/settings.json"), "json",
             ("tools/allowed/*", "allowedTools/*", "coreTools/*"), SESSION, AGENT, REACH,
             ("no-grant:" + _SHELL_TOOLS,), "https://github.com/google-gemini/gemini-cli/blob/main/docs/reference/configuration.md"),
-    Setting("gemini-env-redirect", "Gemini CLI, Qwen Code", (".gemini/.env", ".qwen/.env"),
+    Setting("gemini-env-redirect", "Gemini CLI, Qwen Code", ("**/.gemini/.env", "**/.qwen/.env"),
             "dotenv", ("*_BASE_URL", "*_ENDPOINT", "*_PROXY", "*_proxy"), SESSION, AGENT,
             REDIRECT, ("loopback-url",), "https://github.com/google-gemini/gemini-cli/blob/main/docs/reference/configuration.md"),
     Setting("gemini-dotenv-redirect", "Gemini CLI", (".env",), "dotenv",
             ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL", "CODE_ASSIST_ENDPOINT"),
             SESSION, AGENT, REDIRECT, ("loopback-url",), "https://github.com/google-gemini/gemini-cli/blob/main/docs/reference/configuration.md"),
     # Cursor
-    Setting("cursor-cli-permissions", "Cursor CLI", (".cursor/cli.json",), "json",
+    Setting("cursor-cli-permissions", "Cursor CLI", ("**/.cursor/cli.json",), "json",
             ("permissions/allow/*",), SESSION, AGENT, REACH,
             ("no-grant:Shell,Write,WebFetch",),
             "https://cursor.com/docs/cli/reference/permissions"),
-    Setting("cursor-terminal-allowlist", "Cursor", (".cursor/permissions.json",), "json",
+    Setting("cursor-terminal-allowlist", "Cursor", ("**/.cursor/permissions.json",), "json",
             ("terminalAllowlist/*", "mcpAllowlist/*"), SESSION, AGENT, REACH,
             ("no-grant:*",), "https://cursor.com/docs/reference/permissions"),
     # OpenCode
     Setting("opencode-plugin", "OpenCode",
-            (".opencode/plugins/*.ts", ".opencode/plugins/*.js", ".opencode/plugin/*.ts",
-             ".opencode/plugin/*.js"), "text", (), SESSION, AGENT, RUNS,
+            _any_depth(".opencode/plugins/*.ts", ".opencode/plugins/*.js", ".opencode/plugin/*.ts",
+                       ".opencode/plugin/*.js"), "text", (), SESSION, AGENT, RUNS,
             ("no-script-hazard",), "https://opencode.ai/docs/plugins/"),
-    Setting("opencode-permission", "OpenCode", ("opencode.json", "opencode.jsonc",
-                                                 ".opencode/opencode.json"), "json",
+    Setting("opencode-permission", "OpenCode", _any_depth(
+        "opencode.json", "opencode.jsonc", ".opencode/opencode.json"), "json",
             ("permission/bash", "permission/webfetch", "permission/external_directory"),
             SESSION, AGENT, REACH, ("no-wildcard-allow",),
             "https://opencode.ai/docs/permissions/"),
@@ -1000,8 +1032,8 @@ SETTINGS = (
             USE, AGENT, REACH, ("lacks:// turbo",),
             "https://docs.windsurf.com/windsurf/cascade/workflows"),
     Setting("mcp-auto-approve", "Kiro, Amazon Q, Roo Code, Kilo Code",
-            (".kiro/settings/mcp.json", ".amazonq/mcp.json", ".roo/mcp.json",
-             ".kilocode/mcp.json"), "json",
+            _any_depth(".kiro/settings/mcp.json", ".amazonq/mcp.json", ".roo/mcp.json",
+                       ".kilocode/mcp.json"), "json",
             ("mcpServers/*/autoApprove/*", "mcpServers/*/alwaysAllow/*"), SESSION, AGENT,
             REACH, ("not-in:*",), "https://kiro.dev/docs/mcp/configuration/"),
     Setting("continue-config-ts", "Continue", (".continue/config.ts", ".continue/config.js"),
@@ -1069,7 +1101,7 @@ SETTINGS = (
             _MISE, "toml",
             ("env/_/path",), ENTER, SHELL, RUNS, ("outside-workspace",),
             "https://mise.jdx.dev/environments/#env-_-path"),
-    Setting("asdf-tool-path", "asdf, mise", (".tool-versions",), "words", ("*",), ENTER,
+    Setting("asdf-tool-path", "asdf, mise", ("**/.tool-versions",), "words", ("*",), ENTER,
             SHELL, RUNS, ("lacks:path:",),
             "https://asdf-vm.com/manage/configuration.html#tool-versions"),
     Setting("nix-flake-config", "Nix", ("flake.nix",), "text", (), "on `nix develop`/`nix "
@@ -1157,46 +1189,46 @@ SETTINGS = (
     Setting("go-toolchain", "Go", ("go.mod", "go.work"), "gomod", ("toolchain",), BUILD,
             INSIDE, RUNS, ("go-release",), "https://go.dev/doc/toolchain"),
     # settings the older rules report, named here so the model is whole
-    Setting("claude-default-mode", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-default-mode", "Claude Code", _CLAUDE_ANY, "json",
             ("permissions/defaultMode",), SESSION, AGENT, REACH,
             ("not-in:bypassPermissions,acceptEdits",), _CC + "iam#permission-modes",
             rule="AGT001"),
-    Setting("claude-sandbox-disabled", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-sandbox-disabled", "Claude Code", _CLAUDE_ANY, "json",
             ("sandbox/enabled",), SESSION, AGENT, REACH, ("not:false",),
             _CC + "sandboxing", rule="AGT001"),
-    Setting("claude-enable-all-mcp", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-enable-all-mcp", "Claude Code", _CLAUDE_ANY, "json",
             ("enableAllProjectMcpServers",), SESSION, AGENT, RUNS, ("false",),
             _CC + "settings", rule="AGT001"),
-    Setting("claude-disable-all-hooks", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-disable-all-hooks", "Claude Code", _CLAUDE_ANY, "json",
             ("disableAllHooks",), SESSION, AGENT, RUNS, ("not:true",),
             _CC + "hooks#disable-or-remove-hooks", rule="AGT001"),
     # Claude Code puts `env` into its own environment: its shell, and the shell prefix
     # before every command, start with it; the prefix of this machine's own install of
     # `ztsa hook claude` for that file is the install's entry
-    Setting("claude-env-base-url", "Claude Code", CLAUDE_SETTINGS, "json", ("env/*",),
+    Setting("claude-env-base-url", "Claude Code", _CLAUDE_ANY, "json", ("env/*",),
             SESSION, AGENT, REDIRECT,
             ("not-prefix-escaping-variable+not-redirecting-variable", "own-shell-wrapper"),
             _CC + "settings#environment-variables", rule="AGT001"),
-    Setting("claude-allow-unsandboxed", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-allow-unsandboxed", "Claude Code", _CLAUDE_ANY, "json",
             ("sandbox/allowUnsandboxedCommands",), SESSION, AGENT, REACH, ("not:true",),
             _CC + "sandboxing", rule="AGT001"),
-    Setting("claude-sandbox-excluded-commands", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-sandbox-excluded-commands", "Claude Code", _CLAUDE_ANY, "json",
             ("sandbox/excludedCommands/*",), SESSION, AGENT, REACH, ("not-runner",),
             _CC + "sandboxing", rule="AGT001"),
-    Setting("claude-sandbox-unix-sockets", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-sandbox-unix-sockets", "Claude Code", _CLAUDE_ANY, "json",
             ("sandbox/network/allowUnixSockets/*",), SESSION, AGENT, REACH,
             ("no-daemon-socket",), _CC + "sandboxing", rule="AGT001"),
-    Setting("claude-permissions-allow", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-permissions-allow", "Claude Code", _CLAUDE_ANY, "json",
             ("permissions/allow/*",), SESSION, AGENT, REACH, ("allow-rule",),
             _CC + "settings#permission-settings", rule="AGT001"),
-    Setting("claude-extra-marketplaces", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-extra-marketplaces", "Claude Code", _CLAUDE_ANY, "json",
             ("extraKnownMarketplaces/*",), SESSION, AGENT, RUNS, ("in-repo-marketplace",),
             _CC + "settings#plugin-settings", rule="AGT001"),
-    Setting("claude-enabled-plugins", "Claude Code", CLAUDE_SETTINGS, "json",
+    Setting("claude-enabled-plugins", "Claude Code", _CLAUDE_ANY, "json",
             ("enabledPlugins/*",), SESSION, AGENT, RUNS, ("in-repo-plugin",),
             _CC + "settings#plugin-settings", rule="AGT001"),
     Setting("claude-hooks", "Claude Code, Codex, Gemini CLI",
-            (*CLAUDE_SETTINGS, ".codex/hooks.json", ".gemini/settings.json"), "json",
+            (*_CLAUDE_ANY, "**/.codex/hooks.json", "**/.gemini/settings.json"), "json",
             ("hooks/*/*/hooks/*/command",), SESSION, AGENT, RUNS, ("runs-nothing-fetched",),
             _CC + "hooks", rule="AGT002"),
     # a skill's, subagent's or command's own hooks, in its front matter (while active)
@@ -1206,12 +1238,12 @@ SETTINGS = (
             ("hooks/*/*/hooks/*/command",), USE, AGENT, RUNS, ("runs-nothing-fetched",),
             _CC + "hooks#hooks-in-skills-and-agents", rule="AGT002"),
     Setting("gemini-tool-commands", "Gemini CLI, Qwen Code",
-            (".gemini/settings.json", ".qwen/settings.json"), "json",
+            ("**/.gemini/settings.json", "**/.qwen/settings.json"), "json",
             ("tools/discoveryCommand", "tools/callCommand", "toolDiscoveryCommand",
              "toolCallCommand"), SESSION, AGENT, RUNS, ("runs-nothing-fetched",),
             "https://github.com/google-gemini/gemini-cli/blob/main/docs/get-started/"
             "configuration.md", rule="AGT002"),
-    Setting("codex-notify", "Codex", (".codex/config.toml",), "toml", ("notify",), SESSION,
+    Setting("codex-notify", "Codex", ("**/.codex/config.toml",), "toml", ("notify",), SESSION,
             AGENT, RUNS, ("runs-nothing-fetched",),
             "https://developers.openai.com/codex/config-advanced#notifications",
             rule="AGT002"),
@@ -1220,7 +1252,7 @@ SETTINGS = (
             ("runs-nothing-fetched",), "https://developers.openai.com/codex/app/local-"
             "environments", rule="AGT002"),
     Setting("cursor-hooks", "Cursor, Windsurf, Copilot",
-            (".cursor/hooks.json", ".windsurf/hooks.json", ".github/hooks/*.json"), "json",
+            ("**/.cursor/hooks.json", "**/.windsurf/hooks.json", ".github/hooks/*.json"), "json",
             ("hooks/*/*/command", "hooks/*/*/bash", "hooks/*/*/powershell"), SESSION, AGENT,
             RUNS, ("runs-nothing-fetched",), "https://cursor.com/docs/agent/hooks",
             rule="AGT002"),
@@ -1246,7 +1278,7 @@ SETTINGS = (
             ("no-fetching-launch+runs-nothing-fetched",),
             "https://code.visualstudio.com/docs/copilot/customization/mcp-servers",
             rule="AGT003"),
-    Setting("codex-mcp-local-command", "Codex", (".codex/config.toml",), "toml",
+    Setting("codex-mcp-local-command", "Codex", ("**/.codex/config.toml",), "toml",
             ("mcp_servers/*/command",), SESSION, AGENT, RUNS,
             ("no-fetching-launch+runs-nothing-fetched",),
             "https://developers.openai.com/codex/mcp", rule="AGT003"),
@@ -1264,27 +1296,27 @@ SETTINGS = (
             ("not-prefix-escaping-variable:keys",),
             "https://code.visualstudio.com/docs/copilot/customization/mcp-servers",
             rule="AGT003"),
-    Setting("codex-mcp-server-env", "Codex", (".codex/config.toml",), "toml",
+    Setting("codex-mcp-server-env", "Codex", ("**/.codex/config.toml",), "toml",
             ("mcp_servers/*/env",), SESSION, AGENT, RUNS,
             ("not-prefix-escaping-variable:keys",),
             "https://developers.openai.com/codex/mcp", rule="AGT003"),
-    Setting("codex-sandbox-mode", "Codex", (".codex/config.toml",), "toml",
+    Setting("codex-sandbox-mode", "Codex", ("**/.codex/config.toml",), "toml",
             ("sandbox_mode", "profiles/*/sandbox_mode"), SESSION, AGENT, REACH,
             ("not:danger-full-access",), "https://developers.openai.com/codex/security",
             rule="AGT004"),
-    Setting("codex-approval-never", "Codex", (".codex/config.toml",), "toml",
+    Setting("codex-approval-never", "Codex", ("**/.codex/config.toml",), "toml",
             ("approval_policy", "profiles/*/approval_policy"), SESSION, AGENT, REACH,
             ("not:never",), "https://developers.openai.com/codex/security", rule="AGT004"),
-    Setting("codex-network-access", "Codex", (".codex/config.toml",), "toml",
+    Setting("codex-network-access", "Codex", ("**/.codex/config.toml",), "toml",
             ("sandbox_workspace_write/network_access",
              "profiles/*/sandbox_workspace_write/network_access"), SESSION, AGENT, REACH,
             ("not:true",), "https://developers.openai.com/codex/security", rule="AGT004"),
-    Setting("codex-writable-roots", "Codex", (".codex/config.toml",), "toml",
+    Setting("codex-writable-roots", "Codex", ("**/.codex/config.toml",), "toml",
             ("sandbox_workspace_write/writable_roots",
              "profiles/*/sandbox_workspace_write/writable_roots"), SESSION, AGENT, REACH,
             ("in-repo-path",), "https://developers.openai.com/codex/config-reference",
             rule="AGT004"),
-    Setting("gemini-sandbox-off", "Gemini CLI", (".gemini/settings.json",), "json",
+    Setting("gemini-sandbox-off", "Gemini CLI", ("**/.gemini/settings.json",), "json",
             ("sandbox", "tools/sandbox"), SESSION, AGENT, REACH, ("not:false",),
             "https://google-gemini.github.io/gemini-cli/docs/cli/sandbox.html",
             rule="AGT004"),

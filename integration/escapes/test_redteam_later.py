@@ -48,12 +48,6 @@ def _project(ws: Path) -> None:
 
 # -- 1. an agent started in a subfolder ------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Claude Code reads .claude/settings.json, .claude/settings.local.json and .mcp.json "
-    "of the directory it is started in (its literal cwd, not the git top: "
-    "anthropics/claude-code#76441, #74023), but surfaces.later_specs() keeps only "
-    "CLAUDE.md & co. at depth: `cd pkg && claude` runs the tree's SessionStart hook. "
-    "Fix: add the agents' settings files (and .mcp.json) as **/ specs"))
 def test_claude_started_in_a_subfolder_runs_no_hook_of_the_trees(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)
@@ -295,14 +289,6 @@ def test_a_submodule_an_existing_pth_imports(run, tmp_path):
 
 # -- 7. shell environment managers' other file names ------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "mise reads, in every directory from the one entered up to /, also .mise/config.toml, "
-    ".config/mise/conf.d/*.toml and the profile files mise.$MISE_ENV.toml / "
-    ".mise.$MISE_ENV.toml (mise.jdx.dev/configuration.html, /profiles): none is in "
-    "later_specs() at depth, and mise.ENV.toml is not even ROOT at the top, so a [hooks] "
-    "enter or [env] _.source of the tree's runs at the person's next `cd`. Fix: add "
-    "**/.mise/config.toml, **/.config/mise/conf.d/*.toml, **/mise.*.toml, "
-    "**/.mise.*.toml (and the *.local.toml forms) to the mise settings' files"))
 def test_mise_files_under_their_other_names(run):
     ws = run.workspace
     plant(ws, "pkg/README", "a folder the person enters\n")
@@ -432,14 +418,6 @@ def test_a_sitecustomize_on_the_persons_pythonpath(run, tmp_path):
 
 # -- 11. a subfolder opened on its own --------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the top's .devcontainer/ and .devcontainer.json are ROOT (their initializeCommand "
-    "runs on the host at 'Reopen in Container'), and so is .tool-versions (a `path:` "
-    "version puts a directory of the tree's first on PATH), but at depth neither is in "
-    "later_specs(): VS Code opened on a monorepo's package (`code packages/app`) offers "
-    "its devcontainer the same way, and mise/asdf read .tool-versions in every parent "
-    "of the directory entered. Fix: **/ specs for the devcontainer settings' files, "
-    "**/.tool-versions"))
 def test_folder_files_of_a_subfolder_opened_on_its_own(run):
     ws = run.workspace
     plant(ws, "packages/app/README", "a package of the monorepo\n")

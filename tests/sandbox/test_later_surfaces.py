@@ -49,6 +49,12 @@ def test_one_reading_of_a_spec():
     assert later("packages/app/.config/mise", link=True)
     assert later("packages/app/mise", link=True)
     assert not later("packages/app/.git", link=True)
+    assert later("pkg/.claude/settings.local.json") and later("pkg/.mcp.json")
+    assert later("pkg/.mise/conf.d/00.toml") and not later("pkg/.mise/conf.d/a/00.toml")
+    assert later("mise.development.toml") and later("pkg/.mise.ci.local.toml")
+    assert later("packages/app/.devcontainer/devcontainer.json")
+    assert later("packages/app/.tool-versions")
+    assert later("packages/app/.claude", link=True)
 
 
 def test_under_root_is_a_path_of_root_beneath_one_or_on_the_way():
@@ -73,7 +79,19 @@ def _tree(ws: Path) -> None:
              "a/b/x.code-workspace", "a/b/x.code-workspace.bak", "a/GEMINI.md",
              "node_modules/p/.vscode/tasks.json", "node_modules/p/AGENTS.md",
              "l/target/tasks.json", "l/target/mise/config.toml", "site/x/.envrc",
-             "a/__pycache__/AGENTS.md"]
+             "a/__pycache__/AGENTS.md",
+             # an agent's settings of the directory it is started in; mise's other names;
+             # the folder files of a subfolder opened on its own
+             "p/.claude/settings.json", "p/.claude/settings.local.json", "p/.claude/x.json",
+             "p/.mcp.json", "p/.codex/config.toml", "p/.codex/hooks.json",
+             "p/.gemini/settings.json", "p/.qwen/settings.json", "p/opencode.jsonc",
+             "p/.opencode/plugins/x.ts", "p/.cursor/hooks.json", "p/.mise/config.toml",
+             "p/.mise/conf.d/00.toml", "p/.mise/conf.d/sub/01.toml",
+             "p/.config/mise/conf.d/00.toml", "p/mise.development.toml",
+             "p/.mise.production.local.toml", "p/mise.toml.bak", "mise.ci.toml",
+             "p/.devcontainer/devcontainer.json", "p/.devcontainer.json",
+             "p/.devcontainer/x/devcontainer.json", "p/.devcontainer/Dockerfile",
+             "p/.tool-versions"]
     for rel in files:
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text("x\n")
@@ -111,11 +129,23 @@ def test_the_native_walk_names_what_the_catalogue_names(tmp_path):
     assert {"a/b/c/d/e/.config/mise/config.toml", "a/.vscode/tasks.json", "a/b/.envrc",
             "a/b/x.code-workspace", "l/p1/.vscode", "l/p2/.config", "l/p3/mise",
             "l/p4/.envrc", "l/p5/.config/mise", "l/p7/y.code-workspace",
-            "l/p8/.vscode/tasks.json", ".code-workspace"} <= rel
+            "l/p8/.vscode/tasks.json", ".code-workspace", "l/p6/.cursor",
+            "p/.claude/settings.json", "p/.claude/settings.local.json", "p/.mcp.json",
+            "p/.codex/config.toml", "p/.codex/hooks.json", "p/.gemini/settings.json",
+            "p/.qwen/settings.json", "p/opencode.jsonc", "p/.opencode/plugins/x.ts",
+            "p/.cursor/hooks.json", "p/.mise/config.toml", "p/.mise/conf.d/00.toml",
+            "p/.config/mise/conf.d/00.toml", "p/mise.development.toml",
+            "p/.mise.production.local.toml", "mise.ci.toml",
+            "p/.devcontainer/devcontainer.json", "p/.devcontainer.json",
+            "p/.tool-versions"} <= rel
     assert not {"a/.vscode/launch.json", "a/vscode/tasks.json", "a/x.vscode/tasks.json",
-                "a/tasks.json", "a/.config/mise/x.toml", "plain/.vscode", "l/p6/.cursor",
+                "a/tasks.json", "a/.config/mise/x.toml", "plain/.vscode",
                 "a/b/x.code-workspace.bak", "node_modules/p/.vscode/tasks.json",
-                "l/target/tasks.json"} & rel
+                "l/target/tasks.json", "p/.claude/x.json", "p/.mise/conf.d/sub/01.toml",
+                "p/mise.toml.bak", "p/.devcontainer/Dockerfile",
+                # one per folder of a nested .devcontainer/: the walk compares the parts
+                # before a spec's last literally (the top's is ROOT's .devcontainer)
+                "p/.devcontainer/x/devcontainer.json"} & rel
 
 
 def test_exec_protects_the_existing_ones_the_top_layer_does_not_reach(tmp_path):

@@ -152,3 +152,24 @@ def test_a_nested_vscode_server_runs_a_command_its_folder_depends_on(machine):
     assert out.status is Status.FAIL and not out.advisory
     assert {e.path for e in out.evidence if "no fixed version" in e.detail} == {
         ".vscode/mcp.json"}, out.evidence
+
+
+def test_a_nested_mcp_json_starting_the_repositorys_own_release_is_advice(machine):
+    """awslabs/mcp: a server package's skill ships a `.mcp.json` (Claude Code reads the
+    one of the folder it is started in) that starts the package's own release, or a
+    sibling's, with `uvx NAME@latest`, NAME the `[project] name` of a pyproject.toml of
+    the repository: advice. A package that is none of the repository's gates."""
+    machine.ws("src/dsql-server/pyproject.toml", '[project]\nname = "awslabs.dsql-server"\n')
+    machine.ws("src/signals/pyproject.toml", '[project]\nname = "awslabs_signals"\n')
+    server = {"mcpServers": {
+        "dsql": {"command": "uvx", "args": ["awslabs.dsql-server@latest"]},
+        "signals": {"command": "uvx", "args": ["awslabs.signals@latest"]}}}
+    machine.ws("src/dsql-server/skills/dsql/mcp/.mcp.json", json.dumps(server))
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL and out.advisory, out
+    assert {e.path for e in out.evidence} == {"src/dsql-server/skills/dsql/mcp/.mcp.json"}
+    server["mcpServers"]["dsql"]["args"] = ["awslabs.dsql-server-evil@latest"]
+    machine.ws("src/dsql-server/skills/dsql/mcp/.mcp.json", json.dumps(server))
+    out = machine.run("AGT003")
+    assert out.status is Status.FAIL and not out.advisory, out
+    assert [e.detail for e in out.evidence if "uvx fetches and runs" in e.detail]

@@ -3,7 +3,8 @@
 ## What it checks
 The surface catalogue's settings of this rule (`docs/surfaces.md`, rule AGT001), each
 value judged by its safe predicate, in the project's Claude Code settings,
-`.claude/settings.json` and `.claude/settings.local.json`: `permissions.defaultMode` set
+`.claude/settings.json` and `.claude/settings.local.json` at any depth (Claude Code reads
+those of the directory it is started in: `cd pkg && claude`): `permissions.defaultMode` set
 to `bypassPermissions`; `sandbox.enabled` false; `sandbox.allowUnsandboxedCommands`
 true; `sandbox.excludedCommands` holding a shell, an interpreter, docker or another
 runner (by base name: `/bin/bash` too); a daemon socket in

@@ -1,7 +1,9 @@
 """Agent hooks run host commands.
 
 ## What it checks
-The surface catalogue's settings of this rule (`docs/surfaces.md`, rule AGT002). In the
+The surface catalogue's settings of this rule (`docs/surfaces.md`, rule AGT002), at any
+depth where the agent or editor reads the files of the folder it is started in or opens
+(all but Copilot's, Kiro's, Cline's and the Codex app's, read at the top). In the
 project's `.claude/settings.json` and `.claude/settings.local.json`: every hook
 command (`hooks.<Event>[].hooks[].command`; in exec form, its `command` with its
 `args`, run without a shell and without a shell prefix), a `statusLine.command`, and the keys that

@@ -5,9 +5,11 @@ The surface catalogue's settings of this rule (`docs/surfaces.md`, rule AGT003):
 server definitions that start a local program: `.mcp.json`, `.cursor/mcp.json`,
 `.gemini/settings.json`, `.roo/mcp.json`, `.kiro/settings/mcp.json` and
 `.amazonq/mcp.json` (`mcpServers.*.command`), `.vscode/mcp.json` (`servers.*.command`)
-and VS Code's `mcp` setting in `.vscode/settings.json` (`mcp.servers.*.command`), at any
-depth (VS Code obeys the `.vscode/` of whatever folder it opens), and
-`.codex/config.toml` (`[mcp_servers.*] command`). The worst launches fail (the
+and VS Code's `mcp` setting in `.vscode/settings.json` (`mcp.servers.*.command`), and
+`.codex/config.toml` (`[mcp_servers.*] command`), all at any depth (VS Code obeys the
+`.vscode/` of whatever folder it opens, Claude Code the `.mcp.json` of the directory it
+is started in and of each parent, Codex each `.codex/` from the top down to it). The
+worst launches fail (the
 catalogue's `no-fetching-launch`): `npx -y` of a package without a version, `uvx`,
 `bunx`, `pnpx`, a shell or an interpreter given an inline program (`sh -c`, `python3
 -c`), and a container that mounts the daemon socket, the home or a system directory
@@ -20,7 +22,11 @@ a `.vscode/` below the top runs in the folder that holds it (the one VS Code ope
 installed copy, and so does `npx NAME` of a command such a dependency provides by the
 `bin` of its package.json in the repository when NAME is also a package of the
 repository (`npx playwright` beside `@playwright/test` in Playwright's own repository:
-before an install npx fetches the project's own package): advice. A server whose `env`
+before an install npx fetches the project's own package): advice. A server of a file
+below the top of another of these runs in the folder that holds it the same way; `uvx
+NAME` of NAME the `[project] name` of a pyproject.toml of the repository (a server
+package's skill that starts its own release, in awslabs/mcp) is advice. A
+server whose `env`
 sets a loader variable (`LD_*`) or another that runs code or chooses ztsa's policy in
 the program that starts it (`ztsa hook claude`'s wrapper, which Claude Code starts with
 that `env`: `BASH_ENV`, `HOME`, `XDG_CONFIG_HOME`, `ZTSA_*`, ...), or names what of the

@@ -6,8 +6,10 @@ value judged by its safe predicate: `.codex/config.toml`: `sandbox_mode =
 "danger-full-access"`, `approval_policy = "never"`, `network_access = true` under
 `[sandbox_workspace_write]`, and `writable_roots` that leave the repository (`~`, `/`,
 `../x`: the sandbox then lets the agent write there), at the top or in a profile.
-`.gemini/settings.json`: `sandbox` (or `tools.sandbox`) set to false. A file that does
-not parse makes the rule unknown.
+`.gemini/settings.json`: `sandbox` (or `tools.sandbox`) set to false. Both at any depth
+(Codex reads each `.codex/` from the project's top down to the directory it is started
+in, Gemini CLI the `.gemini/` of that directory); a relative writable root is read from
+the folder holding the `.codex/`. A file that does not parse makes the rule unknown.
 
 ## Why it matters
 Project configuration applies to whoever runs the agent in the repository: these

@@ -2,7 +2,8 @@
 
 ## What it checks
 Files that make tools run workspace code as soon as the folder is opened or a git
-command runs: a devcontainer (`.devcontainer/devcontainer.json`, `.devcontainer.json`,
+command runs: a devcontainer (`.devcontainer/devcontainer.json` and `.devcontainer.json`
+at any depth, as VS Code offers the one of whatever folder it opens, and
 `.devcontainer/*/devcontainer.json`) with an `initializeCommand` (it runs on the host)
 or whose container can take the host (`privileged`, `--privileged`, `--pid=host`, an
 unconfined `--security-opt` or a `--cap-add` of a host capability in `runArgs`:

@@ -9,10 +9,12 @@ setup script), the editor (VS Code settings that name an executable, rust-analyz
 override commands, the terminal's environment, a `.code-workspace` task that runs when the
 folder opens, in a `.vscode/` or `.code-workspace` at any depth: VS Code obeys the files
 of whatever folder it opens; Continue's `config.ts`, JetBrains shared startup tasks), a
-shell environment manager (mise `[hooks]`, `_.source` and `_.path` at any depth, as mise
-acts on the configuration of whatever directory a shell enters, test data included; asdf
-`path:` versions, a flake's `nixConfig` build hooks, a Nix shell hook that runs a
-download). Each value is judged by the catalogue's
+shell environment manager (mise `[hooks]`, `_.source` and `_.path` at any depth and
+under each of mise's names, its profiles `mise.ENV.toml` and `conf.d/*.toml` fragments
+too, as mise acts on the configuration of whatever directory a shell enters, test data
+included; asdf `path:` versions in a `.tool-versions` at any depth, a flake's
+`nixConfig` build hooks, a Nix shell hook that runs a download). Each value is judged by
+the catalogue's
 safe predicate for that setting (a formatter by name, a program on PATH, echo, a file that
 is not the repository's, ...), not by its presence alone. A file that does not parse, or a
 symlink out of the workspace, makes the rule unknown. A plugin of the in-repo marketplace
