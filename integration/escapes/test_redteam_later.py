@@ -153,12 +153,6 @@ def test_control_a_pyc_in_pycache_beside_its_source_is_removed(run, tmp_path):
 
 # -- 3. scripts the person's own text/TOML surfaces run by path -------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "surfaces._commands_run follows only JSON settings: the scripts that the person's "
-    "(allowed) .envrc, mise.toml [hooks] and .codex/config.toml MCP servers run by path "
-    "are not kept, while the same line in .claude/settings.json or a git hook is. "
-    "Fix: follow.refs over .envrc's lines (and `source`/`source_env`/`PATH_add`), "
-    "mise hooks/_.source and TOML command/args keys too"))
 def test_scripts_the_persons_envrc_mise_and_codex_run(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)
@@ -170,9 +164,9 @@ def test_scripts_the_persons_envrc_mise_and_codex_run(run, tmp_path):
           '[mcp_servers.tools]\ncommand = "node"\nargs = ["tools/mcp.js"]\n')
     plant(ws, "tools/mcp.js", "// the project's MCP server\n")
     _tree(run, f"""
-        echo 'touch {marker}.envrc' > scripts/dev-env.sh
-        echo 'touch {marker}.mise' > scripts/enter.sh
-        echo 'require("fs").writeFileSync("{marker}.codex", "")' > tools/mcp.js
+        echo 'touch {marker}.envrc' > scripts/dev-env.sh || true
+        echo 'touch {marker}.mise' > scripts/enter.sh || true
+        echo 'require("fs").writeFileSync("{marker}.codex", "")' > tools/mcp.js || true
         """)
     # the person later: cd into the folder (direnv runs the allowed .envrc with bash),
     # mise's enter hook, `codex` starting its MCP server (both emulated: not installed)
