@@ -384,12 +384,22 @@ def _later_index() -> tuple[dict[str, list[str]], list[str], dict[str, list[str]
 DEVCONTAINERS = (".devcontainer.json", ".devcontainer/devcontainer.json")
 
 
-def _devcontainer_files(workspace: str) -> list[str]:
-    out = [os.path.join(workspace, rel) for rel in DEVCONTAINERS]
+def _devcontainer_files(workspace: str, nested: Iterable[str] = ()
+                        ) -> list[tuple[str, str]]:
+    """(path, the folder VS Code opens for it) of each devcontainer configuration: the
+    top's, and those of NESTED (relative: the walk's) in a folder opened on its own."""
+    out = [(os.path.join(workspace, rel), workspace) for rel in DEVCONTAINERS]
     top = os.path.join(workspace, ".devcontainer")
     with contextlib.suppress(OSError):
-        out += [os.path.join(top, d, "devcontainer.json") for d in sorted(os.listdir(top))]
-    return [p for p in out if os.path.isfile(p) and not os.path.islink(p)]
+        out += [(os.path.join(top, d, "devcontainer.json"), workspace)
+                for d in sorted(os.listdir(top))]
+    for rel in nested:
+        for end in ("/.devcontainer/devcontainer.json", "/.devcontainer.json"):
+            if ("/" + rel).endswith(end) and rel != end[1:]:
+                out.append((os.path.join(workspace, rel),
+                            os.path.join(workspace, rel[:-len(end)])))
+    return [(p, f) for p, f in dict.fromkeys(out)
+            if os.path.isfile(p) and not os.path.islink(p)]
 
 
 def _strings(value: Any) -> list[str]:
@@ -403,9 +413,10 @@ def _strings(value: Any) -> list[str]:
 
 
 def named_by(workspace: str, found: Iterable[str] = (), cache: bool = True) -> list[str]:
-    """The workspace files (relative) that a devcontainer configuration names by path and
-    that its host side runs or reads later: its Compose files, its Dockerfile, and the
-    files its `initializeCommand` names (every word with a `/` or a script's suffix); the
+    """The workspace files (relative) that a devcontainer configuration (the top's, or
+    one of FOUND in a folder VS Code may open on its own) names by path and that its host
+    side runs or reads later: its Compose files, its Dockerfile, and the files its
+    `initializeCommand` names (every word with a `/` or a script's suffix); the
     plugin directories the repository's Claude Code marketplace lists; the files the
     commands of the settings acting outside the confinement run by path, at the top and,
     for FOUND (the files of later_specs the run's one walk found, absolute: gitlayout's
@@ -421,7 +432,7 @@ def named_by(workspace: str, found: Iterable[str] = (), cache: bool = True) -> l
               if p.startswith(w + os.sep)]
     out: list[str] = []
     scripts: list[tuple[str, str, str]] = []
-    for path in _devcontainer_files(workspace):
+    for path, folder in _devcontainer_files(workspace, nested):
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 doc = load_jsonc(f.read(1 << 20), path)
@@ -445,12 +456,13 @@ def named_by(workspace: str, found: Iterable[str] = (), cache: bool = True) -> l
             run += [w for w in words if "/" in w or w.endswith((".sh", ".py", ".js",
                                                                    ".ts", ".rb", ".pl"))]
         for name in [*files, *run]:
-            for where in (base, workspace):
+            for where in (base, folder):
                 full = os.path.normpath(os.path.join(where, name))
                 if full.startswith(workspace + os.sep):
                     out.append(os.path.relpath(full, workspace))
-                    if name in run:  # run from the workspace's folder, on the host
-                        scripts.append((out[-1], "", ""))
+                    if name in run:  # run from the folder VS Code opened, on the host
+                        scripts.append((out[-1], os.path.relpath(folder, workspace)
+                                        if folder != workspace else "", ""))
     out += _marketplace_plugins(workspace)
     commands, more = _commands_run(workspace, nested, cache)
     out += commands

