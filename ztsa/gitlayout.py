@@ -351,18 +351,20 @@ def _walk(root: str) -> list[tuple[str, str]]:
     return [(chr(r[0]), os.fsdecode(r[1:])) for r in data.split(b"\0")[:-1]]
 
 
-def read_small(path: str) -> bytes | None:
+def read_small(path: str, limit: int = SMALL) -> bytes | None:
     """A control file's bytes, without following a symlink (None: absent, a symlink, not
-    a regular file, or too large)."""
+    a regular file, larger than LIMIT, or unreadable)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > SMALL:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             return None
-        return os.read(fd, SMALL + 1)
+        return os.read(fd, limit + 1)
+    except OSError:
+        return None
     finally:
         os.close(fd)
 

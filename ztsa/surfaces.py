@@ -548,31 +548,13 @@ _STORES: dict[str, ParseCache] = {}
 def _toml(text: str, path: str, cache: bool) -> Any:
     """A TOML setting's document, through the parse cache where there is one (a hit
     does not import tomllib)."""
-    from ztsa.parsing import ParseError, load_toml
+    from ztsa.manifests import parsecache
 
-    directory = None
-    if cache:
-        from ztsa.manifests.parsecache import cache_dir
-
-        directory = cache_dir()
-    if directory is None:
-        return load_toml(text, path)
-    from ztsa.manifests.parsecache import ParseCache, encode
-
-    store = _STORES.get(directory)
-    if store is None:  # one per process: its stamp of the parsers' sources is read once
-        store = _STORES[directory] = ParseCache(directory)
-    key = store.key(load_toml, path, text)
-    hit, value = store.get(key)
-    if not hit:
-        try:
-            value = load_toml(text, path)
-        except ParseError as exc:
-            value = exc
-        store.put(key, encode(value))
-    if isinstance(value, ParseError):
-        raise value
-    return value
+    directory = parsecache.cache_dir() if cache else None
+    store = _STORES.get(directory) if directory else None
+    if directory and store is None:  # one per process: its stamp of the parsers' sources
+        store = _STORES[directory] = parsecache.ParseCache(directory)
+    return parsecache.load_toml(store, text, path)
 
 
 def _every_string(value: Any, depth: int = 0) -> list[str]:
@@ -727,25 +709,13 @@ def _run_in_turn(workspace: str, scripts: list[tuple[str, str, str]]) -> list[st
 def _script_text(workspace: str, rel: str) -> str | None:
     """A kept file's text to read for what it runs: None when absent, not a regular
     file, larger than SCRIPT_BYTES, binary, or a link out of the workspace."""
-    import stat
+    from ztsa.gitlayout import read_small
 
     real = os.path.realpath(os.path.join(workspace, rel))
     if not real.startswith(workspace + os.sep):
         return None
-    try:
-        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > SCRIPT_BYTES:
-            return None
-        data = os.read(fd, SCRIPT_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return None if b"\0" in data else data.decode("utf-8", "replace")
+    data = read_small(real, SCRIPT_BYTES)
+    return None if data is None or b"\0" in data else data.decode("utf-8", "replace")
 
 
 def _marketplace_plugins(workspace: str) -> list[str]:

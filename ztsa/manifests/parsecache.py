@@ -285,3 +285,24 @@ class ParseCache:
                 os.kill(pid, 9)
             os.waitpid(pid, 0)
         self._pending.clear()
+
+
+def load_toml(cache: ParseCache | None, text: str, path: str) -> Any:
+    """parsing.load_toml's document (ParseError as it raises), through CACHE when there
+    is one: a hit imports no tomllib."""
+    from ztsa.parsing import ParseError
+    from ztsa.parsing import load_toml as parse
+
+    if cache is None:
+        return parse(text, path)
+    key = cache.key(parse, path, text)
+    hit, value = cache.get(key)
+    if not hit:
+        try:
+            value = parse(text, path)
+        except ParseError as exc:
+            value = exc
+        cache.put(key, encode(value))
+    if isinstance(value, ParseError):
+        raise value
+    return value

@@ -581,25 +581,13 @@ def _cache() -> ParseCache | None:
 
 def _load_toml(text: str, path: str, cache: ParseCache | None) -> dict[str, Any]:
     """The TOML document, through the parse cache when there is one."""
-    from ztsa.parsing import ParseError, load_toml
+    from ztsa.manifests.parsecache import load_toml
+    from ztsa.parsing import ParseError
 
-    if cache is None:
-        try:
-            return load_toml(text, path)
-        except ParseError as exc:
-            raise Unparsable(exc.reason) from None
-    from ztsa.manifests.parsecache import encode
-
-    key = cache.key(load_toml, path, text)
-    hit, value = cache.get(key)
-    if not hit:
-        try:
-            value = load_toml(text, path)
-        except ParseError as exc:
-            value = exc
-        cache.put(key, encode(value))
-    if isinstance(value, ParseError):
-        raise Unparsable(value.reason)
+    try:
+        value = load_toml(cache, text, path)
+    except ParseError as exc:
+        raise Unparsable(exc.reason) from None
     if not isinstance(value, dict):
         raise Unparsable("not a TOML table")
     return value
