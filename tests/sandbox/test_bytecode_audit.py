@@ -54,7 +54,7 @@ def test_pth_lines_and_what_they_import():
         b"import\tfoo.bar, baz\nimportant\n  import not_code\n")
     assert code == ["import os; __import__('_hack').add()", "import\tfoo.bar, baz"]
     assert paths == ["/abs/dir", "rel", "important", "  import not_code"]
-    assert bytecode.imported(code) == ["os", "_hack", "foo", "baz"]
+    assert bytecode.imported(code) == ["os", "_hack", "foo.bar", "baz"]
 
 
 def test_only_what_the_run_wrote_or_changed_is_removed(tmp_path):
@@ -135,6 +135,6 @@ def test_a_new_venv_is_named_whole(tmp_path):
 
 
 def test_a_failure_is_a_result_not_an_exception(tmp_path):
-    was = bytecode.Before({}, {})
+    was = bytecode.Before({}, {}, {})
     result = bytecode.audit(str(tmp_path / "gone"), was, None, "r1")
     assert result.moved and result.moved[0].error
