@@ -90,13 +90,13 @@ class Layout(NamedTuple):
     # of a bytecode cache (a `__pycache__` directory's, bootsnap's) and every pyvenv.cfg
     caches: tuple[str, ...] = ()
     venvs: tuple[str, ...] = ()  # the directories holding a pyvenv.cfg
+    # the working trees' package.json files whose hook keys (PACKAGE_HOOK_KEYS) an
+    # installed hook runs the commands of (husky 4's, lint-staged's, yorkie's)
+    manifests: tuple[str, ...] = ()
     # Python code outside a cache that runs in place of source: every *.pyc and *.so
     # but in installed packages (site-packages, dist-packages), every sitecustomize and
     # usercustomize (and what a directory so named holds)
     loose: tuple[str, ...] = ()
-    # the working trees' package.json files whose hook keys (PACKAGE_HOOK_KEYS) an
-    # installed hook runs the commands of (husky 4's, lint-staged's, yorkie's)
-    manifests: tuple[str, ...] = ()
 
 
 def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
