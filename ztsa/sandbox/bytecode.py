@@ -330,7 +330,9 @@ def _loose(workspace: str, was: dict[str, Ident], layout: gitlayout.Layout,
             instead = _shadowed(parent, module, installed[0])
             if not instead:
                 result.reported.append(Report(rel, "an extension module made or changed by "
-                                              f"the run (`import {module}` runs it)",
+                                              "the run, kept: it takes the place of no "
+                                              "source, standard or installed module (an "
+                                              f"import of {module} runs its native code)",
                                               _runs(path, Marker("extension", "")), "",
                                               "extension", new))
                 continue
