@@ -13,12 +13,21 @@ and virtual environments").
   ctime.
 - A workspace virtual environment's start-up. Every use of its interpreter runs the
   `import` lines of the `.pth` files in its site-packages, `sitecustomize` and
-  `usercustomize`, and the modules those `import` lines name; `bin/python*` is what
-  runs, `pyvenv.cfg` decides which interpreter and standard library, and
-  `bin/activate*` is run by the person's shell. What the run made or changed of these
-  is named on stderr and in the log (a `reported` event each, with what it runs); a
+  `usercustomize`, and the modules those `import` lines name (dotted: each part);
+  `bin/python*` is what runs, `pyvenv.cfg` decides which interpreter and standard
+  library, `bin/activate*` is run by the person's shell, and the rest of `bin/` comes
+  first on PATH once it is activated. What the run made or changed of these is named
+  on stderr and in the log (a `reported` event each, with what it runs); a
   code-running `.pth` and a `sitecustomize` or `usercustomize` are moved aside too,
-  as is a `.pth` whose imported module the run changed. `--keep-pth` keeps a
+  as is a `.pth` whose imported module the run changed, and a program in `bin/` that
+  no RECORD the run wrote lists (pip's console scripts stay).
+- Python code beside the source (gitlayout.Layout.loose): an import takes an
+  extension module before `app.py`, a sourceless `json.pyc` in a script's directory
+  before the standard library, and site.py a `sitecustomize` on any PYTHONPATH. What
+  the run made or changed: sitecustomize/usercustomize and `.pyc` moved aside; an
+  extension module moved aside where it takes the place of a module (a source or
+  package beside it, the standard library's, an installed one), else named (a build's:
+  moving it would break the person's package). `--keep-pth` keeps a
   code-running `.pth` that a RECORD the run wrote lists (what pip writes for a
   package it installs): ztsa cannot tell pip from the tree, which writes RECORD files
   too, so the person decides.
