@@ -214,6 +214,8 @@ def test_a_venvs_new_programs(tmp_path, monkeypatch):
         "../../../bin/tool,,\n../../../bin/ls,,\ntool-1.0.dist-info/RECORD,,\n")
     for name in ("tool", "ls", "git", "make"):
         (bin_ / name).write_text("#!/bin/sh\nevil\n")
+        (bin_ / name).chmod(0o755)
+    (bin_ / "deactivate.bat").write_text("@echo off\n")  # uv's: nothing PATH runs
     (bin_ / "sub").mkdir()
     result = audit(tmp_path, was)
     assert [m.path for m in result.moved] == [".venv/bin/git", ".venv/bin/make"]
@@ -222,7 +224,8 @@ def test_a_venvs_new_programs(tmp_path, monkeypatch):
     programs = [r for r in result.reported if r.kind == "program"]
     assert [(r.path, r.venv) for r in programs] == [(".venv/bin/ls", ".venv")]
     assert "tool-1.0" in programs[0].reason and f"{path}/ls" in programs[0].reason
-    assert sorted(os.listdir(bin_)) == ["ls", "old", "python", "sub", "tool"]
+    assert sorted(os.listdir(bin_)) == ["deactivate.bat", "ls", "old", "python", "sub",
+                                        "tool"]
 
 
 def test_the_submodule_a_pth_imports(tmp_path):
@@ -241,3 +244,21 @@ def test_the_submodule_a_pth_imports(tmp_path):
     result = audit(tmp_path, was)
     assert [m.path.rsplit("/", 1)[1] for m in result.moved] == ["boot.pth"]
     assert "bootpkg/start/deep.py" in result.moved[0].reason
+
+
+def test_an_extension_module_in_place_of_an_installed_one(tmp_path):
+    site = make_venv(tmp_path)
+    (site / "fakemod").mkdir()  # installed in the workspace venv
+    (site / "fakemod" / "__init__.py").write_text("")
+    (tmp_path / "vendor").mkdir()
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    (tmp_path / "fakemod.abi3.so").write_bytes(b"\x7fELF")
+    (tmp_path / "vendor" / "fakemod.abi3.so").write_bytes(b"\x7fELF")
+    info = tmp_path / "vendor" / "fakemod-1.0.dist-info"  # pip install --target vendor
+    info.mkdir()
+    (info / "RECORD").write_text("fakemod.abi3.so,,\nfakemod-1.0.dist-info/RECORD,,\n")
+    result = audit(tmp_path, was)
+    assert [m.path for m in result.moved] == ["fakemod.abi3.so"]
+    assert "the installed fakemod" in result.moved[0].reason
+    assert [r.path for r in result.reported] == ["vendor/fakemod.abi3.so"]
+    assert "RECORD of fakemod-1.0" in result.reported[0].reason

@@ -309,6 +309,7 @@ def _loose(workspace: str, was: dict[str, Ident], layout: gitlayout.Layout,
     aside where it takes the place of a module (_shadowed), else named."""
     done = [m.path for m in result.moved]  # by the venvs' audit: gone, or theirs
     installed: list[set[str]] = []  # the names installed packages give, when first asked
+    records: dict[str, dict[str, str]] = {}  # _record_owner's, by directory
     for path, ident in sorted(_idents(layout.loose).items()):
         rel = _rel(workspace, path)
         if (rel is None or was.get(path) == ident or rel.startswith(gitguard.QUARANTINE + "/")
@@ -337,13 +338,16 @@ def _loose(workspace: str, was: dict[str, Ident], layout: gitlayout.Layout,
             if not installed:
                 installed.append(_installed_names(layout))
             instead = _shadowed(parent, module, installed[0])
-            if not instead:
-                result.reported.append(Report(rel, "an extension module made or changed by "
-                                              "the run, kept: it takes the place of no "
-                                              "source, standard or installed module (an "
-                                              f"import of {module} runs its native code)",
-                                              _runs(path, Marker("extension", "")), "",
-                                              "extension", new))
+            owner = (_record_owner(workspace, path, records)
+                     if instead.startswith("the installed ") else None)
+            if not instead or owner:
+                why = ("an extension module made or changed by the run, kept: " + (
+                    f"the RECORD of {owner} lists it (pip install --target); from its "
+                    f"directory an import of {module} loads it in place of {instead}"
+                    if owner else "it takes the place of no source, standard or installed "
+                    f"module (an import of {module} runs its native code)"))
+                result.reported.append(Report(rel, why, _runs(path, Marker("extension", "")),
+                                              "", "extension", new))
                 continue
             why = (f"an extension module made or changed by the run, which `import {module}` "
                    f"loads in place of {instead}")
@@ -364,6 +368,27 @@ def _extension(name: str) -> tuple[str, bool]:
     module, _, rest = name.partition(".")
     return module, module.isidentifier() and (rest == "so" or (
         rest.endswith(".so") and rest.count(".") == 1))
+
+
+def _record_owner(workspace: str, path: str, records: dict[str, dict[str, str]]
+                  ) -> str | None:
+    """The distribution whose RECORD, in path's directory or one above it in the
+    workspace, lists path (what `pip install --target DIR` writes beside what it
+    installs). The tree can write one too: it only turns a move into a report."""
+    d = os.path.dirname(path)
+    while d == workspace or d.startswith(workspace + "/"):
+        if d not in records:
+            records[d] = {}
+            for name in _listdir(d):
+                if name.endswith(".dist-info"):
+                    for entry in _record_entries(os.path.join(d, name, "RECORD"), d):
+                        records[d].setdefault(entry, name.removesuffix(".dist-info"))
+        if path in records[d]:
+            return records[d][path]
+        if d == workspace:
+            break
+        d = os.path.dirname(d)
+    return None
 
 
 def _shadowed(directory: str, module: str, installed: set[str]) -> str:
@@ -470,7 +495,7 @@ def _venv(workspace: str, venv: str, was: dict[str, Ident], tree: gitguard._Tree
             if not os.path.lexists(path):
                 gone.append(path)
         elif marker.kind == "program":
-            _program(tree, venv, home, path, rel, now[path], listed, run_id, result)
+            _program(tree, venv, home, path, rel, path not in was, listed, run_id, result)
         else:
             what = {"interpreter": "an interpreter of a workspace virtual environment",
                     "activate": "a workspace virtual environment's activation script (a "
@@ -481,14 +506,18 @@ def _venv(workspace: str, venv: str, was: dict[str, Ident], tree: gitguard._Tree
                                           home, marker.kind, path not in was))
 
 
-def _program(tree: gitguard._Tree, venv: str, home: str, path: str, rel: str, ident: Ident,
+def _program(tree: gitguard._Tree, venv: str, home: str, path: str, rel: str, new: bool,
              listed: Callable[[str, str], str | None], run_id: str, result: Result) -> None:
     """A program of the venv's bin/ (not its interpreter or activation scripts) that the
     run made or changed: first on PATH once the environment is activated. Kept where a
     RECORD the run wrote lists it (pip's console scripts), and named when it takes the
     place of a program on ztsa's PATH; else moved aside."""
-    if stat.S_ISDIR(ident[0]):
-        return  # nothing PATH runs
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISLNK(mode) and not (stat.S_ISREG(mode) and mode & 0o111):
+        return  # nothing PATH runs (uv's deactivate.bat, a directory)
     owner = next((o for site in site_dirs(venv) if (o := listed(path, site))), None)
     shadowed = _on_path(os.path.basename(path), os.path.dirname(path))
     instead = f"; once the environment is activated it runs in place of {shadowed}" \
@@ -501,7 +530,7 @@ def _program(tree: gitguard._Tree, venv: str, home: str, path: str, rel: str, id
     elif shadowed:
         result.reported.append(Report(rel, f"a program in a workspace virtual environment's "
                                       f"bin/, kept: the run's RECORD of {owner} lists it"
-                                      f"{instead}", runs, home, "program", False))
+                                      f"{instead}", runs, home, "program", new))
 
 
 def _on_path(name: str, own: str) -> str | None:
