@@ -165,20 +165,25 @@ def test_loose_code_the_run_made(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "src").mkdir()
+    (tmp_path / "ns").mkdir()  # a namespace package: an extension module comes first
+    (tmp_path / "tool").write_text("#!/bin/sh\n")  # a script, no module
     was = bytecode.before(gitlayout.find(str(tmp_path)))
     for rel in ("json.pyc", "app.so", "select.abi3.so", f"pkg/{EXT}", "pkg/select.so",
-                "libfoo-1.so", "a.b.c.so", "src/sitecustomize.pyc"):
+                "libfoo-1.so", "a.b.c.so", "src/sitecustomize.pyc", "ns.so", "tool.so"):
         (tmp_path / rel).write_bytes(b"\x7fELF" if rel.endswith(".so") else b"x")
     result = audit(tmp_path, was)
     moved = {m.path: m for m in result.moved}
-    assert sorted(moved) == ["app.so", "json.pyc", "select.abi3.so", "src/sitecustomize.pyc"]
+    assert sorted(moved) == ["app.so", "json.pyc", "ns.so", "select.abi3.so",
+                             "src/sitecustomize.pyc"]
     assert all(not m.error and m.moved_to for m in moved.values())
     assert "app.py beside it" in moved["app.so"].reason
     assert "standard library's select" in moved["select.abi3.so"].reason
+    assert "the package ns/ beside it" in moved["ns.so"].reason
     assert moved["json.pyc"].runs == "Python bytecode (1 bytes)"
     # in a package, shadowing nothing: a build's, kept and named
     assert [(r.path, r.kind, r.new) for r in result.reported] == [
-        (f"pkg/{EXT}", "extension", True), ("pkg/select.so", "extension", True)]
+        (f"pkg/{EXT}", "extension", True), ("pkg/select.so", "extension", True),
+        ("tool.so", "extension", True)]
     assert result.reported[0].runs == "native code (4 bytes)"
     assert (tmp_path / "old.pyc").exists() and (tmp_path / "libfoo-1.so").exists()
     # a second run that changes nothing: nothing more

@@ -396,9 +396,11 @@ def _shadowed(directory: str, module: str, installed: set[str]) -> str:
     source (or sourceless bytecode) or package beside it, else, where directory is no
     package of its own (a script's, a sys.path entry), the standard library's or an
     installed package's module. "" for none."""
-    for suffix in (".py", ".pyc", ""):
+    for suffix in (".py", ".pyc"):
         if os.path.lexists(os.path.join(directory, module + suffix)):
-            return f"{module}{suffix or '/'} beside it"
+            return f"{module}{suffix} beside it"
+    if os.path.isdir(os.path.join(directory, module)):
+        return f"the package {module}/ beside it"
     if any(os.path.lexists(os.path.join(directory, f"__init__{s}")) for s in (".py", ".pyc")):
         return ""
     import sys
