@@ -317,6 +317,8 @@ def _loose(workspace: str, was: dict[str, Ident], layout: gitlayout.Layout,
             continue
         parent, name = os.path.split(path)
         new = path not in was
+        installed_here = any(p in ("site-packages", "dist-packages")
+                             for p in rel.split("/")[:-1])
         if name.split(".", 1)[0] in CUSTOMIZE or os.path.basename(parent).split(".", 1)[0] \
                 in CUSTOMIZE:
             if stat.S_ISDIR(ident[0]) and not new:
@@ -327,6 +329,9 @@ def _loose(workspace: str, was: dict[str, Ident], layout: gitlayout.Layout,
             why = (f"a sitecustomize or usercustomize ({what}made or changed by the run): "
                    "site.py imports it at every start of any interpreter whose path holds "
                    "its directory (a PYTHONPATH the person sets)")
+        elif installed_here:
+            continue  # an installed package's (the walk of a directory made listable
+            # again names them all)
         elif name.endswith(".pyc"):
             why = ("bytecode outside __pycache__, made or changed by the run: imported as "
                    f"module {name[:-4]} where no source of that name comes first (from "
