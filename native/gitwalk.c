@@ -20,7 +20,11 @@
    (every entry but a directory of a `__pycache__` directory; of Ruby's bootsnap compile
    caches and their two-level subdirectories; bootsnap's load-path cache; and such a
    cache's own name when it is no directory: a symlink), 'V' a `pyvenv.cfg` that is not
-   a directory (a virtual environment there). Other
+   a directory (a virtual environment there), 'X' Python code that runs in place of
+   source outside such a cache: a `*.pyc` or `*.so` entry (a sourceless module, an
+   extension module) but beneath a `site-packages` or `dist-packages` directory, and,
+   wherever it sits, an entry named `sitecustomize` or `usercustomize` (any suffix, a
+   directory too) and what is no directory in a directory so named. Other
    directories that cannot be opened (gone, ELOOP after a swap for a symlink, a path
    too long) are left out. No symlink is followed but root itself: each subdirectory is
    opened beneath root's descriptor through no symlink (openat2). */
@@ -105,6 +109,44 @@ static int bootsnap_dir(const char *path, size_t plen) {
     return plen >= 9 && memcmp(path + plen - 9, "/bootsnap", 9) == 0;
 }
 
+/* Is NAME (NLEN bytes) `sitecustomize` or `usercustomize`, with any suffix? */
+static int customize(const char *name, size_t nlen) {
+    return nlen >= 13 && (memcmp(name, "sitecustomize", 13) == 0 ||
+                          memcmp(name, "usercustomize", 13) == 0) &&
+           (nlen == 13 || name[13] == '.');
+}
+
+/* Is one of the directories of PATH `site-packages` or `dist-packages` (installed
+   packages: their modules are judged as a virtual environment's, not as loose code)? */
+static int installed(const char *path, size_t plen) {
+    for (size_t i = 0; i + 14 <= plen; i++)
+        if (path[i] == '/' && (memcmp(path + i + 1, "site-packages", 13) == 0 ||
+                               memcmp(path + i + 1, "dist-packages", 13) == 0) &&
+            (i + 14 == plen || path[i + 14] == '/'))
+            return 1;
+    return 0;
+}
+
+/* Is NAME in the directory PATH (DIR: NAME is a directory; CUSTOM: PATH is named
+   sitecustomize or usercustomize) loose Python code (see 'X' above)? INSIDE: PATH is
+   beneath site-packages (-1: not known yet, worked out here once per directory). */
+static int loose(const char *path, size_t plen, const char *name, size_t nlen, int dir,
+                 int custom, int *inside) {
+    if (customize(name, nlen))
+        return 1;
+    if (dir)
+        return 0;
+    if (custom)
+        return 1;
+    int code = (nlen > 4 && memcmp(name + nlen - 4, ".pyc", 4) == 0) ||
+               (nlen > 3 && memcmp(name + nlen - 3, ".so", 3) == 0);
+    if (!code)
+        return 0;
+    if (*inside < 0)
+        *inside = installed(path, plen);
+    return !*inside;
+}
+
 /* One of the caller's NAMES: a path suffix, its last part a name, `*SUFFIX` or an
    fnmatch pattern. */
 struct suffix {
@@ -171,13 +213,18 @@ static int later(const struct suffixes *sx, const char *path, size_t plen, const
     return 0;
 }
 
-/* List one directory (fd): records for it and its `.git` entries, and its
-   subdirectories appended to the stack (paths, NUL-separated, in *stack). */
-static int list_one(int fd, const char *path, size_t plen, const struct suffixes *names,
-                    struct buf *out, struct buf *stack) {
+/* List one directory (fd, PATH, the first RLEN bytes the root's): records for it and
+   its `.git` entries, and its subdirectories appended to the stack (paths,
+   NUL-separated, in *stack). */
+static int list_one(int fd, const char *path, size_t plen, size_t rlen,
+                    const struct suffixes *names, struct buf *out, struct buf *stack) {
     char dents[1 << 15];
     int head = 0, objects = 0;
-    int cache = in_cache(path, plen), bootsnap = bootsnap_dir(path, plen);
+    int cache = in_cache(path, plen), bootsnap = bootsnap_dir(path, plen), inside = -1;
+    size_t base = plen;
+    while (base > 0 && path[base - 1] != '/')
+        base--;
+    int custom = customize(path + base, plen - base); /* a sitecustomize package's */
     for (;;) {
         long n = syscall(SYS_getdents64, fd, dents, sizeof dents);
         if (n < 0)
@@ -221,6 +268,9 @@ static int list_one(int fd, const char *path, size_t plen, const struct suffixes
                 put(out, 'Y', full, at + nlen);
             else if (type != DT_DIR && strcmp(name, "pyvenv.cfg") == 0)
                 put(out, 'V', full, at + nlen);
+            else if (!cache && loose(path + rlen, plen - rlen, name, nlen, type == DT_DIR,
+                                     custom, &inside))
+                put(out, 'X', full, at + nlen);
             if (type == DT_DIR)
                 put(stack, 'd', full, at + nlen);
         }
@@ -277,7 +327,7 @@ static long walk(const char *root, const struct suffixes *names, char **records)
         first = 0;
         int err = fd < 0 ? errno : 0;
         if (fd >= 0) {
-            err = -list_one(fd, path, plen, names, &out, &stack);
+            err = -list_one(fd, path, plen, rlen == 1 ? 0 : rlen, names, &out, &stack);
             close(fd);
         }
         if (err == EACCES || err == EPERM)

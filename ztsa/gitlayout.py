@@ -93,6 +93,10 @@ class Layout(NamedTuple):
     # the working trees' package.json files whose hook keys (PACKAGE_HOOK_KEYS) an
     # installed hook runs the commands of (husky 4's, lint-staged's, yorkie's)
     manifests: tuple[str, ...] = ()
+    # Python code outside a cache that runs in place of source: every *.pyc and *.so
+    # but in installed packages (site-packages, dist-packages), every sitecustomize and
+    # usercustomize (and what a directory so named holds)
+    loose: tuple[str, ...] = ()
 
 
 def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
@@ -109,6 +113,7 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
     unreadable: list[str] = []
     caches: list[str] = []
     venvs: list[str] = []
+    loose: list[str] = []
     todo = [root]
     while todo:
         for kind, path in _walk(todo.pop()):
@@ -125,6 +130,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                 caches.append(path)
             elif kind == "V":
                 venvs.append(os.path.dirname(path))
+            elif kind == "X":
+                loose.append(path)
             elif retry is not None and retry(path):
                 todo.append(path)
             elif os.access(path, os.X_OK):  # git can still go in and open names there
@@ -147,7 +154,7 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
     return Layout(sorted(gitdirs), sorted(gitfiles), list(dict.fromkeys(hooks)),
                   sorted(set(included + programs)), sorted(unreadable), sorted(set(included)),
                   sorted(set(policies)), sorted(set(instructions)), tuple(caches),
-                  tuple(sorted(set(venvs))), tuple(sorted(set(manifests))))
+                  tuple(sorted(set(venvs))), tuple(sorted(set(manifests))), tuple(loose))
 
 
 def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]

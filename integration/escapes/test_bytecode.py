@@ -281,3 +281,70 @@ def test_positive_control_a_new_venv_and_a_local_wheel_keep_working(run, tmp_pat
     listed = outside(ws / ".venv" / "bin" / "python", "-m", "pip", "list",
                      "--disable-pip-version-check", cwd=ws)
     assert "ztsademo" in listed.stdout, listed.stderr
+
+
+def _console_wheel(directory: Path) -> Path:
+    """A wheel with a console script, as setuptools builds one: pip writes bin/tooldemo
+    and lists it in the RECORD it writes."""
+    import zipfile
+
+    name, version = "tooldemo", "1.0"
+    wheel = directory / f"{name}-{version}-py3-none-any.whl"
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": "def main():\n    print('tooldemo ran')\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: ztsa-test\nRoot-Is-Purelib: true\n"
+                         "Tag: py3-none-any\n",
+        f"{info}/entry_points.txt": f"[console_scripts]\n{name} = {name}:main\n",
+    }
+    with zipfile.ZipFile(wheel, "w") as z:
+        for n, text in files.items():
+            z.writestr(n, text)
+        z.writestr(f"{info}/RECORD", "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n")
+    return wheel
+
+
+def test_positive_control_pips_programs_and_a_built_extension_stay(run, tmp_path):
+    """What pip installs into a workspace venv's bin/ (pip itself, a package's console
+    script) is listed by the RECORD the run wrote: kept, and runs afterwards. An
+    extension module built in place (no source of its name beside it) is kept and
+    named; the same bytes as app's extension module beside app.py are moved aside."""
+    import sysconfig
+
+    ws = run.workspace
+    wheel = _console_wheel(ws)
+    (ws / "pkg").mkdir()
+    (ws / "pkg" / "__init__.py").write_text("")
+    (ws / "app.py").write_text(APP)
+    src = tmp_path / "fast.c"
+    src.write_text("int fast(void) { return 42; }\n")
+    blob = ws / "blob.bin"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(blob), str(src)], check=True,
+                   capture_output=True)
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    open_up(ws)
+    proc, events = run("/bin/sh", "-c", f"""
+        set -e
+        {run.python} -m venv .venv
+        .venv/bin/pip install -q --no-index --no-cache-dir --disable-pip-version-check \
+            {wheel}
+        cp blob.bin pkg/_fast{suffix}
+        cp blob.bin app{suffix}
+        rm blob.bin
+        """, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "could not" not in proc.stderr, proc.stderr
+    got = outside("/bin/bash", "-c", ". .venv/bin/activate && tooldemo && pip --version",
+                  cwd=ws)
+    assert got.returncode == 0 and "tooldemo ran" in got.stdout, got.stderr
+    assert (ws / "pkg" / f"_fast{suffix}").exists()  # a build's: kept
+    assert not (ws / f"app{suffix}").exists()  # in place of app.py: moved aside
+    assert f"pkg/_fast{suffix}" in proc.stderr, proc.stderr
+    if run.log:
+        schema_valid(events)
+        moved = {e["path"] for e in events if e["event"] == "quarantine"}
+        # (and, as documented, setuptools' distutils-precedence.pth: --keep-pth keeps it)
+        assert {p for p in moved if not p.endswith(".pth")} == {f"app{suffix}"}, moved
+        reported = {e["path"] for e in events if e["event"] == "reported"}
+        assert f"pkg/_fast{suffix}" in reported, reported

@@ -86,14 +86,6 @@ __attribute__((constructor)) static void ran(void) {
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the bytecode audit watches __pycache__ only: an extension module "
-    "(app.cpython-311-x86_64-linux-gnu.so, app.abi3.so, app.so) beside app.py is "
-    "imported INSTEAD of it (extensions come first in FileFinder), and *.so is "
-    "gitignored: `python -c 'import app'` runs the tree's native code while app.py and "
-    "git status read as before. Fix: after the run remove (or move aside) every new or "
-    "changed file with an importlib.machinery.EXTENSION_SUFFIXES suffix outside a "
-    "venv's site-packages whose stem names a .py beside it or a package"))
 def test_an_extension_module_beside_the_source(run, tmp_path):
     import sysconfig
 
@@ -113,13 +105,6 @@ def test_an_extension_module_beside_the_source(run, tmp_path):
     assert not marker.exists(), "python -c 'import app' ran the tree's extension module"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a sourceless .pyc outside __pycache__ (json.pyc in the workspace's top) is loaded "
-    "by SourcelessFileLoader: sys.path[0] (the directory of `python -c`, of a script, "
-    "of `-m`) comes before the standard library, so app.py's `import json` runs the "
-    "tree's bytecode; *.pyc is gitignored. Fix: treat every new or changed *.pyc (and "
-    "extension module) outside __pycache__ and outside a venv's site-packages like a "
-    "cache entry: remove it after the run"))
 def test_a_sourceless_pyc_shadowing_the_standard_library(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)
@@ -191,13 +176,6 @@ def test_control_the_same_script_named_by_a_json_hook_is_kept(run, tmp_path):
 
 # -- 4. the workspace venv's bin/ on PATH ----------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bytecode._markers watches bin/python*, bin/activate* only: a new .venv/bin/git (or "
-    "ls, make, sudo) is first on PATH once the person activates the venv (or direnv's "
-    "`layout python` puts .direnv/python-X.Y/bin there), so their next `git status` "
-    "runs the tree's program. Fix: report and move aside every new executable in a "
-    "workspace venv's bin/ (and .direnv/*/bin) whose name is not one pip's RECORD of the "
-    "run lists, at least any name that shadows a program on the person's PATH"))
 def test_a_program_planted_in_the_venvs_bin_shadows_git(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)
@@ -256,12 +234,6 @@ def test_info_exclude_hides_a_new_source_from_git_status(run, tmp_path):
 
 # -- 6. what a person's .pth imports beyond its top module ------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bytecode.imported() keeps only the top-level name of `import pkg.boot` / `from "
-    "pkg.boot import x` and _markers watches pkg/__init__.* only: the submodule "
-    "pkg/boot.py, which the person's .pth runs at every start of the venv's "
-    "interpreter, is the tree's to rewrite. Fix: watch the dotted module's own file "
-    "(pkg/boot.py, pkg/boot/__init__.*) and, better, what those import in site-packages"))
 def test_a_submodule_an_existing_pth_imports(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)
@@ -359,11 +331,6 @@ def test_nix_direnvs_cached_dev_shell(run, tmp_path):
     assert not marker.exists(), "nix-direnv evaluated the tree's cached dev shell"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "direnv's `layout python` puts .direnv/python-X.Y/bin first on PATH at every `cd`, "
-    "no activation needed; the venv audit names only bin/python* and bin/activate*, so "
-    "a .direnv/python-3.11/bin/git of the tree's runs at the person's next `git "
-    "status`. Fix: as for .venv/bin (and .direnv/ as a cache)"))
 def test_direnv_layout_python_bin_shadows_git(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)
@@ -385,14 +352,6 @@ def test_direnv_layout_python_bin_shadows_git(run, tmp_path):
 
 # -- 10. a sourceless sitecustomize on the person's PYTHONPATH ------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the person's .envrc (or shell, or IDE) exports PYTHONPATH=$PWD/src, as many "
-    "src-layout projects do: site.py then imports src/sitecustomize at EVERY start of "
-    "ANY interpreter in that shell (pip, ansible, the system python), and the tree may "
-    "leave it as a gitignored sourceless sitecustomize.pyc; the audit looks for "
-    "sitecustomize only in a venv's site-packages. Fix: the sourceless-.pyc fix above, "
-    "and move aside a new sitecustomize/usercustomize (any suffix) anywhere in the "
-    "workspace"))
 def test_a_sitecustomize_on_the_persons_pythonpath(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)

@@ -54,7 +54,7 @@ def test_pth_lines_and_what_they_import():
         b"import\tfoo.bar, baz\nimportant\n  import not_code\n")
     assert code == ["import os; __import__('_hack').add()", "import\tfoo.bar, baz"]
     assert paths == ["/abs/dir", "rel", "important", "  import not_code"]
-    assert bytecode.imported(code) == ["os", "_hack", "foo", "baz"]
+    assert bytecode.imported(code) == ["os", "_hack", "foo.bar", "baz"]
 
 
 def test_only_what_the_run_wrote_or_changed_is_removed(tmp_path):
@@ -135,6 +135,135 @@ def test_a_new_venv_is_named_whole(tmp_path):
 
 
 def test_a_failure_is_a_result_not_an_exception(tmp_path):
-    was = bytecode.Before({}, {})
+    was = bytecode.Before({}, {}, {})
     result = bytecode.audit(str(tmp_path / "gone"), was, None, "r1")
     assert result.moved and result.moved[0].error
+
+
+EXT = "m.cpython-311-x86_64-linux-gnu.so"
+
+
+def test_the_walk_names_loose_code(tmp_path):
+    ws = tmp_path / "site-packages" / "ws"  # a workspace beneath such a name: still seen
+    for rel in ("json.pyc", f"pkg/{EXT}", "src/sitecustomize.py", "usercustomize.so",
+                "src/sitecustomize/__init__.py", "lib/site-packages/sitecustomize.py",
+                "lib/site-packages/numpy/x.so", "lib/dist-packages/y.pyc", "notes.txt",
+                f"__pycache__/m.{TAG}.pyc", "libfoo.so.1"):
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_bytes(b"x")
+    (ws / "src" / "sitecustomize" / "__pycache__").mkdir()
+    layout = gitlayout.find(str(ws))
+    assert sorted(os.path.relpath(p, ws) for p in layout.loose) == [
+        "json.pyc", "lib/site-packages/sitecustomize.py", f"pkg/{EXT}",
+        "src/sitecustomize", "src/sitecustomize.py", "src/sitecustomize/__init__.py",
+        "usercustomize.so"]
+
+
+def test_loose_code_the_run_made(tmp_path):
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / "old.pyc").write_bytes(b"kept")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "ns").mkdir()  # a namespace package: an extension module comes first
+    (tmp_path / "tool").write_text("#!/bin/sh\n")  # a script, no module
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    for rel in ("json.pyc", "app.so", "select.abi3.so", f"pkg/{EXT}", "pkg/select.so",
+                "libfoo-1.so", "a.b.c.so", "src/sitecustomize.pyc", "ns.so", "tool.so"):
+        (tmp_path / rel).write_bytes(b"\x7fELF" if rel.endswith(".so") else b"x")
+    result = audit(tmp_path, was)
+    moved = {m.path: m for m in result.moved}
+    assert sorted(moved) == ["app.so", "json.pyc", "ns.so", "select.abi3.so",
+                             "src/sitecustomize.pyc"]
+    assert all(not m.error and m.moved_to for m in moved.values())
+    assert "app.py beside it" in moved["app.so"].reason
+    assert "standard library's select" in moved["select.abi3.so"].reason
+    assert "the package ns/ beside it" in moved["ns.so"].reason
+    assert moved["json.pyc"].runs == "Python bytecode (1 bytes)"
+    # in a package, shadowing nothing: a build's, kept and named
+    assert [(r.path, r.kind, r.new) for r in result.reported] == [
+        (f"pkg/{EXT}", "extension", True), ("pkg/select.so", "extension", True),
+        ("tool.so", "extension", True)]
+    assert result.reported[0].runs == "native code (4 bytes)"
+    assert (tmp_path / "old.pyc").exists() and (tmp_path / "libfoo-1.so").exists()
+    # a second run that changes nothing: nothing more
+    again = audit(tmp_path, bytecode.before(gitlayout.find(str(tmp_path))))
+    assert again.moved == [] and again.reported == []
+
+
+def test_a_new_sitecustomize_package_goes_whole(tmp_path):
+    (tmp_path / "src" / "usercustomize").mkdir(parents=True)
+    (tmp_path / "src" / "usercustomize" / "__init__.py").write_text("")
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    (tmp_path / "src" / "sitecustomize").mkdir()
+    (tmp_path / "src" / "sitecustomize" / "__init__.py").write_text("evil()\n")
+    (tmp_path / "src" / "usercustomize" / "__pycache__").mkdir()  # an import made it
+    result = audit(tmp_path, was)
+    assert [m.path for m in result.moved] == ["src/sitecustomize"]
+    assert (tmp_path / "src" / "usercustomize" / "__init__.py").exists()
+
+
+def test_a_venvs_new_programs(tmp_path, monkeypatch):
+    site = make_venv(tmp_path)
+    path = tmp_path / "path"
+    path.mkdir()
+    for name in ("git", "ls"):
+        (path / name).write_text("#!/bin/sh\n")
+        (path / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(path))
+    bin_ = tmp_path / ".venv" / "bin"
+    (bin_ / "old").write_text("#!/bin/sh\n")
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    (site / "tool-1.0.dist-info").mkdir()
+    (site / "tool-1.0.dist-info" / "RECORD").write_text(
+        "../../../bin/tool,,\n../../../bin/ls,,\ntool-1.0.dist-info/RECORD,,\n")
+    for name in ("tool", "ls", "git", "make"):
+        (bin_ / name).write_text("#!/bin/sh\nevil\n")
+        (bin_ / name).chmod(0o755)
+    (bin_ / "deactivate.bat").write_text("@echo off\n")  # uv's: nothing PATH runs
+    (bin_ / "sub").mkdir()
+    result = audit(tmp_path, was)
+    assert [m.path for m in result.moved] == [".venv/bin/git", ".venv/bin/make"]
+    assert f"in place of {path}/git" in result.moved[0].reason
+    assert "no RECORD the run wrote lists" in result.moved[1].reason
+    programs = [r for r in result.reported if r.kind == "program"]
+    assert [(r.path, r.venv) for r in programs] == [(".venv/bin/ls", ".venv")]
+    assert "tool-1.0" in programs[0].reason and f"{path}/ls" in programs[0].reason
+    assert sorted(os.listdir(bin_)) == ["deactivate.bat", "ls", "old", "python", "sub",
+                                        "tool"]
+
+
+def test_the_submodule_a_pth_imports(tmp_path):
+    site = make_venv(tmp_path)
+    (site / "boot.pth").write_text("import bootpkg.start.deep\n")
+    for rel in ("bootpkg/__init__.py", "bootpkg/other.py", "bootpkg/start/__init__.py",
+                "bootpkg/start/deep.py", "bootpkg/start/side.py"):
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text("")
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    (site / "bootpkg" / "other.py").write_text("# not imported at start\n")
+    (site / "bootpkg" / "start" / "side.py").write_text("# nor this\n")
+    assert audit(tmp_path, was).moved == []
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    (site / "bootpkg" / "start" / "deep.py").write_text("evil()\n")
+    result = audit(tmp_path, was)
+    assert [m.path.rsplit("/", 1)[1] for m in result.moved] == ["boot.pth"]
+    assert "bootpkg/start/deep.py" in result.moved[0].reason
+
+
+def test_an_extension_module_in_place_of_an_installed_one(tmp_path):
+    site = make_venv(tmp_path)
+    (site / "fakemod").mkdir()  # installed in the workspace venv
+    (site / "fakemod" / "__init__.py").write_text("")
+    (tmp_path / "vendor").mkdir()
+    was = bytecode.before(gitlayout.find(str(tmp_path)))
+    (tmp_path / "fakemod.abi3.so").write_bytes(b"\x7fELF")
+    (tmp_path / "vendor" / "fakemod.abi3.so").write_bytes(b"\x7fELF")
+    info = tmp_path / "vendor" / "fakemod-1.0.dist-info"  # pip install --target vendor
+    info.mkdir()
+    (info / "RECORD").write_text("fakemod.abi3.so,,\nfakemod-1.0.dist-info/RECORD,,\n")
+    result = audit(tmp_path, was)
+    assert [m.path for m in result.moved] == ["fakemod.abi3.so"]
+    assert "the installed fakemod" in result.moved[0].reason
+    assert [r.path for r in result.reported] == ["vendor/fakemod.abi3.so"]
+    assert "RECORD of fakemod-1.0" in result.reported[0].reason

@@ -13,12 +13,21 @@ and virtual environments").
   ctime.
 - A workspace virtual environment's start-up. Every use of its interpreter runs the
   `import` lines of the `.pth` files in its site-packages, `sitecustomize` and
-  `usercustomize`, and the modules those `import` lines name; `bin/python*` is what
-  runs, `pyvenv.cfg` decides which interpreter and standard library, and
-  `bin/activate*` is run by the person's shell. What the run made or changed of these
-  is named on stderr and in the log (a `reported` event each, with what it runs); a
+  `usercustomize`, and the modules those `import` lines name (dotted: each part);
+  `bin/python*` is what runs, `pyvenv.cfg` decides which interpreter and standard
+  library, `bin/activate*` is run by the person's shell, and the rest of `bin/` comes
+  first on PATH once it is activated. What the run made or changed of these is named
+  on stderr and in the log (a `reported` event each, with what it runs); a
   code-running `.pth` and a `sitecustomize` or `usercustomize` are moved aside too,
-  as is a `.pth` whose imported module the run changed. `--keep-pth` keeps a
+  as is a `.pth` whose imported module the run changed, and a program in `bin/` that
+  no RECORD the run wrote lists (pip's console scripts stay).
+- Python code beside the source (gitlayout.Layout.loose): an import takes an
+  extension module before `app.py`, a sourceless `json.pyc` in a script's directory
+  before the standard library, and site.py a `sitecustomize` on any PYTHONPATH. What
+  the run made or changed: sitecustomize/usercustomize and `.pyc` moved aside; an
+  extension module moved aside where it takes the place of a module (a source or
+  package beside it, the standard library's, an installed one), else named (a build's:
+  moving it would break the person's package). `--keep-pth` keeps a
   code-running `.pth` that a RECORD the run wrote lists (what pip writes for a
   package it installs): ztsa cannot tell pip from the tree, which writes RECORD files
   too, so the person decides.
@@ -36,6 +45,10 @@ from ztsa import gitlayout
 from ztsa.records import NamedTuple
 from ztsa.sandbox import gitguard
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # (file type, inode, size, mtime_ns, ctime_ns) of an entry, its symlink not followed
 Ident = tuple[int, int, int, int, int]
 CUSTOMIZE = ("sitecustomize", "usercustomize")
@@ -45,7 +58,7 @@ CACHE_REASON = ("a bytecode cache entry the run wrote or changed (an interpreter
 
 
 class Marker(NamedTuple):
-    kind: str  # interpreter, activate, config, pth, customize, module, record
+    kind: str  # interpreter, activate, config, program, pth, customize, module, record
     venv: str  # the virtual environment's directory
     site: str = ""  # its site-packages, for pth, customize, module, record
     pth: str = ""  # for a module: the code-running .pth that imports it
@@ -54,6 +67,7 @@ class Marker(NamedTuple):
 class Before(NamedTuple):
     caches: dict[str, Ident]
     venv: dict[str, Ident]  # every marker of every workspace venv, as it was
+    loose: dict[str, Ident]  # gitlayout.Layout.loose, as it was
 
 
 class Report(NamedTuple):
@@ -61,7 +75,7 @@ class Report(NamedTuple):
     reason: str
     runs: str  # what it runs
     venv: str  # its virtual environment, workspace-relative
-    kind: str  # Marker.kind
+    kind: str  # Marker.kind, or extension (an extension module outside a venv)
     new: bool  # made by the run (else changed)
 
 
@@ -93,7 +107,7 @@ def before(layout: gitlayout.Layout) -> Before:
     markers: dict[str, Marker] = {}
     for v in layout.venvs:
         markers.update(_markers(v))
-    return Before(_idents(layout.caches), _idents(markers))
+    return Before(_idents(layout.caches), _idents(markers), _idents(layout.loose))
 
 
 def _listdir(path: str) -> list[str]:
@@ -151,7 +165,7 @@ def pth_lines(data: bytes) -> tuple[list[str], list[str]]:
 
 
 def imported(code: list[str]) -> list[str]:
-    """The top-level modules the executed lines of a .pth may import (every name after
+    """The modules, dotted, the executed lines of a .pth may import (every name after
     `import` or `from`, and each `__import__`/`import_module` of a literal): an
     over-approximation, which only adds files to watch."""
     import re
@@ -160,8 +174,8 @@ def imported(code: list[str]) -> list[str]:
     for line in code:
         for m in re.finditer(r"\b(?:import|from)\s+([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)",
                              line):
-            names += [n.strip().split(".")[0] for n in m.group(1).split(",")]
-        names += [m.group(1).split(".")[0] for m in re.finditer(
+            names += [n.strip().strip(".") for n in m.group(1).split(",")]
+        names += [m.group(1).strip(".") for m in re.finditer(
             r"(?:__import__|import_module)\(\s*['\"]([\w.]+)['\"]", line)]
     return list(dict.fromkeys(n for n in names if n and n != "import"))
 
@@ -174,17 +188,22 @@ def _markers(venv: str) -> dict[str, Marker]:
             out[os.path.join(venv, "bin", name)] = Marker("interpreter", venv)
         elif name.lower().startswith("activate"):
             out[os.path.join(venv, "bin", name)] = Marker("activate", venv)
+        else:  # first on PATH once the venv is activated (`git`, `ls`)
+            out[os.path.join(venv, "bin", name)] = Marker("program", venv)
     for site in site_dirs(venv):
         names = _listdir(site)
         dirs = {site: names}
-        modules: dict[str, str] = {}  # a module a code-running .pth imports -> the .pth
+        # a module a code-running .pth imports, its top-level name -> (its dotted
+        # names' further parts, the .pth)
+        modules: dict[str, tuple[list[list[str]], str]] = {}
         for name in names:
             path = os.path.join(site, name)
             if name.endswith(".pth"):
                 out[path] = Marker("pth", venv, site)
                 code, paths = pth_lines(_read(path) or b"")
                 for m in imported(code):
-                    modules.setdefault(m, path)
+                    top, *rest = m.split(".")
+                    modules.setdefault(top, ([], path))[0].append(rest)
                 for p in paths:
                     d = os.path.join(site, p)
                     if d not in dirs and os.path.isdir(d):
@@ -198,16 +217,37 @@ def _markers(venv: str) -> dict[str, Marker]:
                 if stem in CUSTOMIZE:
                     marker = Marker("customize", venv, site)
                 elif stem in modules:
-                    marker = Marker("module", venv, site, modules[stem])
+                    marker = Marker("module", venv, site, modules[stem][1])
                 else:
                     continue
                 path = os.path.join(d, name)
                 out[path] = marker
-                if os.path.isdir(path):  # a package: its __init__
-                    for inner in _listdir(path):
-                        if inner.startswith("__init__."):
-                            out[os.path.join(path, inner)] = marker
+                if os.path.isdir(path):  # a package: its __init__, the submodules named
+                    _package(path, modules[stem][0] if marker.kind == "module" else [],
+                             marker, out)
     return out
+
+
+def _package(path: str, tails: list[list[str]], marker: Marker,
+             out: dict[str, Marker]) -> None:
+    """The package directory path's __init__, and, down each of tails (`start` of
+    `import pkg.start`), the submodules and packages named (their files, their
+    __init__): what an `import pkg.start` runs."""
+    entries = _listdir(path)
+    for inner in entries:
+        if inner.startswith("__init__."):
+            out[os.path.join(path, inner)] = marker
+    heads: dict[str, list[list[str]]] = {}
+    for tail in tails:
+        if tail:
+            heads.setdefault(tail[0], []).append(tail[1:])
+    for inner in entries:
+        stem = inner.split(".", 1)[0]
+        if stem in heads:
+            sub = os.path.join(path, inner)
+            out[sub] = marker
+            if os.path.isdir(sub):
+                _package(sub, heads[stem], marker, out)
 
 
 def audit(workspace: str, was: Before, layout: gitlayout.Layout | None, run_id: str,
@@ -256,8 +296,144 @@ def _audit(workspace: str, was: Before, layout: gitlayout.Layout, run_id: str,
         for venv in layout.venvs:
             if _rel(workspace, venv) is not None:
                 _venv(workspace, venv, was.venv, tree, run_id, keep_pth, result)
+        # Python code outside the caches and the venvs' site-packages
+        _loose(workspace, was.loose, layout, tree, run_id, result)
     finally:
         tree.close()
+
+
+def _loose(workspace: str, was: dict[str, Ident], layout: gitlayout.Layout,
+           tree: gitguard._Tree, run_id: str, result: Result) -> None:
+    """What the run made or changed of layout.loose: a sitecustomize or usercustomize
+    (a directory: made) and sourceless bytecode, moved aside; an extension module moved
+    aside where it takes the place of a module (_shadowed), else named."""
+    done = [m.path for m in result.moved]  # by the venvs' audit: gone, or theirs
+    installed: list[set[str]] = []  # the names installed packages give, when first asked
+    records: dict[str, dict[str, str]] = {}  # _record_owner's, by directory
+    for path, ident in sorted(_idents(layout.loose).items()):
+        rel = _rel(workspace, path)
+        if (rel is None or was.get(path) == ident or rel.startswith(gitguard.QUARANTINE + "/")
+                or any(rel == d or rel.startswith(d + "/") for d in done)):
+            continue
+        parent, name = os.path.split(path)
+        new = path not in was
+        installed_here = any(p in ("site-packages", "dist-packages")
+                             for p in rel.split("/")[:-1])
+        if name.split(".", 1)[0] in CUSTOMIZE or os.path.basename(parent).split(".", 1)[0] \
+                in CUSTOMIZE:
+            if stat.S_ISDIR(ident[0]) and not new:
+                continue  # its entries are judged (a __pycache__ made changes it)
+            if _in_package(rel):
+                continue  # an installed package's own module: site.py never imports it
+            what = "bytecode, " if name.endswith(".pyc") else ""
+            why = (f"a sitecustomize or usercustomize ({what}made or changed by the run): "
+                   "site.py imports it at every start of any interpreter whose path holds "
+                   "its directory (a PYTHONPATH the person sets)")
+        elif installed_here:
+            continue  # an installed package's (the walk of a directory made listable
+            # again names them all)
+        elif name.endswith(".pyc"):
+            why = ("bytecode outside __pycache__, made or changed by the run: imported as "
+                   f"module {name[:-4]} where no source of that name comes first (from "
+                   "a script's directory, before the standard library)")
+        else:
+            module, ok = _extension(name)
+            if not ok:
+                continue  # no name an import asks for
+            if not installed:
+                installed.append(_installed_names(layout))
+            instead = _shadowed(parent, module, installed[0])
+            owner = (_record_owner(workspace, path, records)
+                     if instead.startswith("the installed ") else None)
+            if not instead or owner:
+                why = ("an extension module made or changed by the run, kept: " + (
+                    f"the RECORD of {owner} lists it (pip install --target); from its "
+                    f"directory an import of {module} loads it in place of {instead}"
+                    if owner else "it takes the place of no source, standard or installed "
+                    f"module (an import of {module} runs its native code)"))
+                result.reported.append(Report(rel, why, _runs(path, Marker("extension", "")),
+                                              "", "extension", new))
+                continue
+            why = (f"an extension module made or changed by the run, which `import {module}` "
+                   f"loads in place of {instead}")
+        _aside(tree, rel, why, _runs(path, Marker("loose", "")), run_id, result)
+        done.append(rel)
+
+
+def _in_package(rel: str) -> bool:
+    """Is rel in a package beneath site-packages or dist-packages (not its top, which
+    site.py or a .pth puts on the path)?"""
+    parts = rel.split("/")
+    return any(p in ("site-packages", "dist-packages") for p in parts[:-2])
+
+
+def _extension(name: str) -> tuple[str, bool]:
+    """(the module name, whether it is one an import loads) of NAME.so: MODULE.so or
+    MODULE.TAG.so (importlib.machinery.EXTENSION_SUFFIXES' forms, any interpreter's)."""
+    module, _, rest = name.partition(".")
+    return module, module.isidentifier() and (rest == "so" or (
+        rest.endswith(".so") and rest.count(".") == 1))
+
+
+def _record_owner(workspace: str, path: str, records: dict[str, dict[str, str]]
+                  ) -> str | None:
+    """The distribution whose RECORD, in path's directory or one above it in the
+    workspace, lists path (what `pip install --target DIR` writes beside what it
+    installs). The tree can write one too: it only turns a move into a report."""
+    d = os.path.dirname(path)
+    while d == workspace or d.startswith(workspace + "/"):
+        if d not in records:
+            records[d] = {}
+            for name in _listdir(d):
+                if name.endswith(".dist-info"):
+                    for entry in _record_entries(os.path.join(d, name, "RECORD"), d):
+                        records[d].setdefault(entry, name.removesuffix(".dist-info"))
+        if path in records[d]:
+            return records[d][path]
+        if d == workspace:
+            break
+        d = os.path.dirname(d)
+    return None
+
+
+def _shadowed(directory: str, module: str, installed: set[str]) -> str:
+    """What `import MODULE` would load but for an extension module in directory: its
+    source (or sourceless bytecode) or package beside it, else, where directory is no
+    package of its own (a script's, a sys.path entry), the standard library's or an
+    installed package's module. "" for none."""
+    for suffix in (".py", ".pyc"):
+        if os.path.lexists(os.path.join(directory, module + suffix)):
+            return f"{module}{suffix} beside it"
+    if os.path.isdir(os.path.join(directory, module)):
+        return f"the package {module}/ beside it"
+    if any(os.path.lexists(os.path.join(directory, f"__init__{s}")) for s in (".py", ".pyc")):
+        return ""
+    import sys
+
+    if module in sys.stdlib_module_names:
+        return f"the standard library's {module}"
+    if module in installed:
+        return f"the installed {module}"
+    return ""
+
+
+def _installed_names(layout: gitlayout.Layout) -> set[str]:
+    """The top-level module names of the workspace venvs' site-packages and of ztsa's
+    interpreter's (and its base's): what an extension module of the same name would
+    take the place of from a script's directory."""
+    import contextlib
+    import site
+    import sys
+
+    dirs = [d for v in layout.venvs for d in site_dirs(v)]
+    with contextlib.suppress(AttributeError, OSError):  # an interpreter without them
+        dirs += site.getsitepackages() + site.getsitepackages([sys.base_prefix])
+    names: set[str] = set()
+    for d in dict.fromkeys(dirs):
+        for name in _listdir(d):
+            if not name.endswith((".dist-info", ".egg-info", ".pth")):
+                names.add(name.split(".", 1)[0])
+    return names
 
 
 def _venv(workspace: str, venv: str, was: dict[str, Ident], tree: gitguard._Tree,
@@ -325,6 +501,8 @@ def _venv(workspace: str, venv: str, was: dict[str, Ident], tree: gitguard._Tree
                    "by the run", runs, run_id, result)
             if not os.path.lexists(path):
                 gone.append(path)
+        elif marker.kind == "program":
+            _program(tree, venv, home, path, rel, path not in was, listed, run_id, result)
         else:
             what = {"interpreter": "an interpreter of a workspace virtual environment",
                     "activate": "a workspace virtual environment's activation script (a "
@@ -333,6 +511,44 @@ def _venv(workspace: str, venv: str, was: dict[str, Ident], tree: gitguard._Tree
                               "interpreter and standard library it uses)"}[marker.kind]
             result.reported.append(Report(rel, f"{what}, made or changed by the run", runs,
                                           home, marker.kind, path not in was))
+
+
+def _program(tree: gitguard._Tree, venv: str, home: str, path: str, rel: str, new: bool,
+             listed: Callable[[str, str], str | None], run_id: str, result: Result) -> None:
+    """A program of the venv's bin/ (not its interpreter or activation scripts) that the
+    run made or changed: first on PATH once the environment is activated. Kept where a
+    RECORD the run wrote lists it (pip's console scripts), and named when it takes the
+    place of a program on ztsa's PATH; else moved aside."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISLNK(mode) and not (stat.S_ISREG(mode) and mode & 0o111):
+        return  # nothing PATH runs (uv's deactivate.bat, a directory)
+    owner = next((o for site in site_dirs(venv) if (o := listed(path, site))), None)
+    shadowed = _on_path(os.path.basename(path), os.path.dirname(path))
+    instead = f"; once the environment is activated it runs in place of {shadowed}" \
+        if shadowed else "; first on PATH once the environment is activated"
+    runs = _runs(path, Marker("program", venv))
+    if owner is None:
+        _aside(tree, rel, "a program in a workspace virtual environment's bin/ made or "
+               f"changed by the run, which no RECORD the run wrote lists{instead}", runs,
+               run_id, result)
+    elif shadowed:
+        result.reported.append(Report(rel, f"a program in a workspace virtual environment's "
+                                      f"bin/, kept: the run's RECORD of {owner} lists it"
+                                      f"{instead}", runs, home, "program", new))
+
+
+def _on_path(name: str, own: str) -> str | None:
+    """The program name on ztsa's PATH (the person's, less the directory own)."""
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isabs(d) or os.path.normpath(d) == os.path.normpath(own):
+            continue
+        p = os.path.join(d, name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
 
 
 def _aside(tree: gitguard._Tree, rel: str, why: str, runs: str, run_id: str,
@@ -378,8 +594,11 @@ def _runs(path: str, marker: Marker) -> str:
             keys = [line.strip() for line in data.decode("utf-8", "replace").splitlines()
                     if line.partition("=")[0].strip().lower() in ("home", "executable")]
             return _short(", ".join(keys) or "no home")
+        if path.endswith(".pyc"):
+            return f"Python bytecode ({st.st_size} bytes)"
         if data.startswith(b"\x7fELF"):
-            return f"a program ({st.st_size} bytes)"
+            what = "native code" if path.endswith(".so") else "a program"
+            return f"{what} ({st.st_size} bytes)"
         first = data.decode("utf-8", "replace").splitlines()[:1]
         return _short(f"a file of {st.st_size} bytes" + (f", first line {first[0]!r}"
                                                            if first else ""))

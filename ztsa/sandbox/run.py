@@ -569,16 +569,24 @@ def _report_bytecode(log: AuditLog, found: bytecode.Result) -> None:
     done = [m for m in found.moved if not m.error]
     if done:
         names = ", ".join(f"{printable(m.path)} ({printable(m.runs)})" for m in done[:3])
-        _say(f"ztsa: moved aside {len(done)} file(s) that a workspace virtual environment "
-             f"would run at every start: {names}{', ...' if len(done) > 3 else ''} (see "
+        _say(f"ztsa: moved aside {len(done)} file(s) that Python or a workspace virtual "
+             f"environment would run later in place of what you read or expect: "
+             f"{names}{', ...' if len(done) > 3 else ''} (see "
              f"{gitguard.QUARANTINE}/{log.run}/manifest.json)")
     for r in found.reported:
         log.event("reported", path=r.path, reason=r.reason, runs=r.runs)
-    if found.reported:
+    built = [r for r in found.reported if r.kind == "extension"]
+    if built:
+        names = ", ".join(printable(r.path) for r in built[:3])
+        _say(f"ztsa: the run made or changed {len(built)} extension module(s), kept (a "
+             f"build's, or native code an `import` of its name runs): {names}"
+             f"{', ...' if len(built) > 3 else ''}; see the log's `reported` events")
+    if len(built) < len(found.reported):
         by_venv: dict[str, list[bytecode.Report]] = {}
         for r in found.reported:
-            by_venv.setdefault(r.venv, []).append(r)
-        order = ("config", "interpreter", "pth", "activate")
+            if r.kind != "extension":
+                by_venv.setdefault(r.venv, []).append(r)
+        order = ("config", "interpreter", "pth", "activate", "program")
         for venv, reports in by_venv.items():
             reports.sort(key=lambda r: (order.index(r.kind) if r.kind in order else 9, r.path))
             made = any(r.kind == "config" and r.new for r in reports)
