@@ -36,6 +36,9 @@ CONFIGS = ("config", "config.worktree")
 REDIRECTS = ("commondir",)
 # kept as they were when they exist; their absence is no risk
 LOOK_ELSEWHERE = ("objects/info/alternates", "info/attributes", "gitdir")
+# which untracked files `git status`, `git add -A` and editors never show: git writes it
+# only at `git init` (comments): protected, created by none, judged after a run
+IGNORES = ("info/exclude",)
 # git writes these in ordinary work (a rebase, a cherry-pick), so they stay writable;
 # an `exec` line in them runs at the next `git rebase --continue`: judged after a run
 TODO_LISTS = ("rebase-merge/git-rebase-todo", "sequencer/todo")
@@ -129,6 +132,7 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                 todo.append(path)
             elif os.access(path, os.X_OK):  # git can still go in and open names there
                 unreadable.append(path)
+    caches = _layout_kept(caches, venvs)
     gitdirs = list(dict.fromkeys(gitdirs))
     hooks = [os.path.join(g, "hooks") for g in gitdirs]
     included: list[str] = []
@@ -148,6 +152,29 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                   sorted(set(included + programs)), sorted(unreadable), sorted(set(included)),
                   sorted(set(policies)), sorted(set(instructions)), tuple(caches),
                   tuple(sorted(set(venvs))), tuple(sorted(set(manifests))))
+
+
+LAYOUT_DIRS = ("/.direnv/", "/.devenv/")
+
+
+def _layout_kept(caches: list[str], venvs: list[str]) -> list[str]:
+    """The walk's cache entries without what a virtual environment in a layout directory
+    of direnv's or devenv's holds but its bin/ (what `pip install` put in its
+    site-packages stays, judged by the venv audit like any venv's; its bin/, which
+    direnv puts first on PATH, is a cache entry like the rest but its interpreters,
+    which the venv audit names)."""
+    inner = tuple(v + "/" for v in venvs if any(d in v + "/" for d in LAYOUT_DIRS))
+    if not inner:
+        return caches
+    out: list[str] = []
+    for p in caches:
+        if p.startswith(inner):
+            rest = p[next(len(v) for v in inner if p.startswith(v)):]
+            if not rest.startswith("bin/") or "/" in rest[4:] or rest[4:].startswith(
+                    ("python", "pypy")):
+                continue
+        out.append(p)
+    return out
 
 
 def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]
@@ -502,11 +529,22 @@ def control_paths(layout: Layout) -> list[str]:
     hooks directories, the `.git` files, and what the configs include or run."""
     out: list[str] = []
     for g in layout.gitdirs:
-        out += [os.path.join(g, n) for n in (*CONFIGS, *REDIRECTS, "hooks")]
+        out += [os.path.join(g, n) for n in (*CONFIGS, *REDIRECTS, *IGNORES, "hooks")]
         out += [p for p in (os.path.join(g, n) for n in LOOK_ELSEWHERE)
                 if os.path.lexists(p)]
     out += layout.hook_dirs + layout.gitfiles + layout.named
     return list(dict.fromkeys(out))
+
+
+def patterns(data: bytes | None) -> set[bytes]:
+    """The patterns of an ignore file (info/exclude) as git reads them: every line but
+    blank ones and comments, a CR before its LF dropped."""
+    out: set[bytes] = set()
+    for line in (data or b"").split(b"\n"):
+        line = line.removesuffix(b"\r")
+        if line.strip() and not line.startswith(b"#"):
+            out.add(line)
+    return out
 
 
 def audited_paths(layout: Layout) -> list[str]:
