@@ -37,7 +37,8 @@ REDIRECTS = ("commondir",)
 # kept as they were when they exist; their absence is no risk
 LOOK_ELSEWHERE = ("objects/info/alternates", "info/attributes", "gitdir")
 # which untracked files `git status`, `git add -A` and editors never show: git writes it
-# only at `git init` (comments): protected, created by none, judged after a run
+# only at `git init` (comments); judged after a run, not kept read-only during it (a
+# bind mount per repository doubled a run's cost beside 2,000 nested ones)
 IGNORES = ("info/exclude",)
 # git writes these in ordinary work (a rebase, a cherry-pick), so they stay writable;
 # an `exec` line in them runs at the next `git rebase --continue`: judged after a run
@@ -529,7 +530,7 @@ def control_paths(layout: Layout) -> list[str]:
     hooks directories, the `.git` files, and what the configs include or run."""
     out: list[str] = []
     for g in layout.gitdirs:
-        out += [os.path.join(g, n) for n in (*CONFIGS, *REDIRECTS, *IGNORES, "hooks")]
+        out += [os.path.join(g, n) for n in (*CONFIGS, *REDIRECTS, "hooks")]
         out += [p for p in (os.path.join(g, n) for n in LOOK_ELSEWHERE)
                 if os.path.lexists(p)]
     out += layout.hook_dirs + layout.gitfiles + layout.named
@@ -551,7 +552,7 @@ def audited_paths(layout: Layout) -> list[str]:
     """control_paths, and the to-do lists and strategies git writes in ordinary work."""
     return [*control_paths(layout),
             *(os.path.join(g, t) for g in layout.gitdirs
-              for t in (*TODO_LISTS, *STRATEGY_FILES))]
+              for t in (*TODO_LISTS, *STRATEGY_FILES, *IGNORES))]
 
 
 # ---- configuration keys ----

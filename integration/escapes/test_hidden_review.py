@@ -97,8 +97,8 @@ def test_a_new_repository_keeps_its_exclude(run):
 
 
 def test_the_persons_exclude_is_given_back(run, tmp_path):
-    """Without a read-only layer (nouserns) the run may write it: its text comes back;
-    with one, the write is refused."""
+    """The run may write it (git's own commands never do): the person's text comes
+    back after it."""
     ws = run.workspace
     _project(ws)
     exclude = ws / ".git" / "info" / "exclude"
