@@ -131,3 +131,4 @@ def test_what_pip_put_into_direnvs_venv_stays(run):
     assert got.stdout.strip() == "7", got.stderr
     assert not (venv / "bin" / "tool").exists()
     assert (venv / "bin" / "python").exists()
+    assert ".direnv/python-3.11/bin/tool" in proc.stderr  # named

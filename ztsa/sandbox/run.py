@@ -8,6 +8,7 @@ import gc
 import os
 import sys
 
+from ztsa import gitlayout
 from ztsa.printable import printable
 from ztsa.sandbox import (
     agentguard,
@@ -562,6 +563,13 @@ def _report_bytecode(log: AuditLog, found: bytecode.Result) -> None:
     event for each left in place; and their lines on stderr."""
     if found.removed:
         log.event("bytecode", removed=len(found.removed), paths=found.removed[:100])
+        layout = [p for p in found.removed
+                  if any(d in f"/{p}/" for d in gitlayout.LAYOUT_DIRS)]
+        if layout:  # what the person may miss: direnv's and devenv's, not bytecode
+            names = ", ".join(printable(p) for p in layout[:3])
+            _say(f"ztsa: removed {len(layout)} file(s) the run made or changed in direnv's "
+                 f"or devenv's layout directory (a cached shell, a program on PATH): "
+                 f"{names}{', ...' if len(layout) > 3 else ''}; the tools rebuild them")
     for m in found.moved:
         log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
                   replaced=m.replaced, **({"runs": m.runs} if m.runs else {}),
