@@ -158,21 +158,28 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
 LAYOUT_DIRS = ("/.direnv/", "/.devenv/")
 
 
+# what of a virtual environment in a layout directory is no cache entry: the standard
+# library links and site-packages (lib/pythonX.Y/...), which the venv audit judges like
+# any venv's, and the interpreters, which it names
+_VENV_KEPT = ("lib/python", "lib64/python", "lib/pypy", "lib64/pypy", "bin/python",
+              "bin/pypy")
+
+
 def _layout_kept(caches: list[str], venvs: list[str]) -> list[str]:
     """The walk's cache entries without what a virtual environment in a layout directory
-    of direnv's or devenv's holds but its bin/ (what `pip install` put in its
-    site-packages stays, judged by the venv audit like any venv's; its bin/, which
-    direnv puts first on PATH, is a cache entry like the rest but its interpreters,
-    which the venv audit names)."""
+    of direnv's or devenv's holds in _VENV_KEPT (what `pip install` put in its
+    site-packages stays). Its bin/, which direnv puts first on PATH, is a cache entry
+    like the rest, and so is all else there: a pyvenv.cfg the tree adds to
+    `.direnv/perl5` keeps nothing of `lib/perl5`, which PERL5LIB puts first."""
     inner = tuple(v + "/" for v in venvs if any(d in v + "/" for d in LAYOUT_DIRS))
     if not inner:
         return caches
     out: list[str] = []
     for p in caches:
         if p.startswith(inner):
-            rest = p[next(len(v) for v in inner if p.startswith(v)):]
-            if not rest.startswith("bin/") or "/" in rest[4:] or rest[4:].startswith(
-                    ("python", "pypy")):
+            rest = p[max(len(v) for v in inner if p.startswith(v)):]
+            if rest.startswith(_VENV_KEPT) and (
+                    rest.startswith("lib") or "/" not in rest[4:]):
                 continue
         out.append(p)
     return out

@@ -167,3 +167,17 @@ def test_the_walk_names_direnvs_and_devenvs_layout(tmp_path):
         "pkg/.direnv/flake-profile", "pkg/.direnv/flake-profile.rc",
         "pkg/.direnv/python-3.11/.venv/bin/activate", "pkg/.direnv/python-3.11/.venv/bin/git"]
     assert layout.venvs == (str(venv),)
+
+
+def test_a_pyvenv_cfg_keeps_only_site_packages_in_a_layout(tmp_path):
+    """A pyvenv.cfg the tree adds to direnv's perl layout does not make its modules
+    (PERL5LIB comes first) anything but cache entries."""
+    perl = tmp_path / ".direnv" / "perl5"
+    (perl / "lib" / "perl5").mkdir(parents=True)
+    (perl / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (perl / "lib" / "perl5" / "strict.pm").write_text("1;\n")
+    (perl / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (perl / "lib" / "python3.11" / "site-packages" / "x.py").write_text("")
+    layout = gitlayout.find(str(tmp_path))
+    assert [os.path.relpath(p, tmp_path) for p in layout.caches] == [
+        ".direnv/perl5/lib/perl5/strict.pm"]
