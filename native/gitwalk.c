@@ -19,12 +19,15 @@
    loads instead of the source beside it, judged by the source's mtime and size alone
    (every entry but a directory of a `__pycache__` directory; of Ruby's bootsnap compile
    caches and their two-level subdirectories; bootsnap's load-path cache; and such a
-   cache's own name when it is no directory: a symlink), 'V' a `pyvenv.cfg` that is not
-   a directory (a virtual environment there), 'X' Python code that runs in place of
-   source outside such a cache: a `*.pyc` or `*.so` entry (a sourceless module, an
-   extension module) but beneath a `site-packages` or `dist-packages` directory, and,
-   wherever it sits, an entry named `sitecustomize` or `usercustomize` (any suffix, a
-   directory too) and what is no directory in a directory so named. Other
+   cache's own name when it is no directory: a symlink; and every entry but a directory
+   beneath a layout directory of direnv's, `.direnv`, or devenv's, `.devenv` but its
+   `state`: cached shells a `cd` evaluates, directories put first on PATH), 'V' a
+   `pyvenv.cfg` that is not a directory (a virtual environment there), 'X' Python code
+   that runs in place of source outside such a cache: a `*.pyc` or `*.so` entry (a
+   sourceless module, an extension module) but beneath a `site-packages` or
+   `dist-packages` directory, and, wherever it sits, an entry named `sitecustomize` or
+   `usercustomize` (any suffix, a directory too) and what is no directory in a directory
+   so named. Other
    directories that cannot be opened (gone, ELOOP after a swap for a symlink, a path
    too long) are left out. No symlink is followed but root itself: each subdirectory is
    opened beneath root's descriptor through no symlink (openat2). */
@@ -147,6 +150,28 @@ static int loose(const char *path, size_t plen, const char *name, size_t nlen, i
     return !*inside;
 }
 
+/* Is the directory PATH (its first RLEN bytes the walk's root) in a directory that
+   direnv or devenv keep their layout in (see 'Y' above): beneath the root, a component
+   `.direnv`, or `.devenv` but its `state` (devenv's services' data). */
+static int in_layout(const char *path, size_t plen, size_t rlen) {
+    for (size_t i = rlen == 1 ? 0 : rlen; i + 8 <= plen; i++) {
+        if (path[i] != '/' || path[i + 1] != '.' || (i + 8 < plen && path[i + 8] != '/'))
+            continue;
+        if (memcmp(path + i + 2, "direnv", 6) == 0)
+            return 1;
+        if (memcmp(path + i + 2, "devenv", 6) == 0 &&
+            !(i + 14 <= plen && memcmp(path + i + 8, "/state", 6) == 0 &&
+              (i + 14 == plen || path[i + 14] == '/')))
+            return 1;
+    }
+    return 0;
+}
+
+/* A layout directory's own name (an entry so named that is no directory: a link). */
+static int layout_name(const char *name) {
+    return strcmp(name, ".direnv") == 0 || strcmp(name, ".devenv") == 0;
+}
+
 /* One of the caller's NAMES: a path suffix, its last part a name, `*SUFFIX` or an
    fnmatch pattern. */
 struct suffix {
@@ -220,7 +245,8 @@ static int list_one(int fd, const char *path, size_t plen, size_t rlen,
                     const struct suffixes *names, struct buf *out, struct buf *stack) {
     char dents[1 << 15];
     int head = 0, objects = 0;
-    int cache = in_cache(path, plen), bootsnap = bootsnap_dir(path, plen), inside = -1;
+    int cache = in_cache(path, plen) || in_layout(path, plen, rlen);
+    int bootsnap = bootsnap_dir(path, plen), inside = -1;
     size_t base = plen;
     while (base > 0 && path[base - 1] != '/')
         base--;
@@ -261,13 +287,13 @@ static int list_one(int fd, const char *path, size_t plen, size_t rlen,
                 put(out, 'T', full, at + nlen);
             else if (type != DT_DIR && later(names, path, plen, name, nlen, type == DT_LNK))
                 put(out, 'I', full, at + nlen);
+            else if (type != DT_DIR && strcmp(name, "pyvenv.cfg") == 0)
+                put(out, 'V', full, at + nlen); /* a venv in a layout directory too */
             else if (type != DT_DIR &&
-                     (cache || cache_name(name, nlen) ||
+                     (cache || cache_name(name, nlen) || layout_name(name) ||
                       strcmp(name, "bootsnap-load-path-cache") == 0 ||
                       (bootsnap && strcmp(name, "load-path-cache") == 0)))
                 put(out, 'Y', full, at + nlen);
-            else if (type != DT_DIR && strcmp(name, "pyvenv.cfg") == 0)
-                put(out, 'V', full, at + nlen);
             else if (!cache && loose(path + rlen, plen - rlen, name, nlen, type == DT_DIR,
                                      custom, &inside))
                 put(out, 'X', full, at + nlen);

@@ -36,6 +36,10 @@ CONFIGS = ("config", "config.worktree")
 REDIRECTS = ("commondir",)
 # kept as they were when they exist; their absence is no risk
 LOOK_ELSEWHERE = ("objects/info/alternates", "info/attributes", "gitdir")
+# which untracked files `git status`, `git add -A` and editors never show: git writes it
+# only at `git init` (comments); judged after a run, not kept read-only during it (a
+# bind mount per repository doubled a run's cost beside 2,000 nested ones)
+IGNORES = ("info/exclude",)
 # git writes these in ordinary work (a rebase, a cherry-pick), so they stay writable;
 # an `exec` line in them runs at the next `git rebase --continue`: judged after a run
 TODO_LISTS = ("rebase-merge/git-rebase-todo", "sequencer/todo")
@@ -136,6 +140,7 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                 todo.append(path)
             elif os.access(path, os.X_OK):  # git can still go in and open names there
                 unreadable.append(path)
+    caches = _layout_kept(caches, venvs)
     gitdirs = list(dict.fromkeys(gitdirs))
     hooks = [os.path.join(g, "hooks") for g in gitdirs]
     included: list[str] = []
@@ -155,6 +160,36 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                   sorted(set(included + programs)), sorted(unreadable), sorted(set(included)),
                   sorted(set(policies)), sorted(set(instructions)), tuple(caches),
                   tuple(sorted(set(venvs))), tuple(sorted(set(manifests))), tuple(loose))
+
+
+LAYOUT_DIRS = ("/.direnv/", "/.devenv/")
+
+
+# what of a virtual environment in a layout directory is no cache entry: the standard
+# library links and site-packages (lib/pythonX.Y/...), which the venv audit judges like
+# any venv's, and the interpreters, which it names
+_VENV_KEPT = ("lib/python", "lib64/python", "lib/pypy", "lib64/pypy", "bin/python",
+              "bin/pypy")
+
+
+def _layout_kept(caches: list[str], venvs: list[str]) -> list[str]:
+    """The walk's cache entries without what a virtual environment in a layout directory
+    of direnv's or devenv's holds in _VENV_KEPT (what `pip install` put in its
+    site-packages stays). Its bin/, which direnv puts first on PATH, is a cache entry
+    like the rest, and so is all else there: a pyvenv.cfg the tree adds to
+    `.direnv/perl5` keeps nothing of `lib/perl5`, which PERL5LIB puts first."""
+    inner = tuple(v + "/" for v in venvs if any(d in v + "/" for d in LAYOUT_DIRS))
+    if not inner:
+        return caches
+    out: list[str] = []
+    for p in caches:
+        if p.startswith(inner):
+            rest = p[max(len(v) for v in inner if p.startswith(v)):]
+            if rest.startswith(_VENV_KEPT) and (
+                    rest.startswith("lib") or "/" not in rest[4:]):
+                continue
+        out.append(p)
+    return out
 
 
 def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]
@@ -514,11 +549,22 @@ def control_paths(layout: Layout) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def patterns(data: bytes | None) -> set[bytes]:
+    """The patterns of an ignore file (info/exclude) as git reads them: every line but
+    blank ones and comments, a CR before its LF dropped."""
+    out: set[bytes] = set()
+    for line in (data or b"").split(b"\n"):
+        line = line.removesuffix(b"\r")
+        if line.strip() and not line.startswith(b"#"):
+            out.add(line)
+    return out
+
+
 def audited_paths(layout: Layout) -> list[str]:
     """control_paths, and the to-do lists and strategies git writes in ordinary work."""
     return [*control_paths(layout),
             *(os.path.join(g, t) for g in layout.gitdirs
-              for t in (*TODO_LISTS, *STRATEGY_FILES))]
+              for t in (*TODO_LISTS, *STRATEGY_FILES, *IGNORES))]
 
 
 # ---- configuration keys ----

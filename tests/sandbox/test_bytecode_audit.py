@@ -267,3 +267,46 @@ def test_an_extension_module_in_place_of_an_installed_one(tmp_path):
     assert "the installed fakemod" in result.moved[0].reason
     assert [r.path for r in result.reported] == ["vendor/fakemod.abi3.so"]
     assert "RECORD of fakemod-1.0" in result.reported[0].reason
+
+
+def test_the_walk_names_direnvs_and_devenvs_layout(tmp_path):
+    """Every entry but a directory beneath .direnv and .devenv (and such a name that is
+    a link), at any depth; not devenv's state/ (its services' data), nor what a venv
+    there holds but its bin/ (less its interpreters)."""
+    d = tmp_path / "pkg" / ".direnv"
+    (d / "flake-inputs").mkdir(parents=True)
+    (d / "flake-profile.rc").write_text("export X=1\n")
+    (d / "flake-profile").symlink_to("/usr")
+    (d / "flake-inputs" / "abc-source").symlink_to("/usr")
+    site = make_venv(d / "python-3.11")
+    (site / "pkg.py").write_text("")
+    venv = d / "python-3.11" / ".venv"  # make_venv's own name: a venv there
+    (venv / "bin" / "git").write_text("#!/bin/sh\n")
+    (venv / "bin" / "activate").write_text("")
+    dev = tmp_path / ".devenv"
+    (dev / "state" / "postgres").mkdir(parents=True)
+    (dev / "state" / "postgres" / "PG_VERSION").write_text("16\n")
+    (dev / "nix-eval-cache.db").write_bytes(b"x")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / ".direnv").symlink_to("/tmp")
+    (tmp_path / ".direnvrc").write_text("")  # not the layout directory
+    layout = gitlayout.find(str(tmp_path))
+    assert sorted(os.path.relpath(p, tmp_path) for p in layout.caches) == [
+        ".devenv/nix-eval-cache.db", "other/.direnv", "pkg/.direnv/flake-inputs/abc-source",
+        "pkg/.direnv/flake-profile", "pkg/.direnv/flake-profile.rc",
+        "pkg/.direnv/python-3.11/.venv/bin/activate", "pkg/.direnv/python-3.11/.venv/bin/git"]
+    assert layout.venvs == (str(venv),)
+
+
+def test_a_pyvenv_cfg_keeps_only_site_packages_in_a_layout(tmp_path):
+    """A pyvenv.cfg the tree adds to direnv's perl layout does not make its modules
+    (PERL5LIB comes first) anything but cache entries."""
+    perl = tmp_path / ".direnv" / "perl5"
+    (perl / "lib" / "perl5").mkdir(parents=True)
+    (perl / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (perl / "lib" / "perl5" / "strict.pm").write_text("1;\n")
+    (perl / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (perl / "lib" / "python3.11" / "site-packages" / "x.py").write_text("")
+    layout = gitlayout.find(str(tmp_path))
+    assert [os.path.relpath(p, tmp_path) for p in layout.caches] == [
+        ".direnv/perl5/lib/perl5/strict.pm"]

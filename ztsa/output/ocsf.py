@@ -11,7 +11,7 @@ A pure mapping, one ztsa event to one OCSF event:
 - dns and a refused query: DNS Activity (4003): Response, Query;
 - a --trace-syscalls record: Kernel Activity (1003), Invoke of a System Call;
 - the run's own events (env, summary, confinement, learn, signal, quarantine, bytecode,
-  reported): the Base Event (0), activity Other.
+  reported, index): the Base Event (0), activity Other.
 A refusal has action_id 2 (Denied); under --audit-only, where the call went on, 1
 (Allowed) with the disposition Logged. Every event keeps the whole ztsa record under
 `unmapped.ztsa` (nothing is lost) and the run's ID as metadata.correlation_uid."""

@@ -475,6 +475,14 @@ def _judge(path: str, was: State | None, now: State, layout: gitlayout.Layout,
         if any(path.endswith("/" + f) for _m, files in gitlayout.MANAGED for f in files):
             return "a configuration an installed git hook runs the commands of", old, back
         return "a file a repository's config or an installed hook runs", old, back
+    if at.gitdir_of(path, gitlayout.IGNORES) is not None:
+        # what git status would no longer show; a pattern removed only shows more
+        old = was.data if was is not None and was.kind == "file" else None
+        if (now.kind == "file" and now.data is not None
+                and gitlayout.patterns(now.data) <= gitlayout.patterns(old)):
+            return None
+        return ("a list of files git status does not show (info/exclude), made or "
+                "changed by the run"), old, "restored" if old is not None else ""
     if at.gitdir_of(path, gitlayout.TODO_LISTS) is not None:
         text = (now.data or b"").decode("utf-8", "replace")
         if now.kind == "file" and now.data is not None and not any(

@@ -8,6 +8,7 @@ import gc
 import os
 import sys
 
+from ztsa import gitlayout
 from ztsa.printable import printable
 from ztsa.sandbox import (
     agentguard,
@@ -16,6 +17,7 @@ from ztsa.sandbox import (
     cgroup,
     controls,
     gitguard,
+    gitindex,
     landlock,
     plan,
     protect,
@@ -346,6 +348,8 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
     pyproject_before = gitguard.policy_before(policy.workspace)
     # the bytecode caches and the venvs' start-up files the same walk found, as they are
     code_before = bytecode.before(git_before.layout)
+    # each index's bits that hide a file from git status, as they are (read only)
+    index_before = gitindex.before(policy.workspace, git_before.layout)
     # what an earlier (killed) run left in an agent's kept state, then its instruction
     # files as they are: the measure of what this run changes
     agent_before: dict[str, agentguard.Snapshot] = {}
@@ -452,6 +456,7 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
     moved = gitguard.audit(policy.workspace, git_before, log.run, after)
     moved += gitguard.audit_policy(policy.workspace, pyproject_before, log.run)
     started = bytecode.audit(policy.workspace, code_before, after, log.run, request.keep_pth)
+    cleared = gitindex.audit(policy.workspace, index_before, after)
     swept = [f for state, keep, globs in (setup.kept if setup else ())
              for f in agentguard.audit(state, keep, globs, agent_before.get(state, {}),
                                        log.run, written=True)]
@@ -471,8 +476,9 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
              f"sandbox: {names} (see "
              f"{gitguard.QUARANTINE}/{log.run}/manifest.json)")
     _report_bytecode(log, started)
+    _report_index(log, cleared)
     unclean = ([m.path for m in [*moved, *started.moved] if m.error]
-               + [f.path for f in swept if f.error])
+               + [f.path for f in swept if f.error] + [c.path for c in cleared if c.error])
     if unclean and code == 0:
         _say(f"ztsa: the run is unclean: {len(unclean)} thing(s) it left could not be "
              f"taken away (named above); exit {EXIT_UNCLEAN}")
@@ -501,6 +507,8 @@ def _execute(request: ExecRequest, offer: HostOffer, policy: Policy, log: AuditL
               quarantined=len(moved) + len(started.moved) + log.counts.get("quarantined", 0),
               **({"reported": len(started.reported)} if started.reported else {}),
               **({"bytecode_removed": len(started.removed)} if started.removed else {}),
+              **({"index_cleared": sum(1 for c in cleared if not c.error)}
+                 if cleared else {}),
               **({"enforced": False, "would_deny": would} if run.audit else {}),
               **({"memory_killed": limited.memory, "procs_refused": limited.procs}
                  if group is not None else {}),
@@ -559,6 +567,13 @@ def _report_bytecode(log: AuditLog, found: bytecode.Result) -> None:
     event for each left in place; and their lines on stderr."""
     if found.removed:
         log.event("bytecode", removed=len(found.removed), paths=found.removed[:100])
+        layout = [p for p in found.removed
+                  if any(d in f"/{p}/" for d in gitlayout.LAYOUT_DIRS)]
+        if layout:  # what the person may miss: direnv's and devenv's, not bytecode
+            names = ", ".join(printable(p) for p in layout[:3])
+            _say(f"ztsa: removed {len(layout)} file(s) the run made or changed in direnv's "
+                 f"or devenv's layout directory (a cached shell, a program on PATH): "
+                 f"{names}{', ...' if len(layout) > 3 else ''}; the tools rebuild them")
     for m in found.moved:
         log.event("quarantine", path=m.path, reason=m.reason, moved_to=m.moved_to,
                   replaced=m.replaced, **({"runs": m.runs} if m.runs else {}),
@@ -599,6 +614,22 @@ def _report_bytecode(log: AuditLog, found: bytecode.Result) -> None:
                     "made or changed what runs when the virtual environment")
             _say(f"ztsa: the run {what} {printable(venv)}{'' if made else ' is used'}: "
                  f"{names}{more}; see the log's `reported` events, and look before using it")
+
+
+def _report_index(log: AuditLog, found: list[gitindex.Cleared]) -> None:
+    """The index audit's results: an `index` event for each bit cleared (or not), and a
+    line on stderr."""
+    for c in found:
+        log.event("index", path=c.path, flag=c.flag, repository=c.repository,
+                  **({"error": c.error} if c.error else {}))
+        if c.error:
+            _say(f"ztsa: {printable(c.path)}: {printable(c.error)}; run `git ls-files -v` "
+                 "there: a lower-case or S tag hides a file from git status")
+    done = [c for c in found if not c.error]
+    if done:
+        names = ", ".join(f"{printable(c.path)} ({c.flag})" for c in done[:5])
+        _say(f"ztsa: cleared {len(done)} bit(s) of the index that the run set to hide a "
+             f"file from git status and git diff: {names}{', ...' if len(done) > 5 else ''}")
 
 
 def _say(text: str) -> None:

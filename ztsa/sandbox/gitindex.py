@@ -1,0 +1,206 @@
+"""What the tree leaves in a repository's index that hides a change from the person's
+review (docs/git-control.md, "What hides a change from git status").
+
+The index is the tree's to write (`git add` writes it), and two bits of an entry make
+`git status` and `git diff` skip the file: assume-unchanged (CE_VALID: git does not
+look at the file at all) and skip-worktree. A tree that sets one on `app.py` and then
+edits it leaves a clean `git status` over code that runs. After the run, each bit set
+on an entry that the snapshot before the run did not have is cleared through git
+itself (`git update-index --no-assume-unchanged` / `--no-skip-worktree`), run so that
+nothing runs with it: no hooks (`core.hooksPath=/dev/null`), no fsmonitor, no
+system or global config. A skip-worktree bit is cleared only where the file exists in
+the working tree: `git sparse-checkout` sets it on the files it removes, which hides
+nothing (a deletion runs nothing), and the person's own sparse checkout is left alone.
+
+Cheap when nothing changed: before the run each index's identity (inode, size, mtime,
+ctime) and bytes are kept (read only); after it an index still the same is not read,
+and git (`ls-files -v`, on the kept bytes and on the index now) runs only for one
+that changed. The tree can set an mtime back, never a ctime."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from ztsa import gitlayout
+from ztsa.records import NamedTuple
+
+MAX_KEPT = 64 << 20  # an index larger than this is read by git before the run instead
+ASSUME, SKIP = "assume-unchanged", "skip-worktree"
+
+Ident = tuple[int, int, int, int]  # (inode, size, mtime_ns, ctime_ns)
+Flags = dict[str, frozenset[str]]  # entry (from the working tree's top) -> its bits
+
+
+class Index(NamedTuple):
+    ident: Ident
+    data: bytes | None  # its bytes, at most MAX_KEPT
+    flags: Flags | None = None  # a larger one's bits, read by git before the run
+
+
+Before = dict[str, Index]  # git directory -> its index as it was
+
+
+class Cleared(NamedTuple):
+    path: str  # workspace-relative: the file the bit hid
+    flag: str  # ASSUME or SKIP
+    repository: str  # workspace-relative: its working tree ("." for the top)
+    error: str = ""  # why it could not be cleared: the run is unclean
+
+
+def _worktrees(workspace: str, layout: gitlayout.Layout) -> list[tuple[str, str]]:
+    """(git directory, working tree) of every repository of the workspace that has one
+    in the workspace (a bare repository has no working tree to hide a file in)."""
+    out = []
+    for g in layout.gitdirs:
+        top = gitlayout.worktree_of(g)
+        if g.startswith(workspace + "/") and top != g and (
+                top == workspace or top.startswith(workspace + "/")):
+            out.append((g, top))
+    return out
+
+
+def _open(path: str) -> tuple[Ident, int] | None:
+    """(the identity of the regular file PATH, a descriptor of it): a symlink followed,
+    as git follows it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), fd
+
+
+def _ident(path: str) -> Ident | None:
+    try:
+        st = os.stat(path)  # as git reads it
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if stat.S_ISREG(
+        st.st_mode) else None
+
+
+def before(workspace: str, layout: gitlayout.Layout) -> Before:
+    """Every index of the workspace's repositories as it is: its identity and bytes."""
+    out: Before = {}
+    for g, top in _worktrees(workspace, layout):
+        got = _open(os.path.join(g, "index"))
+        if got is None:
+            continue
+        ident, fd = got
+        try:
+            if ident[1] <= MAX_KEPT:
+                with os.fdopen(os.dup(fd), "rb") as f:
+                    out[g] = Index(ident, f.read(MAX_KEPT + 1))
+                continue
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        out[g] = Index(ident, None, _flags(g, top))
+    return out
+
+
+def _git(gitdir: str, top: str, args: list[str], index: str | None = None,
+         stdin: bytes = b"") -> bytes | None:
+    """git on one repository, run so that nothing runs with it: no system or global
+    config, no hooks, no fsmonitor, no pager (its stdout, None when it failed)."""
+    import shutil
+    import subprocess  # only for an index that changed: off every run's start-up
+    import tempfile
+
+    git = shutil.which("git")
+    if git is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="ztsa-git-") as empty:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": empty,
+               "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+               "GIT_CEILING_DIRECTORIES": "/", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+        if index is not None:
+            env["GIT_INDEX_FILE"] = index
+        try:
+            proc = subprocess.run(
+                [git, "--no-pager", f"--git-dir={gitdir}", f"--work-tree={top}",
+                 "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+                 "-c", "safe.directory=*", *args],
+                input=stdin, capture_output=True, cwd=top, env=env, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _flags(gitdir: str, top: str, data: bytes | None = None) -> Flags | None:
+    """The entries with one of the bits (by `git ls-files -v`: a lower-case tag is
+    assume-unchanged, `S` skip-worktree), of the index now or of the bytes DATA."""
+    import tempfile
+
+    if data is None:
+        out = _git(gitdir, top, ["ls-files", "-v", "-z"])
+    else:
+        with tempfile.TemporaryDirectory(prefix="ztsa-index-") as d:
+            copy = os.path.join(d, "index")
+            with open(copy, "wb") as f:
+                f.write(data)
+            out = _git(gitdir, top, ["ls-files", "-v", "-z"], index=copy)
+    if out is None:
+        return None
+    flags: Flags = {}
+    for rec in out.split(b"\0")[:-1]:
+        tag, _, name = rec.partition(b" ")
+        bits = frozenset(b for b, on in ((ASSUME, tag.islower()), (SKIP, tag.upper() == b"S"))
+                         if on)
+        if bits:
+            flags[os.fsdecode(name)] = bits
+    return flags
+
+
+def audit(workspace: str, was: Before, layout: gitlayout.Layout | None) -> list[Cleared]:
+    """Clear each bit the run set (a skip-worktree bit only on a file that exists).
+    Call only when every process of the tree has ended. Never raises: a failure is a
+    Cleared with its error."""
+    out: list[Cleared] = []
+    try:
+        for g, top in _worktrees(workspace, layout or gitlayout.find(workspace)):
+            out += _audit_one(workspace, g, top, was.get(g))
+    except Exception as exc:
+        out.append(Cleared(".", "", ".", f"the audit of the indexes failed: "
+                           f"{type(exc).__name__}: {exc}; run `git ls-files -v` in the "
+                           "workspace's repositories before trusting `git status`"))
+    return out
+
+
+def _audit_one(workspace: str, gitdir: str, top: str, old: Index | None) -> list[Cleared]:
+    ident = _ident(os.path.join(gitdir, "index"))
+    if ident is None or (old is not None and old.ident == ident):
+        return []
+    repo = os.path.relpath(top, workspace)
+    index_rel = os.path.relpath(os.path.join(gitdir, "index"), workspace)
+    now = _flags(gitdir, top)
+    if now is None:
+        return [Cleared(index_rel, "", repo, "git could not read the index the run left")]
+    if not now:
+        return []
+    then: Flags | None = {} if old is None else old.flags if old.data is None else _flags(
+        gitdir, top, old.data)
+    if then is None:
+        return [Cleared(index_rel, "", repo, "git could not read the index as it was "
+                        "before the run")]
+    todo: dict[str, list[str]] = {ASSUME: [], SKIP: []}
+    for name, bits in sorted(now.items()):
+        for bit in bits - then.get(name, frozenset()):
+            if bit == SKIP and not os.path.lexists(os.path.join(top, name)):
+                continue  # a sparse checkout's: nothing there to hide
+            todo[bit].append(name)
+    out: list[Cleared] = []
+    for bit, names in todo.items():
+        if not names:
+            continue
+        done = _git(gitdir, top, ["update-index", "-z", f"--no-{bit}", "--stdin"],
+                    stdin=b"".join(os.fsencode(n) + b"\0" for n in names))
+        error = "" if done is not None else "git update-index failed (a lock left?)"
+        out += [Cleared(os.path.relpath(os.path.join(top, n), workspace), bit, repo, error)
+                for n in names]
+    return out
