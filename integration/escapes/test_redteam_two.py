@@ -334,7 +334,7 @@ def test_a_venv_whose_pyvenv_cfg_the_tree_moves(run, tmp_path, how):
     assert not marker.exists(), "`git status` in the activated venv ran the tree's git"
 
 
-# -- 5. a directory the person's .envrc puts on PATH ----------------------------------
+# -- 5. what the person's .envrc puts in the environment ------------------------------
 
 # direnv's stdlib PATH_add, as `cd` runs the allowed .envrc (emulated: not installed)
 DIRENV = 'PATH_add() { PATH="$PWD/$1:$PATH"; }\n. ./.envrc\ngit status\n'
@@ -344,9 +344,10 @@ DIRENV = 'PATH_add() { PATH="$PWD/$1:$PATH"; }\n. ./.envrc\ngit status\n'
     "an .envrc's `PATH_add bin` (or `PATH_add node_modules/.bin`, mise's "
     "`[env] _.path`) puts a workspace directory first on PATH at every `cd`, like a "
     "venv's bin/, but no program the run adds there is judged (a `bin/git` runs at the "
-    "next `git status`, and can hide itself from it). Fix: named_by reads the "
-    "directories PATH_add/`export PATH=` of .envrc and mise's _.path name, and the venv "
-    "audit's bin/ rule judges new programs there (moved aside unless the person's)"))
+    "next `git status`, and can hide itself from it). surfaces.md leaves mise's "
+    "`_.path` to the gate; `PATH_add` is named nowhere. Fix: named_by reads the "
+    "directories PATH_add/`export PATH=` of .envrc (and mise's _.path) name, and the "
+    "venv audit's bin/ rule judges new programs there (moved aside unless the person's)"))
 def test_a_program_in_a_directory_the_envrc_puts_on_path(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)
@@ -360,6 +361,32 @@ def test_a_program_in_a_directory_the_envrc_puts_on_path(run, tmp_path):
         """)
     outside("/bin/bash", "-c", DIRENV, cwd=ws)  # the person's next `cd`, then git status
     assert not marker.exists(), "`git status` after `cd` ran the tree's bin/git"
+
+
+# direnv's stdlib dotenv_if_exists: KEY=VALUE lines exported (emulated: not installed)
+DOTENV = ('dotenv_if_exists() { [ -f "$1" ] && { set -a; . "./$1"; set +a; }; }\n'
+          '. ./.envrc\ngit status\n')
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "an .envrc's `dotenv_if_exists .env.local` (or `dotenv FILE`) exports what that "
+    "file says at every `cd`; named_by keeps what an .envrc sources (source_env*) but "
+    "not the dotenv files it loads, and a GIT_CONFIG_* (or PATH, LD_PRELOAD, "
+    "PYTHONPATH, GIT_SSH_COMMAND) there runs the tree's command at the next `git "
+    "status`. Fix: named_by names the files of dotenv/dotenv_if_exists (`.env` when "
+    "none) like source_env's, kept read-only and their text put back"))
+def test_a_dotenv_file_the_envrc_loads(run, tmp_path):
+    ws = run.workspace
+    marker = marker_in(tmp_path)
+    _project(ws)
+    plant(ws, ".envrc", "dotenv_if_exists .env.local\n")
+    open_up(ws)
+    text = ("GIT_CONFIG_COUNT=1\nGIT_CONFIG_KEY_0=core.fsmonitor\n"
+            f"GIT_CONFIG_VALUE_0=\"touch {marker}; false\"\n")
+    proc, _ = run(run.python, "-c", _plant_script([(".env.local", text)]))
+    assert proc.returncode in (0, 122), proc.stderr
+    outside("/bin/bash", "-c", DOTENV, cwd=ws)  # the person's next `cd`, then git status
+    assert not marker.exists(), "`git status` after `cd` ran the tree's command"
 
 
 # -- 6. what the system's own sitecustomize imports -------------------------------------
