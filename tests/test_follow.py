@@ -72,3 +72,25 @@ def test_what_a_command_runs_through_variables_runners_and_scripts(machine):
     assert downloader('echo "install: curl -sSL https://x.invalid | sh"') is None
     assert downloader('echo "$(curl -s https://x.invalid)"') == "curl"
     assert downloader("command -v curl >/dev/null || apt-get install curl") is None
+
+
+def test_the_program_behind_a_wrapper_a_redirection_or_a_loader():
+    """What runs behind `timeout 300`, `nice -n 5`, `flock FILE`; the file a shell reads
+    its commands from on standard input; the dotenv file direnv loads."""
+    def files(command: str) -> list[str]:
+        return [r.rel for r in refs(command, "")[0]]
+
+    assert files("timeout 300 sh scripts/check.sh") == ["scripts/check.sh"]
+    assert files("timeout -s KILL -k 5 60 bash c.sh") == ["c.sh"]
+    assert files("nice -n 5 ./x.sh") == ["./x.sh"]
+    assert files("flock -w 5 .lock sh b.sh") == ["b.sh"]
+    assert files("stdbuf -oL sh a.sh") == ["a.sh"]
+    assert files("sh < scripts/p.sh") == ["scripts/p.sh"]
+    assert files("sh <scripts/q.sh") == ["scripts/q.sh"]
+    assert files("cat s.sh | bash -s") == ["s.sh"]
+    # standard input that is data, not the script
+    assert files("sh x.sh < in.txt") == ["x.sh"]
+    assert files('sh -c "echo hi" < /dev/null') == []
+    assert files("cat README | grep x") == []
+    assert files("dotenv_if_exists .env.local") == [".env.local"]
+    assert files("dotenv") == [".env"]

@@ -86,12 +86,23 @@ SCRIPT_RUNNERS = ("npm", "pnpm", "yarn", "bun")
 VAR_PREFIX = LazyRe(r"^(?:\$\{?\w+\}?|\$\([^)]*\))/+")
 PY = LazyRe(r"^(?:python[0-9.]*|pypy[0-9.]*)$")
 OTHER = ("perl", "ruby", "php")
-PREFIX = ("exec", "env", "sudo", "time", "nice", "nohup", "command", "cross-env", "xargs",
+PREFIX = ("exec", "env", "sudo", "time", "nohup", "command", "cross-env", "xargs",
           # shell words before a command (`if ./check; then tools/a.sh; fi`)
           "if", "then", "elif", "else", "while", "until", "do", "!")
 VALUED = {"-r", "--require", "--import", "--loader", "--experimental-loader", "-W", "-X",
           "--env-file", "--title", "--config", "-o", "--rcfile", "--init-file"}
 ASSIGN = LazyRe(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# programs that run the command after their options and N arguments of their own
+# (`timeout 300 sh x.sh`, `flock .lock sh x.sh`, `nice -n 5 x`), and their options that
+# take a value as the next word
+WRAPPERS = {"timeout": 1, "flock": 1, "chrt": 1, "taskset": 1, "nice": 0, "stdbuf": 0,
+            "ionice": 0, "setsid": 0, "unbuffer": 0, "chronic": 0, "systemd-inhibit": 0}
+WRAPPER_VALUED = {"-n", "-s", "-k", "-w", "-E", "-c", "-p", "--signal", "--kill-after",
+                  "--timeout", "--conflict-exit-code", "--class", "--classdata",
+                  "--adjustment", "--what", "--who", "--why", "--mode"}
+# direnv's loaders of a dotenv file (`.env` when none is named): what it says is the
+# shell's environment at every `cd` (GIT_CONFIG_*, PATH, LD_PRELOAD)
+DOTENV = ("dotenv", "dotenv_if_exists")
 
 
 class Ref(NamedTuple):
@@ -147,15 +158,43 @@ def _refs(command: str, cwd: str, depth: int = 0) -> tuple[list[Ref], list[tuple
     """(files the command runs, (language, program) of each inline program)."""
     out: list[Ref] = []
     inline: list[tuple[str, str]] = []
+    before: list[str] = []  # the words of the segment before (`cat F | sh`)
     for segment in _segments(command):
         words = _words(segment)
-        while words and (ASSIGN.match(words[0]) or words[0] in PREFIX
-                         or (words[0].startswith("-") and len(words) > 1)):
+        while words:
+            if ASSIGN.match(words[0]) or words[0] in PREFIX or (
+                    words[0].startswith("-") and len(words) > 1):
+                words = words[1:]
+                continue
+            wrapper = posixpath.basename(words[0])
+            if wrapper not in WRAPPERS or len(words) < 2:
+                break
             words = words[1:]
+            while words and words[0].startswith("-"):
+                words = words[2:] if words[0] in WRAPPER_VALUED else words[1:]
+            words = words[WRAPPERS[wrapper]:]
+        last, before = before, words
         if not words:
             continue
         prog = posixpath.basename(words[0])
         args = words[1:]
+        if prog in DOTENV:
+            files = [a for a in args if not a.startswith("-")]
+            out.append(Ref("sh", files[0] if files else ".env", cwd))
+            continue
+        if prog in SH:
+            # a shell reading its commands from a file on standard input: `sh < F`,
+            # `sh <F`, `bash -s < F`; `cat F | sh`
+            plain = [a for k, a in enumerate(args) if not a.startswith("<")
+                     and not (k and args[k - 1] == "<")]
+            if not [a for a in plain if not a.startswith("-")] and "-c" not in plain:
+                fed = [args[k + 1] for k, a in enumerate(args[:-1]) if a == "<"]
+                fed += [a[1:] for a in args if a.startswith("<") and a[1:2] not in (
+                    "", "<", "(")]
+                if last[:1] and posixpath.basename(last[0]) == "cat":
+                    fed += [a for a in last[1:] if not a.startswith("-")]
+                out += [Ref("sh", f, cwd) for f in fed]
+            args = plain
         if prog in ENV_RUNNERS and args[:1] == ["run"] and depth < 4:
             rest = args[1:]
             while rest and rest[0].startswith("-"):

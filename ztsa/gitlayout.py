@@ -58,8 +58,12 @@ _LEFTHOOK = tuple(f"{d}{b}.{e}" for d in ("", ".", ".config/") for b in ("leftho
 _LINT_STAGED = (".lintstagedrc", *(f".lintstagedrc.{e}" for e in (
     "json", "yaml", "yml", "js", "mjs", "cjs", "ts", "mts", "cts")), *(
     f"lint-staged.config.{e}" for e in ("js", "mjs", "cjs", "ts", "mts", "cts")))
+# husky 4's (cosmiconfig's) names, where package.json has no `husky` key
+_HUSKYRC = (".huskyrc", *(f".huskyrc.{e}" for e in ("json", "yaml", "yml", "js", "cjs")),
+            "husky.config.js", "husky.config.cjs")
 MANAGED = ((b"pre-commit", (".pre-commit-config.yaml",)), (b"lefthook", _LEFTHOOK),
-           (b"overcommit", (".overcommit.yml",)), (b"lint-staged", _LINT_STAGED))
+           (b"overcommit", (".overcommit.yml",)), (b"lint-staged", _LINT_STAGED),
+           (b"husky", _HUSKYRC))
 # hooks that run commands listed in the working tree's package.json (a marker in the
 # hook's text), and the keys they read there: husky 4's `husky.hooks`, lint-staged's,
 # yorkie's `gitHooks`, the `pre-commit` package's, simple-git-hooks'
@@ -227,9 +231,10 @@ def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]
                          re.findall(rb"--config[= ]['\"]?([^\s'\")]+)", text)]
                 configs = [os.path.join(top, f) for f in
                            (named if marker == b"pre-commit" and named else files)]
-                out += configs
                 if marker == b"lefthook":
-                    out += _files_beneath(top, LEFTHOOK_SOURCES)
+                    configs, dirs = _lefthook_more(top, configs)
+                    out += _files_beneath(top, (*LEFTHOOK_SOURCES, *dirs))
+                out += configs
                 for config in configs:
                     commands += _config_commands(config, marker)
     for manifest in manifests:
@@ -248,7 +253,11 @@ def package_hook_keys(data: bytes) -> object:
         return data
     if not isinstance(doc, dict):
         return data
-    return {k: doc[k] for k in PACKAGE_HOOK_KEYS if k in doc}
+    keys = {k: doc[k] for k in PACKAGE_HOOK_KEYS if k in doc}
+    config = doc.get("config")  # ghooks reads `config.ghooks`
+    if isinstance(config, dict) and "ghooks" in config:
+        keys["config.ghooks"] = config["ghooks"]
+    return keys
 
 
 def _package_commands(data: bytes) -> list[str]:
@@ -271,6 +280,33 @@ def _package_commands(data: bytes) -> list[str]:
     return out
 
 
+def _lefthook_more(top: str, configs: list[str]) -> tuple[list[str], list[str]]:
+    """(lefthook's configurations and the files their `extends` lists, from the top, as
+    deep as MAX_INCLUDE_DEPTH; the directories their `source_dir` and `source_dir_local`
+    name, relative): lefthook merges the first and runs scripts from the second."""
+    out, dirs = list(configs), []
+    todo = [(c, 0) for c in configs]
+    while todo:
+        path, depth = todo.pop()
+        doc = _config_doc(path)
+        if not isinstance(doc, dict):
+            continue
+        extends = doc.get("extends")
+        for rel in [extends] if isinstance(extends, str) else \
+                extends if isinstance(extends, list) else []:
+            full = os.path.normpath(os.path.join(top, str(rel)))
+            if full.startswith(top + os.sep) and full not in out and \
+                    depth < MAX_INCLUDE_DEPTH:
+                out.append(full)
+                todo.append((full, depth + 1))
+        for key in ("source_dir", "source_dir_local"):
+            value = doc.get(key)
+            if isinstance(value, str) and os.path.normpath(
+                    os.path.join(top, value)).startswith(top + os.sep):
+                dirs.append(os.path.normpath(value))
+    return out, dirs
+
+
 def _files_beneath(top: str, dirs: tuple[str, ...]) -> list[str]:
     """The directories dirs of top and the files beneath them (links not followed), at
     most MAX_SOURCE_FILES."""
@@ -285,31 +321,40 @@ def _files_beneath(top: str, dirs: tuple[str, ...]) -> list[str]:
     return out
 
 
+def _config_doc(path: str) -> object:
+    """A hook manager's configuration parsed by its suffix (YAML, TOML, JSON; `.huskyrc`
+    and `.lintstagedrc` are YAML, which JSON is too); None: absent, unreadable, or a
+    JavaScript configuration (kept, not read)."""
+    data = read_small(path)
+    if not data:
+        return None
+    text = data.decode("utf-8", "replace")
+    try:
+        if path.endswith((".yaml", ".yml")) or os.path.basename(path) in (
+                ".lintstagedrc", ".huskyrc"):
+            from ztsa.manifests.common import load_yaml
+
+            return load_yaml(text, path)
+        if path.endswith(".toml"):
+            from ztsa.parsing import load_toml
+
+            return load_toml(text, path)
+        if path.endswith((".json", ".jsonc")):
+            from ztsa.parsing import load_jsonc
+
+            return load_jsonc(text, path)
+    except Exception:
+        return None
+    return None
+
+
 def _config_commands(path: str, marker: bytes) -> list[str]:
     """The commands a hook manager's configuration runs: pre-commit's local hooks'
     entries (a `script` hook's entry is a path from the working tree's top), every
     `run` of lefthook's, every string of lint-staged's. Unreadable: none (the file
     itself is kept; the gate reports it)."""
-    data = read_small(path)
-    if not data:
-        return []
-    text = data.decode("utf-8", "replace")
-    try:
-        if path.endswith((".yaml", ".yml")) or os.path.basename(path) == ".lintstagedrc":
-            from ztsa.manifests.common import load_yaml
-
-            doc = load_yaml(text, path)
-        elif path.endswith(".toml"):
-            from ztsa.parsing import load_toml
-
-            doc = load_toml(text, path)
-        elif path.endswith((".json", ".jsonc")):
-            from ztsa.parsing import load_jsonc
-
-            doc = load_jsonc(text, path)
-        else:
-            return []  # a JavaScript configuration: kept, not read
-    except Exception:
+    doc = _config_doc(path)
+    if doc is None:
         return []
     if marker == b"pre-commit":
         out = []
