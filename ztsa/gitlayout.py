@@ -30,7 +30,7 @@ from ztsa.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 CONFIGS = ("config", "config.worktree")
 REDIRECTS = ("commondir",)
@@ -55,7 +55,7 @@ HOOK_MANAGERS = (".husky", ".husky/_")
 _LEFTHOOK = tuple(f"{d}{b}.{e}" for d in ("", ".", ".config/") for b in ("lefthook",
                   "lefthook-local") for e in ("yml", "yaml", "toml", "json", "jsonc"))
 # lint-staged's (cosmiconfig's) names: a hook's `npx lint-staged` runs what they list
-_LINT_STAGED = (".lintstagedrc", *(f".lintstagedrc.{e}" for e in (
+_LINT_STAGED = ("package.yaml", ".lintstagedrc", *(f".lintstagedrc.{e}" for e in (
     "json", "yaml", "yml", "js", "mjs", "cjs", "ts", "mts", "cts")), *(
     f"lint-staged.config.{e}" for e in ("js", "mjs", "cjs", "ts", "mts", "cts")))
 # husky 4's (cosmiconfig's) names, where package.json has no `husky` key
@@ -120,6 +120,7 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
     instructions: list[str] = []
     unreadable: list[str] = []
     caches: list[str] = []
+    staged: list[str] = []  # lint-staged's configurations, wherever they sit
     venvs: list[str] = []
     loose: list[str] = []
     todo = [root]
@@ -134,6 +135,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
             elif kind == "I":
                 if later(os.path.relpath(path, root), link=True):
                     instructions.append(path)
+                elif os.path.basename(path) in _LINT_STAGED:
+                    staged.append(path)
             elif kind == "Y":
                 caches.append(path)
             elif kind == "V":
@@ -156,7 +159,8 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
         included += includes
         husky = ([os.path.join(os.path.dirname(g), h) for h in HOOK_MANAGERS]
                  if os.path.basename(g) == ".git" else [])
-        hooked, manifest = _hook_runs(g, [os.path.join(g, "hooks"), *paths, *husky], runs)
+        hooked, manifest = _hook_runs(g, [os.path.join(g, "hooks"), *paths, *husky], runs,
+                                      staged)
         programs += runs + hooked
         manifests += manifest
         hooks += husky
@@ -196,8 +200,8 @@ def _layout_kept(caches: list[str], venvs: list[str]) -> list[str]:
     return out
 
 
-def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]
-               ) -> tuple[list[str], list[str]]:
+def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str],
+               staged: Sequence[str] = ()) -> tuple[list[str], list[str]]:
     """(the working-tree files that the installed hooks run (absolute), existing or not:
     a hook manager's configuration (pre-commit's `--config=FILE`, the default when it
     names none; lefthook's, overcommit's and lint-staged's names) and lefthook's script
@@ -231,6 +235,8 @@ def _hook_runs(gitdir: str, hook_dirs: list[str], programs: list[str]
                          re.findall(rb"--config[= ]['\"]?([^\s'\")]+)", text)]
                 configs = [os.path.join(top, f) for f in
                            (named if marker == b"pre-commit" and named else files)]
+                if marker == b"lint-staged":  # the nearest to each staged file, any depth
+                    configs += [p for p in staged if p.startswith(top + os.sep)]
                 if marker == b"lefthook":
                     configs, dirs = _lefthook_more(top, configs)
                     out += _files_beneath(top, (*LEFTHOOK_SOURCES, *dirs))
@@ -427,7 +433,9 @@ def _walk(root: str) -> list[tuple[str, str]]:
     from ztsa.surfaces import later_specs
 
     out = ffi.new("char **")
-    names = b"".join(os.fsencode(n) + b"\0" for n in later_specs()) + b"\0"
+    # and lint-staged's configurations at any depth (it takes the one nearest each
+    # staged file): kept where a hook runs lint-staged (_hook_runs)
+    names = b"".join(os.fsencode(n) + b"\0" for n in (*later_specs(), *_LINT_STAGED)) + b"\0"
     n = lib.ztsa_git_walk(os.fsencode(root), names, out)
     if n < 0:
         raise OSError(-n, os.strerror(-n), root)

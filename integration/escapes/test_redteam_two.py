@@ -235,13 +235,6 @@ def test_lefthook_extends_and_source_dir(run, tmp_path):
     assert ran == [], f"lefthook ran the tree's files at the person's commit: {ran}"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "lint-staged (v13+) uses the config closest to each staged file, found among the "
-    "repository's tracked and untracked files at any depth, and `package.yaml` comes "
-    "before `.lintstagedrc*` at the top; gitlayout keeps the top's names only, without "
-    "package.yaml. Fix: with a hook that runs lint-staged, keep every lint-staged "
-    "config name at any depth (a later spec of the walk) and package.yaml's "
-    "`lint-staged` key"))
 def test_lint_staged_nested_config_and_package_yaml(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)
