@@ -362,14 +362,6 @@ def _system_hook() -> str | None:
     return None if found.returncode == 0 else "apport_python_hook"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the venv's interpreter runs the base's /usr/lib/python3.X/sitecustomize.py, which "
-    "on Debian and Ubuntu imports apport_python_hook from sys.path and ignores its "
-    "absence; a module of that name the tree leaves in the venv's site-packages (or a "
-    "directory a .pth adds) runs at every start, and only `sitecustomize` and "
-    "`usercustomize` are judged there. Fix: the modules the base interpreter's own "
-    "sitecustomize/usercustomize import (read from its text, as the .pth import lines "
-    "are) are judged like sitecustomize in every workspace venv"))
 def test_the_module_the_systems_sitecustomize_imports(run, tmp_path):
     name = _system_hook()
     if name is None:

@@ -147,6 +147,36 @@ def site_dirs(venv: str) -> list[str]:
     return list(out.values())
 
 
+_HOOKS: dict[str, frozenset[str]] = {}
+
+
+def base_hooks(venv: str) -> frozenset[str]:
+    """The modules the base interpreter's own sitecustomize or usercustomize imports by
+    name (Debian's imports `apport_python_hook`, absent unless apport is installed):
+    site.py runs them at every start of the venv's interpreter, found first in the
+    venv's site-packages. The base is pyvenv.cfg's `home` (its bin directory) and
+    `version`; a base that cannot be read adds nothing."""
+    import re
+
+    cfg = _read(os.path.join(venv, "pyvenv.cfg"), 1 << 16) or b""
+    home = re.search(rb"(?m)^\s*home\s*=\s*(.+?)\s*$", cfg)
+    version = re.search(rb"(?m)^\s*version(?:_info)?\s*=\s*(\d+)\.(\d+)", cfg)
+    if not home or not version:
+        return frozenset()
+    prefix = os.path.dirname(os.fsdecode(home.group(1)).rstrip("/"))
+    lib = os.path.join(prefix, "lib", f"python{int(version.group(1))}.{int(version.group(2))}")
+    names: set[str] = set()
+    for name in CUSTOMIZE:
+        path = os.path.join(lib, f"{name}.py")
+        if path not in _HOOKS:
+            data = _read(path, MAX_PTH) or b""
+            _HOOKS[path] = frozenset(m.split(".")[0] for m in re.findall(
+                rb"(?m)^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", data[:MAX_PTH]
+            ) for m in [m.decode()])
+        names |= _HOOKS[path]
+    return frozenset(names - {"sys", "os", "site"})
+
+
 def pth_lines(data: bytes) -> tuple[list[str], list[str]]:
     """(the lines site.py executes, the directories it adds) of a .pth file's text, as
     site.addpackage reads them."""
@@ -211,10 +241,11 @@ def _markers(venv: str) -> dict[str, Marker]:
             elif name.endswith(".dist-info"):
                 out[os.path.join(path, "RECORD")] = Marker("record", venv, site)
         # in site-packages and each directory a .pth adds: what site.py imports by name
+        hooks = base_hooks(venv)
         for d, entries in dirs.items():
             for name in entries:
                 stem = name.split(".", 1)[0]
-                if stem in CUSTOMIZE:
+                if stem in CUSTOMIZE or stem in hooks:
                     marker = Marker("customize", venv, site)
                 elif stem in modules:
                     marker = Marker("module", venv, site, modules[stem][1])
