@@ -1,7 +1,8 @@
 """The index audit without a sandbox, on real repositories and real git: which bits are
-the run's, what is cleared, that an unchanged index costs no git process, and what a
-failure says (integration/escapes/test_hidden_review.py and test_redteam_later.py judge
-the effect after real runs)."""
+the run's, what is cleared, which entries' stat data is reset (forged by hand as a tree
+would), that an unchanged index costs no git process, and what a failure says
+(integration/escapes/test_hidden_review.py, test_redteam_later.py and
+test_redteam_two.py judge the effect after real runs)."""
 
 from __future__ import annotations
 
