@@ -74,13 +74,6 @@ with open('.git/index', 'r+b') as f:  # in place: the tree may not create in .gi
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "gitindex judges only the assume-unchanged and skip-worktree bits; an index entry "
-    "whose stat data the run rewrote to vouch for a changed file hides the change the "
-    "same way. Fix: for an index the run changed, give each entry whose stat data "
-    "changed while its blob did not zero stat data (`git update-index --index-info` "
-    "with the same mode and blob), or compare those files with their blobs "
-    "(`git hash-object`) and report a mismatch"))
 def test_forged_stat_data_in_the_index_hides_a_changed_source(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)

@@ -617,19 +617,29 @@ def _report_bytecode(log: AuditLog, found: bytecode.Result) -> None:
 
 
 def _report_index(log: AuditLog, found: list[gitindex.Cleared]) -> None:
-    """The index audit's results: an `index` event for each bit cleared (or not), and a
-    line on stderr."""
+    """The index audit's results: an `index` event for each bit cleared and each entry's
+    stat data reset (or not), and a line on stderr for each kind."""
     for c in found:
         log.event("index", path=c.path, flag=c.flag, repository=c.repository,
                   **({"error": c.error} if c.error else {}))
         if c.error:
             _say(f"ztsa: {printable(c.path)}: {printable(c.error)}; run `git ls-files -v` "
-                 "there: a lower-case or S tag hides a file from git status")
-    done = [c for c in found if not c.error]
+                 "there: a lower-case or S tag hides a file from git status"
+                 if c.flag != gitindex.STAT else
+                 f"ztsa: {printable(c.path)}: {printable(c.error)}; compare `git "
+                 "hash-object` of the file with its `git ls-files -s` before trusting git "
+                 "status")
+    done = [c for c in found if not c.error and c.flag != gitindex.STAT]
     if done:
         names = ", ".join(f"{printable(c.path)} ({c.flag})" for c in done[:5])
         _say(f"ztsa: cleared {len(done)} bit(s) of the index that the run set to hide a "
              f"file from git status and git diff: {names}{', ...' if len(done) > 5 else ''}")
+    reset = [c for c in found if not c.error and c.flag == gitindex.STAT]
+    if reset:
+        names = ", ".join(printable(c.path) for c in reset[:5])
+        _say(f"ztsa: reset the stat data of {len(reset)} index entr"
+             f"{'y' if len(reset) == 1 else 'ies'} the run wrote, so that git status reads "
+             f"the file(s) again: {names}{', ...' if len(reset) > 5 else ''}")
 
 
 def _say(text: str) -> None:
