@@ -68,6 +68,8 @@ class Before(NamedTuple):
     caches: dict[str, Ident]
     venv: dict[str, Ident]  # every marker of every workspace venv, as it was
     loose: dict[str, Ident]  # gitlayout.Layout.loose, as it was
+    venvs: tuple[str, ...] = ()  # the workspace venvs, as they were: audited after the
+    # run whatever it did to their pyvenv.cfg (bin/activate still puts bin/ first on PATH)
 
 
 class Report(NamedTuple):
@@ -107,7 +109,8 @@ def before(layout: gitlayout.Layout) -> Before:
     markers: dict[str, Marker] = {}
     for v in layout.venvs:
         markers.update(_markers(v))
-    return Before(_idents(layout.caches), _idents(markers), _idents(layout.loose))
+    return Before(_idents(layout.caches), _idents(markers), _idents(layout.loose),
+                  layout.venvs)
 
 
 def _listdir(path: str) -> list[str]:
@@ -293,8 +296,9 @@ def _audit(workspace: str, was: Before, layout: gitlayout.Layout, run_id: str,
             result.removed.extend(p for p in (f"{d}/{n}" if d else n for n in names)
                                   if p not in gone)
         # the virtual environments
-        for venv in layout.venvs:
-            if _rel(workspace, venv) is not None:
+        for venv in sorted({*was.venvs, *layout.venvs}):
+            if (_rel(workspace, venv) is not None and not os.path.islink(venv)
+                    and os.path.isdir(venv)):
                 _venv(workspace, venv, was.venv, tree, run_id, keep_pth, result)
         # Python code outside the caches and the venvs' site-packages
         _loose(workspace, was.loose, layout, tree, run_id, result)
