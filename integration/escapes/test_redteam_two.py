@@ -334,14 +334,6 @@ def test_a_venv_whose_pyvenv_cfg_the_tree_moves(run, tmp_path, how):
 DIRENV = 'PATH_add() { PATH="$PWD/$1:$PATH"; }\n. ./.envrc\ngit status\n'
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "an .envrc's `PATH_add bin` (or `PATH_add node_modules/.bin`, mise's "
-    "`[env] _.path`) puts a workspace directory first on PATH at every `cd`, like a "
-    "venv's bin/, but no program the run adds there is judged (a `bin/git` runs at the "
-    "next `git status`, and can hide itself from it). surfaces.md leaves mise's "
-    "`_.path` to the gate; `PATH_add` is named nowhere. Fix: named_by reads the "
-    "directories PATH_add/`export PATH=` of .envrc (and mise's _.path) name, and the "
-    "venv audit's bin/ rule judges new programs there (moved aside unless the person's)"))
 def test_a_program_in_a_directory_the_envrc_puts_on_path(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)
