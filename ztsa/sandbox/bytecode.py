@@ -37,7 +37,7 @@ and virtual environments").
   too, so the person decides.
 
 Nothing here walks the workspace: the git walk (native/gitwalk.c, before and after
-every run) names each cache entry, each pyvenv.cfg and bin/activate*, and each
+every run) names each cache entry, each pyvenv.cfg and bin/activate(.*), and each
 `.envrc` and mise configuration on its way; the venvs of the walk before the run are
 audited too, whatever the run did to their pyvenv.cfg. Removals and moves
 are gitguard's, through descriptors, unblockable (gitguard.remove_all, _move)."""
