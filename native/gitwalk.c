@@ -22,7 +22,9 @@
    cache's own name when it is no directory: a symlink; and every entry but a directory
    beneath a layout directory of direnv's, `.direnv`, or devenv's, `.devenv` but its
    `state`: cached shells a `cd` evaluates, directories put first on PATH), 'V' a
-   `pyvenv.cfg` that is not a directory (a virtual environment there), 'X' Python code
+   `pyvenv.cfg` that is not a directory (a virtual environment there) or a `bin/activate`
+   or `bin/activate.*` (any case) outside such a cache (a venv whose pyvenv.cfg is gone:
+   the shell still sources it), 'X' Python code
    that runs in place of source outside such a cache: a `*.pyc` or `*.so` entry (a
    sourceless module, an extension module) but beneath a `site-packages` or
    `dist-packages` directory, and, wherever it sits, an entry named `sitecustomize` or
@@ -39,6 +41,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -289,6 +292,10 @@ static int list_one(int fd, const char *path, size_t plen, size_t rlen,
                 put(out, 'I', full, at + nlen);
             else if (type != DT_DIR && strcmp(name, "pyvenv.cfg") == 0)
                 put(out, 'V', full, at + nlen); /* a venv in a layout directory too */
+            else if (!cache && type != DT_DIR && strncasecmp(name, "activate", 8) == 0 &&
+                     (name[8] == 0 || name[8] == '.') && plen - base == 3 &&
+                     memcmp(path + base, "bin", 3) == 0) /* not hermit's activate-hermit */
+                put(out, 'V', full, at + nlen); /* its activation script, pyvenv.cfg gone */
             else if (type != DT_DIR &&
                      (cache || cache_name(name, nlen) || layout_name(name) ||
                       strcmp(name, "bootsnap-load-path-cache") == 0 ||

@@ -97,7 +97,7 @@ class Layout(NamedTuple):
     # found by the same walk for the bytecode audit (ztsa.sandbox.bytecode): every entry
     # of a bytecode cache (a `__pycache__` directory's, bootsnap's) and every pyvenv.cfg
     caches: tuple[str, ...] = ()
-    venvs: tuple[str, ...] = ()  # the directories holding a pyvenv.cfg
+    venvs: tuple[str, ...] = ()  # the directories holding a pyvenv.cfg or bin/activate(.*)
     # the working trees' package.json files whose hook keys (PACKAGE_HOOK_KEYS) an
     # installed hook runs the commands of (husky 4's, lint-staged's, yorkie's)
     manifests: tuple[str, ...] = ()
@@ -139,8 +139,10 @@ def find(root: str, retry: Callable[[str], bool] | None = None) -> Layout:
                     staged.append(path)
             elif kind == "Y":
                 caches.append(path)
-            elif kind == "V":
-                venvs.append(os.path.dirname(path))
+            elif kind == "V":  # pyvenv.cfg, or bin/activate(.*): the venv above bin/
+                d = os.path.dirname(path)
+                venvs.append(d if os.path.basename(path) == "pyvenv.cfg"
+                             else os.path.dirname(d))
             elif kind == "X":
                 loose.append(path)
             elif retry is not None and retry(path):

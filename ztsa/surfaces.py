@@ -777,8 +777,10 @@ def render_surfaces() -> str:
            "scripts per run (a binary,",
            "a larger file, a link out of the workspace: kept but not read; a file of an",
            "installed package: its package manager's). Only shell scripts are read: a Node",
-           "server's `require('./lib')`, a Python file's imports and `subprocess` calls, a",
-           "directory mise puts on PATH (`_.path`) are left to the gate.", "",
+           "server's `require('./lib')`, a Python file's imports and `subprocess` calls",
+           "are left to the gate. What the run adds to a directory an `.envrc` or mise puts",
+           "first on PATH (`PATH_add bin`, `_.path`) is the bytecode audit's",
+           "(git-control.md, \"Bytecode caches and virtual environments\").", "",
            "## At the top of the workspace", "",
            "| path | tool | acts | effect |", "|---|---|---|---|"]
     out += [f"| `{s.path}` | {s.tool} | {s.acts} | {s.effect} |" for s in ROOT]

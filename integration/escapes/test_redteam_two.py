@@ -268,12 +268,6 @@ def test_lint_staged_nested_config_and_package_yaml(run, tmp_path):
 
 # -- 4. the workspace venv that stops looking like one ---------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bytecode.py audits the venvs of the walk after the run (layout.venvs: a "
-    "pyvenv.cfg where it is then); a venv whose pyvenv.cfg the tree removed or moved "
-    "into bin/ is no venv then, and its bin/ is not judged, though bin/activate still "
-    "puts it first on PATH. Fix: audit every venv of the snapshot before the run too "
-    "(Before's markers), and take a directory with bin/activate* for a venv"))
 @pytest.mark.parametrize("how", ["removed", "into-bin"])
 def test_a_venv_whose_pyvenv_cfg_the_tree_moves(run, tmp_path, how):
     """The tree moves the venv's pyvenv.cfg (away, or into bin/ where the interpreter
@@ -300,14 +294,6 @@ def test_a_venv_whose_pyvenv_cfg_the_tree_moves(run, tmp_path, how):
 DIRENV = 'PATH_add() { PATH="$PWD/$1:$PATH"; }\n. ./.envrc\ngit status\n'
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "an .envrc's `PATH_add bin` (or `PATH_add node_modules/.bin`, mise's "
-    "`[env] _.path`) puts a workspace directory first on PATH at every `cd`, like a "
-    "venv's bin/, but no program the run adds there is judged (a `bin/git` runs at the "
-    "next `git status`, and can hide itself from it). surfaces.md leaves mise's "
-    "`_.path` to the gate; `PATH_add` is named nowhere. Fix: named_by reads the "
-    "directories PATH_add/`export PATH=` of .envrc (and mise's _.path) name, and the "
-    "venv audit's bin/ rule judges new programs there (moved aside unless the person's)"))
 def test_a_program_in_a_directory_the_envrc_puts_on_path(run, tmp_path):
     ws = run.workspace
     marker = marker_in(tmp_path)

@@ -21,6 +21,10 @@ and virtual environments").
   code-running `.pth` and a `sitecustomize` or `usercustomize` are moved aside too,
   as is a `.pth` whose imported module the run changed, and a program in `bin/` that
   no RECORD the run wrote lists (pip's console scripts stay).
+- A directory a kept `.envrc` or mise configuration puts first on PATH (path_dirs:
+  `PATH_add bin`, `_.path`), as a venv's bin/ for a shell that enters it. What the run
+  made or changed there that takes the name of a program on ztsa's PATH (`git`) is
+  moved aside; any other (a build's `bin/tool`) is named.
 - Python code beside the source (gitlayout.Layout.loose): an import takes an
   extension module before `app.py`, a sourceless `json.pyc` in a script's directory
   before the standard library, and site.py a `sitecustomize` on any PYTHONPATH. What
@@ -33,7 +37,9 @@ and virtual environments").
   too, so the person decides.
 
 Nothing here walks the workspace: the git walk (native/gitwalk.c, before and after
-every run) names each cache entry and each pyvenv.cfg on its way. Removals and moves
+every run) names each cache entry, each pyvenv.cfg and bin/activate(.*), and each
+`.envrc` and mise configuration on its way; the venvs of the walk before the run are
+audited too, whatever the run did to their pyvenv.cfg. Removals and moves
 are gitguard's, through descriptors, unblockable (gitguard.remove_all, _move)."""
 
 from __future__ import annotations
@@ -68,6 +74,10 @@ class Before(NamedTuple):
     caches: dict[str, Ident]
     venv: dict[str, Ident]  # every marker of every workspace venv, as it was
     loose: dict[str, Ident]  # gitlayout.Layout.loose, as it was
+    venvs: tuple[str, ...] = ()  # the workspace venvs, as they were: audited after the
+    # run whatever it did to their pyvenv.cfg (bin/activate still puts bin/ first on PATH)
+    path_dirs: tuple[str, ...] = ()  # path_dirs, as they were
+    path: dict[str, Ident] = {}  # noqa: RUF012 (never mutated) every entry of those
 
 
 class Report(NamedTuple):
@@ -107,7 +117,74 @@ def before(layout: gitlayout.Layout) -> Before:
     markers: dict[str, Marker] = {}
     for v in layout.venvs:
         markers.update(_markers(v))
-    return Before(_idents(layout.caches), _idents(markers), _idents(layout.loose))
+    dirs = tuple(path_dirs(layout))
+    return Before(_idents(layout.caches), _idents(markers), _idents(layout.loose),
+                  layout.venvs, dirs, _idents(_entries(dirs)))
+
+
+def _entries(dirs: object) -> list[str]:
+    return [os.path.join(d, n) for d in dirs for n in _listdir(d)]  # type: ignore[attr-defined]
+
+
+def path_dirs(layout: gitlayout.Layout) -> list[str]:
+    """The directories (absolute, existing or not) that a kept direnv `.envrc` or mise
+    configuration of the walk puts first on PATH when a shell enters its directory:
+    direnv's `PATH_add DIR...` and `path_add PATH DIR...`, an assignment `PATH=DIR:$PATH`
+    (`export` or not), mise's `[env] _.path`; relative to the file's folder. Not those
+    inside an installed package (`node_modules/.bin`: the package manager's), nor what
+    only a variable names."""
+    from ztsa import follow, surfaces
+
+    specs = next(st.files for st in surfaces.SETTINGS if st.id == "mise-env-path")
+    out: list[str] = []
+    for path in layout.instructions:
+        name = os.path.basename(path)
+        # the longest spec it matches (`.config/mise/config.toml`, not `mise/config.toml`)
+        mise = max((f.removeprefix("**/") for f in specs
+                    if surfaces.spec_matches(path.lstrip("/"), f)),
+                   key=lambda f: f.count("/"), default=None)
+        if os.path.islink(path) or (name != ".envrc" and mise is None):
+            continue
+        data = _read(path, 1 << 20)
+        if data is None:
+            continue
+        text = data.decode("utf-8", "replace")
+        named: list[str] = []
+        if mise is None:  # the .envrc, a shell script: each simple command
+            for segment in follow._segments(text):
+                words = follow._words(segment)
+                if words[:1] == ["export"]:
+                    words = words[1:]
+                if words[:1] == ["PATH_add"]:
+                    named += words[1:]
+                elif words[:2] == ["path_add", "PATH"]:
+                    named += words[2:]
+                elif words and words[0].startswith("PATH="):
+                    named += words[0][5:].split(":")
+            folder = os.path.dirname(path)
+        else:
+            try:
+                from ztsa.manifests import parsecache
+
+                doc = parsecache.load_toml(None, text, path)
+            except Exception:
+                continue  # the gate reports it (mise-env-path)
+            env = doc.get("env") if isinstance(doc, dict) else None
+            under = env.get("_") if isinstance(env, dict) else None
+            value = under.get("path") if isinstance(under, dict) else None
+            named = surfaces._every_string(value)
+            folder = surfaces._folder(path, mise)  # mise's config_root
+        for word in named:
+            for var in ("$PWD/", "${PWD}/", "$(pwd)/", "{{config_root}}/",
+                        "{{ config_root }}/"):
+                word = word.removeprefix(var)
+            if not word or "$" in word or "`" in word or "{{" in word or word[0] == "~":
+                continue  # $PATH itself, what only a variable names
+            d = os.path.normpath(os.path.join(folder, word))
+            if not any(p in surfaces.INSTALLED for p in d.split("/")):
+                out.append(d)
+    return list(dict.fromkeys(out))
+
 
 
 def _listdir(path: str) -> list[str]:
@@ -324,9 +401,23 @@ def _audit(workspace: str, was: Before, layout: gitlayout.Layout, run_id: str,
             result.removed.extend(p for p in (f"{d}/{n}" if d else n for n in names)
                                   if p not in gone)
         # the virtual environments
-        for venv in layout.venvs:
-            if _rel(workspace, venv) is not None:
-                _venv(workspace, venv, was.venv, tree, run_id, keep_pth, result)
+        venvs = [v for v in sorted({*was.venvs, *layout.venvs})
+                 if _rel(workspace, v) is not None and not os.path.islink(v)
+                 and os.path.isdir(v)]
+        for venv in venvs:
+            _venv(workspace, venv, was.venv, tree, run_id, keep_pth, result)
+        # the directories a kept .envrc or mise configuration puts on PATH (then or now):
+        # each program the run made or changed there, as a venv's bin/ but for RECORDs
+        bins = {os.path.join(v, "bin") for v in venvs}
+        for d in sorted({*was.path_dirs, *path_dirs(layout)} - bins):
+            home = _rel(workspace, d)
+            if (home is None or os.path.islink(d)
+                    or any(x in d + "/" for x in gitlayout.LAYOUT_DIRS)):
+                continue  # outside, or direnv's layout (its cache entries are removed)
+            for path, ident in _idents(_entries([d])).items():
+                if was.path.get(path) != ident:
+                    _program(tree, "", home, path, f"{home}/{os.path.basename(path)}",
+                             path not in was.path, None, run_id, result)
         # Python code outside the caches and the venvs' site-packages
         _loose(workspace, was.loose, layout, tree, run_id, result)
     finally:
@@ -545,19 +636,34 @@ def _venv(workspace: str, venv: str, was: dict[str, Ident], tree: gitguard._Tree
 
 
 def _program(tree: gitguard._Tree, venv: str, home: str, path: str, rel: str, new: bool,
-             listed: Callable[[str, str], str | None], run_id: str, result: Result) -> None:
+             listed: Callable[[str, str], str | None] | None, run_id: str,
+             result: Result) -> None:
     """A program of the venv's bin/ (not its interpreter or activation scripts) that the
     run made or changed: first on PATH once the environment is activated. Kept where a
     RECORD the run wrote lists it (pip's console scripts), and named when it takes the
-    place of a program on ztsa's PATH; else moved aside."""
+    place of a program on ztsa's PATH; else moved aside. Without venv (and listed): one
+    in the directory home that a kept .envrc or mise configuration puts first on PATH,
+    where a build's output is ordinary (`go build -o bin/tool`): moved aside where it
+    takes the place of a program on ztsa's PATH, else kept and named."""
     try:
         mode = os.lstat(path).st_mode
     except OSError:
         return
     if not stat.S_ISLNK(mode) and not (stat.S_ISREG(mode) and mode & 0o111):
         return  # nothing PATH runs (uv's deactivate.bat, a directory)
-    owner = next((o for site in site_dirs(venv) if (o := listed(path, site))), None)
     shadowed = _on_path(os.path.basename(path), os.path.dirname(path))
+    if listed is None:
+        runs = _runs(path, Marker("program", ""))
+        where = (f"a program in {home}/, which a kept .envrc or mise configuration puts "
+                 "first on PATH, made or changed by the run")
+        if shadowed:
+            _aside(tree, rel, f"{where}: after `cd` there it runs in place of {shadowed}",
+                   runs, run_id, result)
+        else:
+            result.reported.append(Report(rel, f"{where}, kept: it takes the place of no "
+                                          "program on PATH", runs, home, "path", new))
+        return
+    owner = next((o for site in site_dirs(venv) if (o := listed(path, site))), None)
     instead = f"; once the environment is activated it runs in place of {shadowed}" \
         if shadowed else "; first on PATH once the environment is activated"
     runs = _runs(path, Marker("program", venv))

@@ -584,8 +584,9 @@ def _report_bytecode(log: AuditLog, found: bytecode.Result) -> None:
     done = [m for m in found.moved if not m.error]
     if done:
         names = ", ".join(f"{printable(m.path)} ({printable(m.runs)})" for m in done[:3])
-        _say(f"ztsa: moved aside {len(done)} file(s) that Python or a workspace virtual "
-             f"environment would run later in place of what you read or expect: "
+        _say(f"ztsa: moved aside {len(done)} file(s) that Python, a workspace virtual "
+             f"environment or a directory on PATH would run later in place of what you "
+             f"read or expect: "
              f"{names}{', ...' if len(done) > 3 else ''} (see "
              f"{gitguard.QUARANTINE}/{log.run}/manifest.json)")
     for r in found.reported:
@@ -596,10 +597,17 @@ def _report_bytecode(log: AuditLog, found: bytecode.Result) -> None:
         _say(f"ztsa: the run made or changed {len(built)} extension module(s), kept (a "
              f"build's, or native code an `import` of its name runs): {names}"
              f"{', ...' if len(built) > 3 else ''}; see the log's `reported` events")
-    if len(built) < len(found.reported):
+    put = [r for r in found.reported if r.kind == "path"]
+    if put:
+        names = ", ".join(printable(r.path) for r in put[:3])
+        _say(f"ztsa: the run made or changed {len(put)} program(s), kept, in a directory an "
+             f".envrc or mise configuration puts first on PATH (a build's, or what a `cd` "
+             f"there puts first): {names}{', ...' if len(put) > 3 else ''}; see the log's "
+             "`reported` events")
+    if len(built) + len(put) < len(found.reported):
         by_venv: dict[str, list[bytecode.Report]] = {}
         for r in found.reported:
-            if r.kind != "extension":
+            if r.kind not in ("extension", "path"):
                 by_venv.setdefault(r.venv, []).append(r)
         order = ("config", "interpreter", "pth", "activate", "program")
         for venv, reports in by_venv.items():
