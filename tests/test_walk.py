@@ -155,3 +155,25 @@ def test_what_a_root_manifest_names_in_a_skipped_directory_is_audited(machine):
     machine.ws("Cargo.toml", '[workspace]\nmembers = ["targe?/*"]\n')
     out = machine.run("SUP009")
     assert {e.path for e in out.evidence} == {"target/helper/build.rs"}, out
+
+
+def test_a_walk_that_failed_fails_again_without_walking_again(tree, monkeypatch):
+    """A tree past MAX_FILES is unknown for every rule that asks, and is walked once:
+    before, each of the rules' many lookups walked it again (a checkout of many
+    repositories: minutes and gigabytes for the same ProbeError)."""
+    from ztsa import walk
+
+    calls = []
+    real = walk.files_below
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(walk, "MAX_FILES", 2)
+    monkeypatch.setattr(walk, "files_below", counting)
+    c = ctx(tree)
+    for _ in range(3):
+        with pytest.raises(ProbeError, match="more than 2 files"):
+            all_files(c)
+    assert len(calls) == 1

@@ -35,6 +35,8 @@ def all_files(ctx: Context) -> list[str]:
     cached = ctx.cache.get("walk")
     if isinstance(cached, list):
         return cached
+    if isinstance(cached, ProbeError):  # a walk that failed fails alike, not walked again
+        raise cached
     excludes = [str(p).strip("/") for p in ctx.options.get("exclude") or ()]
 
     def excluded(rel: str) -> bool:
@@ -42,12 +44,21 @@ def all_files(ctx: Context) -> list[str]:
                    for pat in excludes)
 
     skipped: list[str] = []
-    out = files_below(ctx.workspace, "", SKIP_DIRS, MAX_FILES,
-                      excluded if excludes else None, skipped)
+    try:
+        out = files_below(ctx.workspace, "", SKIP_DIRS, MAX_FILES,
+                          excluded if excludes else None, skipped)
+    except ProbeError as exc:
+        ctx.cache["walk"] = exc
+        raise
     ctx.cache["walk"] = out  # what the root manifests name is read from this walk's tree
-    for member in _named_in_skipped(ctx, {s.rsplit("/", 1)[-1] for s in skipped}):
-        out += files_below(os.path.join(ctx.workspace, member), member + "/", SKIP_DIRS,
-                           MAX_FILES - len(out), excluded if excludes else None)
+    try:
+        for member in _named_in_skipped(ctx, {s.rsplit("/", 1)[-1] for s in skipped}):
+            out += files_below(os.path.join(ctx.workspace, member), member + "/",
+                               SKIP_DIRS, MAX_FILES - len(out),
+                               excluded if excludes else None)
+    except ProbeError as exc:  # never the partial list cached above
+        ctx.cache["walk"] = exc
+        raise
     for index in ("fileset", "byname"):  # if reading the manifests made them
         ctx.cache.pop(index, None)
     return out
