@@ -246,21 +246,35 @@ def _session_on_stdin() -> None:
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
-def _reading(master: int) -> bytearray:
+class _Output(bytearray):
+    """What arrived on a pty's master side; done: set once the side closed (every
+    process holding the terminal ended and what they wrote was read)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+
+        self.done = threading.Event()
+
+
+def _reading(master: int) -> _Output:
     """What arrives on a pty's master side, collected by a thread until it closes."""
     import threading
 
-    out = bytearray()
+    out = _Output()
 
     def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                return
-            if not chunk:
-                return
-            out.extend(chunk)
+        try:
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                out.extend(chunk)
+        finally:
+            out.done.set()
 
     threading.Thread(target=drain, daemon=True).start()
     return out
@@ -301,6 +315,7 @@ def test_the_tree_cannot_stop_ztsa_through_the_shared_terminal(run):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         pytest.fail(f"ztsa did not end (stopped by the terminal?): {out.decode(errors='replace')}")
+    out.done.wait(10)  # the last lines read (a loaded machine's reader lags)
     try:
         text = out.decode(errors="replace")
         assert "took True" in text, text
