@@ -345,6 +345,14 @@ def config_entries(data: bytes) -> list[tuple[str, str]] | None:
 _ENTRIES: dict[bytes, list[tuple[str, str]] | None] = {}
 
 
+def safe_git_env(home: str) -> dict[str, str]:
+    """The environment ztsa runs git in on the tree's repositories: no system or global
+    config (an empty HOME), no repository found above the one named, the C locale."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_CEILING_DIRECTORIES": "/", "LC_ALL": "C"}
+
+
 def _config_entries(data: bytes) -> list[tuple[str, str]] | None:
     import shutil
     import subprocess  # only when a config changed: off every run's start-up
@@ -354,9 +362,7 @@ def _config_entries(data: bytes) -> list[tuple[str, str]] | None:
     if git is None:
         return None
     with tempfile.TemporaryDirectory(prefix="ztsa-git-") as empty:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": empty,
-               "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-               "GIT_CEILING_DIRECTORIES": "/", "LC_ALL": "C"}
+        env = safe_git_env(empty)
         try:
             proc = subprocess.run([git, "config", "--no-includes", "--file", "-", "--list",
                                    "--null"], input=data, capture_output=True, cwd=empty,

@@ -139,10 +139,10 @@ def _git(gitdir: str, top: str, args: list[str], index: str | None = None,
     git = shutil.which("git")
     if git is None:
         return None
+    from ztsa.sandbox.gitguard import safe_git_env
+
     with tempfile.TemporaryDirectory(prefix="ztsa-git-") as empty:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": empty,
-               "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-               "GIT_CEILING_DIRECTORIES": "/", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+        env = {**safe_git_env(empty), "GIT_OPTIONAL_LOCKS": "0"}
         if index is not None:
             env["GIT_INDEX_FILE"] = index
         try:
