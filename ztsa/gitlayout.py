@@ -398,35 +398,26 @@ def _config_commands(path: str, marker: bytes) -> list[str]:
 def _scripts_run(top: str, commands: list[str], scripts: list[str]) -> list[str]:
     """The files of the working tree top that the commands name by path as programs
     (follow.refs: `sh scripts/x.sh`, `./run`, `python tools/x.py`), from top, where git
-    runs hooks; and what the shell scripts among them and among SCRIPTS run in turn
-    (follow.runs_in_turn), SCRIPT_DEPTH deep. Existing or not: a file the tree makes
-    there would run the same."""
+    runs hooks; and what the shell scripts among them and among SCRIPTS run in turn, as
+    surfaces reads a kept script (`_run_in_turn`: beside it behind `$(dirname "$0")/`,
+    within its bounds). Existing or not: a file the tree makes there would run the
+    same."""
     from ztsa import follow
+    from ztsa.surfaces import _run_in_turn
 
-    def in_turn(path: str, given: str) -> list[follow.Ref]:
-        data = read_small(path)
-        if not data or not path.startswith(top + os.sep):
-            return []
-        return follow.runs_in_turn(os.path.relpath(path, top), data.decode(
-            "utf-8", "replace"), given, "") or []
-
-    out: list[str] = []
-    seen: set[str] = set()
-    todo = [(follow.refs(text, "")[0], 0) for text in commands]
-    todo += [(in_turn(path, ""), 1) for path in scripts]
-    while todo:
-        refs, depth = todo.pop()
-        for ref in refs:
+    real = os.path.realpath(top)
+    first: list[tuple[str, str, str]] = []
+    for text in commands:
+        for ref in follow.refs(text, "")[0]:
             if any(c in ref.rel for c in "$`{}*?"):
                 continue
-            full = os.path.normpath(os.path.join(top, ref.base, ref.rel))
-            if not full.startswith(top + os.sep) or full in seen:
-                continue
-            seen.add(full)
-            out.append(full)
-            if depth + 1 < SCRIPT_DEPTH:
-                todo.append((in_turn(full, ref.lang), depth + 1))
-    return out
+            full = os.path.normpath(os.path.join(real, ref.base, ref.rel))
+            if full.startswith(real + os.sep):
+                first.append((full[len(real) + 1:], "", ref.lang))
+    first += [(p[len(real) + 1:], "", "") for p in map(os.path.realpath, scripts)
+              if p.startswith(real + os.sep)]
+    rels = [r for r, _cwd, _lang in first] + _run_in_turn(real, first)
+    return [os.path.join(top, r) for r in dict.fromkeys(rels)]
 
 
 def _walk(root: str) -> list[tuple[str, str]]:

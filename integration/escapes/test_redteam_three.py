@@ -235,14 +235,6 @@ def test_a_file_the_kept_script_sources_from_the_hooks_cwd(run):
     assert "evil" not in _sourcing(run, ". ./env.sh", ("env.sh", "scripts/env.sh"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ESCAPE (all modes): `. \"$(dirname \"$0\")/lib.sh\"`, the common idiom for a file "
-    "beside the script, is not read as a path (follow.py sees a command substitution), "
-    "so scripts/lib.sh is not kept and the tree's lib.sh runs at the next commit. Fix: "
-    "in a kept shell script, resolve `$(dirname \"$0\")/X`, `${0%/*}/X`, `$(dirname "
-    "\"${BASH_SOURCE[0]}\")/X` (and `cd \"$(dirname \"$0\")\"` before a relative name) "
-    "to the script's folder; better, keep every file beside a kept script (its folder, "
-    "SCRIPT_DEPTH deep) when a word of it cannot be resolved."))
 def test_a_file_the_kept_script_sources_beside_itself(run):
     assert "evil" not in _sourcing(run, '. "$(dirname "$0")/lib.sh"', ("scripts/lib.sh",))
 
