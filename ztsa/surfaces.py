@@ -618,27 +618,32 @@ def _commands_run(workspace: str, found: list[str], cache: bool = True
             doc = _toml(text, path, cache) if fmt == "toml" else parse(fmt, text, path)
         except (OSError, ParseError, ValueError):
             continue  # the gate reports it; the file itself is kept
-        commands = []
+        commands: list[tuple[str, str]] = []  # (command, the folder it runs in)
+        top_cwd = _task_cwd(doc, folder)  # a tasks.json's own `options.cwd`
         for key in keys:
             for hit in select(doc, key):
                 if key in sourced:  # a file a shell sources: `. FILE`
-                    commands += [". " + v for v in _every_string(hit.value)]
+                    commands += [(". " + v, folder) for v in _every_string(hit.value)]
                     continue
                 if not isinstance(hit.value, str):  # mise's hook lists and tables
-                    commands += _every_string(hit.value) if fmt == "toml" else []
+                    commands += [(v, folder) for v in _every_string(hit.value)
+                                 ] if fmt == "toml" else []
                     continue
                 holder = hit.parents[-1] if hit.parents else None
                 args = holder.get("args") if isinstance(holder, dict) else None
                 words = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
-                commands.append(" ".join([hit.value, *words]))
+                # a task runs in its `options.cwd`, else the file's, else the folder
+                own = _task_cwd(holder, folder)
+                cwd = own if own is not None else top_cwd if top_cwd is not None else folder
+                commands.append((" ".join([hit.value, *words]), cwd))
         if not commands:
             continue
         from ztsa import follow
 
-        for command in commands:
+        for command, cwd in commands:
             for var in _PROJECT_VARS:
                 command = command.replace(var, "")
-            refs, _inline = follow.refs(command, folder)
+            refs, _inline = follow.refs(command, cwd)
             for ref in refs:
                 # from the folder the tool runs commands in (existing or not: a file the
                 # run makes there would run the same); from the settings file's own,
@@ -648,8 +653,26 @@ def _commands_run(workspace: str, found: list[str], cache: bool = True
                     if full.startswith(workspace + os.sep) and (
                             not must or os.path.lexists(full)):
                         out.append(full[len(workspace) + 1:])
-                        scripts.append((out[-1], folder, ref.lang))
+                        scripts.append((out[-1], cwd, ref.lang))
     return out, scripts
+
+
+def _task_cwd(holder: object, folder: str) -> str | None:
+    """A VS Code task's (or a tasks file's) `options.cwd`, relative to the workspace:
+    `${workspaceFolder}` and `${fileWorkspaceFolder}` are FOLDER; a relative one is from
+    FOLDER. None: none, or one ztsa cannot place (another variable, outside the
+    workspace): the folder itself is read then."""
+    options = holder.get("options") if isinstance(holder, dict) else None
+    cwd = options.get("cwd") if isinstance(options, dict) else None
+    if not isinstance(cwd, str) or not cwd:
+        return None
+    for var in ("${workspaceFolder}", "${fileWorkspaceFolder}", "${workspaceRoot}"):
+        if cwd.startswith(var):  # the folder itself
+            cwd = "." + cwd[len(var):]
+    if "$" in cwd or cwd.startswith(("/", "~")):
+        return None
+    rel = os.path.normpath(os.path.join(folder, cwd))
+    return None if rel == ".." or rel.startswith("../") else ("" if rel == "." else rel)
 
 
 # What a kept shell script runs by path in turn (a hook's fmt.sh that runs

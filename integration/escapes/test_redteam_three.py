@@ -241,13 +241,6 @@ def test_a_file_the_kept_script_sources_beside_itself(run):
 
 # A nested VS Code task whose `options.cwd` is another folder: VS Code runs `./run.sh`
 # from there, not from the folder the settings are in.
-@pytest.mark.xfail(strict=True, reason=(
-    "ESCAPE (all modes): a task's `options.cwd` (here `${workspaceFolder}/tools`) is "
-    "ignored when its command's relative paths are resolved, so tools/run.sh is not kept "
-    "(the absent run.sh beside .vscode is, instead). Fix: in surfaces.named_by resolve a "
-    "task's command words against its options.cwd (and the file's top-level "
-    "options.cwd), expanding ${workspaceFolder}/${fileWorkspaceFolder}; a cwd that "
-    "cannot be resolved (another variable) keeps the whole folder's scripts or warns."))
 def test_a_nested_tasks_command_run_from_its_options_cwd(run, tmp_path):
     ws = run.workspace
     plant(ws, "packages/app/.vscode/tasks.json", json.dumps({"version": "2.0.0", "tasks": [
