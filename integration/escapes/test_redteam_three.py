@@ -18,7 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
 from test_agent_files import plant
 from test_hook_managers import _git
 
@@ -110,16 +109,11 @@ except OSError as e:
 
 
 def test_the_kept_scripts_parent_swapped_for_a_symlink(run):
-    # Holds with namespaces (the rename is refused, EACCES). Without them (nouserns):
-    # the rename and symlink succeed and the next commit runs elsewhere/pre-commit.sh
-    # through the symlink: the audit does not put the person's script back (cause not
-    # traced; a guess: its no-follow walk finds no file at the kept name and takes it
-    # for absent, as if the person had none).
-    if run.mode == "nouserns":
-        pytest.xfail("ESCAPE: without namespaces a kept script's parent directory "
-                     "swapped for a symlink survives the audit. Fix: when any directory "
-                     "on a kept path is no longer the directory it was (a symlink, a new "
-                     "inode), move that component aside and put the person's files back.")
+    # Holds with namespaces (the rename is refused, EACCES). Without them (nouserns)
+    # the rename and symlink succeed: the audit, which reaches the kept script through
+    # no link, moves the symlinked `scripts` aside and puts the person's script back
+    # beneath a real directory (before: it named the error, exit 122, and the next
+    # commit ran elsewhere/pre-commit.sh through the symlink).
     ws = run.workspace
     out = _out("ztsa-rt3-symparent-")
     _hooked(ws, out)

@@ -653,13 +653,43 @@ def _audit(workspace: str, was: Before, run_id: str,
                 moved.append(_move(tree, rel, verdict, run_id,
                                    old.mode if old is not None else None))
             except OSError as e:
-                moved.append(Moved(rel, verdict[0], None, "", e.strerror or str(e)))
+                moved += _through_a_link(tree, workspace, rel, verdict, run_id,
+                                         old.mode if old is not None else None, e)
         moved += _audit_policies(workspace, was, layout, tree, run_id)
     finally:
         tree.close()
     if moved:
         _manifest(workspace, run_id, moved)
     return moved
+
+
+def _through_a_link(tree: _Tree, workspace: str, rel: str, verdict: Verdict, run_id: str,
+                    perms: int | None, exc: OSError) -> list[Moved]:
+    """rel could not be reached without following a link: a directory on its way that
+    the run swapped for a symlink (or a file), through which the person's tools would
+    now read the tree's file. That component is moved aside, and rel's old text (the
+    verdict's replacement) put back beneath a real directory; else rel is named with
+    the error (the run is unclean)."""
+    parts = rel.split("/")
+    for k in range(1, len(parts)):
+        component = "/".join(parts[:k])
+        try:
+            st = os.lstat(os.path.join(workspace, component))
+        except OSError:
+            break
+        if stat.S_ISDIR(st.st_mode):
+            continue
+        reason = (f"{component}: a directory on the way to {rel} that the run replaced "
+                  "with a link or a file")
+        try:
+            done = [_move(tree, component, (reason, None, ""), run_id)]
+            if verdict[1] is not None:
+                _put_back(tree, rel, verdict[1], perms)
+                done.append(Moved(rel, verdict[0], None, "restored"))
+            return done
+        except OSError as e:
+            return [Moved(component, reason, None, "", e.strerror or str(e))]
+    return [Moved(rel, verdict[0], None, "", exc.strerror or str(exc))]
 
 
 def _move(tree: _Tree, rel: str, verdict: Verdict, run_id: str,
