@@ -148,6 +148,11 @@ def _words(segment: str) -> list[str]:
         return segment.split()
 
 
+def simple_commands(text: str) -> list[list[str]]:
+    """The words of each simple command of a shell text, split as refs splits them."""
+    return [_words(segment) for segment in _segments(text)]
+
+
 def refs(command: str, cwd: str) -> tuple[list[Ref], list[str]]:
     """(files the command runs, inline programs it runs: `sh -c '…'`, `node -e '…'`)."""
     found, inline = _refs(command, cwd)

@@ -270,22 +270,10 @@ def package_hook_keys(data: bytes) -> object:
 
 def _package_commands(data: bytes) -> list[str]:
     """The commands of a package.json's hook keys."""
+    from ztsa.parsing import every_string
+
     keys = package_hook_keys(data)
-    out: list[str] = []
-
-    def walk(value: object) -> None:
-        if isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-        elif isinstance(value, str):
-            out.append(value)
-
-    if isinstance(keys, dict):
-        walk(keys)
-    return out
+    return every_string(keys) if isinstance(keys, dict) else []
 
 
 def _lefthook_more(top: str, configs: list[str]) -> tuple[list[str], list[str]]:
@@ -379,31 +367,35 @@ def _config_commands(path: str, marker: bytes) -> list[str]:
                     entry = "./" + entry
                 out.append(entry)
         return out
-    strings: list[str] = []
+    from ztsa.parsing import every_string
 
-    def walk(value: object, key: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, str(k))
-        elif isinstance(value, list):
-            for v in value:
-                walk(v, key)
-        elif isinstance(value, str) and (marker != b"lefthook" or key == "run"):
-            strings.append(value)
-
-    walk(doc, "")
-    return strings
+    if marker != b"lefthook":
+        return every_string(doc)
+    runs: list[str] = []  # lefthook's: each `run`, in commands, jobs and their groups
+    todo, depth = [doc], 0
+    while todo and depth < 32:
+        nxt: list[object] = []
+        for value in todo:
+            items = value.items() if isinstance(value, dict) else enumerate(
+                value) if isinstance(value, list) else ()
+            for k, v in items:
+                if k == "run":
+                    runs += every_string(v)
+                else:
+                    nxt.append(v)
+        todo, depth = nxt, depth + 1
+    return runs
 
 
 def _scripts_run(top: str, commands: list[str], scripts: list[str]) -> list[str]:
     """The files of the working tree top that the commands name by path as programs
     (follow.refs: `sh scripts/x.sh`, `./run`, `python tools/x.py`), from top, where git
     runs hooks; and what the shell scripts among them and among SCRIPTS run in turn, as
-    surfaces reads a kept script (`_run_in_turn`: beside it behind `$(dirname "$0")/`,
+    surfaces reads a kept script (`scripts_in_turn`: beside it behind `$(dirname "$0")/`,
     within its bounds). Existing or not: a file the tree makes there would run the
     same."""
     from ztsa import follow
-    from ztsa.surfaces import _run_in_turn
+    from ztsa.surfaces import scripts_in_turn
 
     real = os.path.realpath(top)
     first: list[tuple[str, str, str]] = []
@@ -416,7 +408,7 @@ def _scripts_run(top: str, commands: list[str], scripts: list[str]) -> list[str]
                 first.append((full[len(real) + 1:], "", ref.lang))
     first += [(p[len(real) + 1:], "", "") for p in map(os.path.realpath, scripts)
               if p.startswith(real + os.sep)]
-    rels = [r for r, _cwd, _lang in first] + _run_in_turn(real, first)
+    rels = [r for r, _cwd, _lang in first] + scripts_in_turn(real, first)
     return [os.path.join(top, r) for r in dict.fromkeys(rels)]
 
 

@@ -245,3 +245,15 @@ def structural(fn: Callable[P, R]) -> Callable[P, R]:
                 from exc
 
     return wrapper
+
+
+def every_string(value: Any, depth: int = 0) -> list[str]:
+    """The strings of a parsed value, in its lists and tables too (mise's `enter =
+    ["a.sh", {script = "b.sh"}]`, a hook manager's commands), 8 levels at most."""
+    if isinstance(value, str):
+        return [value]
+    if depth >= 8:
+        return []
+    items = value.values() if isinstance(value, dict) else value if isinstance(
+        value, list) else ()
+    return [s for v in items for s in every_string(v, depth + 1)]

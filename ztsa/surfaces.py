@@ -421,7 +421,7 @@ def named_by(workspace: str, found: Iterable[str] = (), cache: bool = True) -> l
     commands of the settings acting outside the confinement run by path, at the top and,
     for FOUND (the files of later_specs the run's one walk found, absolute: gitlayout's
     `instructions`), at any depth; and what those files run in turn when they are shell
-    scripts (_run_in_turn). Existing or not: a name the tree makes later would be obeyed
+    scripts (scripts_in_turn). Existing or not: a name the tree makes later would be obeyed
     the same. cache: a TOML setting's parse may come from the parse cache (tomllib's
     import costs more than the rest; `--no-cache` says no)."""
     from ztsa.parsing import ParseError, load_jsonc
@@ -466,7 +466,7 @@ def named_by(workspace: str, found: Iterable[str] = (), cache: bool = True) -> l
     out += _marketplace_plugins(workspace)
     commands, more = _commands_run(workspace, nested, cache)
     out += commands
-    out += _run_in_turn(workspace, [*scripts, *more])
+    out += scripts_in_turn(workspace, [*scripts, *more])
     return list(dict.fromkeys(out))
 
 
@@ -557,19 +557,7 @@ def _toml(text: str, path: str, cache: bool) -> Any:
     return parsecache.load_toml(store, text, path)
 
 
-def _every_string(value: Any, depth: int = 0) -> list[str]:
-    """The strings of a value, in its lists and tables too (mise's `enter = ["a.sh",
-    {script = "b.sh"}]`), 8 levels at most."""
-    if isinstance(value, str):
-        return [value]
-    if depth >= 8:
-        return []
-    items = value.values() if isinstance(value, dict) else value if isinstance(
-        value, list) else ()
-    return [s for v in items for s in _every_string(v, depth + 1)]
-
-
-def _folder(rel: str, spec: str) -> str:
+def folder_of(rel: str, spec: str) -> str:
     """The folder a tool opens or enters to obey rel, which matches `**/SPEC`: the
     directory holding SPEC's path (`a/.vscode/tasks.json` -> `a`; `a/.config/mise/
     config.toml` -> `a`; `a/x.code-workspace` -> `a`)."""
@@ -585,7 +573,7 @@ def _commands_run(workspace: str, found: list[str], cache: bool = True
     `./run.sh`, from `packages/app`, the folder VS Code opens; a nested mise
     configuration's hook or `_.source` file); (path, the directory it runs in, its
     runner's language) of each, and of each setting that is a script itself (an
-    `.envrc`), for _run_in_turn). Changed by a run, the next session, editor or shell
+    `.envrc`), for scripts_in_turn). Changed by a run, the next session, editor or shell
     would run the tree's code. Read as follow.refs reads a command; the settings'
     formats and keys are the catalogue's."""
     top, by_name, patterns = _runners()
@@ -597,7 +585,7 @@ def _commands_run(workspace: str, found: list[str], cache: bool = True
         name = rel.rpartition("/")[2]
         for runner in [*by_name.get(name, ()), *patterns]:
             if spec_matches(rel, "**/" + runner[0]):
-                read.append((rel, *runner[1:], _folder(rel, runner[0])))
+                read.append((rel, *runner[1:], folder_of(rel, runner[0])))
     out: list[str] = []
     scripts: list[tuple[str, str, str]] = []
     for rel, fmt, keys, sourced, folder in read:
@@ -607,7 +595,7 @@ def _commands_run(workspace: str, found: list[str], cache: bool = True
         if fmt == "text":  # the file is a script itself, run in its folder
             scripts.append((rel, folder, "sh"))
             continue
-        from ztsa.parsing import ParseError
+        from ztsa.parsing import ParseError, every_string
         from ztsa.surfacecheck import parse, select
 
         try:
@@ -623,10 +611,10 @@ def _commands_run(workspace: str, found: list[str], cache: bool = True
         for key in keys:
             for hit in select(doc, key):
                 if key in sourced:  # a file a shell sources: `. FILE`
-                    commands += [(". " + v, folder) for v in _every_string(hit.value)]
+                    commands += [(". " + v, folder) for v in every_string(hit.value)]
                     continue
                 if not isinstance(hit.value, str):  # mise's hook lists and tables
-                    commands += [(v, folder) for v in _every_string(hit.value)
+                    commands += [(v, folder) for v in every_string(hit.value)
                                  ] if fmt == "toml" else []
                     continue
                 holder = hit.parents[-1] if hit.parents else None
@@ -688,7 +676,7 @@ SCRIPT_BYTES = 256 << 10
 SCRIPT_FILES = 64
 
 
-def _run_in_turn(workspace: str, scripts: list[tuple[str, str, str]]) -> list[str]:
+def scripts_in_turn(workspace: str, scripts: list[tuple[str, str, str]]) -> list[str]:
     """The workspace files (relative) that the kept files of SCRIPTS ((path, the
     directory it runs in, its runner's language)) run by path in turn, when they are
     shell scripts, transitively within the bounds above: a name from the directory the

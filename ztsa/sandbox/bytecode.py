@@ -134,6 +134,7 @@ def path_dirs(layout: gitlayout.Layout) -> list[str]:
     inside an installed package (`node_modules/.bin`: the package manager's), nor what
     only a variable names."""
     from ztsa import follow, surfaces
+    from ztsa.parsing import every_string
 
     specs = next(st.files for st in surfaces.SETTINGS if st.id == "mise-env-path")
     out: list[str] = []
@@ -151,8 +152,7 @@ def path_dirs(layout: gitlayout.Layout) -> list[str]:
         text = data.decode("utf-8", "replace")
         named: list[str] = []
         if mise is None:  # the .envrc, a shell script: each simple command
-            for segment in follow._segments(text):
-                words = follow._words(segment)
+            for words in follow.simple_commands(text):
                 if words[:1] == ["export"]:
                     words = words[1:]
                 if words[:1] == ["PATH_add"]:
@@ -172,8 +172,8 @@ def path_dirs(layout: gitlayout.Layout) -> list[str]:
             env = doc.get("env") if isinstance(doc, dict) else None
             under = env.get("_") if isinstance(env, dict) else None
             value = under.get("path") if isinstance(under, dict) else None
-            named = surfaces._every_string(value)
-            folder = surfaces._folder(path, mise)  # mise's config_root
+            named = every_string(value)
+            folder = surfaces.folder_of(path, mise)  # mise's config_root
         for word in named:
             for var in ("$PWD/", "${PWD}/", "$(pwd)/", "{{config_root}}/",
                         "{{ config_root }}/"):
